@@ -1,0 +1,258 @@
+//! Stage 3b: one CustomResourceDefinition (apiextensions.k8s.io/v1) per group and kind,
+//! merging the kind's versions, rendered as YAML.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
+    CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
+    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation, JSONSchemaProps,
+    SelectableField,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::model::*;
+use crate::resolve::crd_groups;
+use crate::schema::{SchemaBuilder, SchemaOptions, lookup_path};
+
+/// Kubernetes version priority: GA > beta > alpha, then higher numbers first, then by name.
+pub fn version_priority(v: &str) -> (u8, u32, u32, String) {
+    let re = regex::Regex::new(r"^v(\d+)(?:(alpha|beta)(\d+))?$").expect("static regex");
+    match re.captures(v) {
+        Some(c) => {
+            let major: u32 = c[1].parse().unwrap_or(0);
+            let (level, minor) = match c.get(2).map(|m| m.as_str()) {
+                None => (3, 0),
+                Some("beta") => (2, c[3].parse().unwrap_or(0)),
+                _ => (1, c[3].parse().unwrap_or(0)),
+            };
+            (level, major, minor, String::new())
+        }
+        None => (0, 0, 0, v.to_owned()),
+    }
+}
+
+/// A rendered CRD with its file name.
+pub struct RenderedCrd {
+    pub file_name: String,
+    pub crd: CustomResourceDefinition,
+}
+
+/// Build all CRDs, collecting every problem.
+pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -> Vec<RenderedCrd> {
+    let mut out = vec![];
+    for ((group, kind_name), mut versions) in crd_groups(api) {
+        versions.retain(|(_, k)| !k.skip);
+        if versions.is_empty() {
+            continue;
+        }
+        // Highest priority first, as kubectl lists them.
+        versions.sort_by(|a, b| version_priority(&b.0.version).cmp(&version_priority(&a.0.version)));
+        let names_of = |vs: &[(&Package, &Kind)]| vs.iter().map(|(p, _)| p.version.clone()).collect::<Vec<_>>().join(", ");
+        let storage: Vec<_> = versions.iter().filter(|(_, k)| k.storage).collect();
+        let storage_version = match (versions.len(), storage.len()) {
+            (1, _) => versions[0].0.version.clone(),
+            (_, 1) => storage[0].0.version.clone(),
+            (_, 0) => {
+                diags.push(
+                    Diagnostic::new(versions[0].1.loc.clone(), format!(
+                        "{kind_name}.{group} has versions {} but none is marked `+kubebuilder:storageversion`",
+                        names_of(&versions)
+                    ))
+                    .with_hint("mark exactly one version's kind with `+kubebuilder:storageversion`"),
+                );
+                continue;
+            }
+            _ => {
+                let marked: Vec<_> = storage.iter().map(|(p, k)| format!("{} ({})", p.version, k.loc)).collect();
+                diags.push(
+                    Diagnostic::new(storage[1].1.loc.clone(), format!(
+                        "{kind_name}.{group} has more than one storage version: {}",
+                        marked.join(", ")
+                    ))
+                    .with_hint("keep `+kubebuilder:storageversion` on exactly one version"),
+                );
+                continue;
+            }
+        };
+        let (_, first) = versions[0];
+        let mut consistent = true;
+        for (p, k) in &versions[1..] {
+            for (what, a, b) in [
+                ("plural", &first.plural, &k.plural),
+                ("singular", &first.singular, &k.singular),
+                ("scope", &first.scope.as_str().to_owned(), &k.scope.as_str().to_owned()),
+                ("shortNames", &first.short_names.join(";"), &k.short_names.join(";")),
+                ("categories", &first.categories.join(";"), &k.categories.join(";")),
+            ] {
+                if a != b {
+                    consistent = false;
+                    diags.push(
+                        Diagnostic::new(k.loc.clone(), format!("{kind_name}.{group} {what} is `{b}` in {} but `{a}` in {}", p.version, versions[0].0.version))
+                            .with_hint("all versions of a kind share one CRD, so their names and scope must agree"),
+                    );
+                }
+            }
+        }
+        if !consistent {
+            continue;
+        }
+        let mut crd_versions = vec![];
+        let mut annotations = BTreeMap::new();
+        let mut labels = BTreeMap::new();
+        for (p, k) in &versions {
+            annotations.extend(k.annotations.clone());
+            labels.extend(k.labels.clone());
+            let mut builder = SchemaBuilder::new(api, p, options);
+            let Some(schema) = diags.collect(builder.kind_schema(k)) else { continue };
+            check_paths(k, &schema, diags);
+            crd_versions.push(version_of(p, k, schema, p.version == storage_version));
+        }
+        if crd_versions.len() != versions.len() {
+            continue;
+        }
+        if !crd_versions.iter().any(|v| v.served) {
+            diags.push(Diagnostic::new(first.loc.clone(), format!("no version of {kind_name}.{group} is served")).with_hint("remove `+kubebuilder:unservedversion` from at least one version"));
+            continue;
+        }
+        let name = format!("{}.{group}", first.plural);
+        let crd = CustomResourceDefinition {
+            metadata: ObjectMeta {
+                name: Some(name),
+                annotations: (!annotations.is_empty()).then_some(annotations),
+                labels: (!labels.is_empty()).then_some(labels),
+                ..Default::default()
+            },
+            spec: CustomResourceDefinitionSpec {
+                group: group.clone(),
+                names: CustomResourceDefinitionNames {
+                    kind: kind_name.clone(),
+                    list_kind: Some(format!("{kind_name}List")),
+                    plural: first.plural.clone(),
+                    singular: Some(first.singular.clone()),
+                    short_names: (!first.short_names.is_empty()).then(|| first.short_names.clone()),
+                    categories: (!first.categories.is_empty()).then(|| first.categories.clone()),
+                },
+                scope: first.scope.as_str().to_owned(),
+                versions: crd_versions,
+                conversion: None,
+                preserve_unknown_fields: None,
+            },
+            status: None,
+        };
+        out.push(RenderedCrd { file_name: format!("{group}_{}.yaml", first.plural), crd });
+    }
+    out
+}
+
+fn version_of(p: &Package, k: &Kind, schema: JSONSchemaProps, storage: bool) -> CustomResourceDefinitionVersion {
+    let subresources = (k.status_subresource || k.scale.is_some()).then(|| CustomResourceSubresources {
+        // An empty object, not null: `status: {}` switches the subresource on.
+        status: k.status_subresource.then(|| CustomResourceSubresourceStatus(serde_json::json!({}))),
+        scale: k.scale.as_ref().map(|s| CustomResourceSubresourceScale {
+            spec_replicas_path: s.spec_replicas_path.clone(),
+            status_replicas_path: s.status_replicas_path.clone(),
+            label_selector_path: s.label_selector_path.clone(),
+        }),
+    });
+    let columns: Vec<_> = k
+        .print_columns
+        .iter()
+        .map(|c| CustomResourceColumnDefinition {
+            name: c.name.clone(),
+            type_: c.type_.clone(),
+            json_path: c.json_path.clone(),
+            description: c.description.clone(),
+            format: c.format.clone(),
+            priority: c.priority,
+        })
+        .collect();
+    let selectable: Vec<_> = k.selectable_fields.iter().map(|(p, _)| SelectableField { json_path: p.clone() }).collect();
+    CustomResourceDefinitionVersion {
+        name: p.version.clone(),
+        served: k.served,
+        storage,
+        deprecated: k.deprecated.as_ref().map(|_| true),
+        deprecation_warning: k.deprecated.clone().flatten(),
+        schema: Some(CustomResourceValidation { open_api_v3_schema: Some(schema) }),
+        subresources,
+        additional_printer_columns: (!columns.is_empty()).then_some(columns),
+        selectable_fields: (!selectable.is_empty()).then_some(selectable),
+    }
+}
+
+/// Printer columns, scale paths and selectable fields must point at real fields.
+fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
+    for c in &k.print_columns {
+        if let Err(e) = lookup_path(schema, &c.json_path) {
+            diags.push(Diagnostic::new(c.loc.clone(), format!("printcolumn `{}` JSONPath `{}`: {e}", c.name, c.json_path)).with_hint("point JSONPath at a field of the kind"));
+        }
+    }
+    for (path, loc) in &k.selectable_fields {
+        match lookup_path(schema, path) {
+            Err(e) => diags.push(Diagnostic::new(loc.clone(), format!("selectable field `{path}`: {e}"))),
+            Ok(None) => diags.push(Diagnostic::new(loc.clone(), format!("selectable field `{path}` must not be under metadata")).with_hint("metadata.name and metadata.namespace are always selectable")),
+            Ok(Some(node)) if !matches!(node.type_.as_deref(), Some("string" | "integer" | "boolean")) => {
+                diags.push(Diagnostic::new(loc.clone(), format!("selectable field `{path}` must be a string, integer or boolean")));
+            }
+            Ok(Some(_)) => {}
+        }
+    }
+    if let Some(scale) = &k.scale {
+        let at = &k.loc;
+        for (what, path, prefix, ty) in [
+            ("specpath", Some(&scale.spec_replicas_path), ".spec.", "integer"),
+            ("statuspath", Some(&scale.status_replicas_path), ".status.", "integer"),
+            ("selectorpath", scale.label_selector_path.as_ref(), ".", "string"),
+        ] {
+            let Some(path) = path else { continue };
+            if !path.starts_with(prefix) {
+                diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}` must start with `{prefix}`")));
+                continue;
+            }
+            match lookup_path(schema, path) {
+                Err(e) => diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}`: {e}"))),
+                Ok(Some(node)) if node.type_.as_deref() != Some(ty) => {
+                    diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}` must point at a {ty} field")))
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+}
+
+/// YAML for a CRD, with the generated-file header.
+pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
+    let mut value = serde_json::to_value(crd).expect("CRDs always serialize");
+    integral_floats_to_ints(&mut value);
+    let body = serde_yaml::to_string(&value).expect("JSON values always serialize");
+    format!("{}\n{body}", crate::YAML_HEADER)
+}
+
+/// `minimum: 1` rather than `minimum: 1.0`: JSONSchemaProps keeps bounds as f64, but
+/// people (and controller-gen) write whole numbers as integers.
+fn integral_floats_to_ints(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15) {
+                *n = serde_json::Number::from(f as i64);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(integral_floats_to_ints),
+        serde_json::Value::Object(o) => o.values_mut().for_each(integral_floats_to_ints),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut v = vec!["v1alpha1", "v2", "v1beta1", "v1", "v1beta2"];
+        v.sort_by_key(|s| std::cmp::Reverse(version_priority(s)));
+        assert_eq!(v, vec!["v2", "v1", "v1beta2", "v1beta1", "v1alpha1"]);
+    }
+}

@@ -1,0 +1,129 @@
+//! Located errors, collected per run and rendered `path:line:col` with the source line,
+//! in the style of rustc and cxx-build.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A position in an input file. Lines and columns are 1-based.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Location {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Location {
+    pub fn new(file: impl Into<PathBuf>, line: usize, column: usize) -> Self {
+        Location { file: file.into(), line, column }
+    }
+
+    /// The start of a syn span in `file`. proc-macro2 columns are 0-based chars.
+    pub fn of_span(file: &Path, span: proc_macro2::Span) -> Self {
+        let start = span.start();
+        Location::new(file, start.line.max(1), start.column + 1)
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// One problem in the input, with where it is, what is wrong and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub loc: Location,
+    pub message: String,
+    /// The marker text at fault (without `+`), if a marker is at fault.
+    pub marker: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(loc: Location, message: impl Into<String>) -> Self {
+        Diagnostic { loc, message: message.into(), marker: None, hint: None }
+    }
+
+    pub fn with_marker(mut self, marker: &str) -> Self {
+        self.marker = Some(marker.to_owned());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Render like rustc: message, arrow with location, the source line and a caret.
+    /// `source` is the file's text when it could be read.
+    pub fn render(&self, source: Option<&str>) -> String {
+        let mut out = format!("error: {}\n  --> {}\n", self.message, self.loc);
+        if let Some(line) = source.and_then(|s| s.lines().nth(self.loc.line.saturating_sub(1))) {
+            let number = self.loc.line.to_string();
+            let pad = " ".repeat(number.len());
+            let caret_pad: String = line
+                .chars()
+                .take(self.loc.column.saturating_sub(1))
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            let width = self.marker.as_ref().map_or(1, |m| m.chars().count() + 1);
+            out += &format!("{pad} |\n{number} | {line}\n{pad} | {caret_pad}{}\n", "^".repeat(width));
+        }
+        if let Some(marker) = &self.marker {
+            out += &format!("   = marker: +{marker}\n");
+        }
+        if let Some(hint) = &self.hint {
+            out += &format!("   = help: {hint}\n");
+        }
+        out
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.loc, self.message)?;
+        if let Some(h) = &self.hint {
+            write!(f, " (help: {h})")?;
+        }
+        Ok(())
+    }
+}
+
+/// All the problems of one run, sorted by location so output is stable.
+#[derive(Debug, Default)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn push(&mut self, d: Diagnostic) {
+        self.0.push(d);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Keep going after an error so one run reports everything it can.
+    pub fn collect<T>(&mut self, r: Result<T, Diagnostic>) -> Option<T> {
+        r.map_err(|d| self.push(d)).ok()
+    }
+
+    /// Render all diagnostics, reading each file once for its source lines.
+    pub fn render(&self) -> String {
+        let mut sorted = self.0.clone();
+        sorted.sort_by(|a, b| a.loc.cmp(&b.loc).then_with(|| a.message.cmp(&b.message)));
+        sorted.dedup();
+        let mut out = String::new();
+        let mut cache: Option<(PathBuf, Option<String>)> = None;
+        for d in &sorted {
+            if cache.as_ref().is_none_or(|(p, _)| p != &d.loc.file) {
+                let text = std::fs::read(&d.loc.file).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
+                cache = Some((d.loc.file.clone(), text));
+            }
+            out += &d.render(cache.as_ref().and_then(|(_, t)| t.as_deref()));
+            out += "\n";
+        }
+        out += &format!("error: generation failed with {} error{}; nothing was written\n", sorted.len(), if sorted.len() == 1 { "" } else { "s" });
+        out
+    }
+}

@@ -1,0 +1,134 @@
+//! The `kube-codegen` command line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use kube_codegen::{Config, Error};
+
+#[derive(Parser)]
+#[command(name = "kube-codegen", version, about = "Generate CRDs and Kubernetes client code from annotated Rust types")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate into the crate, writing only files whose contents changed.
+    Generate(Options),
+    /// Exit non-zero and list every stale, missing or extra generated file; write nothing.
+    Check(Options),
+}
+
+#[derive(Args)]
+struct Options {
+    /// The crate holding the API types (its Cargo.toml may carry [package.metadata.kube-codegen]).
+    crate_dir: PathBuf,
+    /// Files or directories to scan, relative to the crate (repeatable; overrides `input`).
+    #[arg(long = "input", value_name = "PATH")]
+    inputs: Vec<PathBuf>,
+    /// Where generated Rust goes (overrides `out-dir`).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// Where CRD YAML goes (overrides `crd-dir`).
+    #[arg(long)]
+    crd_dir: Option<PathBuf>,
+    /// Licence text placed under the header of generated Rust files (overrides `header-file`).
+    #[arg(long)]
+    header_file: Option<PathBuf>,
+    /// Cut schema descriptions to this many characters.
+    #[arg(long)]
+    max_description_len: Option<usize>,
+    /// `-o -` prints the generated files to stdout instead of writing them.
+    #[arg(short = 'o', long = "output", value_name = "-")]
+    output: Option<String>,
+}
+
+impl Options {
+    fn config(&self) -> Result<Config, Error> {
+        let mut c = Config::from_crate(&self.crate_dir)?;
+        if !self.inputs.is_empty() {
+            c = c.inputs(self.inputs.clone());
+        }
+        if let Some(d) = &self.out_dir {
+            c = c.out_dir(d);
+        }
+        if let Some(d) = &self.crd_dir {
+            c = c.crd_dir(d);
+        }
+        if let Some(h) = &self.header_file {
+            c = c.header_file(h);
+        }
+        if let Some(n) = self.max_description_len {
+            c = c.max_description_len(n);
+        }
+        Ok(c)
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Error> {
+    match cli.command {
+        Command::Generate(opts) => {
+            let config = opts.config()?;
+            match opts.output.as_deref() {
+                Some("-") => {
+                    let generated = config.generate()?;
+                    let mut out = std::io::stdout().lock();
+                    for (i, f) in generated.files.iter().enumerate() {
+                        // A multi-document YAML stream, so `| kubectl apply -f -` works.
+                        if i > 0 {
+                            let _ = writeln!(out, "---");
+                        }
+                        let _ = write!(out, "{}", f.contents);
+                    }
+                }
+                Some(other) => {
+                    eprintln!("error: `-o {other}` is not supported; use `-o -` for stdout or --crd-dir/--out-dir");
+                    return Ok(ExitCode::from(2));
+                }
+                None => {
+                    let report = config.write()?;
+                    for p in &report.written {
+                        eprintln!("wrote {}", p.display());
+                    }
+                    for p in &report.removed {
+                        eprintln!("removed {}", p.display());
+                    }
+                    eprintln!(
+                        "kube-codegen: {} written, {} unchanged, {} removed",
+                        report.written.len(),
+                        report.unchanged.len(),
+                        report.removed.len()
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check(opts) => {
+            let report = opts.config()?.check()?;
+            if report.is_clean() {
+                eprintln!("kube-codegen: generated files in {} are up to date", opts.crate_dir.display());
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprint!("{report}");
+                eprintln!("kube-codegen: generated files are out of date; run `kube-codegen generate {}`", opts.crate_dir.display());
+                Ok(ExitCode::FAILURE)
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{e}");
+            if !matches!(e, Error::Input { .. }) {
+                eprintln!();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The explicit model between parsing and rendering: group/version packages, their kinds
+//! with every type-level setting resolved, and the Rust types reachable from them with
+//! field types resolved to [`TypeRef`]s. Renderers (CRD YAML, Rust templates) read only this.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::diagnostics::Location;
+use crate::markers::Marker;
+
+/// Everything found in one crate.
+#[derive(Debug, Default)]
+pub struct Api {
+    /// Keyed by (group, version): deterministic order everywhere downstream.
+    pub packages: BTreeMap<(String, String), Package>,
+    /// Every struct/enum of the scanned modules, by full module path (`apis::v1::FooSpec`).
+    pub types: BTreeMap<String, TypeDecl>,
+    /// Every input file, for `cargo:rerun-if-changed`.
+    pub files: Vec<PathBuf>,
+}
+
+/// A group/version module: the Rust analogue of a Go `doc.go` package.
+#[derive(Debug)]
+pub struct Package {
+    pub group: String,
+    pub version: String,
+    /// Rust module path inside the crate, e.g. `["apis", "samplecontroller", "v1alpha1"]`.
+    pub module_path: Vec<String>,
+    pub loc: Location,
+    /// Package-wide `+kubebuilder:validation:Optional` / `Required`.
+    pub default_optional: Option<(bool, Location)>,
+    pub kinds: Vec<Kind>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    Namespaced,
+    Cluster,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Namespaced => "Namespaced",
+            Scope::Cluster => "Cluster",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scale {
+    pub spec_replicas_path: String,
+    pub status_replicas_path: String,
+    pub label_selector_path: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintColumn {
+    pub name: String,
+    pub type_: String,
+    pub json_path: String,
+    pub description: Option<String>,
+    pub format: Option<String>,
+    pub priority: Option<i32>,
+    pub loc: Location,
+}
+
+/// A custom verb from `+genclient:method=Name,verb=...,subresource=...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomMethod {
+    pub name: String,
+    pub verb: String,
+    pub subresource: Option<String>,
+    pub input: Option<String>,
+    pub result: Option<String>,
+}
+
+/// What `+genclient...` asked for. `None` on the kind means no client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// The verbs to generate, after onlyVerbs/skipVerbs/readonly/noStatus/noVerbs.
+    pub verbs: Vec<String>,
+    pub methods: Vec<CustomMethod>,
+}
+
+/// Every verb client-go's typed clients have, in a fixed order.
+pub const ALL_VERBS: &[&str] = &[
+    "create",
+    "update",
+    "updateStatus",
+    "delete",
+    "deleteCollection",
+    "get",
+    "list",
+    "watch",
+    "patch",
+    "apply",
+    "applyStatus",
+];
+
+/// A top-level API type: one version of one CRD.
+#[derive(Debug)]
+pub struct Kind {
+    pub name: String,
+    /// Key of the kind's struct in [`Api::types`].
+    pub type_key: String,
+    pub loc: Location,
+    pub plural: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    pub scope: Scope,
+    pub status_subresource: bool,
+    pub scale: Option<Scale>,
+    pub print_columns: Vec<PrintColumn>,
+    pub storage: bool,
+    pub served: bool,
+    pub skip: bool,
+    pub deprecated: Option<Option<String>>,
+    pub selectable_fields: Vec<(String, Location)>,
+    pub annotations: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String>,
+    pub client: Option<ClientOptions>,
+    /// The kind has a `status` field.
+    pub has_status: bool,
+}
+
+/// A Rust field or variant type, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeRef {
+    String,
+    Bool,
+    Int32,
+    Int64,
+    Float,
+    Double,
+    Option(Box<TypeRef>),
+    /// `Vec`, `VecDeque`; `set` for `BTreeSet` / `HashSet`.
+    List { item: Box<TypeRef>, set: bool },
+    /// A map with string keys.
+    Map(Box<TypeRef>),
+    /// `serde_json::Value`: anything goes.
+    Json,
+    IntOrString,
+    Quantity,
+    Time,
+    ObjectMeta,
+    TypeMeta,
+    /// `k8s_openapi::ByteString`: base64 string.
+    Bytes,
+    /// Any other k8s-openapi type, by path below the crate root (`api::core::v1::Container`).
+    K8s(String),
+    /// A type of the scanned crate, by key into [`Api::types`].
+    Local(String),
+}
+
+impl TypeRef {
+    /// Whether an absent value deserializes (so the field may be optional).
+    pub fn is_option(&self) -> bool {
+        matches!(self, TypeRef::Option(_))
+    }
+}
+
+/// serde container attributes that change the wire shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SerdeContainer {
+    pub rename_all: Option<String>,
+    pub rename_all_fields: Option<String>,
+    pub tag: Option<String>,
+    pub content: Option<String>,
+    pub untagged: bool,
+    pub transparent: bool,
+    pub deny_unknown_fields: bool,
+    pub default: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub rust_name: String,
+    /// The name on the wire after rename/rename_all.
+    pub json_name: String,
+    pub ty: TypeRef,
+    pub doc: String,
+    pub markers: Vec<Marker>,
+    pub flatten: bool,
+    pub skip: bool,
+    /// `#[serde(default)]` on the field (or container).
+    pub has_default: bool,
+    pub skip_serializing_if: bool,
+    pub loc: Location,
+}
+
+#[derive(Clone, Debug)]
+pub enum VariantShape {
+    Unit,
+    /// One unnamed field.
+    Newtype(TypeRef),
+    /// More than one unnamed field.
+    Tuple(usize),
+    Struct(Vec<Field>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Variant {
+    pub rust_name: String,
+    pub json_name: String,
+    pub doc: String,
+    pub shape: VariantShape,
+    pub untagged: bool,
+    pub loc: Location,
+}
+
+#[derive(Clone, Debug)]
+pub enum Shape {
+    Struct(Vec<Field>),
+    /// `struct Foo(T);` — serialized as T.
+    Newtype(TypeRef),
+    Enum(Vec<Variant>),
+}
+
+/// A struct or enum from the scanned modules.
+#[derive(Clone, Debug)]
+pub struct TypeDecl {
+    pub name: String,
+    pub module_path: Vec<String>,
+    pub doc: String,
+    /// Type-level markers (validation and kind markers alike).
+    pub markers: Vec<Marker>,
+    pub serde: SerdeContainer,
+    pub shape: Shape,
+    pub loc: Location,
+}
+
+impl TypeDecl {
+    pub fn markers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Marker> + 'a {
+        self.markers.iter().filter(move |m| m.name == name)
+    }
+
+    pub fn has_marker(&self, name: &str) -> bool {
+        self.markers.iter().any(|m| m.name == name)
+    }
+}

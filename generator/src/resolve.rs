@@ -1,0 +1,950 @@
+//! Stage 2: turn parsed modules into the [`Api`] model: find group/version packages by
+//! their markers, read each kind's settings, and resolve the field types reachable from
+//! the kinds. All problems are collected, not just the first.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use syn::spanned::Spanned;
+
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::markers::{self, Level, Marker, split_list};
+use crate::model::*;
+use crate::source::{DocLine, Module, doc_lines, doc_text};
+
+/// Parse a doc comment's markers at a level, collecting errors.
+fn parse_markers(lines: &[DocLine], level: Level, diags: &mut Diagnostics) -> Vec<Marker> {
+    lines
+        .iter()
+        .filter_map(|l| diags.collect(markers::parse_line(&l.text, level, l.loc.clone())).flatten())
+        .collect()
+}
+
+enum RawItem<'a> {
+    Struct(&'a syn::ItemStruct),
+    Enum(&'a syn::ItemEnum),
+}
+
+struct RawType<'a> {
+    module: &'a Module,
+    item: RawItem<'a>,
+}
+
+/// Build the model from every module of the crate.
+pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
+    let mut raw: BTreeMap<String, RawType> = BTreeMap::new();
+    for m in modules {
+        for s in &m.structs {
+            raw.insert(key(&m.path, &s.ident.to_string()), RawType { module: m, item: RawItem::Struct(s) });
+        }
+        for e in &m.enums {
+            raw.insert(key(&m.path, &e.ident.to_string()), RawType { module: m, item: RawItem::Enum(e) });
+        }
+    }
+    let mut resolver = Resolver { raw: &raw, types: BTreeMap::new(), pending: vec![] };
+    let mut api = Api::default();
+
+    for m in modules {
+        let pkg_markers = parse_markers(&m.inner_docs, Level::Package, diags);
+        let Some(package) = package_of(m, &pkg_markers, diags) else { continue };
+        let mut package = package;
+        let mut names: Vec<(&String, &RawType)> =
+            raw.iter().filter(|(_, r)| std::ptr::eq(r.module, m)).collect();
+        names.sort_by_key(|(k, _)| *k);
+        for (type_key, r) in names {
+            let (attrs, ident) = match &r.item {
+                RawItem::Struct(s) => (&s.attrs, &s.ident),
+                RawItem::Enum(e) => (&e.attrs, &e.ident),
+            };
+            let docs = doc_lines(&m.file, attrs);
+            let type_markers = parse_markers(&docs, Level::Type, diags);
+            if !is_kind(&type_markers) {
+                if let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name)) {
+                    diags.push(
+                        mk.error(format!("`+{}` only applies to a kind, and `{ident}` is not one", mk.name))
+                            .with_hint("mark the kind with `+genclient` or `+kubebuilder:object:root=true`"),
+                    );
+                }
+                continue;
+            }
+            resolver.require(type_key);
+            if let Some(kind) = kind_of(&mut resolver, type_key, r, &type_markers, diags) {
+                package.kinds.push(kind);
+            }
+        }
+        let id = (package.group.clone(), package.version.clone());
+        if let Some(prev) = api.packages.get(&id) {
+            diags.push(
+                Diagnostic::new(package.loc.clone(), format!("group/version {}/{} is declared twice", id.0, id.1))
+                    .with_hint(format!("also declared at {}", prev.loc)),
+            );
+            continue;
+        }
+        api.packages.insert(id, package);
+    }
+    // Resolve every type reachable from a kind; unrelated helper types may use anything.
+    while let Some(type_key) = resolver.pending.pop() {
+        if resolver.types.contains_key(&type_key) {
+            continue;
+        }
+        if let Some(decl) = resolver.convert(&type_key, diags) {
+            resolver.types.insert(type_key, decl);
+        }
+    }
+    api.types = resolver.types;
+    api
+}
+
+fn key(path: &[String], name: &str) -> String {
+    let mut k = path.join("::");
+    if !k.is_empty() {
+        k.push_str("::");
+    }
+    k.push_str(name);
+    k
+}
+
+/// Markers that make sense only on a kind.
+const KIND_ONLY: &[&str] = &[
+    "genclient:nonNamespaced",
+    "genclient:noStatus",
+    "genclient:noVerbs",
+    "genclient:readonly",
+    "genclient:onlyVerbs",
+    "genclient:skipVerbs",
+    "genclient:method",
+    "kubebuilder:subresource:status",
+    "kubebuilder:subresource:scale",
+    "kubebuilder:printcolumn",
+    "kubebuilder:storageversion",
+    "kubebuilder:deprecatedversion",
+    "kubebuilder:skipversion",
+    "kubebuilder:unservedversion",
+    "kubebuilder:selectablefield",
+    "kubebuilder:metadata",
+];
+
+fn is_kind(markers: &[Marker]) -> bool {
+    markers.iter().any(|m| match m.name {
+        "genclient" | "kubebuilder:resource" => true,
+        "kubebuilder:object:root" => m.bool_value().unwrap_or(false),
+        _ => false,
+    })
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    let label = regex::Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").expect("static regex");
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| l.len() <= 63 && label.is_match(l))
+}
+
+fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option<Package> {
+    let group = markers.iter().find(|mk| mk.name == "groupName");
+    let Some(group_marker) = group else {
+        if let Some(other) = markers.first() {
+            diags.push(
+                other
+                    .error(format!("package marker `+{}` without `+groupName`", other.name))
+                    .with_hint("a group/version module needs `//! +groupName=<group>` in its inner doc comment"),
+            );
+        }
+        return None;
+    };
+    let group = diags.collect(group_marker.string_value())?;
+    if !is_dns_subdomain(&group) || !group.contains('.') {
+        diags.push(
+            group_marker
+                .error(format!("invalid groupName `{group}`"))
+                .with_hint("a CRD group is a lowercase DNS subdomain with at least one dot, e.g. `samplecontroller.k8s.io`"),
+        );
+        return None;
+    }
+    let version = match markers.iter().find(|mk| mk.name == "versionName") {
+        Some(v) => diags.collect(v.string_value())?,
+        None => match m.path.last() {
+            Some(last) => last.clone(),
+            None => {
+                diags.push(
+                    group_marker.error("cannot infer the version of the crate root module").with_hint("add `//! +versionName=v1`"),
+                );
+                return None;
+            }
+        },
+    };
+    let version_re = regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex");
+    if !version_re.is_match(&version) || version.len() > 63 {
+        let at = markers.iter().find(|mk| mk.name == "versionName").unwrap_or(group_marker);
+        diags.push(
+            at.error(format!("invalid version `{version}`"))
+                .with_hint("a version is a DNS label such as v1, v1beta1 or v2alpha3; set it with `//! +versionName=`"),
+        );
+        return None;
+    }
+    let mut default_optional = None;
+    for mk in markers {
+        let value = match mk.name {
+            "kubebuilder:validation:Optional" => true,
+            "kubebuilder:validation:Required" => false,
+            _ => continue,
+        };
+        if let Some((prev, _)) = default_optional
+            && prev != value
+        {
+            diags.push(mk.error("package has both `+kubebuilder:validation:Optional` and `Required`"));
+        }
+        default_optional = Some((value, mk.loc.clone()));
+    }
+    Some(Package {
+        group,
+        version,
+        module_path: m.path.clone(),
+        loc: group_marker.loc.clone(),
+        default_optional,
+        kinds: vec![],
+    })
+}
+
+/// English plural of a lowercased kind, as controller-gen's default does it.
+pub fn pluralize(s: &str) -> String {
+    let vowel = |c: char| "aeiou".contains(c);
+    if let Some(stem) = s.strip_suffix('y')
+        && stem.chars().last().is_some_and(|c| !vowel(c))
+    {
+        return format!("{stem}ies");
+    }
+    if ["s", "x", "z", "ch", "sh"].iter().any(|suf| s.ends_with(suf)) {
+        return format!("{s}es");
+    }
+    format!("{s}s")
+}
+
+fn kind_of(
+    resolver: &mut Resolver,
+    type_key: &str,
+    raw: &RawType,
+    markers: &[Marker],
+    diags: &mut Diagnostics,
+) -> Option<Kind> {
+    let file = &raw.module.file;
+    let RawItem::Struct(item) = &raw.item else {
+        let RawItem::Enum(e) = &raw.item else { unreachable!() };
+        diags.push(
+            Diagnostic::new(Location::of_span(file, e.ident.span()), format!("kind `{}` must be a struct", e.ident))
+                .with_hint("a kind has `metadata`, `spec` and optionally `status` fields"),
+        );
+        return None;
+    };
+    let name = item.ident.to_string();
+    let loc = Location::of_span(file, item.ident.span());
+    let syn::Fields::Named(fields) = &item.fields else {
+        diags.push(Diagnostic::new(loc, format!("kind `{name}` must have named fields")));
+        return None;
+    };
+    // apiVersion and kind must be on the wire; a flattened TypeMeta carries them.
+    let mut has_type_meta = false;
+    let mut has_metadata = false;
+    let mut has_status = false;
+    for f in &fields.named {
+        let fname = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+        let ser = serde_field(f);
+        let ty = resolver.resolve_type(raw.module, &f.ty);
+        if ser.flatten && matches!(ty, Ok(TypeRef::TypeMeta)) {
+            has_type_meta = true;
+        }
+        let json = ser.rename.clone().unwrap_or(fname.clone());
+        if json == "metadata" {
+            has_metadata = true;
+            if !matches!(ty, Ok(TypeRef::ObjectMeta)) {
+                diags.push(
+                    Diagnostic::new(Location::of_span(file, f.span()), format!("`{name}.metadata` must be an ObjectMeta"))
+                        .with_hint("use `k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`"),
+                );
+            }
+        }
+        if json == "status" && !ser.skip {
+            has_status = true;
+        }
+    }
+    if !has_type_meta {
+        diags.push(
+            Diagnostic::new(loc.clone(), format!("kind `{name}` has no flattened `TypeMeta`, so it would serialize without apiVersion and kind"))
+                .with_hint("add `#[serde(flatten)] pub types: ::kube::core::TypeMeta,` and fill it with the kind's apiVersion and kind"),
+        );
+    }
+    if !has_metadata {
+        diags.push(
+            Diagnostic::new(loc.clone(), format!("kind `{name}` has no `metadata` field"))
+                .with_hint("add `pub metadata: ObjectMeta,`"),
+        );
+    }
+
+    let find = |n: &str| markers.iter().find(|m| m.name == n);
+    let resource = find("kubebuilder:resource");
+    let lower = name.to_lowercase();
+    let plural = resource.and_then(|r| r.arg("path")).map(str::to_owned).unwrap_or_else(|| pluralize(&lower));
+    let singular = resource.and_then(|r| r.arg("singular")).map(str::to_owned).unwrap_or(lower);
+    for (what, value) in [("path", &plural), ("singular", &singular)] {
+        if !is_dns_subdomain(value) || value.contains('.') {
+            let m = resource.expect("only explicit values can be invalid");
+            diags.push(m.error(format!("invalid resource {what} `{value}`")).with_hint("use a lowercase DNS label, e.g. `foos`"));
+        }
+    }
+    let short_names = resource.and_then(|r| r.arg("shortName")).map(split_list).unwrap_or_default();
+    let categories = resource.and_then(|r| r.arg("categories")).map(split_list).unwrap_or_default();
+    for (what, m, list) in [("shortName", resource, &short_names), ("category", resource, &categories)] {
+        for v in list {
+            if !is_dns_subdomain(v) || v.contains('.') {
+                diags.push(m.expect("set").error(format!("invalid {what} `{v}`")).with_hint("use a lowercase DNS label"));
+            }
+        }
+    }
+    let non_namespaced = find("genclient:nonNamespaced");
+    let scope = match (resource.and_then(|r| r.arg("scope").map(|s| (r, s))), non_namespaced) {
+        (Some((_, "Cluster")), _) => Scope::Cluster,
+        (Some((r, "Namespaced")), Some(_)) => {
+            diags.push(
+                r.error("`scope=Namespaced` contradicts `+genclient:nonNamespaced`")
+                    .with_hint("drop one of them; a kind is either namespaced or cluster-scoped"),
+            );
+            Scope::Namespaced
+        }
+        (Some((_, "Namespaced")), None) => Scope::Namespaced,
+        (Some((r, other)), _) => {
+            diags.push(r.error(format!("invalid scope `{other}`")).with_hint("allowed values: Namespaced, Cluster"));
+            Scope::Namespaced
+        }
+        (None, Some(_)) => Scope::Cluster,
+        (None, None) => Scope::Namespaced,
+    };
+    let status_subresource = find("kubebuilder:subresource:status").is_some();
+    if let Some(m) = find("kubebuilder:subresource:status")
+        && !has_status
+    {
+        diags.push(m.error(format!("status subresource on `{name}`, which has no `status` field")).with_hint("add a `status` field or remove the marker"));
+    }
+    let scale = find("kubebuilder:subresource:scale").map(|m| Scale {
+        spec_replicas_path: m.arg("specpath").unwrap_or_default().to_owned(),
+        status_replicas_path: m.arg("statuspath").unwrap_or_default().to_owned(),
+        label_selector_path: m.arg("selectorpath").map(str::to_owned),
+    });
+    let mut print_columns = vec![];
+    for m in markers.iter().filter(|m| m.name == "kubebuilder:printcolumn") {
+        if let Some(c) = diags.collect(print_column(m)) {
+            print_columns.push(c);
+        }
+    }
+    let deprecated = find("kubebuilder:deprecatedversion").map(|m| m.arg("warning").map(str::to_owned));
+    let selectable_fields = markers
+        .iter()
+        .filter(|m| m.name == "kubebuilder:selectablefield")
+        .map(|m| (m.arg("JSONPath").unwrap_or_default().to_owned(), m.loc.clone()))
+        .collect();
+    let mut annotations = BTreeMap::new();
+    let mut labels = BTreeMap::new();
+    if let Some(m) = find("kubebuilder:metadata") {
+        for (arg, target) in [("annotations", &mut annotations), ("labels", &mut labels)] {
+            for pair in m.arg(arg).map(split_list).unwrap_or_default() {
+                match pair.split_once('=') {
+                    Some((k, v)) => {
+                        target.insert(k.trim().to_owned(), v.trim().to_owned());
+                    }
+                    None => diags.push(m.error(format!("{arg} entry `{pair}` is not `key=value`"))),
+                }
+            }
+        }
+    }
+    let client = diags.collect(client_options(markers, status_subresource)).flatten();
+    Some(Kind {
+        name,
+        type_key: type_key.to_owned(),
+        loc,
+        plural,
+        singular,
+        short_names,
+        categories,
+        scope,
+        status_subresource,
+        scale,
+        print_columns,
+        storage: find("kubebuilder:storageversion").is_some(),
+        served: find("kubebuilder:unservedversion").is_none(),
+        skip: find("kubebuilder:skipversion").is_some(),
+        deprecated,
+        selectable_fields,
+        annotations,
+        labels,
+        client,
+        has_status,
+    })
+}
+
+fn print_column(m: &Marker) -> Result<PrintColumn, Diagnostic> {
+    const TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
+    const FORMATS: &[&str] = &["int32", "int64", "float", "double", "byte", "date", "date-time", "password"];
+    let type_ = m.arg("type").unwrap_or_default().to_owned();
+    if !TYPES.contains(&type_.as_str()) {
+        return Err(m.error(format!("invalid printcolumn type `{type_}`")).with_hint(format!("allowed values: {}", TYPES.join(", "))));
+    }
+    let format = m.arg("format").map(str::to_owned);
+    if let Some(f) = &format
+        && !FORMATS.contains(&f.as_str())
+    {
+        return Err(m.error(format!("invalid printcolumn format `{f}`")).with_hint(format!("allowed values: {}", FORMATS.join(", "))));
+    }
+    let priority = match m.arg("priority") {
+        Some(p) => Some(p.trim().parse::<i32>().map_err(|_| m.error(format!("printcolumn priority must be an integer, got `{p}`")))?),
+        None => None,
+    };
+    let json_path = m.arg("JSONPath").unwrap_or_default().to_owned();
+    if !json_path.starts_with('.') {
+        return Err(m.error(format!("printcolumn JSONPath `{json_path}` must start with `.`")).with_hint("e.g. `JSONPath=.spec.replicas`"));
+    }
+    Ok(PrintColumn {
+        name: m.arg("name").unwrap_or_default().to_owned(),
+        type_,
+        json_path,
+        description: m.arg("description").map(str::to_owned),
+        format,
+        priority,
+        loc: m.loc.clone(),
+    })
+}
+
+fn client_options(markers: &[Marker], status_subresource: bool) -> Result<Option<ClientOptions>, Diagnostic> {
+    if !markers.iter().any(|m| m.name == "genclient") {
+        return Ok(None);
+    }
+    let check_verb = |m: &Marker, v: &str| -> Result<(), Diagnostic> {
+        if ALL_VERBS.contains(&v) {
+            return Ok(());
+        }
+        let close = ALL_VERBS.iter().max_by(|a, b| strsim::jaro_winkler(a, v).total_cmp(&strsim::jaro_winkler(b, v)));
+        Err(m.error(format!("unknown verb `{v}`")).with_hint(format!(
+            "did you mean `{}`? verbs: {}",
+            close.expect("non-empty"),
+            ALL_VERBS.join(", ")
+        )))
+    };
+    let mut verbs: Vec<String> = ALL_VERBS.iter().map(|s| s.to_string()).collect();
+    let mut methods = vec![];
+    for m in markers {
+        match m.name {
+            "genclient:noVerbs" => verbs.clear(),
+            "genclient:readonly" => verbs.retain(|v| matches!(v.as_str(), "get" | "list" | "watch")),
+            "genclient:noStatus" => verbs.retain(|v| !v.ends_with("Status")),
+            "genclient:onlyVerbs" => {
+                let only: Vec<String> = m.string_value()?.split(',').map(|s| s.trim().to_owned()).collect();
+                for v in &only {
+                    check_verb(m, v)?;
+                }
+                verbs.retain(|v| only.contains(v));
+            }
+            "genclient:skipVerbs" => {
+                let skip: Vec<String> = m.string_value()?.split(',').map(|s| s.trim().to_owned()).collect();
+                for v in &skip {
+                    check_verb(m, v)?;
+                }
+                verbs.retain(|v| !skip.contains(v));
+            }
+            "genclient:method" => {
+                let raw = m.string_value()?;
+                let mut parts = raw.split(',');
+                let name = parts.next().unwrap_or_default().trim().to_owned();
+                if name.is_empty() || !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+                    return Err(m.error("`+genclient:method` needs a method name first, e.g. `+genclient:method=GetScale,verb=get,subresource=scale`"));
+                }
+                let mut method = CustomMethod { name, verb: String::new(), subresource: None, input: None, result: None };
+                for part in parts {
+                    let (k, v) = part.split_once('=').ok_or_else(|| m.error(format!("`{part}` is not `key=value`")))?;
+                    let v = v.trim().to_owned();
+                    match k.trim() {
+                        "verb" => method.verb = v,
+                        "subresource" => method.subresource = Some(v),
+                        "input" => method.input = Some(v),
+                        "result" => method.result = Some(v),
+                        other => {
+                            return Err(m.error(format!("unknown argument `{other}` for `+genclient:method`")).with_hint("arguments: verb, subresource, input, result"));
+                        }
+                    }
+                }
+                const METHOD_VERBS: &[&str] = &["get", "list", "watch", "create", "update", "delete", "patch", "apply"];
+                if !METHOD_VERBS.contains(&method.verb.as_str()) {
+                    return Err(m.error(format!("invalid verb `{}` for `+genclient:method`", method.verb)).with_hint(format!("allowed: {}", METHOD_VERBS.join(", "))));
+                }
+                methods.push(method);
+            }
+            _ => {}
+        }
+    }
+    if !status_subresource {
+        // Without the status subresource the server has no /status endpoint to call.
+        verbs.retain(|v| !v.ends_with("Status"));
+    }
+    Ok(Some(ClientOptions { verbs, methods }))
+}
+
+/// Field-level serde attributes.
+#[derive(Default)]
+struct SerdeField {
+    rename: Option<String>,
+    flatten: bool,
+    skip: bool,
+    default: bool,
+    skip_serializing_if: bool,
+    untagged: bool,
+}
+
+/// Skip the value of a serde attribute we do not care about.
+fn skip_meta_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| skip_meta_value(&inner))?;
+    }
+    Ok(())
+}
+
+/// `rename = "x"` or `rename(serialize = "x", deserialize = "y")`: we want the serialize name.
+fn meta_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<String>> {
+    if meta.input.peek(syn::Token![=]) {
+        let s: syn::LitStr = meta.value()?.parse()?;
+        return Ok(Some(s.value()));
+    }
+    let mut out = None;
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("serialize") {
+            let s: syn::LitStr = inner.value()?.parse()?;
+            out = Some(s.value());
+        } else {
+            skip_meta_value(&inner)?;
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
+    let mut out = SerdeField::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            let p = &meta.path;
+            if p.is_ident("rename") {
+                out.rename = meta_name(&meta)?;
+            } else if p.is_ident("flatten") {
+                out.flatten = true;
+            } else if p.is_ident("skip") || p.is_ident("skip_serializing") {
+                out.skip = true;
+            } else if p.is_ident("default") {
+                out.default = true;
+                skip_meta_value(&meta)?;
+            } else if p.is_ident("skip_serializing_if") {
+                out.skip_serializing_if = true;
+                skip_meta_value(&meta)?;
+            } else if p.is_ident("untagged") {
+                out.untagged = true;
+            } else {
+                skip_meta_value(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+fn serde_field(f: &syn::Field) -> SerdeField {
+    serde_field_attrs(&f.attrs)
+}
+
+fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {
+    let mut out = SerdeContainer::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            let p = &meta.path;
+            if p.is_ident("rename_all") {
+                out.rename_all = meta_name(&meta)?;
+            } else if p.is_ident("rename_all_fields") {
+                out.rename_all_fields = meta_name(&meta)?;
+            } else if p.is_ident("tag") {
+                out.tag = meta_name(&meta)?;
+            } else if p.is_ident("content") {
+                out.content = meta_name(&meta)?;
+            } else if p.is_ident("untagged") {
+                out.untagged = true;
+            } else if p.is_ident("transparent") {
+                out.transparent = true;
+            } else if p.is_ident("deny_unknown_fields") {
+                out.deny_unknown_fields = true;
+            } else if p.is_ident("default") {
+                out.default = true;
+                skip_meta_value(&meta)?;
+            } else {
+                skip_meta_value(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+/// Apply a serde `rename_all` rule. Fields are written in snake_case, variants in PascalCase.
+pub fn rename(name: &str, rule: &str, is_variant: bool) -> Result<String, String> {
+    let words: Vec<String> = if is_variant {
+        let mut words = vec![];
+        let mut cur = String::new();
+        for c in name.chars() {
+            if c.is_uppercase() && !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            cur.push(c);
+        }
+        words.push(cur);
+        words.into_iter().map(|w| w.to_lowercase()).collect()
+    } else {
+        name.split('_').map(str::to_owned).collect()
+    };
+    let cap = |w: &str| {
+        let mut c = w.chars();
+        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+    };
+    Ok(match rule {
+        "lowercase" => words.concat().to_lowercase(),
+        "UPPERCASE" => words.concat().to_uppercase(),
+        "PascalCase" => words.iter().map(|w| cap(w)).collect(),
+        "camelCase" => {
+            let pascal: String = words.iter().map(|w| cap(w)).collect();
+            let mut c = pascal.chars();
+            c.next().map(|f| f.to_lowercase().collect::<String>() + c.as_str()).unwrap_or_default()
+        }
+        "snake_case" => words.join("_"),
+        "SCREAMING_SNAKE_CASE" => words.join("_").to_uppercase(),
+        "kebab-case" => words.join("-"),
+        "SCREAMING-KEBAB-CASE" => words.join("-").to_uppercase(),
+        other => return Err(format!("unknown serde rename_all rule `{other}`")),
+    })
+}
+
+struct Resolver<'a> {
+    raw: &'a BTreeMap<String, RawType<'a>>,
+    types: BTreeMap<String, TypeDecl>,
+    pending: Vec<String>,
+}
+
+fn ident_str(i: &syn::Ident) -> String {
+    let s = i.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+impl Resolver<'_> {
+    fn require(&mut self, type_key: &str) {
+        if !self.types.contains_key(type_key) {
+            self.pending.push(type_key.to_owned());
+        }
+    }
+
+    /// The absolute path of a type path used in `module`.
+    fn absolute(&self, module: &Module, path: &syn::Path) -> Vec<String> {
+        let segs: Vec<String> = path.segments.iter().map(|s| ident_str(&s.ident)).collect();
+        if path.leading_colon.is_some() {
+            return segs;
+        }
+        let first = segs[0].as_str();
+        if matches!(first, "crate" | "self" | "super") {
+            return crate::source::absolutize(&module.path, &segs);
+        }
+        if let Some(target) = module.uses.get(first) {
+            let mut out = target.clone();
+            out.extend(segs[1..].iter().cloned());
+            return out;
+        }
+        let local = key(&module.path, first);
+        if segs.len() == 1 && self.raw.contains_key(&local) {
+            let mut out = vec!["crate".to_owned()];
+            out.extend(module.path.iter().cloned());
+            out.push(segs[0].clone());
+            return out;
+        }
+        if module.children.iter().any(|c| c == first) {
+            let mut out = vec!["crate".to_owned()];
+            out.extend(module.path.iter().cloned());
+            out.extend(segs.iter().cloned());
+            return out;
+        }
+        if segs.len() == 1 {
+            for glob in &module.globs {
+                let mut candidate = glob.clone();
+                candidate.push(segs[0].clone());
+                let is_local = candidate[0] == "crate" && self.raw.contains_key(&candidate[1..].join("::"));
+                let is_k8s = candidate[0] == "k8s_openapi" && classify_k8s(&candidate[1..].join("::")).is_some();
+                if is_local || is_k8s {
+                    return candidate;
+                }
+            }
+        }
+        segs
+    }
+
+    fn generic_args(seg: &syn::PathSegment) -> Vec<&syn::Type> {
+        match &seg.arguments {
+            syn::PathArguments::AngleBracketed(a) => a
+                .args
+                .iter()
+                .filter_map(|g| if let syn::GenericArgument::Type(t) = g { Some(t) } else { None })
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    fn resolve_type(&mut self, module: &Module, ty: &syn::Type) -> Result<TypeRef, Diagnostic> {
+        let loc = Location::of_span(&module.file, ty.span());
+        let unsupported = |what: String| {
+            Diagnostic::new(loc.clone(), format!("unsupported type `{what}`")).with_hint(
+                "use a type defined in this crate, a std/serde_json type, or a k8s-openapi type; \
+                 for free-form data use serde_json::Value",
+            )
+        };
+        let syn::Type::Path(tp) = ty else {
+            let text = quote::quote!(#ty).to_string();
+            return Err(unsupported(text));
+        };
+        if tp.qself.is_some() {
+            return Err(unsupported(quote::quote!(#ty).to_string()));
+        }
+        let abs = self.absolute(module, &tp.path);
+        let last = tp.path.segments.last().expect("paths have a segment");
+        let args = Self::generic_args(last);
+        let name = abs.last().cloned().unwrap_or_default();
+        let one = |s: &mut Self, n: usize| -> Result<TypeRef, Diagnostic> {
+            match args.get(n) {
+                Some(t) => s.resolve_type(module, t),
+                None => Err(Diagnostic::new(loc.clone(), format!("`{name}` needs a type argument"))),
+            }
+        };
+        let joined = abs.join("::");
+        // std and prelude types, by their last segment when the path is a std/alloc/prelude one.
+        let stdish = abs.len() == 1 || matches!(abs[0].as_str(), "std" | "alloc" | "core" | "indexmap" | "serde_json");
+        if stdish {
+            match name.as_str() {
+                "String" | "str" => return Ok(TypeRef::String),
+                "bool" => return Ok(TypeRef::Bool),
+                "i8" | "i16" | "i32" | "u8" | "u16" => return Ok(TypeRef::Int32),
+                "i64" | "u32" | "u64" | "isize" | "usize" => return Ok(TypeRef::Int64),
+                "f32" => return Ok(TypeRef::Float),
+                "f64" => return Ok(TypeRef::Double),
+                "Option" => return Ok(TypeRef::Option(Box::new(one(self, 0)?))),
+                "Box" | "Arc" | "Rc" => return one(self, 0),
+                "Vec" | "VecDeque" => return Ok(TypeRef::List { item: Box::new(one(self, 0)?), set: false }),
+                "BTreeSet" | "HashSet" | "IndexSet" => return Ok(TypeRef::List { item: Box::new(one(self, 0)?), set: true }),
+                "BTreeMap" | "HashMap" | "IndexMap" => {
+                    let k = one(self, 0)?;
+                    if k != TypeRef::String {
+                        return Err(Diagnostic::new(loc, format!("map keys must be strings, found `{}`", quote::quote!(#ty)))
+                            .with_hint("JSON object keys are strings; use String keys"));
+                    }
+                    return Ok(TypeRef::Map(Box::new(one(self, 1)?)));
+                }
+                "Value" if abs.first().is_some_and(|f| f == "serde_json") => return Ok(TypeRef::Json),
+                "Map" if abs.first().is_some_and(|f| f == "serde_json") => return Ok(TypeRef::Map(Box::new(TypeRef::Json))),
+                _ => {}
+            }
+        }
+        match abs[0].as_str() {
+            "crate" => {
+                let k = abs[1..].join("::");
+                if self.raw.contains_key(&k) {
+                    self.require(&k);
+                    return Ok(TypeRef::Local(k));
+                }
+                Err(unsupported(joined))
+            }
+            "k8s_openapi" => classify_k8s(&abs[1..].join("::")).ok_or_else(|| {
+                Diagnostic::new(loc, format!("`{joined}` has no schema in k8s-openapi"))
+                    .with_hint("check the path; k8s-openapi types live under k8s_openapi::api / apimachinery / apiextensions_apiserver")
+            }),
+            "kube" | "kube_core" if name == "ObjectMeta" => Ok(TypeRef::ObjectMeta),
+            "kube" | "kube_core" if name == "TypeMeta" => Ok(TypeRef::TypeMeta),
+            _ => Err(unsupported(joined)),
+        }
+    }
+
+    fn fields(
+        &mut self,
+        module: &Module,
+        fields: &syn::FieldsNamed,
+        container: &SerdeContainer,
+        rename_rule: Option<&str>,
+        diags: &mut Diagnostics,
+    ) -> Vec<Field> {
+        let mut out = vec![];
+        for f in &fields.named {
+            let ident = f.ident.as_ref().expect("named");
+            let rust_name = ident_str(ident);
+            let floc = Location::of_span(&module.file, ident.span());
+            let ser = serde_field(f);
+            let json_name = match (&ser.rename, rename_rule) {
+                (Some(r), _) => r.clone(),
+                (None, Some(rule)) => match rename(&rust_name, rule, false) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        diags.push(Diagnostic::new(floc.clone(), e));
+                        rust_name.clone()
+                    }
+                },
+                (None, None) => rust_name.clone(),
+            };
+            let docs = doc_lines(&module.file, &f.attrs);
+            let markers = parse_markers(&docs, Level::Field, diags);
+            let Some(ty) = diags.collect(self.resolve_type(module, &f.ty)) else { continue };
+            out.push(Field {
+                rust_name,
+                json_name,
+                ty,
+                doc: doc_text(&docs),
+                markers,
+                flatten: ser.flatten,
+                skip: ser.skip,
+                has_default: ser.default || container.default,
+                skip_serializing_if: ser.skip_serializing_if,
+                loc: floc,
+            });
+        }
+        out
+    }
+
+    fn convert(&mut self, type_key: &str, diags: &mut Diagnostics) -> Option<TypeDecl> {
+        let raw = self.raw.get(type_key)?;
+        let module = raw.module;
+        let file: &Path = &module.file;
+        let (attrs, ident) = match &raw.item {
+            RawItem::Struct(s) => (&s.attrs, &s.ident),
+            RawItem::Enum(e) => (&e.attrs, &e.ident),
+        };
+        let loc = Location::of_span(file, ident.span());
+        let docs = doc_lines(file, attrs);
+        let markers = parse_markers(&docs, Level::Type, diags);
+        let serde = serde_container(attrs);
+        let generics = match &raw.item {
+            RawItem::Struct(s) => &s.generics,
+            RawItem::Enum(e) => &e.generics,
+        };
+        if generics.type_params().next().is_some() {
+            diags.push(Diagnostic::new(loc, format!("generic type `{ident}` cannot be an API type")).with_hint("use a concrete type"));
+            return None;
+        }
+        let shape = match &raw.item {
+            RawItem::Struct(s) => match &s.fields {
+                syn::Fields::Named(named) => {
+                    let rule = serde.rename_all.clone();
+                    Shape::Struct(self.fields(module, named, &serde, rule.as_deref(), diags))
+                }
+                syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
+                    Shape::Newtype(diags.collect(self.resolve_type(module, &u.unnamed[0].ty))?)
+                }
+                _ => {
+                    diags.push(Diagnostic::new(loc, format!("`{ident}` must have named fields or be a newtype")).with_hint("tuple and unit structs have no JSON object form"));
+                    return None;
+                }
+            },
+            RawItem::Enum(e) => {
+                let mut variants = vec![];
+                for v in &e.variants {
+                    let vser = serde_field_attrs(&v.attrs);
+                    if vser.skip {
+                        continue;
+                    }
+                    let rust_name = ident_str(&v.ident);
+                    let vloc = Location::of_span(file, v.ident.span());
+                    let json_name = match (&vser.rename, &serde.rename_all) {
+                        (Some(r), _) => r.clone(),
+                        (None, Some(rule)) => rename(&rust_name, rule, true).unwrap_or(rust_name.clone()),
+                        (None, None) => rust_name.clone(),
+                    };
+                    let vdocs = doc_lines(file, &v.attrs);
+                    let shape = match &v.fields {
+                        syn::Fields::Unit => VariantShape::Unit,
+                        syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
+                            let Some(t) = diags.collect(self.resolve_type(module, &u.unnamed[0].ty)) else { continue };
+                            VariantShape::Newtype(t)
+                        }
+                        syn::Fields::Unnamed(u) => VariantShape::Tuple(u.unnamed.len()),
+                        syn::Fields::Named(named) => {
+                            let vattrs = serde_container(&v.attrs);
+                            let rule = vattrs.rename_all.or(serde.rename_all_fields.clone());
+                            VariantShape::Struct(self.fields(module, named, &SerdeContainer::default(), rule.as_deref(), diags))
+                        }
+                    };
+                    variants.push(Variant { rust_name, json_name, doc: doc_text(&vdocs), shape, untagged: vser.untagged, loc: vloc });
+                }
+                Shape::Enum(variants)
+            }
+        };
+        Some(TypeDecl {
+            name: ident.to_string(),
+            module_path: module.path.clone(),
+            doc: doc_text(&docs),
+            markers,
+            serde,
+            shape,
+            loc,
+        })
+    }
+}
+
+/// Map a path below `k8s_openapi::` to a TypeRef, or None if it is not a known type.
+fn classify_k8s(path: &str) -> Option<TypeRef> {
+    Some(match path {
+        "apimachinery::pkg::util::intstr::IntOrString" => TypeRef::IntOrString,
+        "apimachinery::pkg::api::resource::Quantity" => TypeRef::Quantity,
+        "apimachinery::pkg::apis::meta::v1::Time" | "apimachinery::pkg::apis::meta::v1::MicroTime" => TypeRef::Time,
+        "apimachinery::pkg::apis::meta::v1::ObjectMeta" => TypeRef::ObjectMeta,
+        "ByteString" => TypeRef::Bytes,
+        p if crate::k8s_types::lookup(p).is_some() => TypeRef::K8s(p.to_owned()),
+        _ => return None,
+    })
+}
+
+/// Kinds grouped by group and kind name, across versions: one CRD each.
+pub fn crd_groups(api: &Api) -> BTreeMap<(String, String), Vec<(&Package, &Kind)>> {
+    let mut out: BTreeMap<(String, String), Vec<(&Package, &Kind)>> = BTreeMap::new();
+    for p in api.packages.values() {
+        for k in &p.kinds {
+            out.entry((p.group.clone(), k.name.clone())).or_default().push((p, k));
+        }
+    }
+    out
+}
+
+/// Names used by more than one kind in one package are a bug in the input.
+pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
+    for p in api.packages.values() {
+        let mut seen = BTreeSet::new();
+        for k in &p.kinds {
+            if !seen.insert(k.plural.clone()) {
+                diags.push(Diagnostic::new(k.loc.clone(), format!("two kinds in {}/{} share the plural `{}`", p.group, p.version, k.plural)).with_hint("set a distinct `+kubebuilder:resource:path=`"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renames_like_serde() {
+        assert_eq!(rename("custom_property", "camelCase", false).unwrap(), "customProperty");
+        assert_eq!(rename("custom_property", "PascalCase", false).unwrap(), "CustomProperty");
+        assert_eq!(rename("custom_property", "kebab-case", false).unwrap(), "custom-property");
+        assert_eq!(rename("DeploymentName", "camelCase", true).unwrap(), "deploymentName");
+        assert_eq!(rename("DeploymentName", "snake_case", true).unwrap(), "deployment_name");
+        assert_eq!(rename("DeploymentName", "SCREAMING_SNAKE_CASE", true).unwrap(), "DEPLOYMENT_NAME");
+        assert!(rename("x", "Bogus", false).is_err());
+    }
+
+    #[test]
+    fn pluralizes_like_controller_gen() {
+        assert_eq!(pluralize("foo"), "foos");
+        assert_eq!(pluralize("policy"), "policies");
+        assert_eq!(pluralize("gateway"), "gateways");
+        assert_eq!(pluralize("status"), "statuses");
+        assert_eq!(pluralize("box"), "boxes");
+    }
+}

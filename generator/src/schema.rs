@@ -1,0 +1,707 @@
+//! Stage 3a: OpenAPI v3 structural schemas for kinds, from the model and its markers.
+//!
+//! Rules that keep every schema *structural* (what apiextensions.k8s.io/v1 demands):
+//! every node has a `type` (or int-or-string / preserve-unknown-fields), no `$ref`,
+//! and `oneOf`/`anyOf` carry only `required` lists or the int-or-string pair.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
+};
+use serde_json::Value;
+
+use crate::diagnostics::{Diagnostic, Location};
+use crate::markers::{Marker, split_list};
+use crate::model::*;
+
+/// Options that change schema text.
+#[derive(Clone, Debug, Default)]
+pub struct SchemaOptions {
+    /// Cut descriptions to at most this many characters.
+    pub max_description_len: Option<usize>,
+}
+
+/// controller-gen's pattern for resource.Quantity.
+pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+fn typed(t: &str) -> JSONSchemaProps {
+    JSONSchemaProps { type_: Some(t.to_owned()), ..Default::default() }
+}
+
+fn int_or_string() -> JSONSchemaProps {
+    JSONSchemaProps {
+        any_of: Some(vec![typed("integer"), typed("string")]),
+        x_kubernetes_int_or_string: Some(true),
+        ..Default::default()
+    }
+}
+
+/// Builds schemas for one package (the package's default optionality applies).
+pub struct SchemaBuilder<'a> {
+    api: &'a Api,
+    options: &'a SchemaOptions,
+    default_optional: Option<(bool, Location)>,
+    /// Types being expanded, to catch recursion.
+    stack: Vec<String>,
+    k8s_cache: BTreeMap<String, JSONSchemaProps>,
+}
+
+impl<'a> SchemaBuilder<'a> {
+    pub fn new(api: &'a Api, package: &Package, options: &'a SchemaOptions) -> Self {
+        SchemaBuilder { api, options, default_optional: package.default_optional.clone(), stack: vec![], k8s_cache: BTreeMap::new() }
+    }
+
+    fn describe(&self, doc: &str) -> Option<String> {
+        let doc = doc.trim();
+        if doc.is_empty() {
+            return None;
+        }
+        Some(match self.options.max_description_len {
+            Some(n) if doc.chars().count() > n => doc.chars().take(n).collect(),
+            _ => doc.to_owned(),
+        })
+    }
+
+    /// The full schema of a kind: apiVersion, kind, metadata, then its own fields.
+    pub fn kind_schema(&mut self, kind: &Kind) -> Result<JSONSchemaProps, Diagnostic> {
+        let decl = &self.api.types[&kind.type_key];
+        let mut schema = self.decl_schema(&kind.type_key, &decl.loc)?;
+        let props = schema.properties.get_or_insert_with(BTreeMap::new);
+        props.insert(
+            "apiVersion".into(),
+            JSONSchemaProps {
+                description: self.describe("APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"),
+                ..typed("string")
+            },
+        );
+        props.insert(
+            "kind".into(),
+            JSONSchemaProps {
+                description: self.describe("Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"),
+                ..typed("string")
+            },
+        );
+        // The apiserver owns metadata's schema; a CRD may only say it is an object.
+        props.insert("metadata".into(), typed("object"));
+        if let Some(req) = &mut schema.required {
+            req.retain(|r| r != "metadata");
+            if req.is_empty() {
+                schema.required = None;
+            }
+        }
+        Ok(schema)
+    }
+
+    fn decl_schema(&mut self, key: &str, used_at: &Location) -> Result<JSONSchemaProps, Diagnostic> {
+        let decl = &self.api.types[key];
+        if self.stack.iter().any(|k| k == key) {
+            return Err(Diagnostic::new(used_at.clone(), format!("type `{}` contains itself", decl.name))
+                .with_hint("structural schemas cannot be recursive; use serde_json::Value with +kubebuilder:validation:XPreserveUnknownFields for open-ended nesting"));
+        }
+        self.stack.push(key.to_owned());
+        let result = self.decl_schema_inner(decl);
+        self.stack.pop();
+        let mut schema = result?;
+        if schema.description.is_none() {
+            schema.description = self.describe(&decl.doc);
+        }
+        apply_markers(&mut schema, &decl.markers)?;
+        Ok(schema)
+    }
+
+    fn decl_schema_inner(&mut self, decl: &TypeDecl) -> Result<JSONSchemaProps, Diagnostic> {
+        match &decl.shape {
+            Shape::Newtype(inner) => self.ref_schema(inner, &decl.loc),
+            Shape::Struct(fields) if decl.serde.transparent => {
+                let f = fields.iter().find(|f| !f.skip).ok_or_else(|| Diagnostic::new(decl.loc.clone(), "transparent struct without a field"))?;
+                self.field_schema(f)
+            }
+            Shape::Struct(fields) => self.object_schema(fields),
+            Shape::Enum(variants) => self.enum_schema(decl, variants),
+        }
+    }
+
+    /// Whether the schema requires the field, by the rules in README ("Required fields").
+    fn is_required(&self, f: &Field) -> Result<bool, Diagnostic> {
+        let explicit_required = f.markers.iter().find(|m| matches!(m.name, "required" | "kubebuilder:validation:Required"));
+        let explicit_optional = f.markers.iter().find(|m| matches!(m.name, "optional" | "kubebuilder:validation:Optional"));
+        let can_be_absent = f.ty.is_option() || f.has_default;
+        match (explicit_required, explicit_optional) {
+            (Some(r), Some(_)) => Err(r.error(format!("field `{}` is marked both required and optional", f.rust_name)).with_hint("keep one of the two markers")),
+            (Some(_), None) => Ok(true),
+            (None, Some(o)) if !can_be_absent => Err(o
+                .error(format!("field `{}` is marked optional, but a missing value cannot deserialize into its Rust type", f.rust_name))
+                .with_hint("make it `Option<T>`, add `#[serde(default)]`, or drop the marker")),
+            (None, Some(_)) => Ok(false),
+            (None, None) => match &self.default_optional {
+                Some((true, at)) if !can_be_absent => Err(Diagnostic::new(f.loc.clone(), format!(
+                    "field `{}` cannot be absent, but the package default (`+kubebuilder:validation:Optional` at {at}) makes it optional",
+                    f.rust_name
+                ))
+                .with_hint("mark the field `+required`, or make it `Option<T>` / `#[serde(default)]`")),
+                Some((true, _)) => Ok(false),
+                _ => Ok(!can_be_absent && !f.skip_serializing_if),
+            },
+        }
+    }
+
+    fn object_schema(&mut self, fields: &[Field]) -> Result<JSONSchemaProps, Diagnostic> {
+        let mut schema = typed("object");
+        let mut properties = BTreeMap::new();
+        let mut required = vec![];
+        for f in fields.iter().filter(|f| !f.skip) {
+            if f.flatten {
+                match &f.ty {
+                    TypeRef::TypeMeta => continue,
+                    TypeRef::Local(key) => {
+                        let inner = self.decl_schema(key, &f.loc)?;
+                        if inner.type_.as_deref() != Some("object") || inner.properties.is_none() {
+                            return Err(Diagnostic::new(f.loc.clone(), format!("cannot flatten `{}`: it is not a struct with fields", f.rust_name)));
+                        }
+                        for (k, v) in inner.properties.unwrap_or_default() {
+                            if properties.insert(k.clone(), v).is_some() {
+                                return Err(Diagnostic::new(f.loc.clone(), format!("flattened field `{}` repeats property `{k}`", f.rust_name)));
+                            }
+                        }
+                        if f.ty.is_option() || f.has_default {
+                            continue;
+                        }
+                        required.extend(inner.required.unwrap_or_default());
+                    }
+                    TypeRef::Map(_) | TypeRef::Json => schema.x_kubernetes_preserve_unknown_fields = Some(true),
+                    TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
+                        let TypeRef::Local(key) = &**inner else { unreachable!() };
+                        let inner = self.decl_schema(key, &f.loc)?;
+                        properties.extend(inner.properties.unwrap_or_default());
+                    }
+                    _ => {
+                        return Err(Diagnostic::new(f.loc.clone(), format!("cannot flatten field `{}` of this type", f.rust_name))
+                            .with_hint("flatten a struct (its fields merge) or a map (unknown fields are kept)"))
+                    }
+                }
+                continue;
+            }
+            let prop = self.field_schema(f)?;
+            if self.is_required(f)? {
+                required.push(f.json_name.clone());
+            }
+            if properties.insert(f.json_name.clone(), prop).is_some() {
+                return Err(Diagnostic::new(f.loc.clone(), format!("two fields serialize as `{}`", f.json_name)).with_hint("check #[serde(rename)] attributes"));
+            }
+        }
+        schema.properties = Some(properties);
+        if !required.is_empty() {
+            required.sort();
+            required.dedup();
+            schema.required = Some(required);
+        }
+        Ok(schema)
+    }
+
+    fn field_schema(&mut self, f: &Field) -> Result<JSONSchemaProps, Diagnostic> {
+        let schemaless = f.markers.iter().any(|m| m.name == "kubebuilder:validation:Schemaless");
+        let mut schema = if schemaless { JSONSchemaProps::default() } else { self.ref_schema(&f.ty, &f.loc)? };
+        if let Some(d) = self.describe(&f.doc) {
+            schema.description = Some(d);
+        }
+        apply_markers(&mut schema, &f.markers)?;
+        if f.markers.iter().any(|m| m.name == "nullable") {
+            schema.nullable = Some(true);
+        }
+        Ok(schema)
+    }
+
+    fn ref_schema(&mut self, ty: &TypeRef, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
+        Ok(match ty {
+            TypeRef::String => typed("string"),
+            TypeRef::Bool => typed("boolean"),
+            TypeRef::Int32 => JSONSchemaProps { format: Some("int32".into()), ..typed("integer") },
+            TypeRef::Int64 => JSONSchemaProps { format: Some("int64".into()), ..typed("integer") },
+            TypeRef::Float => JSONSchemaProps { format: Some("float".into()), ..typed("number") },
+            TypeRef::Double => JSONSchemaProps { format: Some("double".into()), ..typed("number") },
+            TypeRef::Option(inner) => self.ref_schema(inner, loc)?,
+            TypeRef::List { item, set } => JSONSchemaProps {
+                items: Some(JSONSchemaPropsOrArray::Schema(Box::new(self.ref_schema(item, loc)?))),
+                x_kubernetes_list_type: set.then(|| "set".to_owned()),
+                ..typed("array")
+            },
+            TypeRef::Map(value) => JSONSchemaProps {
+                additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(self.ref_schema(value, loc)?))),
+                ..typed("object")
+            },
+            TypeRef::Json => JSONSchemaProps { x_kubernetes_preserve_unknown_fields: Some(true), ..Default::default() },
+            TypeRef::IntOrString => int_or_string(),
+            TypeRef::Quantity => JSONSchemaProps { pattern: Some(QUANTITY_PATTERN.into()), ..int_or_string() },
+            TypeRef::Time => JSONSchemaProps { format: Some("date-time".into()), ..typed("string") },
+            TypeRef::Bytes => JSONSchemaProps { format: Some("byte".into()), ..typed("string") },
+            TypeRef::ObjectMeta => typed("object"),
+            TypeRef::TypeMeta => {
+                return Err(Diagnostic::new(loc.clone(), "TypeMeta must be flattened").with_hint("add #[serde(flatten)] to the field"));
+            }
+            TypeRef::K8s(path) => self.k8s_schema(path, loc)?,
+            TypeRef::Local(key) => self.decl_schema(key, loc)?,
+        })
+    }
+
+    /// The schema of a k8s-openapi type, from its schemars impl made structural the way
+    /// kube-derive does it.
+    fn k8s_schema(&mut self, path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
+        if let Some(s) = self.k8s_cache.get(path) {
+            return Ok(s.clone());
+        }
+        let f = crate::k8s_types::lookup(path).ok_or_else(|| Diagnostic::new(loc.clone(), format!("no schema for k8s-openapi type `{path}`")))?;
+        let mut generator = schemars::generate::SchemaSettings::openapi3()
+            .with(|s| {
+                s.inline_subschemas = true;
+                s.meta_schema = None;
+            })
+            .with_transform(schemars::transform::AddNullable::default())
+            .with_transform(kube_core::schema::StructuralSchemaRewriter)
+            .with_transform(kube_core::schema::OptionalEnum)
+            .with_transform(kube_core::schema::OptionalIntOrString)
+            .into_generator();
+        let mut schema = f(&mut generator);
+        // Transforms run on root schemas only; apply them to this subschema ourselves.
+        use schemars::transform::Transform;
+        kube_core::schema::StructuralSchemaRewriter.transform(&mut schema);
+        let value = schema.to_value();
+        let mut props: JSONSchemaProps = serde_json::from_value(strip_unknown(value))
+            .map_err(|e| Diagnostic::new(loc.clone(), format!("schema of `{path}` is not a JSONSchemaProps: {e}")))?;
+        if path.ends_with("::ObjectMeta") {
+            props = typed("object");
+        }
+        self.k8s_cache.insert(path.to_owned(), props.clone());
+        Ok(props)
+    }
+
+    fn enum_schema(&mut self, decl: &TypeDecl, variants: &[Variant]) -> Result<JSONSchemaProps, Diagnostic> {
+        let s = &decl.serde;
+        let err = |msg: String, hint: &str| Err(Diagnostic::new(decl.loc.clone(), msg).with_hint(hint.to_owned()));
+        if variants.is_empty() {
+            return err(format!("enum `{}` has no variants", decl.name), "an API enum needs at least one value");
+        }
+        let all_unit = variants.iter().all(|v| matches!(v.shape, VariantShape::Unit));
+        if let Some(v) = variants.iter().find(|v| matches!(v.shape, VariantShape::Tuple(_))) {
+            return Err(Diagnostic::new(v.loc.clone(), format!("variant `{}::{}` has several unnamed fields", decl.name, v.rust_name))
+                .with_hint("a tuple serializes as a JSON array of mixed types, which a structural schema cannot express; use named fields"));
+        }
+        if s.untagged {
+            return self.untagged_schema(decl, variants);
+        }
+        match (&s.tag, &s.content) {
+            (Some(_), Some(_)) => err(
+                format!("adjacently tagged enum `{}` is not supported", decl.name),
+                "use #[serde(tag = \"...\")] (internally tagged) or the default external tagging",
+            ),
+            (Some(tag), None) => self.internally_tagged_schema(decl, tag, variants),
+            (None, None) if all_unit => Ok(JSONSchemaProps {
+                enum_: Some(variants.iter().map(|v| JSON(Value::String(v.json_name.clone()))).collect()),
+                ..typed("string")
+            }),
+            (None, None) => {
+                if let Some(unit) = variants.iter().find(|v| matches!(v.shape, VariantShape::Unit)) {
+                    return Err(Diagnostic::new(unit.loc.clone(), format!(
+                        "enum `{}` mixes unit variants (serialized as strings) with data variants (serialized as objects)",
+                        decl.name
+                    ))
+                    .with_hint("a structural schema has one type per field; write the unit variant as `Name {}` or use #[serde(tag = \"type\")]"));
+                }
+                let mut props = BTreeMap::new();
+                let mut one_of = vec![];
+                for v in variants {
+                    let schema = self.variant_schema(decl, v)?;
+                    props.insert(v.json_name.clone(), schema);
+                    one_of.push(JSONSchemaProps { required: Some(vec![v.json_name.clone()]), ..Default::default() });
+                }
+                Ok(JSONSchemaProps { properties: Some(props), one_of: Some(one_of), ..typed("object") })
+            }
+            (None, Some(_)) => err(format!("`content` without `tag` on `{}`", decl.name), "serde needs both"),
+        }
+    }
+
+    fn variant_schema(&mut self, decl: &TypeDecl, v: &Variant) -> Result<JSONSchemaProps, Diagnostic> {
+        let mut schema = match &v.shape {
+            VariantShape::Unit => {
+                return Err(Diagnostic::new(v.loc.clone(), format!("unit variant `{}::{}` has no value here", decl.name, v.rust_name)));
+            }
+            VariantShape::Newtype(t) => self.ref_schema(t, &v.loc)?,
+            VariantShape::Struct(fields) => self.object_schema(fields)?,
+            VariantShape::Tuple(_) => unreachable!("rejected above"),
+        };
+        if let Some(d) = self.describe(&v.doc) {
+            schema.description = Some(d);
+        }
+        Ok(schema)
+    }
+
+    fn internally_tagged_schema(&mut self, decl: &TypeDecl, tag: &str, variants: &[Variant]) -> Result<JSONSchemaProps, Diagnostic> {
+        let mut props: BTreeMap<String, JSONSchemaProps> = BTreeMap::new();
+        for v in variants {
+            let fields = match &v.shape {
+                VariantShape::Unit => continue,
+                _ => self.variant_schema(decl, v)?,
+            };
+            if fields.type_.as_deref() != Some("object") {
+                return Err(Diagnostic::new(v.loc.clone(), format!("variant `{}::{}` must hold a struct to be internally tagged", decl.name, v.rust_name)));
+            }
+            for (k, p) in fields.properties.unwrap_or_default() {
+                merge_property(&mut props, k, p, &v.loc)?;
+            }
+        }
+        if props.contains_key(tag) {
+            return Err(Diagnostic::new(decl.loc.clone(), format!("tag `{tag}` of `{}` collides with a field name", decl.name)));
+        }
+        props.insert(
+            tag.to_owned(),
+            JSONSchemaProps { enum_: Some(variants.iter().map(|v| JSON(Value::String(v.json_name.clone()))).collect()), ..typed("string") },
+        );
+        Ok(JSONSchemaProps { properties: Some(props), required: Some(vec![tag.to_owned()]), ..typed("object") })
+    }
+
+    fn untagged_schema(&mut self, decl: &TypeDecl, variants: &[Variant]) -> Result<JSONSchemaProps, Diagnostic> {
+        let mut schemas = vec![];
+        for v in variants {
+            schemas.push((v, self.variant_schema(decl, v)?));
+        }
+        let types: std::collections::BTreeSet<Option<String>> = schemas.iter().map(|(_, s)| s.type_.clone()).collect();
+        let names: Vec<String> = types.iter().map(|t| t.clone().unwrap_or_else(|| "any".into())).collect();
+        if types.len() == 2 && types.contains(&Some("integer".into())) && types.contains(&Some("string".into())) {
+            return Ok(int_or_string());
+        }
+        if types.len() != 1 {
+            return Err(Diagnostic::new(decl.loc.clone(), format!(
+                "untagged enum `{}` mixes JSON types ({})",
+                decl.name,
+                names.join(", ")
+            ))
+            .with_hint("a structural schema has one type per field; only integer|string (int-or-string) may mix"));
+        }
+        if types.contains(&Some("object".into())) {
+            let mut props = BTreeMap::new();
+            for (v, s) in schemas {
+                for (k, p) in s.properties.unwrap_or_default() {
+                    merge_property(&mut props, k, p, &v.loc)?;
+                }
+            }
+            return Ok(JSONSchemaProps { properties: Some(props), ..typed("object") });
+        }
+        Ok(schemas.into_iter().next().expect("non-empty").1)
+    }
+}
+
+/// Add `p` as property `k`, failing if a different schema already has that name.
+fn merge_property(props: &mut BTreeMap<String, JSONSchemaProps>, k: String, p: JSONSchemaProps, loc: &Location) -> Result<(), Diagnostic> {
+    match props.get(&k) {
+        Some(existing) if existing.type_ != p.type_ => Err(Diagnostic::new(loc.clone(), format!("property `{k}` has different types in different variants"))
+            .with_hint("structural schemas need one type per property; rename one of the fields")),
+        Some(_) => Ok(()),
+        None => {
+            props.insert(k, p);
+            Ok(())
+        }
+    }
+}
+
+/// Drop keys JSONSchemaProps does not know (schemars adds `$schema`-like extras at times).
+fn strip_unknown(v: Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "$schema" | "$defs" | "definitions" | "examples"))
+                .map(|(k, v)| (k, strip_unknown(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(strip_unknown).collect()),
+        other => other,
+    }
+}
+
+/// Parse a marker value as JSON, falling back to a YAML flow value, then to a plain string.
+pub fn marker_json(raw: &str) -> Value {
+    let raw = raw.trim();
+    if let Ok(v) = serde_json::from_str::<Value>(raw) {
+        return v;
+    }
+    if raw.starts_with('{') || raw.starts_with('[') {
+        if let Ok(v) = serde_yaml::from_str::<Value>(raw) {
+            return v;
+        }
+    }
+    if raw.starts_with('`') {
+        return Value::String(crate::markers::unquote(raw).unwrap_or_else(|_| raw.to_owned()));
+    }
+    Value::String(raw.to_owned())
+}
+
+/// Whether a JSON value fits a schema's type.
+fn fits(schema: &JSONSchemaProps, v: &Value) -> bool {
+    if schema.x_kubernetes_int_or_string == Some(true) {
+        return v.is_string() || v.is_i64() || v.is_u64();
+    }
+    match schema.type_.as_deref() {
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("number") => v.is_number(),
+        Some("boolean") => v.is_boolean(),
+        Some("array") => v.is_array(),
+        Some("object") => v.is_object(),
+        _ => true,
+    }
+}
+
+/// A marker value coerced to the schema's type: `+kubebuilder:default=5` on a string field
+/// means "5", on an integer field 5.
+fn typed_value(schema: &JSONSchemaProps, m: &Marker, raw: &str) -> Result<Value, Diagnostic> {
+    let v = marker_json(raw);
+    if fits(schema, &v) {
+        return Ok(v);
+    }
+    if schema.type_.as_deref() == Some("string") {
+        return Ok(Value::String(crate::markers::unquote(raw).unwrap_or_else(|_| raw.trim().to_owned())));
+    }
+    Err(m
+        .error(format!("value `{}` does not fit the field's type `{}`", raw.trim(), schema.type_.as_deref().unwrap_or("int-or-string")))
+        .with_hint("write the value as JSON, e.g. 5, \"text\", true, {\"a\": 1} or [1, 2]"))
+}
+
+fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(), Diagnostic> {
+    let t = schema.type_.as_deref();
+    let ok = t.is_some_and(|t| allowed.contains(&t)) || (schema.x_kubernetes_int_or_string == Some(true) && allowed.iter().any(|a| matches!(*a, "string" | "integer")));
+    if ok {
+        return Ok(());
+    }
+    Err(m
+        .error(format!("`+{}` applies to {} values, but this one is {}", m.name, allowed.join("/"), t.unwrap_or("untyped")))
+        .with_hint("move the marker to a field of the right type"))
+}
+
+/// Apply the validation and schema-shaping markers of a type or field.
+pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
+    // Type and Schemaless reshape the node, so they go first.
+    for m in markers.iter().filter(|m| m.name == "kubebuilder:validation:Type") {
+        let t = m.string_value()?;
+        const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
+        if !TYPES.contains(&t.as_str()) {
+            return Err(m.error(format!("invalid type `{t}`")).with_hint(format!("allowed values: {}", TYPES.join(", "))));
+        }
+        if schema.type_.as_deref() != Some(t.as_str()) {
+            schema.format = None;
+        }
+        schema.type_ = Some(t);
+    }
+    for m in markers {
+        let num = |w: &str| m.parse_value::<f64>(w);
+        let count = |w: &str| -> Result<i64, Diagnostic> {
+            let n = m.parse_value::<i64>(w)?;
+            if n < 0 {
+                return Err(m.error(format!("`+{}` must not be negative", m.name)));
+            }
+            Ok(n)
+        };
+        match m.name {
+            "kubebuilder:validation:Minimum" => {
+                need_type(schema, m, &["integer", "number"])?;
+                schema.minimum = Some(num("a number")?);
+            }
+            "kubebuilder:validation:Maximum" => {
+                need_type(schema, m, &["integer", "number"])?;
+                schema.maximum = Some(num("a number")?);
+            }
+            "kubebuilder:validation:ExclusiveMinimum" => schema.exclusive_minimum = Some(m.bool_value()?),
+            "kubebuilder:validation:ExclusiveMaximum" => schema.exclusive_maximum = Some(m.bool_value()?),
+            "kubebuilder:validation:MultipleOf" => {
+                need_type(schema, m, &["integer", "number"])?;
+                let n = num("a number")?;
+                if n <= 0.0 {
+                    return Err(m.error("`+kubebuilder:validation:MultipleOf` must be greater than 0"));
+                }
+                schema.multiple_of = Some(n);
+            }
+            "kubebuilder:validation:MinLength" => {
+                need_type(schema, m, &["string"])?;
+                schema.min_length = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:MaxLength" => {
+                need_type(schema, m, &["string"])?;
+                schema.max_length = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:Pattern" => {
+                need_type(schema, m, &["string"])?;
+                let p = m.string_value()?;
+                if let Err(e) = regex::Regex::new(&p) {
+                    let detail = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
+                    return Err(m.error(format!("invalid regular expression `{p}`: {detail}")).with_hint("patterns use RE2 syntax (no lookaround or backreferences); quote them with backticks to avoid escaping"));
+                }
+                schema.pattern = Some(p);
+            }
+            "kubebuilder:validation:MinItems" => {
+                need_type(schema, m, &["array"])?;
+                schema.min_items = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:MaxItems" => {
+                need_type(schema, m, &["array"])?;
+                schema.max_items = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:UniqueItems" => {
+                need_type(schema, m, &["array"])?;
+                schema.unique_items = Some(m.bool_value()?);
+            }
+            "kubebuilder:validation:MinProperties" => {
+                need_type(schema, m, &["object"])?;
+                schema.min_properties = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:MaxProperties" => {
+                need_type(schema, m, &["object"])?;
+                schema.max_properties = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:Enum" => {
+                let raw = m.string_value()?;
+                let items = split_list(&raw);
+                if items.is_empty() {
+                    return Err(m.error("`+kubebuilder:validation:Enum` needs at least one value").with_hint("separate values with `;`, e.g. `Enum=Always;Never`"));
+                }
+                let mut values = vec![];
+                for i in items {
+                    values.push(JSON(typed_value(schema, m, &i)?));
+                }
+                schema.enum_ = Some(values);
+            }
+            "kubebuilder:validation:Format" => {
+                need_type(schema, m, &["string", "integer", "number"])?;
+                schema.format = Some(m.string_value()?);
+            }
+            "kubebuilder:validation:XValidation" => {
+                let rule = m.arg("rule").unwrap_or_default().trim().to_owned();
+                if rule.is_empty() {
+                    return Err(m.error("XValidation rule is empty"));
+                }
+                let reason = m.arg("reason").map(str::to_owned);
+                const REASONS: &[&str] = &["FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"];
+                if let Some(r) = &reason
+                    && !REASONS.contains(&r.as_str())
+                {
+                    return Err(m.error(format!("invalid XValidation reason `{r}`")).with_hint(format!("allowed values: {}", REASONS.join(", "))));
+                }
+                let optional_old_self = match m.arg("optionalOldSelf") {
+                    None => None,
+                    Some("true") => Some(true),
+                    Some("false") => Some(false),
+                    Some(o) => return Err(m.error(format!("optionalOldSelf takes true or false, not `{o}`"))),
+                };
+                schema.x_kubernetes_validations.get_or_insert_with(Vec::new).push(ValidationRule {
+                    rule,
+                    message: m.arg("message").map(str::to_owned),
+                    message_expression: m.arg("messageExpression").map(str::to_owned),
+                    reason,
+                    field_path: m.arg("fieldPath").map(str::to_owned),
+                    optional_old_self,
+                });
+            }
+            "kubebuilder:validation:XPreserveUnknownFields" | "kubebuilder:pruning:PreserveUnknownFields" => {
+                schema.x_kubernetes_preserve_unknown_fields = Some(true)
+            }
+            "kubebuilder:validation:XEmbeddedResource" => {
+                need_type(schema, m, &["object"])?;
+                schema.x_kubernetes_embedded_resource = Some(true);
+            }
+            "kubebuilder:validation:XIntOrString" => {
+                *schema = JSONSchemaProps { description: schema.description.take(), ..int_or_string() };
+            }
+            "kubebuilder:default" | "default" => {
+                let raw = m.string_value_raw()?;
+                schema.default = Some(JSON(typed_value(schema, m, &raw)?));
+            }
+            "kubebuilder:example" => {
+                let raw = m.string_value_raw()?;
+                schema.example = Some(JSON(typed_value(schema, m, &raw)?));
+            }
+            "kubebuilder:title" => schema.title = Some(m.string_value()?),
+            "listType" => {
+                need_type(schema, m, &["array"])?;
+                let v = m.string_value()?;
+                if !matches!(v.as_str(), "atomic" | "set" | "map") {
+                    return Err(m.error(format!("invalid listType `{v}`")).with_hint("allowed values: atomic, set, map"));
+                }
+                schema.x_kubernetes_list_type = Some(v);
+            }
+            "listMapKey" => {
+                need_type(schema, m, &["array"])?;
+                schema.x_kubernetes_list_map_keys.get_or_insert_with(Vec::new).push(m.string_value()?);
+            }
+            "mapType" | "structType" => {
+                need_type(schema, m, &["object"])?;
+                let v = m.string_value()?;
+                if !matches!(v.as_str(), "granular" | "atomic") {
+                    return Err(m.error(format!("invalid {} `{v}`", m.name)).with_hint("allowed values: granular, atomic"));
+                }
+                schema.x_kubernetes_map_type = Some(v);
+            }
+            _ => {}
+        }
+    }
+    check_list_map(schema, markers)
+}
+
+/// `listType=map` needs `listMapKey`s naming required-or-defaulted scalar item properties.
+fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
+    let key_marker = markers.iter().find(|m| m.name == "listMapKey");
+    let type_marker = markers.iter().find(|m| m.name == "listType");
+    match (schema.x_kubernetes_list_type.as_deref(), &schema.x_kubernetes_list_map_keys) {
+        (Some("map"), None) => Err(type_marker.expect("set by marker").error("`+listType=map` needs at least one `+listMapKey=`")),
+        (Some("map"), Some(keys)) => {
+            let item = match &schema.items {
+                Some(JSONSchemaPropsOrArray::Schema(s)) => s,
+                _ => return Ok(()),
+            };
+            for k in keys {
+                let prop = item.properties.as_ref().and_then(|p| p.get(k));
+                let required = item.required.as_ref().is_some_and(|r| r.contains(k));
+                match prop {
+                    None => {
+                        return Err(key_marker.expect("set").error(format!("listMapKey `{k}` is not a property of the list items")));
+                    }
+                    Some(p) if !required && p.default.is_none() => {
+                        return Err(key_marker.expect("set").error(format!("listMapKey `{k}` must be required or have a default")).with_hint("make the field non-Option, or add +kubebuilder:default"));
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        (_, Some(_)) => Err(key_marker.expect("set").error("`+listMapKey` needs `+listType=map`")),
+        _ => Ok(()),
+    }
+}
+
+impl Marker {
+    /// The value exactly as written (quotes kept), for JSON-ish values such as defaults.
+    pub fn string_value_raw(&self) -> Result<String, Diagnostic> {
+        self.value.clone().ok_or_else(|| self.error(format!("`+{}` needs a value", self.name)))
+    }
+}
+
+/// Find the schema node a simple JSONPath (`.spec.replicas`) points at.
+/// Anything below `.metadata` is accepted: the apiserver owns metadata's schema.
+pub fn lookup_path<'s>(schema: &'s JSONSchemaProps, path: &str) -> Result<Option<&'s JSONSchemaProps>, String> {
+    let path = path.split('[').next().unwrap_or(path);
+    let mut node = schema;
+    let segs: Vec<&str> = path.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).collect();
+    if segs.first() == Some(&"metadata") {
+        return Ok(None);
+    }
+    for (i, seg) in segs.iter().enumerate() {
+        if node.x_kubernetes_preserve_unknown_fields == Some(true) && node.properties.is_none() {
+            return Ok(None);
+        }
+        let next = node.properties.as_ref().and_then(|p| p.get(*seg)).or_else(|| match &node.additional_properties {
+            Some(JSONSchemaPropsOrBool::Schema(s)) => Some(&**s),
+            _ => None,
+        });
+        match next {
+            Some(n) => node = n,
+            None => return Err(format!("`{}` has no field `{seg}`", if i == 0 { "." .to_owned() } else { format!(".{}", segs[..i].join(".")) })),
+        }
+    }
+    Ok(Some(node))
+}

@@ -1,0 +1,2 @@
+pub mod insujang;
+pub mod samplecontroller;
