@@ -359,7 +359,12 @@ pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Mark
                         };
                         return Err(d);
                     };
-                    let value = unquote(value).map_err(&err)?;
+                    let value = match unquote(value) {
+                        Ok(v) => v,
+                        // A list of quoted items (`"a=b";"c=d"`): split_list unquotes each.
+                        Err(_) if split_top_level(value.trim(), ';').len() > 1 => value.trim().to_owned(),
+                        Err(e) => return Err(err(e)),
+                    };
                     marker.args.push(((*canonical).to_owned(), value));
                 }
             } else if rest.starts_with('=') {
