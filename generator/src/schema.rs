@@ -245,32 +245,15 @@ impl<'a> SchemaBuilder<'a> {
     }
 
     /// The schema of a k8s-openapi type, from its schemars impl made structural the way
-    /// kube-derive does it.
+    /// kube-derive does it. Like controller-gen, every ObjectMeta in it is just `type: object`.
     fn k8s_schema(&mut self, path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
         if let Some(s) = self.k8s_cache.get(path) {
             return Ok(s.clone());
         }
-        let f = crate::k8s_types::lookup(path).ok_or_else(|| Diagnostic::new(loc.clone(), format!("no schema for k8s-openapi type `{path}`")))?;
-        let mut generator = schemars::generate::SchemaSettings::openapi3()
-            .with(|s| {
-                s.inline_subschemas = true;
-                s.meta_schema = None;
-            })
-            .with_transform(schemars::transform::AddNullable::default())
-            .with_transform(kube_core::schema::StructuralSchemaRewriter)
-            .with_transform(kube_core::schema::OptionalEnum)
-            .with_transform(kube_core::schema::OptionalIntOrString)
-            .into_generator();
-        let mut schema = f(&mut generator);
-        // Transforms run on root schemas only; apply them to this subschema ourselves.
-        use schemars::transform::Transform;
-        kube_core::schema::StructuralSchemaRewriter.transform(&mut schema);
-        let value = schema.to_value();
-        let mut props: JSONSchemaProps = serde_json::from_value(strip_unknown(value))
-            .map_err(|e| Diagnostic::new(loc.clone(), format!("schema of `{path}` is not a JSONSchemaProps: {e}")))?;
-        if path.ends_with("::ObjectMeta") {
-            props = typed("object");
-        }
+        let mut props = if path.ends_with("::ObjectMeta") { typed("object") } else { raw_k8s_schema(path, loc)? };
+        let meta = raw_k8s_schema("apimachinery::pkg::apis::meta::v1::ObjectMeta", loc)?;
+        let meta_keys: Vec<&String> = meta.properties.iter().flat_map(|p| p.keys()).collect();
+        trim_object_meta(&mut props, &meta_keys);
         self.k8s_cache.insert(path.to_owned(), props.clone());
         Ok(props)
     }
@@ -387,6 +370,48 @@ impl<'a> SchemaBuilder<'a> {
             return Ok(JSONSchemaProps { properties: Some(props), ..typed("object") });
         }
         Ok(schemas.into_iter().next().expect("non-empty").1)
+    }
+}
+
+/// The schema of a k8s-openapi type as schemars and kube-core's structural rewriter make it.
+fn raw_k8s_schema(path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
+    let f = crate::k8s_types::lookup(path).ok_or_else(|| Diagnostic::new(loc.clone(), format!("no schema for k8s-openapi type `{path}`")))?;
+    let mut generator = schemars::generate::SchemaSettings::openapi3()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .with_transform(schemars::transform::AddNullable::default())
+        .with_transform(kube_core::schema::StructuralSchemaRewriter)
+        .with_transform(kube_core::schema::OptionalEnum)
+        .with_transform(kube_core::schema::OptionalIntOrString)
+        .into_generator();
+    let mut schema = f(&mut generator);
+    // Transforms run on root schemas only; apply them to this subschema ourselves.
+    use schemars::transform::Transform;
+    kube_core::schema::StructuralSchemaRewriter.transform(&mut schema);
+    let value = schema.to_value();
+    serde_json::from_value(strip_unknown(value))
+        .map_err(|e| Diagnostic::new(loc.clone(), format!("schema of `{path}` is not a JSONSchemaProps: {e}")))
+}
+
+/// Replace every nested ObjectMeta schema (recognised by its exact property names) with
+/// `type: object`, keeping its description: the apiserver owns metadata's schema, and
+/// controller-gen emits embedded metadata (PodTemplateSpec.metadata) the same way.
+fn trim_object_meta(node: &mut JSONSchemaProps, meta_keys: &[&String]) {
+    let is_meta = |p: &JSONSchemaProps| p.properties.as_ref().is_some_and(|props| props.keys().eq(meta_keys.iter().copied()));
+    for child in node.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        if is_meta(child) {
+            *child = JSONSchemaProps { description: child.description.take(), ..typed("object") };
+        } else {
+            trim_object_meta(child, meta_keys);
+        }
+    }
+    if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut node.items {
+        trim_object_meta(item, meta_keys);
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(value)) = &mut node.additional_properties {
+        trim_object_meta(value, meta_keys);
     }
 }
 
@@ -508,8 +533,9 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 need_type(schema, m, &["integer", "number"])?;
                 schema.maximum = Some(num("a number")?);
             }
-            "kubebuilder:validation:ExclusiveMinimum" => schema.exclusive_minimum = Some(m.bool_value()?),
-            "kubebuilder:validation:ExclusiveMaximum" => schema.exclusive_maximum = Some(m.bool_value()?),
+            // `false` is the default, and Go's omitempty leaves it out: so do we.
+            "kubebuilder:validation:ExclusiveMinimum" => schema.exclusive_minimum = m.bool_value()?.then_some(true),
+            "kubebuilder:validation:ExclusiveMaximum" => schema.exclusive_maximum = m.bool_value()?.then_some(true),
             "kubebuilder:validation:MultipleOf" => {
                 need_type(schema, m, &["integer", "number"])?;
                 let n = num("a number")?;
@@ -545,7 +571,13 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
             }
             "kubebuilder:validation:UniqueItems" => {
                 need_type(schema, m, &["array"])?;
-                schema.unique_items = Some(m.bool_value()?);
+                if m.bool_value()? {
+                    // The apiserver rejects such a CRD: "uniqueItems cannot be set to true since
+                    // the runtime complexity becomes quadratic".
+                    return Err(m
+                        .error("`uniqueItems: true` is forbidden in CRD schemas (the API server rejects the CRD)")
+                        .with_hint("use `+listType=set` (or a BTreeSet field) for a list without duplicates"));
+                }
             }
             "kubebuilder:validation:MinProperties" => {
                 need_type(schema, m, &["object"])?;
