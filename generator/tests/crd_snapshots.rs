@@ -1,0 +1,136 @@
+//! CRD snapshots of the fixture crates in `tests/fixtures/`.
+//!
+//! Each fixture is a tiny crate that is parsed, never compiled. Every generated file is
+//! snapshotted as `<fixture>__<file name>`, and generation must be byte-for-byte stable.
+//! Run `INSTA_UPDATE=always cargo test -p kube-codegen --test crd_snapshots` (or
+//! `cargo insta review`) after an intended change, and read every changed snapshot.
+
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
+use kube_codegen::{Config, Generated};
+
+/// A config for a fixture: with its Cargo.toml metadata if it has a Cargo.toml.
+fn config(name: &str) -> Config {
+    let dir = PathBuf::from("tests/fixtures").join(name);
+    if dir.join("Cargo.toml").exists() {
+        Config::from_crate(&dir).expect("fixture Cargo.toml is valid")
+    } else {
+        Config::new().crate_dir(&dir)
+    }
+}
+
+fn generate(name: &str) -> Generated {
+    match config(name).generate() {
+        Ok(g) => g,
+        Err(e) => panic!("fixture `{name}` failed to generate:\n{e}"),
+    }
+}
+
+/// Walk a schema and fail on anything a structural schema may not contain.
+fn assert_structural(path: &str, s: &JSONSchemaProps) {
+    assert!(s.ref_path.is_none(), "{path}: $ref");
+    assert!(s.all_of.is_none() && s.not.is_none(), "{path}: allOf/not");
+    let int_or_string = s.x_kubernetes_int_or_string == Some(true);
+    let preserve = s.x_kubernetes_preserve_unknown_fields == Some(true);
+    assert!(
+        s.type_.is_some() || int_or_string || preserve,
+        "{path}: node has no type, is not int-or-string and does not preserve unknown fields"
+    );
+    for (what, list) in [("oneOf", &s.one_of), ("anyOf", &s.any_of)] {
+        for (i, alt) in list.iter().flatten().enumerate() {
+            let only_required = alt == &JSONSchemaProps { required: alt.required.clone(), ..Default::default() };
+            let int_or_string_pair = int_or_string
+                && what == "anyOf"
+                && [Some("integer"), Some("string")].contains(&alt.type_.as_deref())
+                && alt == &JSONSchemaProps { type_: alt.type_.clone(), ..Default::default() };
+            assert!(only_required || int_or_string_pair, "{path}.{what}[{i}]: {alt:?}");
+        }
+    }
+    if s.x_kubernetes_embedded_resource == Some(true) {
+        assert_eq!(s.type_.as_deref(), Some("object"), "{path}: embedded resource must be an object");
+    }
+    for (k, p) in s.properties.iter().flatten() {
+        assert_structural(&format!("{path}.{k}"), p);
+    }
+    match &s.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) => assert_structural(&format!("{path}[]"), item),
+        Some(JSONSchemaPropsOrArray::Schemas(_)) => panic!("{path}: tuple items"),
+        None => assert!(s.type_.as_deref() != Some("array"), "{path}: array without items"),
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(v)) = &s.additional_properties {
+        assert_structural(&format!("{path}{{}}"), v);
+        assert!(s.properties.is_none(), "{path}: both properties and additionalProperties");
+    }
+}
+
+/// Snapshot every file of a fixture; check stability and structure on the way.
+fn snapshot_fixture(name: &str, expected_files: &[&str]) {
+    let first = generate(name);
+    let second = generate(name);
+    assert_eq!(first.files, second.files, "{name}: generating twice must give identical bytes");
+
+    let crd_dir = config(name).crd_output_dir();
+    let names: Vec<String> = first
+        .files
+        .iter()
+        .map(|f| {
+            assert_eq!(f.path.parent(), Some(crd_dir.as_path()), "{name}: {} is outside the CRD dir", f.path.display());
+            f.path.file_name().unwrap().to_string_lossy().into_owned()
+        })
+        .collect();
+    assert_eq!(names, expected_files, "{name}: generated files");
+
+    for (file, file_name) in first.files.iter().zip(&names) {
+        assert!(file.contents.starts_with(kube_codegen::YAML_HEADER), "{file_name}: header");
+        assert!(file.contents.ends_with('\n'), "{file_name}: trailing newline");
+        let crd: CustomResourceDefinition = serde_yaml::from_str(&file.contents).expect("a CRD");
+        for v in &crd.spec.versions {
+            let schema = v.schema.as_ref().and_then(|s| s.open_api_v3_schema.as_ref()).expect("schema");
+            assert_structural(&format!("{}/{}", crd.spec.group, v.name), schema);
+        }
+        assert_eq!(crd.spec.versions.iter().filter(|v| v.storage).count(), 1, "{file_name}: one storage version");
+        insta::assert_snapshot!(format!("{name}__{file_name}"), file.contents);
+    }
+}
+
+#[test]
+fn testresource() {
+    snapshot_fixture("testresource", &["insujang.github.io_testresources.yaml"]);
+}
+
+#[test]
+fn foo() {
+    snapshot_fixture("foo", &["samplecontroller.k8s.io_foos.yaml"]);
+    // Cargo.toml metadata moved the CRD dir.
+    assert_eq!(config("foo").crd_output_dir(), Path::new("tests/fixtures/foo/config/crd"));
+}
+
+#[test]
+fn multiversion() {
+    snapshot_fixture("multiversion", &["stable.example.com_crontabs.yaml"]);
+}
+
+#[test]
+fn enums() {
+    snapshot_fixture("enums", &["enums.example.com_shapes.yaml"]);
+}
+
+#[test]
+fn maps_flatten_embedded() {
+    snapshot_fixture("maps_flatten_embedded", &["apps.example.com_apps.yaml"]);
+}
+
+#[test]
+fn validation() {
+    snapshot_fixture("validation", &["widgets.example.com_widgets.yaml"]);
+}
+
+/// The CRDs committed in sample-api are what the generator makes of it now.
+#[test]
+fn sample_api_crds_are_up_to_date() {
+    let report = Config::from_crate("../sample-api").unwrap().check().unwrap();
+    assert!(report.is_clean(), "sample-api/crds is out of date; run `cargo run -p kube-codegen -- generate sample-api`:\n{report}");
+}
