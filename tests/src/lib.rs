@@ -1,1 +1,257 @@
+//! Helpers for the end-to-end tests: a client for the control plane that `hack/test.sh`
+//! started, kubectl, CRD installation, per-test namespaces and a fake kubelet.
+//!
+//! Tests fail, never skip, when the control plane is missing: the e2e crate is not a
+//! default workspace member, so plain `cargo test` does not run it, and `hack/test.sh`
+//! always provides the cluster.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, Config};
+use serde_json::json;
+
+/// Field manager for everything the tests apply.
+pub const MANAGER: &str = "kube-codegen-e2e";
+
+/// The kubeconfig of the test control plane. Panics with instructions when absent.
+pub fn kubeconfig() -> PathBuf {
+    match std::env::var_os("KUBE_CODEGEN_KUBECONFIG") {
+        Some(p) => PathBuf::from(p),
+        None => panic!(
+            "KUBE_CODEGEN_KUBECONFIG is not set: e2e tests need the real control plane. \
+             Run them with `hack/test.sh` (it builds, starts and stops the control plane)."
+        ),
+    }
+}
+
+/// The workspace root (for sample-api/, tests/fixtures/, ...).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
+}
+
+/// A client for the test control plane, as the admin user.
+pub async fn client() -> Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).expect("readable kubeconfig");
+    let config = Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("valid kubeconfig");
+    Client::try_from(config).expect("client")
+}
+
+/// Output of a kubectl run.
+#[derive(Debug)]
+pub struct KubectlOutput {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run the kubectl that `hack/testenv.sh env` put first on PATH, against the test cluster.
+pub fn kubectl(args: &[&str]) -> KubectlOutput {
+    kubectl_stdin(args, None)
+}
+
+pub fn kubectl_stdin(args: &[&str], stdin: Option<&str>) -> KubectlOutput {
+    use std::io::Write;
+    let mut cmd = Command::new("kubectl");
+    cmd.arg("--kubeconfig").arg(kubeconfig()).args(args);
+    cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("kubectl on PATH (hack/test.sh puts the pinned one first)");
+    if let Some(input) = stdin {
+        child.stdin.take().expect("piped").write_all(input.as_bytes()).expect("write stdin");
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().expect("kubectl runs");
+    KubectlOutput {
+        success: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// kubectl that must succeed; returns stdout.
+pub fn kubectl_ok(args: &[&str]) -> String {
+    let out = kubectl(args);
+    assert!(out.success, "kubectl {args:?} failed:\n{}{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+/// Poll `check` until it returns Some, or fail after `timeout`.
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let start = Instant::now();
+    let mut last_err = None;
+    loop {
+        match check().await {
+            Ok(Some(v)) => return Ok(v),
+            Ok(None) => {}
+            Err(e) => last_err = Some(e),
+        }
+        if start.elapsed() > timeout {
+            bail!("timed out after {timeout:?} waiting for {what}; last error: {last_err:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Conditions of a CRD, as (type, status) pairs.
+pub fn crd_conditions(crd: &CustomResourceDefinition) -> Vec<(String, String)> {
+    crd.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .map(|cs| cs.iter().map(|c| (c.type_.clone(), c.status.clone())).collect())
+        .unwrap_or_default()
+}
+
+/// Server-side apply a CRD with the Rust client and wait until it is Established.
+pub async fn apply_crd(client: &Client, crd: &CustomResourceDefinition) -> Result<CustomResourceDefinition> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let name = crd.metadata.name.clone().context("CRD has a name")?;
+    api.patch(&name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(crd)).await.with_context(|| format!("applying {name}"))?;
+    wait_established(client, &name).await
+}
+
+/// Wait until a CRD reports Established=True, and return it.
+pub async fn wait_established(client: &Client, name: &str) -> Result<CustomResourceDefinition> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    eventually(&format!("{name} Established"), Duration::from_secs(30), || async {
+        let crd = api.get(name).await?;
+        let established = crd_conditions(&crd).iter().any(|(t, s)| t == "Established" && s == "True");
+        Ok(established.then_some(crd))
+    })
+    .await
+}
+
+/// Parse a generated CRD file.
+pub fn parse_crd(yaml: &str) -> CustomResourceDefinition {
+    serde_yaml::from_str(yaml).expect("generated CRD parses")
+}
+
+/// A namespace that is deleted when dropped (best effort, in the background).
+pub struct TestNamespace {
+    pub name: String,
+    client: Client,
+}
+
+impl TestNamespace {
+    pub async fn new(client: &Client, prefix: &str) -> TestNamespace {
+        let api: Api<Namespace> = Api::all(client.clone());
+        let ns: Namespace = serde_json::from_value(json!({
+            "metadata": { "generateName": format!("{prefix}-"), "labels": { "kube-codegen-e2e": "true" } }
+        }))
+        .expect("namespace");
+        let created = api.create(&PostParams::default(), &ns).await.expect("create namespace");
+        TestNamespace { name: created.metadata.name.expect("named"), client: client.clone() }
+    }
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        let client = self.client.clone();
+        let name = self.name.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = Api::<Namespace>::all(client).delete(&name, &DeleteParams::default()).await;
+            });
+        }
+    }
+}
+
+/// Stands in for a kubelet, which the test control plane does not run: it registers a
+/// Node and makes pods Running and Ready through the status subresource, which is all the
+/// Deployment and ReplicaSet controllers look at.
+pub struct FakeKubelet {
+    client: Client,
+    pub node_name: String,
+}
+
+impl FakeKubelet {
+    pub async fn register(client: &Client, node_name: &str) -> Result<FakeKubelet> {
+        let nodes: Api<Node> = Api::all(client.clone());
+        let node: Node = serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": { "name": node_name, "labels": { "kubernetes.io/hostname": node_name } },
+        }))?;
+        nodes.patch(node_name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&node)).await?;
+        let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+        let status = json!({
+            "status": {
+                "conditions": [{ "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake kubelet", "lastHeartbeatTime": now, "lastTransitionTime": now }],
+                "capacity": { "cpu": "8", "memory": "16Gi", "pods": "110" },
+                "allocatable": { "cpu": "8", "memory": "16Gi", "pods": "110" }
+            }
+        });
+        nodes.patch_status(node_name, &PatchParams::default(), &Patch::Merge(&status)).await?;
+        Ok(FakeKubelet { client: client.clone(), node_name: node_name.to_owned() })
+    }
+
+    /// Bind every pod matching `selector` in `namespace` to this node and mark it Ready.
+    /// Returns how many pods it changed.
+    pub async fn make_pods_ready(&self, namespace: &str, selector: &str) -> Result<usize> {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let mut changed = 0;
+        for pod in pods.list(&ListParams::default().labels(selector)).await? {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            if pod.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            let ready = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+            if ready {
+                continue;
+            }
+            if pod.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_none() {
+                let binding = json!({
+                    "apiVersion": "v1", "kind": "Binding",
+                    "metadata": { "name": name },
+                    "target": { "apiVersion": "v1", "kind": "Node", "name": self.node_name }
+                });
+                let body = serde_json::to_vec(&binding)?;
+                let req = http_post(&format!("/api/v1/namespaces/{namespace}/pods/{name}/binding"), body)?;
+                self.client.request_text(req).await.with_context(|| format!("binding pod {name}"))?;
+            }
+            let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+            let containers: Vec<_> = pod
+                .spec
+                .as_ref()
+                .map(|s| s.containers.iter().map(|c| json!({
+                    "name": c.name, "image": c.image, "imageID": "", "ready": true, "started": true, "restartCount": 0,
+                    "state": { "running": { "startedAt": now } }
+                })).collect())
+                .unwrap_or_default();
+            let status = json!({
+                "status": {
+                    "phase": "Running",
+                    "hostIP": "127.0.0.1",
+                    "podIP": "127.0.0.1",
+                    "startTime": now,
+                    "conditions": [
+                        { "type": "PodScheduled", "status": "True", "lastTransitionTime": now },
+                        { "type": "Initialized", "status": "True", "lastTransitionTime": now },
+                        { "type": "ContainersReady", "status": "True", "lastTransitionTime": now },
+                        { "type": "Ready", "status": "True", "lastTransitionTime": now }
+                    ],
+                    "containerStatuses": containers
+                }
+            });
+            pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status)).await.with_context(|| format!("pod {name} status"))?;
+            changed += 1;
+        }
+        Ok(changed)
+    }
+}
+
+fn http_post(path: &str, body: Vec<u8>) -> Result<http::Request<Vec<u8>>> {
+    Ok(http::Request::post(path).header("content-type", "application/json").body(body)?)
+}
