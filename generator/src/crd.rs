@@ -106,6 +106,9 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
             labels.extend(k.labels.clone());
             let mut builder = SchemaBuilder::new(api, p, options);
             let Some(schema) = diags.collect(builder.kind_schema(k)) else { continue };
+            if builder.unresolved {
+                continue;
+            }
             check_paths(k, &schema, diags);
             crd_versions.push(version_of(p, k, schema, p.version == storage_version));
         }
@@ -200,7 +203,7 @@ fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
         }
     }
     if let Some(scale) = &k.scale {
-        let at = &k.loc;
+        let at = &scale.loc;
         for (what, path, prefix, ty) in [
             ("specpath", Some(&scale.spec_replicas_path), ".spec.", "integer"),
             ("statuspath", Some(&scale.status_replicas_path), ".status.", "integer"),
@@ -214,7 +217,7 @@ fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
             match lookup_path(schema, path) {
                 Err(e) => diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}`: {e}"))),
                 Ok(Some(node)) if node.type_.as_deref() != Some(ty) => {
-                    diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}` must point at a {ty} field")))
+                    diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}` must point at a field of type {ty}")))
                 }
                 Ok(_) => {}
             }

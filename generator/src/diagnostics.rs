@@ -108,11 +108,17 @@ impl Diagnostics {
         r.map_err(|d| self.push(d)).ok()
     }
 
-    /// Render all diagnostics, reading each file once for its source lines.
-    pub fn render(&self) -> String {
+    /// The diagnostics sorted by location, each once (a marker read twice errs twice).
+    pub fn sorted(&self) -> Vec<Diagnostic> {
         let mut sorted = self.0.clone();
         sorted.sort_by(|a, b| a.loc.cmp(&b.loc).then_with(|| a.message.cmp(&b.message)));
         sorted.dedup();
+        sorted
+    }
+
+    /// Render all diagnostics, reading each file once for its source lines.
+    pub fn render(&self) -> String {
+        let sorted = self.sorted();
         let mut out = String::new();
         let mut cache: Option<(PathBuf, Option<String>)> = None;
         for d in &sorted {

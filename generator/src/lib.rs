@@ -239,7 +239,7 @@ impl Config {
         let crds = crd::build_crds(&api, &self.schema, &mut diags);
         if !diags.is_empty() {
             let rendered = diags.render();
-            return Err(Error::Input { diagnostics: diags.0, rendered });
+            return Err(Error::Input { diagnostics: diags.sorted(), rendered });
         }
         let crd_dir = self.crd_output_dir();
         let mut out: Vec<GeneratedFile> = crds

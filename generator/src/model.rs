@@ -52,6 +52,8 @@ pub struct Scale {
     pub spec_replicas_path: String,
     pub status_replicas_path: String,
     pub label_selector_path: Option<String>,
+    /// Where the `+kubebuilder:subresource:scale` marker is.
+    pub loc: Location,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! their markers, read each kind's settings, and resolve the field types reachable from
 //! the kinds. All problems are collected, not just the first.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use syn::spanned::Spanned;
@@ -322,6 +322,7 @@ fn kind_of(
         diags.push(m.error(format!("status subresource on `{name}`, which has no `status` field")).with_hint("add a `status` field or remove the marker"));
     }
     let scale = find("kubebuilder:subresource:scale").map(|m| Scale {
+        loc: m.loc.clone(),
         spec_replicas_path: m.arg("specpath").unwrap_or_default().to_owned(),
         status_replicas_path: m.arg("statuspath").unwrap_or_default().to_owned(),
         label_selector_path: m.arg("selectorpath").map(str::to_owned),
@@ -628,6 +629,13 @@ struct Resolver<'a> {
     pending: Vec<String>,
 }
 
+/// A type as written, without the token spacing of `quote` (`HashMap<i32, String>`).
+fn type_text(ty: &syn::Type) -> String {
+    let file: syn::File = syn::parse_quote!(type T = #ty;);
+    let text = prettyplease::unparse(&file);
+    text.trim().trim_start_matches("type T = ").trim_end_matches(';').to_owned()
+}
+
 fn ident_str(i: &syn::Ident) -> String {
     let s = i.to_string();
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
@@ -702,11 +710,10 @@ impl Resolver<'_> {
             )
         };
         let syn::Type::Path(tp) = ty else {
-            let text = quote::quote!(#ty).to_string();
-            return Err(unsupported(text));
+            return Err(unsupported(type_text(ty)));
         };
         if tp.qself.is_some() {
-            return Err(unsupported(quote::quote!(#ty).to_string()));
+            return Err(unsupported(type_text(ty)));
         }
         let abs = self.absolute(module, &tp.path);
         let last = tp.path.segments.last().expect("paths have a segment");
@@ -736,7 +743,8 @@ impl Resolver<'_> {
                 "BTreeMap" | "HashMap" | "IndexMap" => {
                     let k = one(self, 0)?;
                     if k != TypeRef::String {
-                        return Err(Diagnostic::new(loc, format!("map keys must be strings, found `{}`", quote::quote!(#ty)))
+                        let key = args.first().map(|k| type_text(k)).unwrap_or_default();
+                        return Err(Diagnostic::new(loc, format!("map keys must be strings, not `{key}` in `{}`", type_text(ty)))
                             .with_hint("JSON object keys are strings; use String keys"));
                     }
                     return Ok(TypeRef::Map(Box::new(one(self, 1)?)));
@@ -912,13 +920,25 @@ pub fn crd_groups(api: &Api) -> BTreeMap<(String, String), Vec<(&Package, &Kind)
     out
 }
 
-/// Names used by more than one kind in one package are a bug in the input.
+/// Kinds of one group need distinct plurals: the plural names the CRD (`<plural>.<group>`)
+/// and its file, so two kinds sharing one would overwrite each other.
 pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
+    let mut seen: BTreeMap<(&str, &str), &Kind> = BTreeMap::new();
     for p in api.packages.values() {
-        let mut seen = BTreeSet::new();
         for k in &p.kinds {
-            if !seen.insert(k.plural.clone()) {
-                diags.push(Diagnostic::new(k.loc.clone(), format!("two kinds in {}/{} share the plural `{}`", p.group, p.version, k.plural)).with_hint("set a distinct `+kubebuilder:resource:path=`"));
+            match seen.get(&(p.group.as_str(), k.plural.as_str())) {
+                // The same kind in another version: one CRD, as it should be.
+                Some(first) if first.name == k.name => {}
+                Some(first) => diags.push(
+                    Diagnostic::new(
+                        k.loc.clone(),
+                        format!("kinds `{}` and `{}` of group {} share the plural `{}`", first.name, k.name, p.group, k.plural),
+                    )
+                    .with_hint(format!("`{}` is at {}; set a distinct `+kubebuilder:resource:path=`", first.name, first.loc)),
+                ),
+                None => {
+                    seen.insert((p.group.as_str(), k.plural.as_str()), k);
+                }
             }
         }
     }

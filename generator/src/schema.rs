@@ -45,11 +45,13 @@ pub struct SchemaBuilder<'a> {
     /// Types being expanded, to catch recursion.
     stack: Vec<String>,
     k8s_cache: BTreeMap<String, JSONSchemaProps>,
+    /// A type could not be resolved (already reported), so the schema is incomplete.
+    pub unresolved: bool,
 }
 
 impl<'a> SchemaBuilder<'a> {
     pub fn new(api: &'a Api, package: &Package, options: &'a SchemaOptions) -> Self {
-        SchemaBuilder { api, options, default_optional: package.default_optional.clone(), stack: vec![], k8s_cache: BTreeMap::new() }
+        SchemaBuilder { api, options, default_optional: package.default_optional.clone(), stack: vec![], k8s_cache: BTreeMap::new(), unresolved: false }
     }
 
     fn describe(&self, doc: &str) -> Option<String> {
@@ -65,8 +67,7 @@ impl<'a> SchemaBuilder<'a> {
 
     /// The full schema of a kind: apiVersion, kind, metadata, then its own fields.
     pub fn kind_schema(&mut self, kind: &Kind) -> Result<JSONSchemaProps, Diagnostic> {
-        let decl = &self.api.types[&kind.type_key];
-        let mut schema = self.decl_schema(&kind.type_key, &decl.loc)?;
+        let mut schema = self.decl_schema(&kind.type_key, &kind.loc)?;
         let props = schema.properties.get_or_insert_with(BTreeMap::new);
         props.insert(
             "apiVersion".into(),
@@ -94,7 +95,11 @@ impl<'a> SchemaBuilder<'a> {
     }
 
     fn decl_schema(&mut self, key: &str, used_at: &Location) -> Result<JSONSchemaProps, Diagnostic> {
-        let decl = &self.api.types[key];
+        let Some(decl) = self.api.types.get(key) else {
+            // Resolving the type failed and was reported; go on to find other problems.
+            self.unresolved = true;
+            return Ok(JSONSchemaProps { x_kubernetes_preserve_unknown_fields: Some(true), ..Default::default() });
+        };
         if self.stack.iter().any(|k| k == key) {
             return Err(Diagnostic::new(used_at.clone(), format!("type `{}` contains itself", decl.name))
                 .with_hint("structural schemas cannot be recursive; use serde_json::Value with +kubebuilder:validation:XPreserveUnknownFields for open-ended nesting"));
