@@ -1,0 +1,275 @@
+//! The error corpus: every crate in `tests/errors/<case>/` is wrong in one way (`many_errors`
+//! in several), and generation must fail with located, helpful diagnostics.
+//!
+//! Expected errors are annotated in the sources, compiletest style: `//~ ERROR text` expects
+//! an error on its own line, `//~^ ERROR text` on the line above (one `^` per line up). Every
+//! diagnostic must match an annotation (same file and line, message containing `text`) and
+//! every annotation must be matched. The rendered text is snapshotted as `errors__<case>`,
+//! and a failed `write()` must leave a copy of the crate exactly as it was.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use kube_codegen::{Config, Diagnostic, Error};
+
+const ERRORS_DIR: &str = "tests/errors";
+
+/// An expected error: file, line and a piece of its message.
+#[derive(Debug)]
+struct Expected {
+    file: PathBuf,
+    line: usize,
+    text: String,
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn expectations(case_dir: &Path) -> Vec<Expected> {
+    let mut out = vec![];
+    for file in rust_files(case_dir) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let Some(at) = line.find("//~") else { continue };
+            let rest = &line[at + 3..];
+            let up = rest.chars().take_while(|c| *c == '^').count();
+            let rest = rest[up..].trim_start();
+            let text = rest.strip_prefix("ERROR").unwrap_or_else(|| panic!("{}:{}: `//~` without ERROR", file.display(), i + 1));
+            out.push(Expected { file: file.clone(), line: i + 1 - up, text: text.trim().to_owned() });
+        }
+    }
+    assert!(!out.is_empty(), "{}: no `//~ ERROR` annotations", case_dir.display());
+    out
+}
+
+/// Generate, expecting input errors; returns the diagnostics and the rendered text.
+fn input_errors(config: &Config, what: &str) -> (Vec<Diagnostic>, String) {
+    match config.generate() {
+        Err(Error::Input { diagnostics, rendered }) => (diagnostics, rendered),
+        Err(other) => panic!("{what}: expected input errors, got {other:?}"),
+        Ok(g) => panic!("{what}: expected input errors, but generation succeeded with {} files", g.files.len()),
+    }
+}
+
+/// Every file below `dir` with its bytes and modification time.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+                out.insert(path.strip_prefix(dir).unwrap().to_owned(), (std::fs::read(&path).unwrap(), modified));
+            }
+        }
+    }
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// `write()` and `check()` on a copy of the crate fail the same way and change nothing, not
+/// even a stale generated file that a successful run would prune.
+fn assert_nothing_written(crate_dir: &Path) {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("crate");
+    copy_dir(crate_dir, &copy);
+    std::fs::create_dir_all(copy.join("crds")).unwrap();
+    std::fs::write(copy.join("crds/old_things.yaml"), format!("{}\nkind: CustomResourceDefinition\n", kube_codegen::YAML_HEADER)).unwrap();
+    std::fs::write(copy.join("crds/README.md"), "hand-written\n").unwrap();
+    let before = tree(&copy);
+    let config = Config::new().crate_dir(&copy);
+    assert!(matches!(config.write(), Err(Error::Input { .. })), "{}: write() must fail with input errors", crate_dir.display());
+    assert!(matches!(config.check(), Err(Error::Input { .. })), "{}: check() must fail with input errors", crate_dir.display());
+    assert_eq!(tree(&copy), before, "{}: a failed run changed the crate", crate_dir.display());
+}
+
+fn run_case(case: &str) {
+    let dir = Path::new(ERRORS_DIR).join(case);
+    let expected = expectations(&dir);
+    let (diagnostics, rendered) = input_errors(&Config::new().crate_dir(&dir), case);
+
+    for d in &diagnostics {
+        let loc = &d.loc;
+        assert!(loc.file.starts_with(&dir), "{case}: diagnostic outside the case: {d}");
+        assert!(loc.line >= 1 && loc.column >= 1, "{case}: bad location {loc}");
+        // `path:line:col` of the right file, relative and stable, in the rendered text.
+        assert!(rendered.contains(&format!("--> {}:{}:{}\n", loc.file.display(), loc.line, loc.column)), "{case}: {loc} not in\n{rendered}");
+        assert!(
+            expected.iter().any(|e| e.file == loc.file && e.line == loc.line && d.message.contains(&e.text)),
+            "{case}: unexpected diagnostic {d}\nexpected: {expected:#?}"
+        );
+    }
+    for e in &expected {
+        assert!(
+            diagnostics.iter().any(|d| d.loc.file == e.file && d.loc.line == e.line && d.message.contains(&e.text)),
+            "{case}: no error `{}` at {}:{}; got:\n{rendered}",
+            e.text,
+            e.file.display(),
+            e.line
+        );
+    }
+    let count = rendered.matches("\n  --> ").count() + usize::from(rendered.starts_with("  --> "));
+    assert_eq!(count, diagnostics.len(), "{case}: every diagnostic is rendered once");
+    assert!(rendered.ends_with("nothing was written\n"), "{case}: summary line");
+
+    insta::assert_snapshot!(format!("errors__{case}"), rendered);
+    assert_nothing_written(&dir);
+}
+
+macro_rules! error_cases {
+    ($($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                run_case(stringify!($case));
+            }
+        )*
+
+        /// Every directory in tests/errors has a test, and every test a directory.
+        #[test]
+        fn every_case_is_listed() {
+            let listed: Vec<&str> = vec![$(stringify!($case)),*];
+            let mut on_disk: Vec<String> = std::fs::read_dir(ERRORS_DIR)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            on_disk.sort();
+            let mut sorted = listed.clone();
+            sorted.sort();
+            assert_eq!(on_disk, sorted, "add new cases to error_cases! in tests/error_corpus.rs");
+        }
+    };
+}
+
+error_cases! {
+    // marker values
+    bad_minimum,
+    bad_max_length,
+    negative_min_items,
+    bad_bool_unique_items,
+    unique_items_true,
+    minimum_on_string,
+    bad_enum_for_integer,
+    default_wrong_type,
+    invalid_pattern,
+    xvalidation_bad_reason,
+    xvalidation_missing_rule,
+    bad_list_type,
+    list_map_key_without_list_type,
+    list_map_key_optional,
+    bad_type_marker,
+    // marker names and placement
+    unknown_marker_typo,
+    unknown_marker_argument,
+    marker_wrong_level,
+    kind_marker_on_non_kind,
+    // kind markers
+    bad_printcolumn_type,
+    bad_printcolumn_format,
+    bad_printcolumn_priority,
+    printcolumn_missing_field,
+    bad_scope,
+    bad_short_name,
+    non_namespaced_contradicts_scope,
+    unknown_genclient_verb,
+    status_subresource_without_status,
+    scale_path_not_integer,
+    // Rust types
+    tuple_type,
+    map_non_string_key,
+    unknown_crate_type,
+    enum_mixed_unit_data,
+    adjacently_tagged_enum,
+    untagged_mixed_types,
+    tuple_variant,
+    recursive_type,
+    generic_type,
+    generic_kind,
+    // kinds
+    kind_without_type_meta,
+    kind_without_metadata,
+    metadata_not_object_meta,
+    kind_is_enum,
+    optional_and_required,
+    optional_without_default,
+    duplicate_plural,
+    duplicate_plural_across_versions,
+    // packages and versions
+    no_storage_version,
+    two_storage_versions,
+    versions_disagree_on_scope,
+    no_served_version,
+    duplicate_group_version,
+    version_without_group,
+    no_group_version_module,
+    invalid_group_name,
+    invalid_version_name,
+    // files
+    parse_error,
+    // several at once
+    many_errors,
+}
+
+/// A source file that is not UTF-8. Written at run time (a committed non-UTF-8 file is a
+/// nuisance), so its path is a temp path, replaced by `<tmp>` in the snapshot.
+#[test]
+fn non_utf8_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("non_utf8");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let mut bytes = b"//! +groupName=errors.example.com\n//! +versionName=v1\n\n// Latin-1 caf".to_vec();
+    bytes.push(0xe9);
+    bytes.extend_from_slice(b" is not UTF-8\npub struct Nothing;\n");
+    std::fs::write(dir.join("src/lib.rs"), &bytes).unwrap();
+
+    let (diagnostics, rendered) = input_errors(&Config::new().crate_dir(&dir), "non_utf8");
+    assert_eq!(diagnostics.len(), 1, "{rendered}");
+    let d = &diagnostics[0];
+    assert_eq!(d.loc.file, dir.join("src/lib.rs"));
+    assert_eq!((d.loc.line, d.loc.column), (4, 15), "points at the first bad byte");
+    assert!(d.message.contains("not valid UTF-8"), "{rendered}");
+    let shown = rendered.replace(&tmp.path().display().to_string(), "<tmp>");
+    assert!(shown.contains("--> <tmp>/non_utf8/src/lib.rs:4:15\n"), "{shown}");
+    insta::assert_snapshot!("errors__non_utf8", shown);
+    assert_nothing_written(&dir);
+}
+
+/// A case is also an error through the CLI's code path: `Config::from_crate` with a
+/// Cargo.toml that has no metadata behaves like `Config::new()`.
+#[test]
+fn from_crate_without_metadata_reports_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("c");
+    copy_dir(&Path::new(ERRORS_DIR).join("bad_minimum"), &dir);
+    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"c\"\nversion = \"0.0.0\"\n").unwrap();
+    let (a, _) = input_errors(&Config::from_crate(&dir).unwrap(), "from_crate");
+    let (b, _) = input_errors(&Config::new().crate_dir(&dir), "new");
+    assert_eq!(a, b);
+}

@@ -1,0 +1,30 @@
+// Adjacently tagged enums are not supported.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThingSpec {
+    pub mode: Mode,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "t", content = "c")]
+pub enum Mode {
+    //~^ ERROR adjacently tagged enum `Mode` is not supported
+    Fixed(i32),
+    Named(String),
+}

@@ -1,0 +1,4 @@
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+pub struct Nothing;

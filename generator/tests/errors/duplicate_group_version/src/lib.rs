@@ -1,0 +1,3 @@
+// Two modules declare the same group and version.
+pub mod a;
+pub mod b;

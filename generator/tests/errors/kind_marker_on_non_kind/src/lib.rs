@@ -1,0 +1,29 @@
+// A kind-only marker on a type that is not a kind.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThingSpec {
+    pub replicas: i32,
+}
+
+/// +kubebuilder:subresource:status
+//~^ ERROR only applies to a kind
+#[derive(Serialize, Deserialize)]
+pub struct Helper {
+    pub x: i32,
+}

@@ -1,0 +1,21 @@
+// A kind needs metadata.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    //~^ ERROR has no `metadata` field
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct ThingSpec {
+    pub replicas: i32,
+}

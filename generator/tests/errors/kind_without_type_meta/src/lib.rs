@@ -1,0 +1,20 @@
+// Without a flattened TypeMeta a kind serializes without apiVersion and kind.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    //~^ ERROR has no flattened `TypeMeta`
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct ThingSpec {
+    pub replicas: i32,
+}

@@ -1,0 +1,24 @@
+// groupName belongs in the module's inner doc comment, not on a field.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThingSpec {
+    /// +groupName=other.example.com
+    //~^ ERROR `+groupName` is not allowed on a field
+    pub replicas: i32,
+}

@@ -1,0 +1,3 @@
+// Two versions, neither marked as the storage version.
+pub mod v1;
+pub mod v2;

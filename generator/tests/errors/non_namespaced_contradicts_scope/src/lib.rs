@@ -1,0 +1,26 @@
+// genclient:nonNamespaced says Cluster, scope says Namespaced.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+/// +genclient
+/// +genclient:nonNamespaced
+/// +kubebuilder:resource:scope=Namespaced
+//~^ ERROR contradicts `+genclient:nonNamespaced`
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThingSpec {
+    pub replicas: i32,
+}

@@ -1,0 +1,29 @@
+// A type that contains itself has no finite structural schema.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThingSpec {
+    pub root: Node,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Node {
+    pub name: String,
+    pub children: Vec<Node>,
+    //~^ ERROR type `Node` contains itself
+}

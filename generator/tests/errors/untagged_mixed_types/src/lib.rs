@@ -1,0 +1,30 @@
+// An untagged enum whose variants have different JSON types.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThingSpec {
+    pub value: Value,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    //~^ ERROR mixes JSON types (boolean, string)
+    Flag(bool),
+    Text(String),
+}

@@ -1,0 +1,6 @@
+// versionName without groupName.
+
+//! +versionName=v1
+//~^ ERROR without `+groupName`
+
+pub struct Nothing;
