@@ -1,0 +1,315 @@
+//! The `kube-codegen` binary on temporary copies of fixture crates.
+//!
+//! Every command runs with the temp dir as its working directory and the crate given as the
+//! relative path `crate`, so paths in its output are short and stable.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, SystemTime};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+const FOO_CRD: &str = "config/crd/samplecontroller.k8s.io_foos.yaml";
+
+struct Sandbox {
+    tmp: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// A copy of `from` (relative to the generator crate) as `<tmp>/crate`.
+    fn new(from: &str) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        copy_dir(Path::new(from), &tmp.path().join("crate"));
+        Sandbox { tmp }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join("crate").join(rel)
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    fn write(&self, rel: &str, contents: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+            .args(args)
+            .current_dir(self.tmp.path())
+            .output()
+            .unwrap()
+    }
+
+    /// Run and expect success; returns stderr.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "kube-codegen {args:?} failed:\n{stderr}");
+        stderr
+    }
+
+    /// Run and expect failure; returns stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "kube-codegen {args:?} should have failed:\n{stderr}");
+        assert!(out.stdout.is_empty(), "nothing on stdout when failing");
+        stderr
+    }
+
+    /// Every file of the crate with its contents and mtime.
+    fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>, SystemTime)> {
+        let mut out = vec![];
+        let mut stack = vec![self.path("")];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    let m = std::fs::metadata(&p).unwrap().modified().unwrap();
+                    out.push((p.clone(), std::fs::read(&p).unwrap(), m));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+fn set_mtime(path: &Path, t: SystemTime) {
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
+}
+
+fn mtime(path: &Path) -> SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
+fn old_time() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000)
+}
+
+#[test]
+fn generate_writes_then_writes_nothing() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    let stderr = sb.ok(&["generate", "crate"]);
+    assert!(stderr.contains(&format!("wrote crate/{FOO_CRD}")), "{stderr}");
+    assert!(stderr.contains("1 written, 0 unchanged, 0 removed"), "{stderr}");
+
+    // Same bytes as the library produces.
+    let expected = kube_codegen::Config::from_crate("tests/fixtures/foo").unwrap().generate().unwrap();
+    assert_eq!(sb.read(FOO_CRD), expected.files[0].contents);
+
+    // A second run writes nothing: an old mtime survives.
+    set_mtime(&sb.path(FOO_CRD), old_time());
+    let stderr = sb.ok(&["generate", "crate"]);
+    assert!(stderr.contains("0 written, 1 unchanged, 0 removed"), "{stderr}");
+    assert!(!stderr.contains("wrote "), "{stderr}");
+    assert_eq!(mtime(&sb.path(FOO_CRD)), old_time(), "an unchanged file must not be rewritten");
+
+    // No temporary files left behind.
+    let names: Vec<_> = std::fs::read_dir(sb.path("config/crd")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[test]
+fn check_passes_after_generate() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    sb.ok(&["generate", "crate"]);
+    let before = sb.snapshot();
+    let stderr = sb.ok(&["check", "crate"]);
+    assert!(stderr.contains("up to date"), "{stderr}");
+    assert_eq!(sb.snapshot(), before, "check writes nothing");
+}
+
+#[test]
+fn check_lists_stale_missing_and_extra() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+
+    // Never generated: missing.
+    let stderr = sb.fails(&["check", "crate"]);
+    assert!(stderr.contains(&format!("missing: crate/{FOO_CRD}\n")), "{stderr}");
+    assert!(!sb.path("config").exists(), "check created the CRD dir");
+
+    sb.ok(&["generate", "crate"]);
+
+    // Edited: stale.
+    let good = sb.read(FOO_CRD);
+    sb.write(FOO_CRD, &good.replace("minimum", "maximum").replace("type: integer", "type: string"));
+    let before = sb.snapshot();
+    let stderr = sb.fails(&["check", "crate"]);
+    assert!(stderr.contains(&format!("stale: crate/{FOO_CRD}\n")), "{stderr}");
+    assert!(stderr.contains("run `kube-codegen generate crate`"), "{stderr}");
+    assert_eq!(sb.snapshot(), before, "check writes nothing");
+
+    // Deleted: missing.
+    std::fs::remove_file(sb.path(FOO_CRD)).unwrap();
+    let stderr = sb.fails(&["check", "crate"]);
+    assert!(stderr.contains(&format!("missing: crate/{FOO_CRD}\n")), "{stderr}");
+
+    // A generated file nothing generates any more: extra. A hand-written file is not.
+    sb.ok(&["generate", "crate"]);
+    sb.write("config/crd/old.example.com_bars.yaml", &format!("{}\nkind: CustomResourceDefinition\n", kube_codegen::YAML_HEADER));
+    sb.write("config/crd/kustomization.yaml", "resources:\n- samplecontroller.k8s.io_foos.yaml\n");
+    let stderr = sb.fails(&["check", "crate"]);
+    assert!(stderr.contains("extra: crate/config/crd/old.example.com_bars.yaml\n"), "{stderr}");
+    assert!(!stderr.contains("kustomization"), "{stderr}");
+    assert!(!stderr.contains("stale:") && !stderr.contains("missing:"), "{stderr}");
+
+    // All three at once.
+    sb.write(FOO_CRD, "# @generated by kube-codegen. DO NOT EDIT.\n");
+    sb.write("config/crd/sub/nested.yaml", &format!("{}\n", kube_codegen::YAML_HEADER));
+    let stderr = sb.fails(&["check", "crate"]);
+    for line in [
+        format!("stale: crate/{FOO_CRD}"),
+        "extra: crate/config/crd/old.example.com_bars.yaml".to_owned(),
+        "extra: crate/config/crd/sub/nested.yaml".to_owned(),
+    ] {
+        assert!(stderr.lines().any(|l| l == line), "no `{line}` in\n{stderr}");
+    }
+}
+
+#[test]
+fn generate_prunes_generated_files_only() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    sb.ok(&["generate", "crate"]);
+    sb.write("config/crd/old.example.com_bars.yaml", &format!("{}\nkind: CustomResourceDefinition\n", kube_codegen::YAML_HEADER));
+    let hand_written = "# kustomize wants this\nresources:\n- samplecontroller.k8s.io_foos.yaml\n";
+    sb.write("config/crd/kustomization.yaml", hand_written);
+    sb.write("config/crd/notes.md", "Generated by hand, not by kube-codegen.\n");
+
+    let stderr = sb.ok(&["generate", "crate"]);
+    assert!(stderr.contains("removed crate/config/crd/old.example.com_bars.yaml"), "{stderr}");
+    assert!(stderr.contains("0 written, 1 unchanged, 1 removed"), "{stderr}");
+    assert!(!sb.path("config/crd/old.example.com_bars.yaml").exists());
+    assert_eq!(sb.read("config/crd/kustomization.yaml"), hand_written);
+    assert!(sb.path("config/crd/notes.md").exists());
+    sb.ok(&["check", "crate"]);
+}
+
+#[test]
+fn generate_refuses_to_overwrite_a_file_it_did_not_generate() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    sb.write(FOO_CRD, "# my own Foo CRD, written by hand\nkind: CustomResourceDefinition\n");
+    // A stale generated file that a successful run would remove.
+    sb.write("config/crd/old.example.com_bars.yaml", &format!("{}\n", kube_codegen::YAML_HEADER));
+    let before = sb.snapshot();
+    let stderr = sb.fails(&["generate", "crate"]);
+    assert!(stderr.contains(&format!("refusing to overwrite crate/{FOO_CRD}")), "{stderr}");
+    assert_eq!(sb.snapshot(), before, "a refused run writes and removes nothing");
+}
+
+#[test]
+fn stdout_output_is_a_yaml_stream_and_writes_nothing() {
+    // sample-api has two kinds, so two documents.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("crate");
+    copy_dir(Path::new("../sample-api/src"), &dir.join("src"));
+    std::fs::copy("../sample-api/Cargo.toml", dir.join("Cargo.toml")).unwrap();
+    let sb = Sandbox { tmp };
+    let before = sb.snapshot();
+
+    let out = sb.run(&["generate", "crate", "-o", "-"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(sb.snapshot(), before, "-o - writes nothing");
+    assert!(!sb.path("crds").exists());
+
+    let docs: Vec<&str> = stdout.split("\n---\n").collect();
+    assert_eq!(docs.len(), 2, "{stdout}");
+    let mut names = vec![];
+    for doc in serde_yaml::Deserializer::from_str(&stdout) {
+        let crd: CustomResourceDefinition = serde::Deserialize::deserialize(doc).unwrap();
+        names.push(crd.metadata.name.unwrap());
+    }
+    assert_eq!(names, ["testresources.insujang.github.io", "foos.samplecontroller.k8s.io"]);
+    // The documents are the committed CRDs of sample-api, in file-name order.
+    let expected = [
+        std::fs::read_to_string("../sample-api/crds/insujang.github.io_testresources.yaml").unwrap(),
+        std::fs::read_to_string("../sample-api/crds/samplecontroller.k8s.io_foos.yaml").unwrap(),
+    ];
+    assert_eq!(stdout, expected.join("---\n"));
+}
+
+#[test]
+fn unsupported_output_target_is_rejected() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    let out = sb.run(&["generate", "crate", "-o", "crds.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`-o crds.yaml` is not supported"));
+    assert!(!sb.path("crds.yaml").exists() && !sb.path("config").exists());
+}
+
+#[test]
+fn bad_input_fails_with_locations_and_writes_nothing() {
+    let sb = Sandbox::new("tests/errors/many_errors");
+    sb.write("Cargo.toml", "[package]\nname = \"many-errors\"\nversion = \"0.0.0\"\n");
+    let before = sb.snapshot();
+    for cmd in ["generate", "check"] {
+        let stderr = sb.fails(&[cmd, "crate"]);
+        for loc in ["crate/src/lib.rs:10:5", "crate/src/lib.rs:23:9", "crate/src/lib.rs:26:9", "crate/src/lib.rs:29:15"] {
+            assert!(stderr.contains(&format!("  --> {loc}\n")), "{cmd}: no {loc} in\n{stderr}");
+        }
+        assert!(stderr.ends_with("error: generation failed with 4 errors; nothing was written\n"), "{stderr}");
+        let stdout_out = sb.run(&[cmd, "crate", "-o", "-"]);
+        assert!(!stdout_out.status.success() && stdout_out.stdout.is_empty());
+    }
+    assert_eq!(sb.snapshot(), before);
+}
+
+#[test]
+fn bad_config_fails() {
+    let sb = Sandbox::new("tests/fixtures/testresource");
+    // No Cargo.toml.
+    let stderr = sb.fails(&["generate", "crate"]);
+    assert!(stderr.contains("crate/Cargo.toml: cannot read"), "{stderr}");
+    // An unknown metadata key.
+    sb.write("Cargo.toml", "[package]\nname = \"x\"\n\n[package.metadata.kube-codegen]\ncrd-directory = \"crds\"\n");
+    let stderr = sb.fails(&["generate", "crate"]);
+    assert!(stderr.contains("crd-directory"), "{stderr}");
+    // A Kubernetes version this build does not embed.
+    sb.write("Cargo.toml", "[package]\nname = \"x\"\n\n[package.metadata.kube-codegen]\nkubernetes-version = \"1.30\"\n");
+    let stderr = sb.fails(&["generate", "crate"]);
+    assert!(stderr.contains("kubernetes-version = \"1.30\""), "{stderr}");
+    assert!(!sb.path("crds").exists());
+}
+
+#[test]
+fn flags_override_cargo_metadata() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    let stderr = sb.ok(&["generate", "crate", "--crd-dir", "deploy/crds"]);
+    assert!(stderr.contains("wrote crate/deploy/crds/samplecontroller.k8s.io_foos.yaml"), "{stderr}");
+    assert!(!sb.path("config").exists(), "the Cargo.toml crd-dir was not used");
+    sb.ok(&["check", "crate", "--crd-dir", "deploy/crds"]);
+    // Without the flag, the metadata's directory is what check looks at.
+    let stderr = sb.fails(&["check", "crate"]);
+    assert!(stderr.contains(&format!("missing: crate/{FOO_CRD}")), "{stderr}");
+
+    // --input narrows what is scanned: a directory without API types finds nothing.
+    sb.write("src/other/mod.rs", "pub struct Unrelated;\n");
+    let stderr = sb.fails(&["generate", "crate", "--input", "src/other"]);
+    assert!(stderr.contains("no group/version module found"), "{stderr}");
+
+    // --max-description-len cuts descriptions.
+    let out = sb.run(&["generate", "crate", "-o", "-", "--max-description-len", "10"]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("description: Foo is a s\n"), "{stdout}");
+}
