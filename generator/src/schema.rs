@@ -214,6 +214,16 @@ impl<'a> SchemaBuilder<'a> {
         if f.markers.iter().any(|m| m.name == "nullable") {
             schema.nullable = Some(true);
         }
+        if let Some(m) = f.markers.iter().find(|m| m.name == "kubebuilder:validation:Schemaless")
+            && schema.type_.is_none()
+            && schema.x_kubernetes_preserve_unknown_fields != Some(true)
+            && schema.x_kubernetes_int_or_string != Some(true)
+        {
+            return Err(m
+                .error(format!("field `{}` is schemaless but has no type, so the schema is not structural", f.rust_name))
+                .with_hint("add `+kubebuilder:validation:Type=object` and `+kubebuilder:pruning:PreserveUnknownFields`"));
+        }
+        check_set_items(&schema, f)?;
         Ok(schema)
     }
 
@@ -418,6 +428,29 @@ fn trim_object_meta(node: &mut JSONSchemaProps, meta_keys: &[&String]) {
     if let Some(JSONSchemaPropsOrBool::Schema(value)) = &mut node.additional_properties {
         trim_object_meta(value, meta_keys);
     }
+}
+
+/// The API server takes sets only of scalars or of atomic items (it validates CRDs with
+/// `requireAtomicSetType`): "must be atomic as item of a list with x-kubernetes-list-type=set".
+fn check_set_items(schema: &JSONSchemaProps, f: &Field) -> Result<(), Diagnostic> {
+    if schema.x_kubernetes_list_type.as_deref() != Some("set") {
+        return Ok(());
+    }
+    let Some(JSONSchemaPropsOrArray::Schema(item)) = &schema.items else { return Ok(()) };
+    let atomic = match item.type_.as_deref() {
+        Some("object") => item.x_kubernetes_map_type.as_deref() == Some("atomic"),
+        Some("array") => item.x_kubernetes_list_type.as_deref().is_none_or(|t| t == "atomic"),
+        _ => true,
+    };
+    if atomic {
+        return Ok(());
+    }
+    let message = format!("set `{}` has {} items that are not atomic, which the API server rejects", f.rust_name, item.type_.as_deref().unwrap_or_default());
+    let d = match f.markers.iter().find(|m| m.name == "listType") {
+        Some(m) => m.error(message),
+        None => Diagnostic::new(f.loc.clone(), message),
+    };
+    Err(d.with_hint("mark the item type `+structType=atomic`, or use `+listType=map` with `+listMapKey=`"))
 }
 
 /// Add `p` as property `k`, failing if a different schema already has that name.
