@@ -49,6 +49,14 @@ fn assert_structural(path: &str, s: &JSONSchemaProps) {
             assert!(only_required || int_or_string_pair, "{path}.{what}[{i}]: {alt:?}");
         }
     }
+    // Rules the API server adds on top of structural-ness.
+    assert!(s.unique_items != Some(true), "{path}: uniqueItems: true is forbidden");
+    if s.x_kubernetes_list_type.as_deref() == Some("set")
+        && let Some(JSONSchemaPropsOrArray::Schema(item)) = &s.items
+        && item.type_.as_deref() == Some("object")
+    {
+        assert_eq!(item.x_kubernetes_map_type.as_deref(), Some("atomic"), "{path}: set items must be atomic");
+    }
     if s.x_kubernetes_embedded_resource == Some(true) {
         assert_eq!(s.type_.as_deref(), Some("object"), "{path}: embedded resource must be an object");
     }

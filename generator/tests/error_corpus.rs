@@ -185,6 +185,9 @@ error_cases! {
     list_map_key_without_list_type,
     list_map_key_optional,
     bad_type_marker,
+    set_of_objects,
+    list_type_set_of_objects,
+    schemaless_without_type,
     // marker names and placement
     unknown_marker_typo,
     unknown_marker_argument,
