@@ -724,15 +724,30 @@ fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Di
                 Some(JSONSchemaPropsOrArray::Schema(s)) => s,
                 _ => return Ok(()),
             };
-            for k in keys {
+            for (i, k) in keys.iter().enumerate() {
                 let prop = item.properties.as_ref().and_then(|p| p.get(k));
                 let required = item.required.as_ref().is_some_and(|r| r.contains(k));
+                // Point at the marker naming this key. Keys that passed the type's own check
+                // (a type-level `+listMapKey`) pass here too, so there is a marker on error.
+                let at = || {
+                    markers
+                        .iter()
+                        .find(|m| m.name == "listMapKey" && m.string_value().is_ok_and(|v| &v == k))
+                        .or(key_marker)
+                        .expect("set")
+                };
+                if keys[..i].contains(k) {
+                    return Err(at().error(format!("listMapKey `{k}` is given twice")));
+                }
                 match prop {
                     None => {
-                        return Err(key_marker.expect("set").error(format!("listMapKey `{k}` is not a property of the list items")));
+                        return Err(at().error(format!("listMapKey `{k}` is not a property of the list items")));
+                    }
+                    Some(p) if matches!(p.type_.as_deref(), Some("object" | "array")) => {
+                        return Err(at().error(format!("listMapKey `{k}` must be a scalar, but it is an {}", p.type_.as_deref().unwrap_or_default())));
                     }
                     Some(p) if !required && p.default.is_none() => {
-                        return Err(key_marker.expect("set").error(format!("listMapKey `{k}` must be required or have a default")).with_hint("make the field non-Option, or add +kubebuilder:default"));
+                        return Err(at().error(format!("listMapKey `{k}` must be required or have a default")).with_hint("make the field non-Option, or add +kubebuilder:default"));
                     }
                     _ => {}
                 }
