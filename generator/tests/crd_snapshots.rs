@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
-use kube_codegen::{Config, Generated};
+use kube_codegen::{Config, Generated, GeneratedFile};
 
 /// A config for a fixture: with its Cargo.toml metadata if it has a Cargo.toml.
 fn config(name: &str) -> Config {
@@ -80,18 +80,19 @@ fn snapshot_fixture(name: &str, expected_files: &[&str]) {
     let second = generate(name);
     assert_eq!(first.files, second.files, "{name}: generating twice must give identical bytes");
 
+    // The CRDs; generated Rust (elsewhere) is not this test's business.
     let crd_dir = config(name).crd_output_dir();
-    let names: Vec<String> = first
-        .files
+    let crds: Vec<&GeneratedFile> = first.files.iter().filter(|f| f.path.starts_with(&crd_dir)).collect();
+    let names: Vec<String> = crds
         .iter()
         .map(|f| {
-            assert_eq!(f.path.parent(), Some(crd_dir.as_path()), "{name}: {} is outside the CRD dir", f.path.display());
+            assert_eq!(f.path.parent(), Some(crd_dir.as_path()), "{name}: {} is not directly in the CRD dir", f.path.display());
             f.path.file_name().unwrap().to_string_lossy().into_owned()
         })
         .collect();
-    assert_eq!(names, expected_files, "{name}: generated files");
+    assert_eq!(names, expected_files, "{name}: generated CRDs");
 
-    for (file, file_name) in first.files.iter().zip(&names) {
+    for (file, file_name) in crds.iter().zip(&names) {
         assert!(file.contents.starts_with(kube_codegen::YAML_HEADER), "{file_name}: header");
         assert!(file.contents.ends_with('\n'), "{file_name}: trailing newline");
         let crd: CustomResourceDefinition = serde_yaml::from_str(&file.contents).expect("a CRD");
@@ -139,6 +140,11 @@ fn validation() {
 /// The CRDs committed in sample-api are what the generator makes of it now.
 #[test]
 fn sample_api_crds_are_up_to_date() {
-    let report = Config::from_crate("../sample-api").unwrap().check().unwrap();
+    let config = Config::from_crate("../sample-api").unwrap();
+    let crd_dir = config.crd_output_dir();
+    let mut report = config.check().unwrap();
+    for list in [&mut report.stale, &mut report.missing, &mut report.extra] {
+        list.retain(|p| p.starts_with(&crd_dir));
+    }
     assert!(report.is_clean(), "sample-api/crds is out of date; run `cargo run -p kube-codegen -- generate sample-api`:\n{report}");
 }

@@ -184,6 +184,7 @@ error_cases! {
     bad_list_type,
     list_map_key_without_list_type,
     list_map_key_optional,
+    list_map_key_not_scalar,
     bad_type_marker,
     set_of_objects,
     list_type_set_of_objects,
