@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
     CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
-    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation, JSONSchemaProps,
-    SelectableField,
+    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
+    JSONSchemaProps, SelectableField,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -48,8 +48,13 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
             continue;
         }
         // Highest priority first, as kubectl lists them.
-        versions.sort_by(|a, b| version_priority(&b.0.version).cmp(&version_priority(&a.0.version)));
-        let names_of = |vs: &[(&Package, &Kind)]| vs.iter().map(|(p, _)| p.version.clone()).collect::<Vec<_>>().join(", ");
+        versions.sort_by_key(|(p, _)| std::cmp::Reverse(version_priority(&p.version)));
+        let names_of = |vs: &[(&Package, &Kind)]| {
+            vs.iter()
+                .map(|(p, _)| p.version.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let storage: Vec<_> = versions.iter().filter(|(_, k)| k.storage).collect();
         let storage_version = match (versions.len(), storage.len()) {
             (1, _) => versions[0].0.version.clone(),
@@ -65,12 +70,18 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
                 continue;
             }
             _ => {
-                let marked: Vec<_> = storage.iter().map(|(p, k)| format!("{} ({})", p.version, k.loc)).collect();
+                let marked: Vec<_> = storage
+                    .iter()
+                    .map(|(p, k)| format!("{} ({})", p.version, k.loc))
+                    .collect();
                 diags.push(
-                    Diagnostic::new(storage[1].1.loc.clone(), format!(
-                        "{kind_name}.{group} has more than one storage version: {}",
-                        marked.join(", ")
-                    ))
+                    Diagnostic::new(
+                        storage[1].1.loc.clone(),
+                        format!(
+                            "{kind_name}.{group} has more than one storage version: {}",
+                            marked.join(", ")
+                        ),
+                    )
                     .with_hint("keep `+kubebuilder:storageversion` on exactly one version"),
                 );
                 continue;
@@ -82,9 +93,21 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
             for (what, a, b) in [
                 ("plural", &first.plural, &k.plural),
                 ("singular", &first.singular, &k.singular),
-                ("scope", &first.scope.as_str().to_owned(), &k.scope.as_str().to_owned()),
-                ("shortNames", &first.short_names.join(";"), &k.short_names.join(";")),
-                ("categories", &first.categories.join(";"), &k.categories.join(";")),
+                (
+                    "scope",
+                    &first.scope.as_str().to_owned(),
+                    &k.scope.as_str().to_owned(),
+                ),
+                (
+                    "shortNames",
+                    &first.short_names.join(";"),
+                    &k.short_names.join(";"),
+                ),
+                (
+                    "categories",
+                    &first.categories.join(";"),
+                    &k.categories.join(";"),
+                ),
             ] {
                 if a != b {
                     consistent = false;
@@ -105,7 +128,9 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
             annotations.extend(k.annotations.clone());
             labels.extend(k.labels.clone());
             let mut builder = SchemaBuilder::new(api, p, options);
-            let Some(schema) = diags.collect(builder.kind_schema(k)) else { continue };
+            let Some(schema) = diags.collect(builder.kind_schema(k)) else {
+                continue;
+            };
             if builder.unresolved {
                 continue;
             }
@@ -116,7 +141,13 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
             continue;
         }
         if !crd_versions.iter().any(|v| v.served) {
-            diags.push(Diagnostic::new(first.loc.clone(), format!("no version of {kind_name}.{group} is served")).with_hint("remove `+kubebuilder:unservedversion` from at least one version"));
+            diags.push(
+                Diagnostic::new(
+                    first.loc.clone(),
+                    format!("no version of {kind_name}.{group} is served"),
+                )
+                .with_hint("remove `+kubebuilder:unservedversion` from at least one version"),
+            );
             continue;
         }
         let name = format!("{}.{group}", first.plural);
@@ -144,21 +175,32 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
             },
             status: None,
         };
-        out.push(RenderedCrd { file_name: format!("{group}_{}.yaml", first.plural), crd });
+        out.push(RenderedCrd {
+            file_name: format!("{group}_{}.yaml", first.plural),
+            crd,
+        });
     }
     out
 }
 
-fn version_of(p: &Package, k: &Kind, schema: JSONSchemaProps, storage: bool) -> CustomResourceDefinitionVersion {
-    let subresources = (k.status_subresource || k.scale.is_some()).then(|| CustomResourceSubresources {
-        // An empty object, not null: `status: {}` switches the subresource on.
-        status: k.status_subresource.then(|| CustomResourceSubresourceStatus(serde_json::json!({}))),
-        scale: k.scale.as_ref().map(|s| CustomResourceSubresourceScale {
-            spec_replicas_path: s.spec_replicas_path.clone(),
-            status_replicas_path: s.status_replicas_path.clone(),
-            label_selector_path: s.label_selector_path.clone(),
-        }),
-    });
+fn version_of(
+    p: &Package,
+    k: &Kind,
+    schema: JSONSchemaProps,
+    storage: bool,
+) -> CustomResourceDefinitionVersion {
+    let subresources =
+        (k.status_subresource || k.scale.is_some()).then(|| CustomResourceSubresources {
+            // An empty object, not null: `status: {}` switches the subresource on.
+            status: k
+                .status_subresource
+                .then(|| CustomResourceSubresourceStatus(serde_json::json!({}))),
+            scale: k.scale.as_ref().map(|s| CustomResourceSubresourceScale {
+                spec_replicas_path: s.spec_replicas_path.clone(),
+                status_replicas_path: s.status_replicas_path.clone(),
+                label_selector_path: s.label_selector_path.clone(),
+            }),
+        });
     let columns: Vec<_> = k
         .print_columns
         .iter()
@@ -171,14 +213,22 @@ fn version_of(p: &Package, k: &Kind, schema: JSONSchemaProps, storage: bool) -> 
             priority: c.priority,
         })
         .collect();
-    let selectable: Vec<_> = k.selectable_fields.iter().map(|(p, _)| SelectableField { json_path: p.clone() }).collect();
+    let selectable: Vec<_> = k
+        .selectable_fields
+        .iter()
+        .map(|(p, _)| SelectableField {
+            json_path: p.clone(),
+        })
+        .collect();
     CustomResourceDefinitionVersion {
         name: p.version.clone(),
         served: k.served,
         storage,
         deprecated: k.deprecated.as_ref().map(|_| true),
         deprecation_warning: k.deprecated.clone().flatten(),
-        schema: Some(CustomResourceValidation { open_api_v3_schema: Some(schema) }),
+        schema: Some(CustomResourceValidation {
+            open_api_v3_schema: Some(schema),
+        }),
         subresources,
         additional_printer_columns: (!columns.is_empty()).then_some(columns),
         selectable_fields: (!selectable.is_empty()).then_some(selectable),
@@ -189,15 +239,38 @@ fn version_of(p: &Package, k: &Kind, schema: JSONSchemaProps, storage: bool) -> 
 fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
     for c in &k.print_columns {
         if let Err(e) = lookup_path(schema, &c.json_path) {
-            diags.push(Diagnostic::new(c.loc.clone(), format!("printcolumn `{}` JSONPath `{}`: {e}", c.name, c.json_path)).with_hint("point JSONPath at a field of the kind"));
+            diags.push(
+                Diagnostic::new(
+                    c.loc.clone(),
+                    format!("printcolumn `{}` JSONPath `{}`: {e}", c.name, c.json_path),
+                )
+                .with_hint("point JSONPath at a field of the kind"),
+            );
         }
     }
     for (path, loc) in &k.selectable_fields {
         match lookup_path(schema, path) {
-            Err(e) => diags.push(Diagnostic::new(loc.clone(), format!("selectable field `{path}`: {e}"))),
-            Ok(None) => diags.push(Diagnostic::new(loc.clone(), format!("selectable field `{path}` must not be under metadata")).with_hint("metadata.name and metadata.namespace are always selectable")),
-            Ok(Some(node)) if !matches!(node.type_.as_deref(), Some("string" | "integer" | "boolean")) => {
-                diags.push(Diagnostic::new(loc.clone(), format!("selectable field `{path}` must be a string, integer or boolean")));
+            Err(e) => diags.push(Diagnostic::new(
+                loc.clone(),
+                format!("selectable field `{path}`: {e}"),
+            )),
+            Ok(None) => diags.push(
+                Diagnostic::new(
+                    loc.clone(),
+                    format!("selectable field `{path}` must not be under metadata"),
+                )
+                .with_hint("metadata.name and metadata.namespace are always selectable"),
+            ),
+            Ok(Some(node))
+                if !matches!(
+                    node.type_.as_deref(),
+                    Some("string" | "integer" | "boolean")
+                ) =>
+            {
+                diags.push(Diagnostic::new(
+                    loc.clone(),
+                    format!("selectable field `{path}` must be a string, integer or boolean"),
+                ));
             }
             Ok(Some(_)) => {}
         }
@@ -205,20 +278,42 @@ fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
     if let Some(scale) = &k.scale {
         let at = &scale.loc;
         for (what, path, prefix, ty) in [
-            ("specpath", Some(&scale.spec_replicas_path), ".spec.", "integer"),
-            ("statuspath", Some(&scale.status_replicas_path), ".status.", "integer"),
-            ("selectorpath", scale.label_selector_path.as_ref(), ".", "string"),
+            (
+                "specpath",
+                Some(&scale.spec_replicas_path),
+                ".spec.",
+                "integer",
+            ),
+            (
+                "statuspath",
+                Some(&scale.status_replicas_path),
+                ".status.",
+                "integer",
+            ),
+            (
+                "selectorpath",
+                scale.label_selector_path.as_ref(),
+                ".",
+                "string",
+            ),
         ] {
             let Some(path) = path else { continue };
             if !path.starts_with(prefix) {
-                diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}` must start with `{prefix}`")));
+                diags.push(Diagnostic::new(
+                    at.clone(),
+                    format!("scale {what} `{path}` must start with `{prefix}`"),
+                ));
                 continue;
             }
             match lookup_path(schema, path) {
-                Err(e) => diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}`: {e}"))),
-                Ok(Some(node)) if node.type_.as_deref() != Some(ty) => {
-                    diags.push(Diagnostic::new(at.clone(), format!("scale {what} `{path}` must point at a field of type {ty}")))
-                }
+                Err(e) => diags.push(Diagnostic::new(
+                    at.clone(),
+                    format!("scale {what} `{path}`: {e}"),
+                )),
+                Ok(Some(node)) if node.type_.as_deref() != Some(ty) => diags.push(Diagnostic::new(
+                    at.clone(),
+                    format!("scale {what} `{path}` must point at a field of type {ty}"),
+                )),
                 Ok(_) => {}
             }
         }
@@ -238,7 +333,10 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
 fn integral_floats_to_ints(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::Number(n) => {
-            if let Some(f) = n.as_f64().filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15) {
+            if let Some(f) = n
+                .as_f64()
+                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15)
+            {
                 *n = serde_json::Number::from(f as i64);
             }
         }

@@ -14,7 +14,11 @@ pub struct Location {
 
 impl Location {
     pub fn new(file: impl Into<PathBuf>, line: usize, column: usize) -> Self {
-        Location { file: file.into(), line, column }
+        Location {
+            file: file.into(),
+            line,
+            column,
+        }
     }
 
     /// The start of a syn span in `file`. proc-macro2 columns are 0-based chars.
@@ -42,7 +46,12 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(loc: Location, message: impl Into<String>) -> Self {
-        Diagnostic { loc, message: message.into(), marker: None, hint: None }
+        Diagnostic {
+            loc,
+            message: message.into(),
+            marker: None,
+            hint: None,
+        }
     }
 
     pub fn with_marker(mut self, marker: &str) -> Self {
@@ -68,7 +77,10 @@ impl Diagnostic {
                 .map(|c| if c == '\t' { '\t' } else { ' ' })
                 .collect();
             let width = self.marker.as_ref().map_or(1, |m| m.chars().count() + 1);
-            out += &format!("{pad} |\n{number} | {line}\n{pad} | {caret_pad}{}\n", "^".repeat(width));
+            out += &format!(
+                "{pad} |\n{number} | {line}\n{pad} | {caret_pad}{}\n",
+                "^".repeat(width)
+            );
         }
         if let Some(marker) = &self.marker {
             out += &format!("   = marker: +{marker}\n");
@@ -123,13 +135,19 @@ impl Diagnostics {
         let mut cache: Option<(PathBuf, Option<String>)> = None;
         for d in &sorted {
             if cache.as_ref().is_none_or(|(p, _)| p != &d.loc.file) {
-                let text = std::fs::read(&d.loc.file).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
+                let text = std::fs::read(&d.loc.file)
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned());
                 cache = Some((d.loc.file.clone(), text));
             }
             out += &d.render(cache.as_ref().and_then(|(_, t)| t.as_deref()));
             out += "\n";
         }
-        out += &format!("error: generation failed with {} error{}; nothing was written\n", sorted.len(), if sorted.len() == 1 { "" } else { "s" });
+        out += &format!(
+            "error: generation failed with {} error{}; nothing was written\n",
+            sorted.len(),
+            if sorted.len() == 1 { "" } else { "s" }
+        );
         out
     }
 }

@@ -8,7 +8,11 @@ use clap::{Args, Parser, Subcommand};
 use kube_codegen::{Config, Error};
 
 #[derive(Parser)]
-#[command(name = "kube-codegen", version, about = "Generate CRDs and Kubernetes client code from annotated Rust types")]
+#[command(
+    name = "kube-codegen",
+    version,
+    about = "Generate CRDs and Kubernetes client code from annotated Rust types"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -85,7 +89,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                     }
                 }
                 Some(other) => {
-                    eprintln!("error: `-o {other}` is not supported; use `-o -` for stdout or --crd-dir/--out-dir");
+                    eprintln!(
+                        "error: `-o {other}` is not supported; use `-o -` for stdout or --crd-dir/--out-dir"
+                    );
                     return Ok(ExitCode::from(2));
                 }
                 None => {
@@ -109,11 +115,17 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Check(opts) => {
             let report = opts.config()?.check()?;
             if report.is_clean() {
-                eprintln!("kube-codegen: generated files in {} are up to date", opts.crate_dir.display());
+                eprintln!(
+                    "kube-codegen: generated files in {} are up to date",
+                    opts.crate_dir.display()
+                );
                 Ok(ExitCode::SUCCESS)
             } else {
                 eprint!("{report}");
-                eprintln!("kube-codegen: generated files are out of date; run `kube-codegen generate {}`", opts.crate_dir.display());
+                eprintln!(
+                    "kube-codegen: generated files are out of date; run `kube-codegen generate {}`",
+                    opts.crate_dir.display()
+                );
                 Ok(ExitCode::FAILURE)
             }
         }

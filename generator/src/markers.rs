@@ -50,25 +50,73 @@ const PF: &[Level] = &[Level::Package, Level::Field];
 /// matches wins, so `kubebuilder:validation:XValidation` is not read as `kubebuilder:validation`.
 pub static MARKERS: &[MarkerSpec] = &[
     // package (doc.go)
-    MarkerSpec { name: "groupName", args: Args::Value, levels: P },
-    MarkerSpec { name: "versionName", args: Args::Value, levels: P },
+    MarkerSpec {
+        name: "groupName",
+        args: Args::Value,
+        levels: P,
+    },
+    MarkerSpec {
+        name: "versionName",
+        args: Args::Value,
+        levels: P,
+    },
     // type level: client generation (code-generator)
-    MarkerSpec { name: "genclient", args: Args::Flag, levels: T },
-    MarkerSpec { name: "genclient:nonNamespaced", args: Args::Flag, levels: T },
-    MarkerSpec { name: "genclient:noStatus", args: Args::Flag, levels: T },
-    MarkerSpec { name: "genclient:noVerbs", args: Args::Flag, levels: T },
-    MarkerSpec { name: "genclient:readonly", args: Args::Flag, levels: T },
-    MarkerSpec { name: "genclient:onlyVerbs", args: Args::Value, levels: T },
-    MarkerSpec { name: "genclient:skipVerbs", args: Args::Value, levels: T },
-    MarkerSpec { name: "genclient:method", args: Args::Value, levels: T },
+    MarkerSpec {
+        name: "genclient",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:nonNamespaced",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:noStatus",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:noVerbs",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:readonly",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:onlyVerbs",
+        args: Args::Value,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:skipVerbs",
+        args: Args::Value,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:method",
+        args: Args::Value,
+        levels: T,
+    },
     // type level: CRD shape (controller-gen)
-    MarkerSpec { name: "kubebuilder:object:root", args: Args::OptionalBool, levels: T },
+    MarkerSpec {
+        name: "kubebuilder:object:root",
+        args: Args::OptionalBool,
+        levels: T,
+    },
     MarkerSpec {
         name: "kubebuilder:resource",
         args: Args::Named(&["path", "singular", "shortName", "categories", "scope"]),
         levels: T,
     },
-    MarkerSpec { name: "kubebuilder:subresource:status", args: Args::Flag, levels: T },
+    MarkerSpec {
+        name: "kubebuilder:subresource:status",
+        args: Args::Flag,
+        levels: T,
+    },
     MarkerSpec {
         name: "kubebuilder:subresource:scale",
         args: Args::Named(&["!specpath", "!statuspath", "selectorpath"]),
@@ -76,55 +124,229 @@ pub static MARKERS: &[MarkerSpec] = &[
     },
     MarkerSpec {
         name: "kubebuilder:printcolumn",
-        args: Args::Named(&["!name", "!type", "!JSONPath", "description", "format", "priority"]),
+        args: Args::Named(&[
+            "!name",
+            "!type",
+            "!JSONPath",
+            "description",
+            "format",
+            "priority",
+        ]),
         levels: T,
     },
-    MarkerSpec { name: "kubebuilder:storageversion", args: Args::Flag, levels: T },
-    MarkerSpec { name: "kubebuilder:deprecatedversion", args: Args::Named(&["warning"]), levels: T },
-    MarkerSpec { name: "kubebuilder:skipversion", args: Args::Flag, levels: T },
-    MarkerSpec { name: "kubebuilder:unservedversion", args: Args::Flag, levels: T },
-    MarkerSpec { name: "kubebuilder:selectablefield", args: Args::Named(&["!JSONPath"]), levels: T },
-    MarkerSpec { name: "kubebuilder:metadata", args: Args::Named(&["annotations", "labels"]), levels: T },
-    // validation: field and type level
-    MarkerSpec { name: "kubebuilder:validation:Minimum", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:Maximum", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:ExclusiveMinimum", args: Args::OptionalBool, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:ExclusiveMaximum", args: Args::OptionalBool, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:MultipleOf", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:MinLength", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:MaxLength", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:Pattern", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:MinItems", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:MaxItems", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:UniqueItems", args: Args::OptionalBool, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:MinProperties", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:MaxProperties", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:Enum", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:Format", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:Type", args: Args::Value, levels: TF },
     MarkerSpec {
-        name: "kubebuilder:validation:XValidation",
-        args: Args::Named(&["!rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"]),
+        name: "kubebuilder:storageversion",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:deprecatedversion",
+        args: Args::Named(&["warning"]),
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:skipversion",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:unservedversion",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:selectablefield",
+        args: Args::Named(&["!JSONPath"]),
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:metadata",
+        args: Args::Named(&["annotations", "labels"]),
+        levels: T,
+    },
+    // validation: field and type level
+    MarkerSpec {
+        name: "kubebuilder:validation:Minimum",
+        args: Args::Value,
         levels: TF,
     },
-    MarkerSpec { name: "kubebuilder:validation:XPreserveUnknownFields", args: Args::Flag, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:XEmbeddedResource", args: Args::Flag, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:XIntOrString", args: Args::Flag, levels: TF },
-    MarkerSpec { name: "kubebuilder:validation:Schemaless", args: Args::Flag, levels: F },
-    MarkerSpec { name: "kubebuilder:validation:Required", args: Args::Flag, levels: PF },
-    MarkerSpec { name: "kubebuilder:validation:Optional", args: Args::Flag, levels: PF },
-    MarkerSpec { name: "kubebuilder:pruning:PreserveUnknownFields", args: Args::Flag, levels: TF },
-    MarkerSpec { name: "kubebuilder:default", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:example", args: Args::Value, levels: TF },
-    MarkerSpec { name: "kubebuilder:title", args: Args::Value, levels: TF },
-    MarkerSpec { name: "default", args: Args::Value, levels: F },
-    MarkerSpec { name: "optional", args: Args::Flag, levels: F },
-    MarkerSpec { name: "required", args: Args::Flag, levels: F },
-    MarkerSpec { name: "nullable", args: Args::Flag, levels: F },
-    MarkerSpec { name: "listType", args: Args::Value, levels: TF },
-    MarkerSpec { name: "listMapKey", args: Args::Value, levels: TF },
-    MarkerSpec { name: "mapType", args: Args::Value, levels: TF },
-    MarkerSpec { name: "structType", args: Args::Value, levels: TF },
+    MarkerSpec {
+        name: "kubebuilder:validation:Maximum",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:ExclusiveMinimum",
+        args: Args::OptionalBool,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:ExclusiveMaximum",
+        args: Args::OptionalBool,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MultipleOf",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MinLength",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MaxLength",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Pattern",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MinItems",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MaxItems",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:UniqueItems",
+        args: Args::OptionalBool,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MinProperties",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MaxProperties",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Enum",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Format",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Type",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XValidation",
+        args: Args::Named(&[
+            "!rule",
+            "message",
+            "messageExpression",
+            "reason",
+            "fieldPath",
+            "optionalOldSelf",
+        ]),
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XPreserveUnknownFields",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XEmbeddedResource",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XIntOrString",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Schemaless",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Required",
+        args: Args::Flag,
+        levels: PF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Optional",
+        args: Args::Flag,
+        levels: PF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:pruning:PreserveUnknownFields",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:default",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:example",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:title",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "default",
+        args: Args::Value,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "optional",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "required",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "nullable",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "listType",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "listMapKey",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "mapType",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "structType",
+        args: Args::Value,
+        levels: TF,
+    },
 ];
 
 /// Prefixes we own: a `+` line starting with one of these must name a known marker.
@@ -159,7 +381,10 @@ pub struct Marker {
 
 impl Marker {
     pub fn arg(&self, key: &str) -> Option<&str> {
-        self.args.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.args
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// An error about this marker, pointing at it.
@@ -171,7 +396,10 @@ impl Marker {
     pub fn string_value(&self) -> Result<String, Diagnostic> {
         match &self.value {
             Some(v) => unquote(v).map_err(|e| self.error(e)),
-            None => Err(self.error(format!("`+{}` needs a value: `+{}=...`", self.name, self.name))),
+            None => Err(self.error(format!(
+                "`+{}` needs a value: `+{}=...`",
+                self.name, self.name
+            ))),
         }
     }
 
@@ -181,16 +409,19 @@ impl Marker {
             None | Some("true") => Ok(true),
             Some("false") => Ok(false),
             Some(other) => Err(self
-                .error(format!("`+{}` takes true or false, not `{other}`", self.name))
+                .error(format!(
+                    "`+{}` takes true or false, not `{other}`",
+                    self.name
+                ))
                 .with_hint("allowed values: true, false")),
         }
     }
 
     pub fn parse_value<N: std::str::FromStr>(&self, what: &str) -> Result<N, Diagnostic> {
         let raw = self.string_value()?;
-        raw.trim().parse::<N>().map_err(|_| {
-            self.error(format!("`+{}` expects {what}, got `{raw}`", self.name))
-        })
+        raw.trim()
+            .parse::<N>()
+            .map_err(|_| self.error(format!("`+{}` expects {what}, got `{raw}`", self.name)))
     }
 }
 
@@ -216,7 +447,8 @@ pub fn unquote(raw: &str) -> Result<String, String> {
 /// Split `a=1,b="x,y",c={p,q}` at top-level commas.
 fn split_top_level(s: &str, sep: char) -> Vec<&str> {
     let mut parts = Vec::new();
-    let (mut depth, mut in_str, mut in_raw, mut escaped, mut start) = (0i32, false, false, false, 0);
+    let (mut depth, mut in_str, mut in_raw, mut escaped, mut start) =
+        (0i32, false, false, false, 0);
     for (i, c) in s.char_indices() {
         if in_str {
             match c {
@@ -270,7 +502,8 @@ fn lookup(body: &str) -> Option<(&'static MarkerSpec, &str)> {
         .iter()
         .filter_map(|spec| {
             let rest = body.strip_prefix(spec.name)?;
-            (rest.is_empty() || rest.starts_with('=') || rest.starts_with(':')).then_some((spec, rest))
+            (rest.is_empty() || rest.starts_with('=') || rest.starts_with(':'))
+                .then_some((spec, rest))
         })
         .max_by_key(|(spec, _)| spec.name.len())
 }
@@ -278,7 +511,12 @@ fn lookup(body: &str) -> Option<(&'static MarkerSpec, &str)> {
 fn suggest(name: &str) -> Option<&'static str> {
     MARKERS
         .iter()
-        .map(|m| (strsim::jaro_winkler(&name.to_lowercase(), &m.name.to_lowercase()), m.name))
+        .map(|m| {
+            (
+                strsim::jaro_winkler(&name.to_lowercase(), &m.name.to_lowercase()),
+                m.name,
+            )
+        })
         .filter(|(score, _)| *score > 0.85)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, n)| n)
@@ -295,7 +533,9 @@ fn level_name(level: Level) -> &'static str {
 /// Parse one doc line. Returns `Ok(None)` for ordinary prose.
 pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Marker>, Diagnostic> {
     let trimmed = line.trim();
-    let Some(body) = trimmed.strip_prefix('+') else { return Ok(None) };
+    let Some(body) = trimmed.strip_prefix('+') else {
+        return Ok(None);
+    };
     // `+kubebuilder:default:=x` is an accepted spelling in controller-gen; normalise it.
     let body = body.replacen(":=", "=", 1);
     let body = body.trim_end();
@@ -315,10 +555,20 @@ pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Mark
     let err = |msg: String| Diagnostic::new(loc.clone(), msg).with_marker(body);
     if !spec.levels.contains(&level) {
         let allowed: Vec<_> = spec.levels.iter().map(|l| level_name(*l)).collect();
-        return Err(err(format!("`+{}` is not allowed on {}", spec.name, level_name(level)))
-            .with_hint(format!("it belongs on {}", allowed.join(" or "))));
+        return Err(err(format!(
+            "`+{}` is not allowed on {}",
+            spec.name,
+            level_name(level)
+        ))
+        .with_hint(format!("it belongs on {}", allowed.join(" or "))));
     }
-    let mut marker = Marker { name: spec.name, value: None, args: vec![], text: body.to_owned(), loc: loc.clone() };
+    let mut marker = Marker {
+        name: spec.name,
+        value: None,
+        args: vec![],
+        text: body.to_owned(),
+        loc: loc.clone(),
+    };
     match spec.args {
         Args::Flag => {
             if !rest.is_empty() {
@@ -329,9 +579,15 @@ pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Mark
             if let Some(v) = rest.strip_prefix('=') {
                 marker.value = Some(v.to_owned());
             } else if rest.starts_with(':') {
-                return Err(err(format!("`+{}` takes a value: `+{}=...`", spec.name, spec.name)));
+                return Err(err(format!(
+                    "`+{}` takes a value: `+{}=...`",
+                    spec.name, spec.name
+                )));
             } else if spec.args == Args::Value {
-                return Err(err(format!("`+{}` needs a value: `+{}=...`", spec.name, spec.name)));
+                return Err(err(format!(
+                    "`+{}` needs a value: `+{}=...`",
+                    spec.name, spec.name
+                )));
             }
         }
         Args::Named(allowed) => {
@@ -343,18 +599,29 @@ pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Mark
                         continue;
                     }
                     let Some((key, value)) = part.split_once('=') else {
-                        return Err(err(format!("argument `{part}` of `+{}` needs a value: `{part}=...`", spec.name)));
+                        return Err(err(format!(
+                            "argument `{part}` of `+{}` needs a value: `{part}=...`",
+                            spec.name
+                        )));
                     };
                     let key = key.trim();
                     let Some(canonical) = names.iter().find(|n| n.eq_ignore_ascii_case(key)) else {
                         let mut d = err(format!("unknown argument `{key}` for `+{}`", spec.name));
                         let close = names
                             .iter()
-                            .map(|n| (strsim::jaro_winkler(&n.to_lowercase(), &key.to_lowercase()), *n))
+                            .map(|n| {
+                                (
+                                    strsim::jaro_winkler(&n.to_lowercase(), &key.to_lowercase()),
+                                    *n,
+                                )
+                            })
                             .filter(|(s, _)| *s > 0.8)
                             .max_by(|a, b| a.0.total_cmp(&b.0));
                         d = match close {
-                            Some((_, n)) => d.with_hint(format!("did you mean `{n}`? allowed: {}", names.join(", "))),
+                            Some((_, n)) => d.with_hint(format!(
+                                "did you mean `{n}`? allowed: {}",
+                                names.join(", ")
+                            )),
                             None => d.with_hint(format!("allowed arguments: {}", names.join(", "))),
                         };
                         return Err(d);
@@ -362,19 +629,27 @@ pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Mark
                     let value = match unquote(value) {
                         Ok(v) => v,
                         // A list of quoted items (`"a=b";"c=d"`): split_list unquotes each.
-                        Err(_) if split_top_level(value.trim(), ';').len() > 1 => value.trim().to_owned(),
+                        Err(_) if split_top_level(value.trim(), ';').len() > 1 => {
+                            value.trim().to_owned()
+                        }
                         Err(e) => return Err(err(e)),
                     };
                     marker.args.push(((*canonical).to_owned(), value));
                 }
             } else if rest.starts_with('=') {
-                return Err(err(format!("`+{}` takes named arguments: `+{}:key=value,...`", spec.name, spec.name))
-                    .with_hint(format!("allowed arguments: {}", names.join(", "))));
+                return Err(err(format!(
+                    "`+{}` takes named arguments: `+{}:key=value,...`",
+                    spec.name, spec.name
+                ))
+                .with_hint(format!("allowed arguments: {}", names.join(", "))));
             }
             for required in allowed.iter().filter_map(|a| a.strip_prefix('!')) {
                 if marker.arg(required).is_none() {
-                    return Err(err(format!("`+{}` is missing its `{required}` argument", spec.name))
-                        .with_hint(format!("arguments: {}", names.join(", "))));
+                    return Err(err(format!(
+                        "`+{}` is missing its `{required}` argument",
+                        spec.name
+                    ))
+                    .with_hint(format!("arguments: {}", names.join(", "))));
                 }
             }
         }
@@ -392,7 +667,13 @@ mod tests {
 
     #[test]
     fn parses_value_named_and_flags() {
-        let m = parse_line(" +kubebuilder:validation:Pattern=`^(echo).*`", Level::Field, loc()).unwrap().unwrap();
+        let m = parse_line(
+            " +kubebuilder:validation:Pattern=`^(echo).*`",
+            Level::Field,
+            loc(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(m.name, "kubebuilder:validation:Pattern");
         assert_eq!(m.string_value().unwrap(), "^(echo).*");
 
@@ -407,28 +688,54 @@ mod tests {
         assert_eq!(m.arg("JSONPath"), Some(".spec.command"));
         assert_eq!(m.arg("description"), Some("a, b"));
 
-        let m = parse_line("+kubebuilder:subresource:status", Level::Type, loc()).unwrap().unwrap();
-        assert_eq!(m.name, "kubebuilder:subresource:status");
-        let m = parse_line("+kubebuilder:validation:XValidation:rule=\"self > 1\"", Level::Field, loc())
+        let m = parse_line("+kubebuilder:subresource:status", Level::Type, loc())
             .unwrap()
             .unwrap();
+        assert_eq!(m.name, "kubebuilder:subresource:status");
+        let m = parse_line(
+            "+kubebuilder:validation:XValidation:rule=\"self > 1\"",
+            Level::Field,
+            loc(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(m.name, "kubebuilder:validation:XValidation");
         assert_eq!(m.arg("rule"), Some("self > 1"));
     }
 
     #[test]
     fn prose_and_foreign_markers_are_ignored() {
-        assert!(parse_line("just text", Level::Field, loc()).unwrap().is_none());
-        assert!(parse_line("+k8s:deepcopy-gen=package", Level::Package, loc()).unwrap().is_none());
-        assert!(parse_line("+1 for this", Level::Field, loc()).unwrap().is_none());
+        assert!(
+            parse_line("just text", Level::Field, loc())
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            parse_line("+k8s:deepcopy-gen=package", Level::Package, loc())
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            parse_line("+1 for this", Level::Field, loc())
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
     fn typos_are_errors_with_suggestions() {
         let e = parse_line("+kubebuilder:validation:Minimun=1", Level::Field, loc()).unwrap_err();
         assert!(e.message.contains("unknown marker"), "{e:?}");
-        assert_eq!(e.hint.as_deref(), Some("did you mean `+kubebuilder:validation:Minimum`?"));
-        let e = parse_line("+kubebuilder:printcolumn:name=a,typ=string,JSONPath=.x", Level::Type, loc()).unwrap_err();
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("did you mean `+kubebuilder:validation:Minimum`?")
+        );
+        let e = parse_line(
+            "+kubebuilder:printcolumn:name=a,typ=string,JSONPath=.x",
+            Level::Type,
+            loc(),
+        )
+        .unwrap_err();
         assert!(e.hint.unwrap().contains("did you mean `type`"));
     }
 
@@ -436,7 +743,12 @@ mod tests {
     fn level_and_required_args_are_checked() {
         let e = parse_line("+groupName=x.io", Level::Field, loc()).unwrap_err();
         assert!(e.message.contains("not allowed on a field"));
-        let e = parse_line("+kubebuilder:printcolumn:name=a,type=string", Level::Type, loc()).unwrap_err();
+        let e = parse_line(
+            "+kubebuilder:printcolumn:name=a,type=string",
+            Level::Type,
+            loc(),
+        )
+        .unwrap_err();
         assert!(e.message.contains("missing its `JSONPath`"));
     }
 

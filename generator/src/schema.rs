@@ -26,7 +26,10 @@ pub struct SchemaOptions {
 pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
 fn typed(t: &str) -> JSONSchemaProps {
-    JSONSchemaProps { type_: Some(t.to_owned()), ..Default::default() }
+    JSONSchemaProps {
+        type_: Some(t.to_owned()),
+        ..Default::default()
+    }
 }
 
 fn int_or_string() -> JSONSchemaProps {
@@ -51,7 +54,14 @@ pub struct SchemaBuilder<'a> {
 
 impl<'a> SchemaBuilder<'a> {
     pub fn new(api: &'a Api, package: &Package, options: &'a SchemaOptions) -> Self {
-        SchemaBuilder { api, options, default_optional: package.default_optional.clone(), stack: vec![], k8s_cache: BTreeMap::new(), unresolved: false }
+        SchemaBuilder {
+            api,
+            options,
+            default_optional: package.default_optional.clone(),
+            stack: vec![],
+            k8s_cache: BTreeMap::new(),
+            unresolved: false,
+        }
     }
 
     fn describe(&self, doc: &str) -> Option<String> {
@@ -94,11 +104,18 @@ impl<'a> SchemaBuilder<'a> {
         Ok(schema)
     }
 
-    fn decl_schema(&mut self, key: &str, used_at: &Location) -> Result<JSONSchemaProps, Diagnostic> {
+    fn decl_schema(
+        &mut self,
+        key: &str,
+        used_at: &Location,
+    ) -> Result<JSONSchemaProps, Diagnostic> {
         let Some(decl) = self.api.types.get(key) else {
             // Resolving the type failed and was reported; go on to find other problems.
             self.unresolved = true;
-            return Ok(JSONSchemaProps { x_kubernetes_preserve_unknown_fields: Some(true), ..Default::default() });
+            return Ok(JSONSchemaProps {
+                x_kubernetes_preserve_unknown_fields: Some(true),
+                ..Default::default()
+            });
         };
         if self.stack.iter().any(|k| k == key) {
             return Err(Diagnostic::new(used_at.clone(), format!("type `{}` contains itself", decl.name))
@@ -119,7 +136,9 @@ impl<'a> SchemaBuilder<'a> {
         match &decl.shape {
             Shape::Newtype(inner) => self.ref_schema(inner, &decl.loc),
             Shape::Struct(fields) if decl.serde.transparent => {
-                let f = fields.iter().find(|f| !f.skip).ok_or_else(|| Diagnostic::new(decl.loc.clone(), "transparent struct without a field"))?;
+                let f = fields.iter().find(|f| !f.skip).ok_or_else(|| {
+                    Diagnostic::new(decl.loc.clone(), "transparent struct without a field")
+                })?;
                 self.field_schema(f)
             }
             Shape::Struct(fields) => self.object_schema(fields),
@@ -129,8 +148,14 @@ impl<'a> SchemaBuilder<'a> {
 
     /// Whether the schema requires the field, by the rules in README ("Required fields").
     fn is_required(&self, f: &Field) -> Result<bool, Diagnostic> {
-        let explicit_required = f.markers.iter().find(|m| matches!(m.name, "required" | "kubebuilder:validation:Required"));
-        let explicit_optional = f.markers.iter().find(|m| matches!(m.name, "optional" | "kubebuilder:validation:Optional"));
+        let explicit_required = f
+            .markers
+            .iter()
+            .find(|m| matches!(m.name, "required" | "kubebuilder:validation:Required"));
+        let explicit_optional = f
+            .markers
+            .iter()
+            .find(|m| matches!(m.name, "optional" | "kubebuilder:validation:Optional"));
         let can_be_absent = f.ty.is_option() || f.has_default;
         match (explicit_required, explicit_optional) {
             (Some(r), Some(_)) => Err(r.error(format!("field `{}` is marked both required and optional", f.rust_name)).with_hint("keep one of the two markers")),
@@ -162,11 +187,23 @@ impl<'a> SchemaBuilder<'a> {
                     TypeRef::Local(key) => {
                         let inner = self.decl_schema(key, &f.loc)?;
                         if inner.type_.as_deref() != Some("object") || inner.properties.is_none() {
-                            return Err(Diagnostic::new(f.loc.clone(), format!("cannot flatten `{}`: it is not a struct with fields", f.rust_name)));
+                            return Err(Diagnostic::new(
+                                f.loc.clone(),
+                                format!(
+                                    "cannot flatten `{}`: it is not a struct with fields",
+                                    f.rust_name
+                                ),
+                            ));
                         }
                         for (k, v) in inner.properties.unwrap_or_default() {
                             if properties.insert(k.clone(), v).is_some() {
-                                return Err(Diagnostic::new(f.loc.clone(), format!("flattened field `{}` repeats property `{k}`", f.rust_name)));
+                                return Err(Diagnostic::new(
+                                    f.loc.clone(),
+                                    format!(
+                                        "flattened field `{}` repeats property `{k}`",
+                                        f.rust_name
+                                    ),
+                                ));
                             }
                         }
                         if f.ty.is_option() || f.has_default {
@@ -174,16 +211,23 @@ impl<'a> SchemaBuilder<'a> {
                         }
                         required.extend(inner.required.unwrap_or_default());
                     }
-                    TypeRef::Map(_) | TypeRef::Json => schema.x_kubernetes_preserve_unknown_fields = Some(true),
+                    TypeRef::Map(_) | TypeRef::Json => {
+                        schema.x_kubernetes_preserve_unknown_fields = Some(true)
+                    }
                     TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
-                        let TypeRef::Local(key) = &**inner else { unreachable!() };
+                        let TypeRef::Local(key) = &**inner else {
+                            unreachable!()
+                        };
                         let inner = self.decl_schema(key, &f.loc)?;
                         properties.extend(inner.properties.unwrap_or_default());
                     }
-                    _ => {
-                        return Err(Diagnostic::new(f.loc.clone(), format!("cannot flatten field `{}` of this type", f.rust_name))
-                            .with_hint("flatten a struct (its fields merge) or a map (unknown fields are kept)"))
-                    }
+                    _ => return Err(Diagnostic::new(
+                        f.loc.clone(),
+                        format!("cannot flatten field `{}` of this type", f.rust_name),
+                    )
+                    .with_hint(
+                        "flatten a struct (its fields merge) or a map (unknown fields are kept)",
+                    )),
                 }
                 continue;
             }
@@ -192,7 +236,11 @@ impl<'a> SchemaBuilder<'a> {
                 required.push(f.json_name.clone());
             }
             if properties.insert(f.json_name.clone(), prop).is_some() {
-                return Err(Diagnostic::new(f.loc.clone(), format!("two fields serialize as `{}`", f.json_name)).with_hint("check #[serde(rename)] attributes"));
+                return Err(Diagnostic::new(
+                    f.loc.clone(),
+                    format!("two fields serialize as `{}`", f.json_name),
+                )
+                .with_hint("check #[serde(rename)] attributes"));
             }
         }
         schema.properties = Some(properties);
@@ -205,8 +253,15 @@ impl<'a> SchemaBuilder<'a> {
     }
 
     fn field_schema(&mut self, f: &Field) -> Result<JSONSchemaProps, Diagnostic> {
-        let schemaless = f.markers.iter().any(|m| m.name == "kubebuilder:validation:Schemaless");
-        let mut schema = if schemaless { JSONSchemaProps::default() } else { self.ref_schema(&f.ty, &f.loc)? };
+        let schemaless = f
+            .markers
+            .iter()
+            .any(|m| m.name == "kubebuilder:validation:Schemaless");
+        let mut schema = if schemaless {
+            JSONSchemaProps::default()
+        } else {
+            self.ref_schema(&f.ty, &f.loc)?
+        };
         if let Some(d) = self.describe(&f.doc) {
             schema.description = Some(d);
         }
@@ -214,7 +269,10 @@ impl<'a> SchemaBuilder<'a> {
         if f.markers.iter().any(|m| m.name == "nullable") {
             schema.nullable = Some(true);
         }
-        if let Some(m) = f.markers.iter().find(|m| m.name == "kubebuilder:validation:Schemaless")
+        if let Some(m) = f
+            .markers
+            .iter()
+            .find(|m| m.name == "kubebuilder:validation:Schemaless")
             && schema.type_.is_none()
             && schema.x_kubernetes_preserve_unknown_fields != Some(true)
             && schema.x_kubernetes_int_or_string != Some(true)
@@ -231,28 +289,57 @@ impl<'a> SchemaBuilder<'a> {
         Ok(match ty {
             TypeRef::String => typed("string"),
             TypeRef::Bool => typed("boolean"),
-            TypeRef::Int32 => JSONSchemaProps { format: Some("int32".into()), ..typed("integer") },
-            TypeRef::Int64 => JSONSchemaProps { format: Some("int64".into()), ..typed("integer") },
-            TypeRef::Float => JSONSchemaProps { format: Some("float".into()), ..typed("number") },
-            TypeRef::Double => JSONSchemaProps { format: Some("double".into()), ..typed("number") },
+            TypeRef::Int32 => JSONSchemaProps {
+                format: Some("int32".into()),
+                ..typed("integer")
+            },
+            TypeRef::Int64 => JSONSchemaProps {
+                format: Some("int64".into()),
+                ..typed("integer")
+            },
+            TypeRef::Float => JSONSchemaProps {
+                format: Some("float".into()),
+                ..typed("number")
+            },
+            TypeRef::Double => JSONSchemaProps {
+                format: Some("double".into()),
+                ..typed("number")
+            },
             TypeRef::Option(inner) => self.ref_schema(inner, loc)?,
             TypeRef::List { item, set } => JSONSchemaProps {
-                items: Some(JSONSchemaPropsOrArray::Schema(Box::new(self.ref_schema(item, loc)?))),
+                items: Some(JSONSchemaPropsOrArray::Schema(Box::new(
+                    self.ref_schema(item, loc)?,
+                ))),
                 x_kubernetes_list_type: set.then(|| "set".to_owned()),
                 ..typed("array")
             },
             TypeRef::Map(value) => JSONSchemaProps {
-                additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(self.ref_schema(value, loc)?))),
+                additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(
+                    self.ref_schema(value, loc)?,
+                ))),
                 ..typed("object")
             },
-            TypeRef::Json => JSONSchemaProps { x_kubernetes_preserve_unknown_fields: Some(true), ..Default::default() },
+            TypeRef::Json => JSONSchemaProps {
+                x_kubernetes_preserve_unknown_fields: Some(true),
+                ..Default::default()
+            },
             TypeRef::IntOrString => int_or_string(),
-            TypeRef::Quantity => JSONSchemaProps { pattern: Some(QUANTITY_PATTERN.into()), ..int_or_string() },
-            TypeRef::Time => JSONSchemaProps { format: Some("date-time".into()), ..typed("string") },
-            TypeRef::Bytes => JSONSchemaProps { format: Some("byte".into()), ..typed("string") },
+            TypeRef::Quantity => JSONSchemaProps {
+                pattern: Some(QUANTITY_PATTERN.into()),
+                ..int_or_string()
+            },
+            TypeRef::Time => JSONSchemaProps {
+                format: Some("date-time".into()),
+                ..typed("string")
+            },
+            TypeRef::Bytes => JSONSchemaProps {
+                format: Some("byte".into()),
+                ..typed("string")
+            },
             TypeRef::ObjectMeta => typed("object"),
             TypeRef::TypeMeta => {
-                return Err(Diagnostic::new(loc.clone(), "TypeMeta must be flattened").with_hint("add #[serde(flatten)] to the field"));
+                return Err(Diagnostic::new(loc.clone(), "TypeMeta must be flattened")
+                    .with_hint("add #[serde(flatten)] to the field"));
             }
             TypeRef::K8s(path) => self.k8s_schema(path, loc)?,
             TypeRef::Local(key) => self.decl_schema(key, loc)?,
@@ -265,7 +352,11 @@ impl<'a> SchemaBuilder<'a> {
         if let Some(s) = self.k8s_cache.get(path) {
             return Ok(s.clone());
         }
-        let mut props = if path.ends_with("::ObjectMeta") { typed("object") } else { raw_k8s_schema(path, loc)? };
+        let mut props = if path.ends_with("::ObjectMeta") {
+            typed("object")
+        } else {
+            raw_k8s_schema(path, loc)?
+        };
         let meta = raw_k8s_schema("apimachinery::pkg::apis::meta::v1::ObjectMeta", loc)?;
         let meta_keys: Vec<&String> = meta.properties.iter().flat_map(|p| p.keys()).collect();
         trim_object_meta(&mut props, &meta_keys);
@@ -273,14 +364,28 @@ impl<'a> SchemaBuilder<'a> {
         Ok(props)
     }
 
-    fn enum_schema(&mut self, decl: &TypeDecl, variants: &[Variant]) -> Result<JSONSchemaProps, Diagnostic> {
+    fn enum_schema(
+        &mut self,
+        decl: &TypeDecl,
+        variants: &[Variant],
+    ) -> Result<JSONSchemaProps, Diagnostic> {
         let s = &decl.serde;
-        let err = |msg: String, hint: &str| Err(Diagnostic::new(decl.loc.clone(), msg).with_hint(hint.to_owned()));
+        let err = |msg: String, hint: &str| {
+            Err(Diagnostic::new(decl.loc.clone(), msg).with_hint(hint.to_owned()))
+        };
         if variants.is_empty() {
-            return err(format!("enum `{}` has no variants", decl.name), "an API enum needs at least one value");
+            return err(
+                format!("enum `{}` has no variants", decl.name),
+                "an API enum needs at least one value",
+            );
         }
-        let all_unit = variants.iter().all(|v| matches!(v.shape, VariantShape::Unit));
-        if let Some(v) = variants.iter().find(|v| matches!(v.shape, VariantShape::Tuple(_))) {
+        let all_unit = variants
+            .iter()
+            .all(|v| matches!(v.shape, VariantShape::Unit));
+        if let Some(v) = variants
+            .iter()
+            .find(|v| matches!(v.shape, VariantShape::Tuple(_)))
+        {
             return Err(Diagnostic::new(v.loc.clone(), format!("variant `{}::{}` has several unnamed fields", decl.name, v.rust_name))
                 .with_hint("a tuple serializes as a JSON array of mixed types, which a structural schema cannot express; use named fields"));
         }
@@ -294,11 +399,19 @@ impl<'a> SchemaBuilder<'a> {
             ),
             (Some(tag), None) => self.internally_tagged_schema(decl, tag, variants),
             (None, None) if all_unit => Ok(JSONSchemaProps {
-                enum_: Some(variants.iter().map(|v| JSON(Value::String(v.json_name.clone()))).collect()),
+                enum_: Some(
+                    variants
+                        .iter()
+                        .map(|v| JSON(Value::String(v.json_name.clone())))
+                        .collect(),
+                ),
                 ..typed("string")
             }),
             (None, None) => {
-                if let Some(unit) = variants.iter().find(|v| matches!(v.shape, VariantShape::Unit)) {
+                if let Some(unit) = variants
+                    .iter()
+                    .find(|v| matches!(v.shape, VariantShape::Unit))
+                {
                     return Err(Diagnostic::new(unit.loc.clone(), format!(
                         "enum `{}` mixes unit variants (serialized as strings) with data variants (serialized as objects)",
                         decl.name
@@ -310,18 +423,38 @@ impl<'a> SchemaBuilder<'a> {
                 for v in variants {
                     let schema = self.variant_schema(decl, v)?;
                     props.insert(v.json_name.clone(), schema);
-                    one_of.push(JSONSchemaProps { required: Some(vec![v.json_name.clone()]), ..Default::default() });
+                    one_of.push(JSONSchemaProps {
+                        required: Some(vec![v.json_name.clone()]),
+                        ..Default::default()
+                    });
                 }
-                Ok(JSONSchemaProps { properties: Some(props), one_of: Some(one_of), ..typed("object") })
+                Ok(JSONSchemaProps {
+                    properties: Some(props),
+                    one_of: Some(one_of),
+                    ..typed("object")
+                })
             }
-            (None, Some(_)) => err(format!("`content` without `tag` on `{}`", decl.name), "serde needs both"),
+            (None, Some(_)) => err(
+                format!("`content` without `tag` on `{}`", decl.name),
+                "serde needs both",
+            ),
         }
     }
 
-    fn variant_schema(&mut self, decl: &TypeDecl, v: &Variant) -> Result<JSONSchemaProps, Diagnostic> {
+    fn variant_schema(
+        &mut self,
+        decl: &TypeDecl,
+        v: &Variant,
+    ) -> Result<JSONSchemaProps, Diagnostic> {
         let mut schema = match &v.shape {
             VariantShape::Unit => {
-                return Err(Diagnostic::new(v.loc.clone(), format!("unit variant `{}::{}` has no value here", decl.name, v.rust_name)));
+                return Err(Diagnostic::new(
+                    v.loc.clone(),
+                    format!(
+                        "unit variant `{}::{}` has no value here",
+                        decl.name, v.rust_name
+                    ),
+                ));
             }
             VariantShape::Newtype(t) => self.ref_schema(t, &v.loc)?,
             VariantShape::Struct(fields) => self.object_schema(fields)?,
@@ -333,7 +466,12 @@ impl<'a> SchemaBuilder<'a> {
         Ok(schema)
     }
 
-    fn internally_tagged_schema(&mut self, decl: &TypeDecl, tag: &str, variants: &[Variant]) -> Result<JSONSchemaProps, Diagnostic> {
+    fn internally_tagged_schema(
+        &mut self,
+        decl: &TypeDecl,
+        tag: &str,
+        variants: &[Variant],
+    ) -> Result<JSONSchemaProps, Diagnostic> {
         let mut props: BTreeMap<String, JSONSchemaProps> = BTreeMap::new();
         for v in variants {
             let fields = match &v.shape {
@@ -341,30 +479,62 @@ impl<'a> SchemaBuilder<'a> {
                 _ => self.variant_schema(decl, v)?,
             };
             if fields.type_.as_deref() != Some("object") {
-                return Err(Diagnostic::new(v.loc.clone(), format!("variant `{}::{}` must hold a struct to be internally tagged", decl.name, v.rust_name)));
+                return Err(Diagnostic::new(
+                    v.loc.clone(),
+                    format!(
+                        "variant `{}::{}` must hold a struct to be internally tagged",
+                        decl.name, v.rust_name
+                    ),
+                ));
             }
             for (k, p) in fields.properties.unwrap_or_default() {
                 merge_property(&mut props, k, p, &v.loc)?;
             }
         }
         if props.contains_key(tag) {
-            return Err(Diagnostic::new(decl.loc.clone(), format!("tag `{tag}` of `{}` collides with a field name", decl.name)));
+            return Err(Diagnostic::new(
+                decl.loc.clone(),
+                format!("tag `{tag}` of `{}` collides with a field name", decl.name),
+            ));
         }
         props.insert(
             tag.to_owned(),
-            JSONSchemaProps { enum_: Some(variants.iter().map(|v| JSON(Value::String(v.json_name.clone()))).collect()), ..typed("string") },
+            JSONSchemaProps {
+                enum_: Some(
+                    variants
+                        .iter()
+                        .map(|v| JSON(Value::String(v.json_name.clone())))
+                        .collect(),
+                ),
+                ..typed("string")
+            },
         );
-        Ok(JSONSchemaProps { properties: Some(props), required: Some(vec![tag.to_owned()]), ..typed("object") })
+        Ok(JSONSchemaProps {
+            properties: Some(props),
+            required: Some(vec![tag.to_owned()]),
+            ..typed("object")
+        })
     }
 
-    fn untagged_schema(&mut self, decl: &TypeDecl, variants: &[Variant]) -> Result<JSONSchemaProps, Diagnostic> {
+    fn untagged_schema(
+        &mut self,
+        decl: &TypeDecl,
+        variants: &[Variant],
+    ) -> Result<JSONSchemaProps, Diagnostic> {
         let mut schemas = vec![];
         for v in variants {
             schemas.push((v, self.variant_schema(decl, v)?));
         }
-        let types: std::collections::BTreeSet<Option<String>> = schemas.iter().map(|(_, s)| s.type_.clone()).collect();
-        let names: Vec<String> = types.iter().map(|t| t.clone().unwrap_or_else(|| "any".into())).collect();
-        if types.len() == 2 && types.contains(&Some("integer".into())) && types.contains(&Some("string".into())) {
+        let types: std::collections::BTreeSet<Option<String>> =
+            schemas.iter().map(|(_, s)| s.type_.clone()).collect();
+        let names: Vec<String> = types
+            .iter()
+            .map(|t| t.clone().unwrap_or_else(|| "any".into()))
+            .collect();
+        if types.len() == 2
+            && types.contains(&Some("integer".into()))
+            && types.contains(&Some("string".into()))
+        {
             return Ok(int_or_string());
         }
         if types.len() != 1 {
@@ -382,7 +552,10 @@ impl<'a> SchemaBuilder<'a> {
                     merge_property(&mut props, k, p, &v.loc)?;
                 }
             }
-            return Ok(JSONSchemaProps { properties: Some(props), ..typed("object") });
+            return Ok(JSONSchemaProps {
+                properties: Some(props),
+                ..typed("object")
+            });
         }
         Ok(schemas.into_iter().next().expect("non-empty").1)
     }
@@ -390,7 +563,12 @@ impl<'a> SchemaBuilder<'a> {
 
 /// The schema of a k8s-openapi type as schemars and kube-core's structural rewriter make it.
 fn raw_k8s_schema(path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
-    let f = crate::k8s_types::lookup(path).ok_or_else(|| Diagnostic::new(loc.clone(), format!("no schema for k8s-openapi type `{path}`")))?;
+    let f = crate::k8s_types::lookup(path).ok_or_else(|| {
+        Diagnostic::new(
+            loc.clone(),
+            format!("no schema for k8s-openapi type `{path}`"),
+        )
+    })?;
     let mut generator = schemars::generate::SchemaSettings::openapi3()
         .with(|s| {
             s.inline_subschemas = true;
@@ -406,18 +584,29 @@ fn raw_k8s_schema(path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnos
     use schemars::transform::Transform;
     kube_core::schema::StructuralSchemaRewriter.transform(&mut schema);
     let value = schema.to_value();
-    serde_json::from_value(strip_unknown(value))
-        .map_err(|e| Diagnostic::new(loc.clone(), format!("schema of `{path}` is not a JSONSchemaProps: {e}")))
+    serde_json::from_value(strip_unknown(value)).map_err(|e| {
+        Diagnostic::new(
+            loc.clone(),
+            format!("schema of `{path}` is not a JSONSchemaProps: {e}"),
+        )
+    })
 }
 
 /// Replace every nested ObjectMeta schema (recognised by its exact property names) with
 /// `type: object`, keeping its description: the apiserver owns metadata's schema, and
 /// controller-gen emits embedded metadata (PodTemplateSpec.metadata) the same way.
 fn trim_object_meta(node: &mut JSONSchemaProps, meta_keys: &[&String]) {
-    let is_meta = |p: &JSONSchemaProps| p.properties.as_ref().is_some_and(|props| props.keys().eq(meta_keys.iter().copied()));
+    let is_meta = |p: &JSONSchemaProps| {
+        p.properties
+            .as_ref()
+            .is_some_and(|props| props.keys().eq(meta_keys.iter().copied()))
+    };
     for child in node.properties.iter_mut().flat_map(|p| p.values_mut()) {
         if is_meta(child) {
-            *child = JSONSchemaProps { description: child.description.take(), ..typed("object") };
+            *child = JSONSchemaProps {
+                description: child.description.take(),
+                ..typed("object")
+            };
         } else {
             trim_object_meta(child, meta_keys);
         }
@@ -436,28 +625,47 @@ fn check_set_items(schema: &JSONSchemaProps, f: &Field) -> Result<(), Diagnostic
     if schema.x_kubernetes_list_type.as_deref() != Some("set") {
         return Ok(());
     }
-    let Some(JSONSchemaPropsOrArray::Schema(item)) = &schema.items else { return Ok(()) };
+    let Some(JSONSchemaPropsOrArray::Schema(item)) = &schema.items else {
+        return Ok(());
+    };
     let atomic = match item.type_.as_deref() {
         Some("object") => item.x_kubernetes_map_type.as_deref() == Some("atomic"),
-        Some("array") => item.x_kubernetes_list_type.as_deref().is_none_or(|t| t == "atomic"),
+        Some("array") => item
+            .x_kubernetes_list_type
+            .as_deref()
+            .is_none_or(|t| t == "atomic"),
         _ => true,
     };
     if atomic {
         return Ok(());
     }
-    let message = format!("set `{}` has {} items that are not atomic, which the API server rejects", f.rust_name, item.type_.as_deref().unwrap_or_default());
+    let message = format!(
+        "set `{}` has {} items that are not atomic, which the API server rejects",
+        f.rust_name,
+        item.type_.as_deref().unwrap_or_default()
+    );
     let d = match f.markers.iter().find(|m| m.name == "listType") {
         Some(m) => m.error(message),
         None => Diagnostic::new(f.loc.clone(), message),
     };
-    Err(d.with_hint("mark the item type `+structType=atomic`, or use `+listType=map` with `+listMapKey=`"))
+    Err(d.with_hint(
+        "mark the item type `+structType=atomic`, or use `+listType=map` with `+listMapKey=`",
+    ))
 }
 
 /// Add `p` as property `k`, failing if a different schema already has that name.
-fn merge_property(props: &mut BTreeMap<String, JSONSchemaProps>, k: String, p: JSONSchemaProps, loc: &Location) -> Result<(), Diagnostic> {
+fn merge_property(
+    props: &mut BTreeMap<String, JSONSchemaProps>,
+    k: String,
+    p: JSONSchemaProps,
+    loc: &Location,
+) -> Result<(), Diagnostic> {
     match props.get(&k) {
-        Some(existing) if existing.type_ != p.type_ => Err(Diagnostic::new(loc.clone(), format!("property `{k}` has different types in different variants"))
-            .with_hint("structural schemas need one type per property; rename one of the fields")),
+        Some(existing) if existing.type_ != p.type_ => Err(Diagnostic::new(
+            loc.clone(),
+            format!("property `{k}` has different types in different variants"),
+        )
+        .with_hint("structural schemas need one type per property; rename one of the fields")),
         Some(_) => Ok(()),
         None => {
             props.insert(k, p);
@@ -471,7 +679,9 @@ fn strip_unknown(v: Value) -> Value {
     match v {
         Value::Object(map) => Value::Object(
             map.into_iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "$schema" | "$defs" | "definitions" | "examples"))
+                .filter(|(k, _)| {
+                    !matches!(k.as_str(), "$schema" | "$defs" | "definitions" | "examples")
+                })
                 .map(|(k, v)| (k, strip_unknown(v)))
                 .collect(),
         ),
@@ -486,10 +696,10 @@ pub fn marker_json(raw: &str) -> Value {
     if let Ok(v) = serde_json::from_str::<Value>(raw) {
         return v;
     }
-    if raw.starts_with('{') || raw.starts_with('[') {
-        if let Ok(v) = serde_yaml::from_str::<Value>(raw) {
-            return v;
-        }
+    if (raw.starts_with('{') || raw.starts_with('['))
+        && let Ok(v) = serde_yaml::from_str::<Value>(raw)
+    {
+        return v;
     }
     if raw.starts_with('`') {
         return Value::String(crate::markers::unquote(raw).unwrap_or_else(|_| raw.to_owned()));
@@ -521,32 +731,50 @@ fn typed_value(schema: &JSONSchemaProps, m: &Marker, raw: &str) -> Result<Value,
         return Ok(v);
     }
     if schema.type_.as_deref() == Some("string") {
-        return Ok(Value::String(crate::markers::unquote(raw).unwrap_or_else(|_| raw.trim().to_owned())));
+        return Ok(Value::String(
+            crate::markers::unquote(raw).unwrap_or_else(|_| raw.trim().to_owned()),
+        ));
     }
     Err(m
-        .error(format!("value `{}` does not fit the field's type `{}`", raw.trim(), schema.type_.as_deref().unwrap_or("int-or-string")))
+        .error(format!(
+            "value `{}` does not fit the field's type `{}`",
+            raw.trim(),
+            schema.type_.as_deref().unwrap_or("int-or-string")
+        ))
         .with_hint("write the value as JSON, e.g. 5, \"text\", true, {\"a\": 1} or [1, 2]"))
 }
 
 fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(), Diagnostic> {
     let t = schema.type_.as_deref();
-    let ok = t.is_some_and(|t| allowed.contains(&t)) || (schema.x_kubernetes_int_or_string == Some(true) && allowed.iter().any(|a| matches!(*a, "string" | "integer")));
+    let ok = t.is_some_and(|t| allowed.contains(&t))
+        || (schema.x_kubernetes_int_or_string == Some(true)
+            && allowed.iter().any(|a| matches!(*a, "string" | "integer")));
     if ok {
         return Ok(());
     }
     Err(m
-        .error(format!("`+{}` applies to {} values, but this one is {}", m.name, allowed.join("/"), t.unwrap_or("untyped")))
+        .error(format!(
+            "`+{}` applies to {} values, but this one is {}",
+            m.name,
+            allowed.join("/"),
+            t.unwrap_or("untyped")
+        ))
         .with_hint("move the marker to a field of the right type"))
 }
 
 /// Apply the validation and schema-shaping markers of a type or field.
 pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
     // Type and Schemaless reshape the node, so they go first.
-    for m in markers.iter().filter(|m| m.name == "kubebuilder:validation:Type") {
+    for m in markers
+        .iter()
+        .filter(|m| m.name == "kubebuilder:validation:Type")
+    {
         let t = m.string_value()?;
         const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
         if !TYPES.contains(&t.as_str()) {
-            return Err(m.error(format!("invalid type `{t}`")).with_hint(format!("allowed values: {}", TYPES.join(", "))));
+            return Err(m
+                .error(format!("invalid type `{t}`"))
+                .with_hint(format!("allowed values: {}", TYPES.join(", "))));
         }
         if schema.type_.as_deref() != Some(t.as_str()) {
             schema.format = None;
@@ -572,13 +800,19 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 schema.maximum = Some(num("a number")?);
             }
             // `false` is the default, and Go's omitempty leaves it out: so do we.
-            "kubebuilder:validation:ExclusiveMinimum" => schema.exclusive_minimum = m.bool_value()?.then_some(true),
-            "kubebuilder:validation:ExclusiveMaximum" => schema.exclusive_maximum = m.bool_value()?.then_some(true),
+            "kubebuilder:validation:ExclusiveMinimum" => {
+                schema.exclusive_minimum = m.bool_value()?.then_some(true)
+            }
+            "kubebuilder:validation:ExclusiveMaximum" => {
+                schema.exclusive_maximum = m.bool_value()?.then_some(true)
+            }
             "kubebuilder:validation:MultipleOf" => {
                 need_type(schema, m, &["integer", "number"])?;
                 let n = num("a number")?;
                 if n <= 0.0 {
-                    return Err(m.error("`+kubebuilder:validation:MultipleOf` must be greater than 0"));
+                    return Err(
+                        m.error("`+kubebuilder:validation:MultipleOf` must be greater than 0")
+                    );
                 }
                 schema.multiple_of = Some(n);
             }
@@ -594,7 +828,13 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 need_type(schema, m, &["string"])?;
                 let p = m.string_value()?;
                 if let Err(e) = regex::Regex::new(&p) {
-                    let detail = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
+                    let detail = e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .trim()
+                        .to_owned();
                     return Err(m.error(format!("invalid regular expression `{p}`: {detail}")).with_hint("patterns use RE2 syntax (no lookaround or backreferences); quote them with backticks to avoid escaping"));
                 }
                 schema.pattern = Some(p);
@@ -629,7 +869,9 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 let raw = m.string_value()?;
                 let items = split_list(&raw);
                 if items.is_empty() {
-                    return Err(m.error("`+kubebuilder:validation:Enum` needs at least one value").with_hint("separate values with `;`, e.g. `Enum=Always;Never`"));
+                    return Err(m
+                        .error("`+kubebuilder:validation:Enum` needs at least one value")
+                        .with_hint("separate values with `;`, e.g. `Enum=Always;Never`"));
                 }
                 let mut values = vec![];
                 for i in items {
@@ -647,28 +889,43 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                     return Err(m.error("XValidation rule is empty"));
                 }
                 let reason = m.arg("reason").map(str::to_owned);
-                const REASONS: &[&str] = &["FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"];
+                const REASONS: &[&str] = &[
+                    "FieldValueInvalid",
+                    "FieldValueForbidden",
+                    "FieldValueRequired",
+                    "FieldValueDuplicate",
+                ];
                 if let Some(r) = &reason
                     && !REASONS.contains(&r.as_str())
                 {
-                    return Err(m.error(format!("invalid XValidation reason `{r}`")).with_hint(format!("allowed values: {}", REASONS.join(", "))));
+                    return Err(m
+                        .error(format!("invalid XValidation reason `{r}`"))
+                        .with_hint(format!("allowed values: {}", REASONS.join(", "))));
                 }
                 let optional_old_self = match m.arg("optionalOldSelf") {
                     None => None,
                     Some("true") => Some(true),
                     Some("false") => Some(false),
-                    Some(o) => return Err(m.error(format!("optionalOldSelf takes true or false, not `{o}`"))),
+                    Some(o) => {
+                        return Err(
+                            m.error(format!("optionalOldSelf takes true or false, not `{o}`"))
+                        );
+                    }
                 };
-                schema.x_kubernetes_validations.get_or_insert_with(Vec::new).push(ValidationRule {
-                    rule,
-                    message: m.arg("message").map(str::to_owned),
-                    message_expression: m.arg("messageExpression").map(str::to_owned),
-                    reason,
-                    field_path: m.arg("fieldPath").map(str::to_owned),
-                    optional_old_self,
-                });
+                schema
+                    .x_kubernetes_validations
+                    .get_or_insert_with(Vec::new)
+                    .push(ValidationRule {
+                        rule,
+                        message: m.arg("message").map(str::to_owned),
+                        message_expression: m.arg("messageExpression").map(str::to_owned),
+                        reason,
+                        field_path: m.arg("fieldPath").map(str::to_owned),
+                        optional_old_self,
+                    });
             }
-            "kubebuilder:validation:XPreserveUnknownFields" | "kubebuilder:pruning:PreserveUnknownFields" => {
+            "kubebuilder:validation:XPreserveUnknownFields"
+            | "kubebuilder:pruning:PreserveUnknownFields" => {
                 schema.x_kubernetes_preserve_unknown_fields = Some(true)
             }
             "kubebuilder:validation:XEmbeddedResource" => {
@@ -676,7 +933,10 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 schema.x_kubernetes_embedded_resource = Some(true);
             }
             "kubebuilder:validation:XIntOrString" => {
-                *schema = JSONSchemaProps { description: schema.description.take(), ..int_or_string() };
+                *schema = JSONSchemaProps {
+                    description: schema.description.take(),
+                    ..int_or_string()
+                };
             }
             "kubebuilder:default" | "default" => {
                 let raw = m.string_value_raw()?;
@@ -691,19 +951,26 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 need_type(schema, m, &["array"])?;
                 let v = m.string_value()?;
                 if !matches!(v.as_str(), "atomic" | "set" | "map") {
-                    return Err(m.error(format!("invalid listType `{v}`")).with_hint("allowed values: atomic, set, map"));
+                    return Err(m
+                        .error(format!("invalid listType `{v}`"))
+                        .with_hint("allowed values: atomic, set, map"));
                 }
                 schema.x_kubernetes_list_type = Some(v);
             }
             "listMapKey" => {
                 need_type(schema, m, &["array"])?;
-                schema.x_kubernetes_list_map_keys.get_or_insert_with(Vec::new).push(m.string_value()?);
+                schema
+                    .x_kubernetes_list_map_keys
+                    .get_or_insert_with(Vec::new)
+                    .push(m.string_value()?);
             }
             "mapType" | "structType" => {
                 need_type(schema, m, &["object"])?;
                 let v = m.string_value()?;
                 if !matches!(v.as_str(), "granular" | "atomic") {
-                    return Err(m.error(format!("invalid {} `{v}`", m.name)).with_hint("allowed values: granular, atomic"));
+                    return Err(m
+                        .error(format!("invalid {} `{v}`", m.name))
+                        .with_hint("allowed values: granular, atomic"));
                 }
                 schema.x_kubernetes_map_type = Some(v);
             }
@@ -717,8 +984,13 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
 fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
     let key_marker = markers.iter().find(|m| m.name == "listMapKey");
     let type_marker = markers.iter().find(|m| m.name == "listType");
-    match (schema.x_kubernetes_list_type.as_deref(), &schema.x_kubernetes_list_map_keys) {
-        (Some("map"), None) => Err(type_marker.expect("set by marker").error("`+listType=map` needs at least one `+listMapKey=`")),
+    match (
+        schema.x_kubernetes_list_type.as_deref(),
+        &schema.x_kubernetes_list_map_keys,
+    ) {
+        (Some("map"), None) => Err(type_marker
+            .expect("set by marker")
+            .error("`+listType=map` needs at least one `+listMapKey=`")),
         (Some("map"), Some(keys)) => {
             let item = match &schema.items {
                 Some(JSONSchemaPropsOrArray::Schema(s)) => s,
@@ -741,20 +1013,31 @@ fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Di
                 }
                 match prop {
                     None => {
-                        return Err(at().error(format!("listMapKey `{k}` is not a property of the list items")));
+                        return Err(at().error(format!(
+                            "listMapKey `{k}` is not a property of the list items"
+                        )));
                     }
                     Some(p) if matches!(p.type_.as_deref(), Some("object" | "array")) => {
-                        return Err(at().error(format!("listMapKey `{k}` must be a scalar, but it is an {}", p.type_.as_deref().unwrap_or_default())));
+                        return Err(at().error(format!(
+                            "listMapKey `{k}` must be a scalar, but it is an {}",
+                            p.type_.as_deref().unwrap_or_default()
+                        )));
                     }
                     Some(p) if !required && p.default.is_none() => {
-                        return Err(at().error(format!("listMapKey `{k}` must be required or have a default")).with_hint("make the field non-Option, or add +kubebuilder:default"));
+                        return Err(at()
+                            .error(format!(
+                                "listMapKey `{k}` must be required or have a default"
+                            ))
+                            .with_hint("make the field non-Option, or add +kubebuilder:default"));
                     }
                     _ => {}
                 }
             }
             Ok(())
         }
-        (_, Some(_)) => Err(key_marker.expect("set").error("`+listMapKey` needs `+listType=map`")),
+        (_, Some(_)) => Err(key_marker
+            .expect("set")
+            .error("`+listMapKey` needs `+listType=map`")),
         _ => Ok(()),
     }
 }
@@ -762,16 +1045,25 @@ fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Di
 impl Marker {
     /// The value exactly as written (quotes kept), for JSON-ish values such as defaults.
     pub fn string_value_raw(&self) -> Result<String, Diagnostic> {
-        self.value.clone().ok_or_else(|| self.error(format!("`+{}` needs a value", self.name)))
+        self.value
+            .clone()
+            .ok_or_else(|| self.error(format!("`+{}` needs a value", self.name)))
     }
 }
 
 /// Find the schema node a simple JSONPath (`.spec.replicas`) points at.
 /// Anything below `.metadata` is accepted: the apiserver owns metadata's schema.
-pub fn lookup_path<'s>(schema: &'s JSONSchemaProps, path: &str) -> Result<Option<&'s JSONSchemaProps>, String> {
+pub fn lookup_path<'s>(
+    schema: &'s JSONSchemaProps,
+    path: &str,
+) -> Result<Option<&'s JSONSchemaProps>, String> {
     let path = path.split('[').next().unwrap_or(path);
     let mut node = schema;
-    let segs: Vec<&str> = path.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).collect();
+    let segs: Vec<&str> = path
+        .trim_start_matches('.')
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .collect();
     if segs.first() == Some(&"metadata") {
         return Ok(None);
     }
@@ -779,13 +1071,24 @@ pub fn lookup_path<'s>(schema: &'s JSONSchemaProps, path: &str) -> Result<Option
         if node.x_kubernetes_preserve_unknown_fields == Some(true) && node.properties.is_none() {
             return Ok(None);
         }
-        let next = node.properties.as_ref().and_then(|p| p.get(*seg)).or_else(|| match &node.additional_properties {
-            Some(JSONSchemaPropsOrBool::Schema(s)) => Some(&**s),
-            _ => None,
-        });
+        let next = node.properties.as_ref().and_then(|p| p.get(*seg)).or(
+            match &node.additional_properties {
+                Some(JSONSchemaPropsOrBool::Schema(s)) => Some(&**s),
+                _ => None,
+            },
+        );
         match next {
             Some(n) => node = n,
-            None => return Err(format!("`{}` has no field `{seg}`", if i == 0 { "." .to_owned() } else { format!(".{}", segs[..i].join(".")) })),
+            None => {
+                return Err(format!(
+                    "`{}` has no field `{seg}`",
+                    if i == 0 {
+                        ".".to_owned()
+                    } else {
+                        format!(".{}", segs[..i].join("."))
+                    }
+                ));
+            }
         }
     }
     Ok(Some(node))

@@ -39,13 +39,28 @@ pub struct Module {
 pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
     let mut out = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
-        let syn::Meta::NameValue(nv) = &attr.meta else { continue };
-        let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value else { continue };
+        let syn::Meta::NameValue(nv) = &attr.meta else {
+            continue;
+        };
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) = &nv.value
+        else {
+            continue;
+        };
         let start = Location::of_span(file, attr.span());
         for (i, line) in s.value().split('\n').enumerate() {
             let lead = line.len() - line.trim_start().len();
-            let column = if i == 0 { start.column + 3 + lead } else { lead + 1 };
-            out.push(DocLine { text: line.to_owned(), loc: Location::new(file, start.line + i, column) });
+            let column = if i == 0 {
+                start.column + 3 + lead
+            } else {
+                lead + 1
+            };
+            out.push(DocLine {
+                text: line.to_owned(),
+                loc: Location::new(file, start.line + i, column),
+            });
         }
     }
     out
@@ -66,7 +81,10 @@ pub fn doc_text(lines: &[DocLine]) -> String {
 /// The module path of a file below `src/`: `lib.rs` -> [], `a/mod.rs` -> [a], `a/b.rs` -> [a, b].
 fn module_path_of(src_root: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src_root).unwrap_or(file);
-    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     if let Some(last) = parts.pop() {
         let stem = last.trim_end_matches(".rs");
         let is_root = parts.is_empty() && matches!(stem, "lib" | "main");
@@ -112,7 +130,10 @@ pub fn parse_file(src_root: &Path, file: &Path, diags: &mut Diagnostics) -> Vec<
     let bytes = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) => {
-            diags.push(Diagnostic::new(Location::new(file, 1, 1), format!("cannot read file: {e}")));
+            diags.push(Diagnostic::new(
+                Location::new(file, 1, 1),
+                format!("cannot read file: {e}"),
+            ));
             return vec![];
         }
     };
@@ -132,15 +153,25 @@ pub fn parse_file(src_root: &Path, file: &Path, diags: &mut Diagnostics) -> Vec<
         Ok(f) => f,
         Err(e) => {
             diags.push(
-                Diagnostic::new(Location::of_span(file, e.span()), format!("cannot parse Rust: {e}"))
-                    .with_hint("the file must compile; run `cargo check` for details"),
+                Diagnostic::new(
+                    Location::of_span(file, e.span()),
+                    format!("cannot parse Rust: {e}"),
+                )
+                .with_hint("the file must compile; run `cargo check` for details"),
             );
             return vec![];
         }
     };
     let mut out = Vec::new();
     let path = module_path_of(src_root, file);
-    collect_module(file, path, Location::new(file, 1, 1), &parsed.attrs, parsed.items, &mut out);
+    collect_module(
+        file,
+        path,
+        Location::new(file, 1, 1),
+        &parsed.attrs,
+        parsed.items,
+        &mut out,
+    );
     out
 }
 
@@ -152,8 +183,11 @@ fn collect_module(
     items: Vec<syn::Item>,
     out: &mut Vec<Module>,
 ) {
-    let inner: Vec<syn::Attribute> =
-        attrs.iter().filter(|a| matches!(a.style, syn::AttrStyle::Inner(_))).cloned().collect();
+    let inner: Vec<syn::Attribute> = attrs
+        .iter()
+        .filter(|a| matches!(a.style, syn::AttrStyle::Inner(_)))
+        .cloned()
+        .collect();
     let mut module = Module {
         inner_docs: doc_lines(file, &inner),
         path: path.clone(),
@@ -176,7 +210,12 @@ fn collect_module(
                 if let Some((_, items)) = m.content {
                     let mut child = path.clone();
                     child.push(m.ident.to_string());
-                    nested.push((child, Location::of_span(file, m.ident.span()), m.attrs, items));
+                    nested.push((
+                        child,
+                        Location::of_span(file, m.ident.span()),
+                        m.attrs,
+                        items,
+                    ));
                 }
             }
             _ => {}
@@ -209,7 +248,12 @@ pub fn absolutize(module: &[String], segs: &[String]) -> Vec<String> {
     out
 }
 
-fn collect_use(module_path: &[String], tree: &syn::UseTree, prefix: Vec<String>, module: &mut Module) {
+fn collect_use(
+    module_path: &[String],
+    tree: &syn::UseTree,
+    prefix: Vec<String>,
+    module: &mut Module,
+) {
     match tree {
         syn::UseTree::Path(p) => {
             let mut next = prefix;
@@ -232,7 +276,9 @@ fn collect_use(module_path: &[String], tree: &syn::UseTree, prefix: Vec<String>,
             if r.ident != "self" {
                 full.push(r.ident.to_string());
             }
-            module.uses.insert(r.rename.to_string(), absolutize(module_path, &full));
+            module
+                .uses
+                .insert(r.rename.to_string(), absolutize(module_path, &full));
         }
         syn::UseTree::Glob(_) => module.globs.push(absolutize(module_path, &prefix)),
         syn::UseTree::Group(g) => {
@@ -250,17 +296,32 @@ mod tests {
     #[test]
     fn module_paths_follow_rust_rules() {
         let root = Path::new("src");
-        assert_eq!(module_path_of(root, Path::new("src/lib.rs")), Vec::<String>::new());
+        assert_eq!(
+            module_path_of(root, Path::new("src/lib.rs")),
+            Vec::<String>::new()
+        );
         assert_eq!(module_path_of(root, Path::new("src/a/mod.rs")), vec!["a"]);
-        assert_eq!(module_path_of(root, Path::new("src/a/b.rs")), vec!["a", "b"]);
+        assert_eq!(
+            module_path_of(root, Path::new("src/a/b.rs")),
+            vec!["a", "b"]
+        );
     }
 
     #[test]
     fn absolutize_resolves_self_and_super() {
         let m = vec!["apis".to_owned(), "v1".to_owned()];
         let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(absolutize(&m, &s(&["super", "common", "X"])), s(&["crate", "apis", "common", "X"]));
-        assert_eq!(absolutize(&m, &s(&["self", "X"])), s(&["crate", "apis", "v1", "X"]));
-        assert_eq!(absolutize(&m, &s(&["k8s_openapi", "X"])), s(&["k8s_openapi", "X"]));
+        assert_eq!(
+            absolutize(&m, &s(&["super", "common", "X"])),
+            s(&["crate", "apis", "common", "X"])
+        );
+        assert_eq!(
+            absolutize(&m, &s(&["self", "X"])),
+            s(&["crate", "apis", "v1", "X"])
+        );
+        assert_eq!(
+            absolutize(&m, &s(&["k8s_openapi", "X"])),
+            s(&["k8s_openapi", "X"])
+        );
     }
 }
