@@ -49,7 +49,10 @@ impl Sandbox {
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
         let stderr = String::from_utf8(out.stderr).unwrap();
-        assert!(out.status.success(), "kube-codegen {args:?} failed:\n{stderr}");
+        assert!(
+            out.status.success(),
+            "kube-codegen {args:?} failed:\n{stderr}"
+        );
         stderr
     }
 
@@ -57,7 +60,10 @@ impl Sandbox {
     fn fails(&self, args: &[&str]) -> String {
         let out = self.run(args);
         let stderr = String::from_utf8(out.stderr).unwrap();
-        assert!(!out.status.success(), "kube-codegen {args:?} should have failed:\n{stderr}");
+        assert!(
+            !out.status.success(),
+            "kube-codegen {args:?} should have failed:\n{stderr}"
+        );
         assert!(out.stdout.is_empty(), "nothing on stdout when failing");
         stderr
     }
@@ -96,7 +102,12 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn set_mtime(path: &Path, t: SystemTime) {
-    std::fs::File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
 }
 
 fn mtime(path: &Path) -> SystemTime {
@@ -109,7 +120,10 @@ fn old_time() -> SystemTime {
 
 /// The counts of `kube-codegen: N written, M unchanged, K removed`.
 fn summary(stderr: &str) -> (usize, usize, usize) {
-    let line = stderr.lines().find(|l| l.starts_with("kube-codegen: ") && l.contains(" written, ")).unwrap_or_else(|| panic!("no summary in\n{stderr}"));
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("kube-codegen: ") && l.contains(" written, "))
+        .unwrap_or_else(|| panic!("no summary in\n{stderr}"));
     let n: Vec<usize> = line
         .trim_start_matches("kube-codegen: ")
         .split(", ")
@@ -122,14 +136,24 @@ fn summary(stderr: &str) -> (usize, usize, usize) {
 fn generate_writes_then_writes_nothing() {
     let sb = Sandbox::new("tests/fixtures/foo");
     let stderr = sb.ok(&["generate", "crate"]);
-    assert!(stderr.contains(&format!("wrote crate/{FOO_CRD}\n")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("wrote crate/{FOO_CRD}\n")),
+        "{stderr}"
+    );
     let (written, unchanged, removed) = summary(&stderr);
     assert!(written >= 1 && unchanged == 0 && removed == 0, "{stderr}");
     assert_eq!(stderr.matches("wrote ").count(), written, "{stderr}");
 
     // Same bytes as the library produces.
-    let expected = kube_codegen::Config::from_crate("tests/fixtures/foo").unwrap().generate().unwrap();
-    let crd = expected.files.iter().find(|f| f.path.ends_with(FOO_CRD)).unwrap();
+    let expected = kube_codegen::Config::from_crate("tests/fixtures/foo")
+        .unwrap()
+        .generate()
+        .unwrap();
+    let crd = expected
+        .files
+        .iter()
+        .find(|f| f.path.ends_with(FOO_CRD))
+        .unwrap();
     assert_eq!(sb.read(FOO_CRD), crd.contents);
 
     // A second run writes nothing: an old mtime survives.
@@ -137,10 +161,17 @@ fn generate_writes_then_writes_nothing() {
     let stderr = sb.ok(&["generate", "crate"]);
     assert_eq!(summary(&stderr), (0, written, 0), "{stderr}");
     assert!(!stderr.contains("wrote "), "{stderr}");
-    assert_eq!(mtime(&sb.path(FOO_CRD)), old_time(), "an unchanged file must not be rewritten");
+    assert_eq!(
+        mtime(&sb.path(FOO_CRD)),
+        old_time(),
+        "an unchanged file must not be rewritten"
+    );
 
     // No temporary files left behind.
-    let names: Vec<_> = std::fs::read_dir(sb.path("config/crd")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(sb.path("config/crd"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
 
@@ -160,44 +191,82 @@ fn check_lists_stale_missing_and_extra() {
 
     // Never generated: missing.
     let stderr = sb.fails(&["check", "crate"]);
-    assert!(stderr.contains(&format!("missing: crate/{FOO_CRD}\n")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("missing: crate/{FOO_CRD}\n")),
+        "{stderr}"
+    );
     assert!(!sb.path("config").exists(), "check created the CRD dir");
 
     sb.ok(&["generate", "crate"]);
 
     // Edited: stale.
     let good = sb.read(FOO_CRD);
-    sb.write(FOO_CRD, &good.replace("minimum", "maximum").replace("type: integer", "type: string"));
+    sb.write(
+        FOO_CRD,
+        &good
+            .replace("minimum", "maximum")
+            .replace("type: integer", "type: string"),
+    );
     let before = sb.snapshot();
     let stderr = sb.fails(&["check", "crate"]);
-    assert!(stderr.contains(&format!("stale: crate/{FOO_CRD}\n")), "{stderr}");
-    assert!(stderr.contains("run `kube-codegen generate crate`"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("stale: crate/{FOO_CRD}\n")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("run `kube-codegen generate crate`"),
+        "{stderr}"
+    );
     assert_eq!(sb.snapshot(), before, "check writes nothing");
 
     // Deleted: missing.
     std::fs::remove_file(sb.path(FOO_CRD)).unwrap();
     let stderr = sb.fails(&["check", "crate"]);
-    assert!(stderr.contains(&format!("missing: crate/{FOO_CRD}\n")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("missing: crate/{FOO_CRD}\n")),
+        "{stderr}"
+    );
 
     // A generated file nothing generates any more: extra. A hand-written file is not.
     sb.ok(&["generate", "crate"]);
-    sb.write("config/crd/old.example.com_bars.yaml", &format!("{}\nkind: CustomResourceDefinition\n", kube_codegen::YAML_HEADER));
-    sb.write("config/crd/kustomization.yaml", "resources:\n- samplecontroller.k8s.io_foos.yaml\n");
+    sb.write(
+        "config/crd/old.example.com_bars.yaml",
+        &format!(
+            "{}\nkind: CustomResourceDefinition\n",
+            kube_codegen::YAML_HEADER
+        ),
+    );
+    sb.write(
+        "config/crd/kustomization.yaml",
+        "resources:\n- samplecontroller.k8s.io_foos.yaml\n",
+    );
     let stderr = sb.fails(&["check", "crate"]);
-    assert!(stderr.contains("extra: crate/config/crd/old.example.com_bars.yaml\n"), "{stderr}");
+    assert!(
+        stderr.contains("extra: crate/config/crd/old.example.com_bars.yaml\n"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("kustomization"), "{stderr}");
-    assert!(!stderr.contains("stale:") && !stderr.contains("missing:"), "{stderr}");
+    assert!(
+        !stderr.contains("stale:") && !stderr.contains("missing:"),
+        "{stderr}"
+    );
 
     // All three at once.
     sb.write(FOO_CRD, "# @generated by kube-codegen. DO NOT EDIT.\n");
-    sb.write("config/crd/sub/nested.yaml", &format!("{}\n", kube_codegen::YAML_HEADER));
+    sb.write(
+        "config/crd/sub/nested.yaml",
+        &format!("{}\n", kube_codegen::YAML_HEADER),
+    );
     let stderr = sb.fails(&["check", "crate"]);
     for line in [
         format!("stale: crate/{FOO_CRD}"),
         "extra: crate/config/crd/old.example.com_bars.yaml".to_owned(),
         "extra: crate/config/crd/sub/nested.yaml".to_owned(),
     ] {
-        assert!(stderr.lines().any(|l| l == line), "no `{line}` in\n{stderr}");
+        assert!(
+            stderr.lines().any(|l| l == line),
+            "no `{line}` in\n{stderr}"
+        );
     }
 }
 
@@ -205,13 +274,25 @@ fn check_lists_stale_missing_and_extra() {
 fn generate_prunes_generated_files_only() {
     let sb = Sandbox::new("tests/fixtures/foo");
     sb.ok(&["generate", "crate"]);
-    sb.write("config/crd/old.example.com_bars.yaml", &format!("{}\nkind: CustomResourceDefinition\n", kube_codegen::YAML_HEADER));
+    sb.write(
+        "config/crd/old.example.com_bars.yaml",
+        &format!(
+            "{}\nkind: CustomResourceDefinition\n",
+            kube_codegen::YAML_HEADER
+        ),
+    );
     let hand_written = "# kustomize wants this\nresources:\n- samplecontroller.k8s.io_foos.yaml\n";
     sb.write("config/crd/kustomization.yaml", hand_written);
-    sb.write("config/crd/notes.md", "Generated by hand, not by kube-codegen.\n");
+    sb.write(
+        "config/crd/notes.md",
+        "Generated by hand, not by kube-codegen.\n",
+    );
 
     let stderr = sb.ok(&["generate", "crate"]);
-    assert!(stderr.contains("removed crate/config/crd/old.example.com_bars.yaml\n"), "{stderr}");
+    assert!(
+        stderr.contains("removed crate/config/crd/old.example.com_bars.yaml\n"),
+        "{stderr}"
+    );
     let (written, _, removed) = summary(&stderr);
     assert_eq!((written, removed), (0, 1), "{stderr}");
     assert!(!sb.path("config/crd/old.example.com_bars.yaml").exists());
@@ -223,13 +304,26 @@ fn generate_prunes_generated_files_only() {
 #[test]
 fn generate_refuses_to_overwrite_a_file_it_did_not_generate() {
     let sb = Sandbox::new("tests/fixtures/foo");
-    sb.write(FOO_CRD, "# my own Foo CRD, written by hand\nkind: CustomResourceDefinition\n");
+    sb.write(
+        FOO_CRD,
+        "# my own Foo CRD, written by hand\nkind: CustomResourceDefinition\n",
+    );
     // A stale generated file that a successful run would remove.
-    sb.write("config/crd/old.example.com_bars.yaml", &format!("{}\n", kube_codegen::YAML_HEADER));
+    sb.write(
+        "config/crd/old.example.com_bars.yaml",
+        &format!("{}\n", kube_codegen::YAML_HEADER),
+    );
     let before = sb.snapshot();
     let stderr = sb.fails(&["generate", "crate"]);
-    assert!(stderr.contains(&format!("refusing to overwrite crate/{FOO_CRD}")), "{stderr}");
-    assert_eq!(sb.snapshot(), before, "a refused run writes and removes nothing");
+    assert!(
+        stderr.contains(&format!("refusing to overwrite crate/{FOO_CRD}")),
+        "{stderr}"
+    );
+    assert_eq!(
+        sb.snapshot(),
+        before,
+        "a refused run writes and removes nothing"
+    );
 }
 
 #[test]
@@ -243,7 +337,11 @@ fn stdout_output_is_a_yaml_stream_and_writes_nothing() {
     let before = sb.snapshot();
 
     let out = sb.run(&["generate", "crate", "-o", "-"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(sb.snapshot(), before, "-o - writes nothing");
     assert!(!sb.path("crds").exists());
@@ -255,10 +353,17 @@ fn stdout_output_is_a_yaml_stream_and_writes_nothing() {
         let crd: CustomResourceDefinition = serde::Deserialize::deserialize(doc).unwrap();
         names.push(crd.metadata.name.unwrap());
     }
-    assert_eq!(names, ["testresources.insujang.github.io", "foos.samplecontroller.k8s.io"]);
+    assert_eq!(
+        names,
+        [
+            "testresources.insujang.github.io",
+            "foos.samplecontroller.k8s.io"
+        ]
+    );
     // The documents are the committed CRDs of sample-api, in file-name order.
     let expected = [
-        std::fs::read_to_string("../sample-api/crds/insujang.github.io_testresources.yaml").unwrap(),
+        std::fs::read_to_string("../sample-api/crds/insujang.github.io_testresources.yaml")
+            .unwrap(),
         std::fs::read_to_string("../sample-api/crds/samplecontroller.k8s.io_foos.yaml").unwrap(),
     ];
     assert_eq!(stdout, expected.join("---\n"));
@@ -276,14 +381,28 @@ fn unsupported_output_target_is_rejected() {
 #[test]
 fn bad_input_fails_with_locations_and_writes_nothing() {
     let sb = Sandbox::new("tests/errors/many_errors");
-    sb.write("Cargo.toml", "[package]\nname = \"many-errors\"\nversion = \"0.0.0\"\n");
+    sb.write(
+        "Cargo.toml",
+        "[package]\nname = \"many-errors\"\nversion = \"0.0.0\"\n",
+    );
     let before = sb.snapshot();
     for cmd in ["generate", "check"] {
         let stderr = sb.fails(&[cmd, "crate"]);
-        for loc in ["crate/src/lib.rs:10:5", "crate/src/lib.rs:23:9", "crate/src/lib.rs:26:9", "crate/src/lib.rs:29:15"] {
-            assert!(stderr.contains(&format!("  --> {loc}\n")), "{cmd}: no {loc} in\n{stderr}");
+        for loc in [
+            "crate/src/lib.rs:10:5",
+            "crate/src/lib.rs:23:9",
+            "crate/src/lib.rs:26:9",
+            "crate/src/lib.rs:29:15",
+        ] {
+            assert!(
+                stderr.contains(&format!("  --> {loc}\n")),
+                "{cmd}: no {loc} in\n{stderr}"
+            );
         }
-        assert!(stderr.ends_with("error: generation failed with 4 errors; nothing was written\n"), "{stderr}");
+        assert!(
+            stderr.ends_with("error: generation failed with 4 errors; nothing was written\n"),
+            "{stderr}"
+        );
         let stdout_out = sb.run(&[cmd, "crate", "-o", "-"]);
         assert!(!stdout_out.status.success() && stdout_out.stdout.is_empty());
     }
@@ -297,7 +416,10 @@ fn bad_config_fails() {
     let stderr = sb.fails(&["generate", "crate"]);
     assert!(stderr.contains("crate/Cargo.toml: cannot read"), "{stderr}");
     // An unknown metadata key.
-    sb.write("Cargo.toml", "[package]\nname = \"x\"\n\n[package.metadata.kube-codegen]\ncrd-directory = \"crds\"\n");
+    sb.write(
+        "Cargo.toml",
+        "[package]\nname = \"x\"\n\n[package.metadata.kube-codegen]\ncrd-directory = \"crds\"\n",
+    );
     let stderr = sb.fails(&["generate", "crate"]);
     assert!(stderr.contains("crd-directory"), "{stderr}");
     // A Kubernetes version this build does not embed.
@@ -311,12 +433,21 @@ fn bad_config_fails() {
 fn flags_override_cargo_metadata() {
     let sb = Sandbox::new("tests/fixtures/foo");
     let stderr = sb.ok(&["generate", "crate", "--crd-dir", "deploy/crds"]);
-    assert!(stderr.contains("wrote crate/deploy/crds/samplecontroller.k8s.io_foos.yaml"), "{stderr}");
-    assert!(!sb.path("config").exists(), "the Cargo.toml crd-dir was not used");
+    assert!(
+        stderr.contains("wrote crate/deploy/crds/samplecontroller.k8s.io_foos.yaml"),
+        "{stderr}"
+    );
+    assert!(
+        !sb.path("config").exists(),
+        "the Cargo.toml crd-dir was not used"
+    );
     sb.ok(&["check", "crate", "--crd-dir", "deploy/crds"]);
     // Without the flag, the metadata's directory is what check looks at.
     let stderr = sb.fails(&["check", "crate"]);
-    assert!(stderr.contains(&format!("missing: crate/{FOO_CRD}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("missing: crate/{FOO_CRD}")),
+        "{stderr}"
+    );
 
     // --input narrows what is scanned: a directory without API types finds nothing.
     sb.write("src/other/mod.rs", "pub struct Unrelated;\n");
@@ -324,7 +455,14 @@ fn flags_override_cargo_metadata() {
     assert!(stderr.contains("no group/version module found"), "{stderr}");
 
     // --max-description-len cuts descriptions.
-    let out = sb.run(&["generate", "crate", "-o", "-", "--max-description-len", "10"]);
+    let out = sb.run(&[
+        "generate",
+        "crate",
+        "-o",
+        "-",
+        "--max-description-len",
+        "10",
+    ]);
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("description: Foo is a s\n"), "{stdout}");
 }

@@ -41,24 +41,46 @@ fn assert_structural(path: &str, s: &JSONSchemaProps) {
     );
     for (what, list) in [("oneOf", &s.one_of), ("anyOf", &s.any_of)] {
         for (i, alt) in list.iter().flatten().enumerate() {
-            let only_required = alt == &JSONSchemaProps { required: alt.required.clone(), ..Default::default() };
+            let only_required = alt
+                == &JSONSchemaProps {
+                    required: alt.required.clone(),
+                    ..Default::default()
+                };
             let int_or_string_pair = int_or_string
                 && what == "anyOf"
                 && [Some("integer"), Some("string")].contains(&alt.type_.as_deref())
-                && alt == &JSONSchemaProps { type_: alt.type_.clone(), ..Default::default() };
-            assert!(only_required || int_or_string_pair, "{path}.{what}[{i}]: {alt:?}");
+                && alt
+                    == &JSONSchemaProps {
+                        type_: alt.type_.clone(),
+                        ..Default::default()
+                    };
+            assert!(
+                only_required || int_or_string_pair,
+                "{path}.{what}[{i}]: {alt:?}"
+            );
         }
     }
     // Rules the API server adds on top of structural-ness.
-    assert!(s.unique_items != Some(true), "{path}: uniqueItems: true is forbidden");
+    assert!(
+        s.unique_items != Some(true),
+        "{path}: uniqueItems: true is forbidden"
+    );
     if s.x_kubernetes_list_type.as_deref() == Some("set")
         && let Some(JSONSchemaPropsOrArray::Schema(item)) = &s.items
         && item.type_.as_deref() == Some("object")
     {
-        assert_eq!(item.x_kubernetes_map_type.as_deref(), Some("atomic"), "{path}: set items must be atomic");
+        assert_eq!(
+            item.x_kubernetes_map_type.as_deref(),
+            Some("atomic"),
+            "{path}: set items must be atomic"
+        );
     }
     if s.x_kubernetes_embedded_resource == Some(true) {
-        assert_eq!(s.type_.as_deref(), Some("object"), "{path}: embedded resource must be an object");
+        assert_eq!(
+            s.type_.as_deref(),
+            Some("object"),
+            "{path}: embedded resource must be an object"
+        );
     }
     for (k, p) in s.properties.iter().flatten() {
         assert_structural(&format!("{path}.{k}"), p);
@@ -66,11 +88,17 @@ fn assert_structural(path: &str, s: &JSONSchemaProps) {
     match &s.items {
         Some(JSONSchemaPropsOrArray::Schema(item)) => assert_structural(&format!("{path}[]"), item),
         Some(JSONSchemaPropsOrArray::Schemas(_)) => panic!("{path}: tuple items"),
-        None => assert!(s.type_.as_deref() != Some("array"), "{path}: array without items"),
+        None => assert!(
+            s.type_.as_deref() != Some("array"),
+            "{path}: array without items"
+        ),
     }
     if let Some(JSONSchemaPropsOrBool::Schema(v)) = &s.additional_properties {
         assert_structural(&format!("{path}{{}}"), v);
-        assert!(s.properties.is_none(), "{path}: both properties and additionalProperties");
+        assert!(
+            s.properties.is_none(),
+            "{path}: both properties and additionalProperties"
+        );
     }
 }
 
@@ -78,29 +106,55 @@ fn assert_structural(path: &str, s: &JSONSchemaProps) {
 fn snapshot_fixture(name: &str, expected_files: &[&str]) {
     let first = generate(name);
     let second = generate(name);
-    assert_eq!(first.files, second.files, "{name}: generating twice must give identical bytes");
+    assert_eq!(
+        first.files, second.files,
+        "{name}: generating twice must give identical bytes"
+    );
 
     // The CRDs; generated Rust (elsewhere) is not this test's business.
     let crd_dir = config(name).crd_output_dir();
-    let crds: Vec<&GeneratedFile> = first.files.iter().filter(|f| f.path.starts_with(&crd_dir)).collect();
+    let crds: Vec<&GeneratedFile> = first
+        .files
+        .iter()
+        .filter(|f| f.path.starts_with(&crd_dir))
+        .collect();
     let names: Vec<String> = crds
         .iter()
         .map(|f| {
-            assert_eq!(f.path.parent(), Some(crd_dir.as_path()), "{name}: {} is not directly in the CRD dir", f.path.display());
+            assert_eq!(
+                f.path.parent(),
+                Some(crd_dir.as_path()),
+                "{name}: {} is not directly in the CRD dir",
+                f.path.display()
+            );
             f.path.file_name().unwrap().to_string_lossy().into_owned()
         })
         .collect();
     assert_eq!(names, expected_files, "{name}: generated CRDs");
 
     for (file, file_name) in crds.iter().zip(&names) {
-        assert!(file.contents.starts_with(kube_codegen::YAML_HEADER), "{file_name}: header");
-        assert!(file.contents.ends_with('\n'), "{file_name}: trailing newline");
+        assert!(
+            file.contents.starts_with(kube_codegen::YAML_HEADER),
+            "{file_name}: header"
+        );
+        assert!(
+            file.contents.ends_with('\n'),
+            "{file_name}: trailing newline"
+        );
         let crd: CustomResourceDefinition = serde_yaml::from_str(&file.contents).expect("a CRD");
         for v in &crd.spec.versions {
-            let schema = v.schema.as_ref().and_then(|s| s.open_api_v3_schema.as_ref()).expect("schema");
+            let schema = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .expect("schema");
             assert_structural(&format!("{}/{}", crd.spec.group, v.name), schema);
         }
-        assert_eq!(crd.spec.versions.iter().filter(|v| v.storage).count(), 1, "{file_name}: one storage version");
+        assert_eq!(
+            crd.spec.versions.iter().filter(|v| v.storage).count(),
+            1,
+            "{file_name}: one storage version"
+        );
         insta::assert_snapshot!(format!("{name}__{file_name}"), file.contents);
     }
 }
@@ -114,7 +168,10 @@ fn testresource() {
 fn foo() {
     snapshot_fixture("foo", &["samplecontroller.k8s.io_foos.yaml"]);
     // Cargo.toml metadata moved the CRD dir.
-    assert_eq!(config("foo").crd_output_dir(), Path::new("tests/fixtures/foo/config/crd"));
+    assert_eq!(
+        config("foo").crd_output_dir(),
+        Path::new("tests/fixtures/foo/config/crd")
+    );
 }
 
 #[test]
@@ -146,5 +203,8 @@ fn sample_api_crds_are_up_to_date() {
     for list in [&mut report.stale, &mut report.missing, &mut report.extra] {
         list.retain(|p| p.starts_with(&crd_dir));
     }
-    assert!(report.is_clean(), "sample-api/crds is out of date; run `cargo run -p kube-codegen -- generate sample-api`:\n{report}");
+    assert!(
+        report.is_clean(),
+        "sample-api/crds is out of date; run `cargo run -p kube-codegen -- generate sample-api`:\n{report}"
+    );
 }

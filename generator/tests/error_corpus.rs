@@ -46,20 +46,36 @@ fn expectations(case_dir: &Path) -> Vec<Expected> {
             let rest = &line[at + 3..];
             let up = rest.chars().take_while(|c| *c == '^').count();
             let rest = rest[up..].trim_start();
-            let text = rest.strip_prefix("ERROR").unwrap_or_else(|| panic!("{}:{}: `//~` without ERROR", file.display(), i + 1));
-            out.push(Expected { file: file.clone(), line: i + 1 - up, text: text.trim().to_owned() });
+            let text = rest
+                .strip_prefix("ERROR")
+                .unwrap_or_else(|| panic!("{}:{}: `//~` without ERROR", file.display(), i + 1));
+            out.push(Expected {
+                file: file.clone(),
+                line: i + 1 - up,
+                text: text.trim().to_owned(),
+            });
         }
     }
-    assert!(!out.is_empty(), "{}: no `//~ ERROR` annotations", case_dir.display());
+    assert!(
+        !out.is_empty(),
+        "{}: no `//~ ERROR` annotations",
+        case_dir.display()
+    );
     out
 }
 
 /// Generate, expecting input errors; returns the diagnostics and the rendered text.
 fn input_errors(config: &Config, what: &str) -> (Vec<Diagnostic>, String) {
     match config.generate() {
-        Err(Error::Input { diagnostics, rendered }) => (diagnostics, rendered),
+        Err(Error::Input {
+            diagnostics,
+            rendered,
+        }) => (diagnostics, rendered),
         Err(other) => panic!("{what}: expected input errors, got {other:?}"),
-        Ok(g) => panic!("{what}: expected input errors, but generation succeeded with {} files", g.files.len()),
+        Ok(g) => panic!(
+            "{what}: expected input errors, but generation succeeded with {} files",
+            g.files.len()
+        ),
     }
 }
 
@@ -74,7 +90,10 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
                 stack.push(path);
             } else {
                 let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
-                out.insert(path.strip_prefix(dir).unwrap().to_owned(), (std::fs::read(&path).unwrap(), modified));
+                out.insert(
+                    path.strip_prefix(dir).unwrap().to_owned(),
+                    (std::fs::read(&path).unwrap(), modified),
+                );
             }
         }
     }
@@ -101,13 +120,33 @@ fn assert_nothing_written(crate_dir: &Path) {
     let copy = tmp.path().join("crate");
     copy_dir(crate_dir, &copy);
     std::fs::create_dir_all(copy.join("crds")).unwrap();
-    std::fs::write(copy.join("crds/old_things.yaml"), format!("{}\nkind: CustomResourceDefinition\n", kube_codegen::YAML_HEADER)).unwrap();
+    std::fs::write(
+        copy.join("crds/old_things.yaml"),
+        format!(
+            "{}\nkind: CustomResourceDefinition\n",
+            kube_codegen::YAML_HEADER
+        ),
+    )
+    .unwrap();
     std::fs::write(copy.join("crds/README.md"), "hand-written\n").unwrap();
     let before = tree(&copy);
     let config = Config::new().crate_dir(&copy);
-    assert!(matches!(config.write(), Err(Error::Input { .. })), "{}: write() must fail with input errors", crate_dir.display());
-    assert!(matches!(config.check(), Err(Error::Input { .. })), "{}: check() must fail with input errors", crate_dir.display());
-    assert_eq!(tree(&copy), before, "{}: a failed run changed the crate", crate_dir.display());
+    assert!(
+        matches!(config.write(), Err(Error::Input { .. })),
+        "{}: write() must fail with input errors",
+        crate_dir.display()
+    );
+    assert!(
+        matches!(config.check(), Err(Error::Input { .. })),
+        "{}: check() must fail with input errors",
+        crate_dir.display()
+    );
+    assert_eq!(
+        tree(&copy),
+        before,
+        "{}: a failed run changed the crate",
+        crate_dir.display()
+    );
 }
 
 fn run_case(case: &str) {
@@ -117,18 +156,36 @@ fn run_case(case: &str) {
 
     for d in &diagnostics {
         let loc = &d.loc;
-        assert!(loc.file.starts_with(&dir), "{case}: diagnostic outside the case: {d}");
-        assert!(loc.line >= 1 && loc.column >= 1, "{case}: bad location {loc}");
-        // `path:line:col` of the right file, relative and stable, in the rendered text.
-        assert!(rendered.contains(&format!("--> {}:{}:{}\n", loc.file.display(), loc.line, loc.column)), "{case}: {loc} not in\n{rendered}");
         assert!(
-            expected.iter().any(|e| e.file == loc.file && e.line == loc.line && d.message.contains(&e.text)),
+            loc.file.starts_with(&dir),
+            "{case}: diagnostic outside the case: {d}"
+        );
+        assert!(
+            loc.line >= 1 && loc.column >= 1,
+            "{case}: bad location {loc}"
+        );
+        // `path:line:col` of the right file, relative and stable, in the rendered text.
+        assert!(
+            rendered.contains(&format!(
+                "--> {}:{}:{}\n",
+                loc.file.display(),
+                loc.line,
+                loc.column
+            )),
+            "{case}: {loc} not in\n{rendered}"
+        );
+        assert!(
+            expected
+                .iter()
+                .any(|e| e.file == loc.file && e.line == loc.line && d.message.contains(&e.text)),
             "{case}: unexpected diagnostic {d}\nexpected: {expected:#?}"
         );
     }
     for e in &expected {
         assert!(
-            diagnostics.iter().any(|d| d.loc.file == e.file && d.loc.line == e.line && d.message.contains(&e.text)),
+            diagnostics.iter().any(|d| d.loc.file == e.file
+                && d.loc.line == e.line
+                && d.message.contains(&e.text)),
             "{case}: no error `{}` at {}:{}; got:\n{rendered}",
             e.text,
             e.file.display(),
@@ -136,8 +193,15 @@ fn run_case(case: &str) {
         );
     }
     let count = rendered.matches("\n  --> ").count() + usize::from(rendered.starts_with("  --> "));
-    assert_eq!(count, diagnostics.len(), "{case}: every diagnostic is rendered once");
-    assert!(rendered.ends_with("nothing was written\n"), "{case}: summary line");
+    assert_eq!(
+        count,
+        diagnostics.len(),
+        "{case}: every diagnostic is rendered once"
+    );
+    assert!(
+        rendered.ends_with("nothing was written\n"),
+        "{case}: summary line"
+    );
 
     insta::assert_snapshot!(format!("errors__{case}"), rendered);
     assert_nothing_written(&dir);
@@ -248,7 +312,8 @@ fn non_utf8_file() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("non_utf8");
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    let mut bytes = b"//! +groupName=errors.example.com\n//! +versionName=v1\n\n// Latin-1 caf".to_vec();
+    let mut bytes =
+        b"//! +groupName=errors.example.com\n//! +versionName=v1\n\n// Latin-1 caf".to_vec();
     bytes.push(0xe9);
     bytes.extend_from_slice(b" is not UTF-8\npub struct Nothing;\n");
     std::fs::write(dir.join("src/lib.rs"), &bytes).unwrap();
@@ -257,10 +322,17 @@ fn non_utf8_file() {
     assert_eq!(diagnostics.len(), 1, "{rendered}");
     let d = &diagnostics[0];
     assert_eq!(d.loc.file, dir.join("src/lib.rs"));
-    assert_eq!((d.loc.line, d.loc.column), (4, 15), "points at the first bad byte");
+    assert_eq!(
+        (d.loc.line, d.loc.column),
+        (4, 15),
+        "points at the first bad byte"
+    );
     assert!(d.message.contains("not valid UTF-8"), "{rendered}");
     let shown = rendered.replace(&tmp.path().display().to_string(), "<tmp>");
-    assert!(shown.contains("--> <tmp>/non_utf8/src/lib.rs:4:15\n"), "{shown}");
+    assert!(
+        shown.contains("--> <tmp>/non_utf8/src/lib.rs:4:15\n"),
+        "{shown}"
+    );
     insta::assert_snapshot!("errors__non_utf8", shown);
     assert_nothing_written(&dir);
 }
@@ -272,7 +344,11 @@ fn from_crate_without_metadata_reports_the_same() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("c");
     copy_dir(&Path::new(ERRORS_DIR).join("bad_minimum"), &dir);
-    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"c\"\nversion = \"0.0.0\"\n").unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"c\"\nversion = \"0.0.0\"\n",
+    )
+    .unwrap();
     let (a, _) = input_errors(&Config::from_crate(&dir).unwrap(), "from_crate");
     let (b, _) = input_errors(&Config::new().crate_dir(&dir), "new");
     assert_eq!(a, b);

@@ -8,11 +8,18 @@ use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec, FooStatus};
 use serde_json::{Value, json};
 
 fn type_meta(api_version: &str, kind: &str) -> TypeMeta {
-    TypeMeta { api_version: api_version.to_owned(), kind: kind.to_owned() }
+    TypeMeta {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+    }
 }
 
 fn meta(name: &str) -> ObjectMeta {
-    ObjectMeta { name: Some(name.to_owned()), namespace: Some("default".to_owned()), ..Default::default() }
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: Some("default".to_owned()),
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -20,8 +27,13 @@ fn foo_round_trips_with_api_version_and_kind() {
     let foo = Foo {
         types: type_meta("samplecontroller.k8s.io/v1alpha1", "Foo"),
         metadata: meta("example-foo"),
-        spec: FooSpec { deployment_name: "example-foo".to_owned(), replicas: Some(1) },
-        status: Some(FooStatus { available_replicas: 1 }),
+        spec: FooSpec {
+            deployment_name: "example-foo".to_owned(),
+            replicas: Some(1),
+        },
+        status: Some(FooStatus {
+            available_replicas: 1,
+        }),
     };
     let value = serde_json::to_value(&foo).unwrap();
     assert_eq!(
@@ -44,13 +56,19 @@ fn foo_leaves_out_absent_optionals() {
     let foo = Foo {
         types: type_meta("samplecontroller.k8s.io/v1alpha1", "Foo"),
         metadata: meta("bare"),
-        spec: FooSpec { deployment_name: "bare".to_owned(), replicas: None },
+        spec: FooSpec {
+            deployment_name: "bare".to_owned(),
+            replicas: None,
+        },
         status: None,
     };
     let value = serde_json::to_value(&foo).unwrap();
     let object = value.as_object().unwrap();
     assert!(!object.contains_key("status"), "{value}");
-    assert!(!object["spec"].as_object().unwrap().contains_key("replicas"), "{value}");
+    assert!(
+        !object["spec"].as_object().unwrap().contains_key("replicas"),
+        "{value}"
+    );
     assert_eq!(serde_json::from_value::<Foo>(value).unwrap(), foo);
 }
 
@@ -59,13 +77,19 @@ fn test_resource_round_trips_with_api_version_and_kind() {
     let tr = TestResource {
         types: type_meta("insujang.github.io/v1beta1", "TestResource"),
         metadata: meta("example-tr"),
-        spec: TestResourceSpec { command: "echo Hello World!".to_owned(), custom_property: "asdasd=1234".to_owned() },
+        spec: TestResourceSpec {
+            command: "echo Hello World!".to_owned(),
+            custom_property: "asdasd=1234".to_owned(),
+        },
         status: Some("HANDLED".to_owned()),
     };
     let value = serde_json::to_value(&tr).unwrap();
     assert_eq!(value["apiVersion"], "insujang.github.io/v1beta1");
     assert_eq!(value["kind"], "TestResource");
-    assert_eq!(value["spec"], json!({"command": "echo Hello World!", "customProperty": "asdasd=1234"}));
+    assert_eq!(
+        value["spec"],
+        json!({"command": "echo Hello World!", "customProperty": "asdasd=1234"})
+    );
     assert_eq!(value["status"], "HANDLED");
     let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["apiVersion", "kind", "metadata", "spec", "status"]);
@@ -102,13 +126,27 @@ const SERVER_FOO: &str = r#"{
 #[test]
 fn server_shaped_foo_deserializes() {
     let foo: Foo = serde_json::from_str(SERVER_FOO).unwrap();
-    assert_eq!(foo.types, type_meta("samplecontroller.k8s.io/v1alpha1", "Foo"));
+    assert_eq!(
+        foo.types,
+        type_meta("samplecontroller.k8s.io/v1alpha1", "Foo")
+    );
     assert_eq!(foo.metadata.name.as_deref(), Some("example-foo"));
     assert_eq!(foo.metadata.resource_version.as_deref(), Some("4711"));
     assert_eq!(foo.metadata.generation, Some(2));
     assert_eq!(foo.metadata.managed_fields.as_ref().map(Vec::len), Some(1));
-    assert_eq!(foo.spec, FooSpec { deployment_name: "example-foo".to_owned(), replicas: Some(3) });
-    assert_eq!(foo.status, Some(FooStatus { available_replicas: 2 }));
+    assert_eq!(
+        foo.spec,
+        FooSpec {
+            deployment_name: "example-foo".to_owned(),
+            replicas: Some(3)
+        }
+    );
+    assert_eq!(
+        foo.status,
+        Some(FooStatus {
+            available_replicas: 2
+        })
+    );
 
     // And back to the same JSON.
     let again = serde_json::to_value(&foo).unwrap();
