@@ -23,6 +23,7 @@ pub mod markers;
 pub mod model;
 pub mod output;
 pub mod resolve;
+pub mod rust;
 pub mod schema;
 pub mod source;
 
@@ -42,7 +43,10 @@ pub const KUBERNETES_VERSION: &str = "1.37";
 pub enum Error {
     /// The input has problems; the rendered text lists each with its location.
     #[error("{rendered}")]
-    Input { diagnostics: Vec<Diagnostic>, rendered: String },
+    Input {
+        diagnostics: Vec<Diagnostic>,
+        rendered: String,
+    },
     #[error("{path}: {message}")]
     Config { path: PathBuf, message: String },
     #[error(transparent)]
@@ -65,6 +69,10 @@ pub struct Metadata {
     pub kubernetes_version: Option<String>,
     /// Cut schema descriptions to this many characters.
     pub max_description_len: Option<usize>,
+    /// Generate Rust (register, deep-copy, clientset, fake) as well as CRDs (default true).
+    pub rust: Option<bool>,
+    /// The Rust path of the module `src/` maps to (default `crate`).
+    pub types_prefix: Option<String>,
 }
 
 /// What to generate and where: the builder for build.rs and the CLI alike.
@@ -76,6 +84,8 @@ pub struct Config {
     crd_dir: Option<PathBuf>,
     header_file: Option<PathBuf>,
     schema: SchemaOptions,
+    rust: rust::RustOptions,
+    emit_rust: bool,
     emit_rerun_if_changed: bool,
 }
 
@@ -96,7 +106,9 @@ pub struct Generated {
 impl Config {
     /// A config rooted at `CARGO_MANIFEST_DIR` (so it works from build.rs), or `.`.
     pub fn new() -> Self {
-        let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+        let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
         Config {
             crate_dir,
             inputs: vec![],
@@ -104,6 +116,8 @@ impl Config {
             crd_dir: None,
             header_file: None,
             schema: SchemaOptions::default(),
+            rust: rust::RustOptions::default(),
+            emit_rust: true,
             emit_rerun_if_changed: false,
         }
     }
@@ -112,9 +126,14 @@ impl Config {
     pub fn from_crate(dir: impl Into<PathBuf>) -> Result<Self, Error> {
         let mut config = Config::new().crate_dir(dir);
         let manifest = config.crate_dir.join("Cargo.toml");
-        let text = std::fs::read_to_string(&manifest)
-            .map_err(|e| Error::Config { path: manifest.clone(), message: format!("cannot read: {e}") })?;
-        let doc: toml::Table = toml::from_str(&text).map_err(|e| Error::Config { path: manifest.clone(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(&manifest).map_err(|e| Error::Config {
+            path: manifest.clone(),
+            message: format!("cannot read: {e}"),
+        })?;
+        let doc: toml::Table = toml::from_str(&text).map_err(|e| Error::Config {
+            path: manifest.clone(),
+            message: e.to_string(),
+        })?;
         let meta = doc
             .get("package")
             .and_then(|p| p.get("metadata"))
@@ -123,13 +142,18 @@ impl Config {
         if let Some(meta) = meta {
             let meta: Metadata = meta
                 .try_into()
-                .map_err(|e: toml::de::Error| Error::Config { path: manifest.clone(), message: format!("[package.metadata.kube-codegen]: {e}") })?;
+                .map_err(|e: toml::de::Error| Error::Config {
+                    path: manifest.clone(),
+                    message: format!("[package.metadata.kube-codegen]: {e}"),
+                })?;
             if let Some(v) = &meta.kubernetes_version
                 && v.trim_start_matches('v') != KUBERNETES_VERSION
             {
                 return Err(Error::Config {
                     path: manifest,
-                    message: format!("kubernetes-version = \"{v}\", but this kube-codegen embeds Kubernetes {KUBERNETES_VERSION} schemas (k8s-openapi feature v1_37)"),
+                    message: format!(
+                        "kubernetes-version = \"{v}\", but this kube-codegen embeds Kubernetes {KUBERNETES_VERSION} schemas (k8s-openapi feature v1_37)"
+                    ),
                 });
             }
             config.inputs = meta.input.unwrap_or_default();
@@ -137,6 +161,10 @@ impl Config {
             config.crd_dir = meta.crd_dir;
             config.header_file = meta.header_file;
             config.schema.max_description_len = meta.max_description_len;
+            config.emit_rust = meta.rust.unwrap_or(true);
+            if let Some(p) = meta.types_prefix {
+                config.rust.types_prefix = p;
+            }
         }
         Ok(config)
     }
@@ -179,6 +207,26 @@ impl Config {
         self
     }
 
+    /// Generate Rust code as well as CRDs (default true).
+    pub fn emit_rust(mut self, yes: bool) -> Self {
+        self.emit_rust = yes;
+        self
+    }
+
+    /// The Rust path of the module the scanned `src/` directory maps to (default `crate`).
+    /// For generated code `include!`d into another crate, e.g. `crate::api`.
+    pub fn types_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.rust.types_prefix = prefix.into();
+        self
+    }
+
+    /// Write all generated Rust into one file of inline modules, for build.rs:
+    /// `include!(concat!(env!("OUT_DIR"), "/kube_codegen.rs"));`
+    pub fn single_file(mut self, name: impl Into<String>) -> Self {
+        self.rust.single_file = Some(name.into());
+        self
+    }
+
     /// Print `cargo:rerun-if-changed=` for every input (for build.rs).
     pub fn emit_rerun_if_changed(mut self, yes: bool) -> Self {
         self.emit_rerun_if_changed = yes;
@@ -186,7 +234,11 @@ impl Config {
     }
 
     fn resolve_path(&self, p: &Path) -> PathBuf {
-        if p.is_absolute() { p.to_owned() } else { self.crate_dir.join(p) }
+        if p.is_absolute() {
+            p.to_owned()
+        } else {
+            self.crate_dir.join(p)
+        }
     }
 
     /// The directory CRD YAML is written to.
@@ -198,24 +250,49 @@ impl Config {
         }
     }
 
+    /// The directory generated Rust is written to.
+    pub fn rust_output_dir(&self) -> PathBuf {
+        match &self.out_dir {
+            Some(o) => self.resolve_path(o),
+            None => self.crate_dir.join("src/generated"),
+        }
+    }
+
     /// Directories whose generated files this config owns (for pruning and `check`).
     pub fn managed_dirs(&self) -> Vec<PathBuf> {
-        vec![self.crd_output_dir()]
+        let mut dirs = vec![self.crd_output_dir()];
+        if self.emit_rust {
+            dirs.push(self.rust_output_dir());
+        }
+        dirs
     }
 
     /// Generate every file in memory. Reads inputs; writes nothing.
     pub fn generate(&self) -> Result<Generated, Error> {
         let mut diags = Diagnostics::default();
-        let inputs = if self.inputs.is_empty() { vec![PathBuf::from("src")] } else { self.inputs.clone() };
+        let inputs = if self.inputs.is_empty() {
+            vec![PathBuf::from("src")]
+        } else {
+            self.inputs.clone()
+        };
         let src_root = self.crate_dir.join("src");
         let mut files = vec![];
         for input in &inputs {
             let path = self.resolve_path(input);
             match source::rust_files(&path) {
                 Ok(found) => files.extend(found),
-                Err(e) => diags.push(Diagnostic::new(Location::new(&path, 1, 1), format!("cannot read input: {e}")).with_hint("check `input` in [package.metadata.kube-codegen]")),
+                Err(e) => diags.push(
+                    Diagnostic::new(
+                        Location::new(&path, 1, 1),
+                        format!("cannot read input: {e}"),
+                    )
+                    .with_hint("check `input` in [package.metadata.kube-codegen]"),
+                ),
             }
         }
+        // Our own output is never input, even when it lives under `src/`.
+        let rust_dir = self.rust_output_dir();
+        files.retain(|f| !f.starts_with(&rust_dir));
         files.sort();
         files.dedup();
         let mut modules = vec![];
@@ -225,34 +302,69 @@ impl Config {
         if let Some(h) = &self.header_file
             && let Err(e) = std::fs::read_to_string(self.resolve_path(h))
         {
-            diags.push(Diagnostic::new(Location::new(self.resolve_path(h), 1, 1), format!("cannot read header file: {e}")));
+            diags.push(Diagnostic::new(
+                Location::new(self.resolve_path(h), 1, 1),
+                format!("cannot read header file: {e}"),
+            ));
         }
         let api = resolve::build(&modules, &mut diags);
         resolve::check_duplicates(&api, &mut diags);
         if api.packages.is_empty() && diags.is_empty() {
-            let at = files.first().cloned().unwrap_or_else(|| self.crate_dir.clone());
+            let at = files
+                .first()
+                .cloned()
+                .unwrap_or_else(|| self.crate_dir.clone());
             diags.push(
                 Diagnostic::new(Location::new(at, 1, 1), "no group/version module found")
-                    .with_hint("mark a module with an inner doc comment `//! +groupName=example.com`"),
+                    .with_hint(
+                        "mark a module with an inner doc comment `//! +groupName=example.com`",
+                    ),
             );
         }
         let crds = crd::build_crds(&api, &self.schema, &mut diags);
+        let mut rust_options = self.rust.clone();
+        if let Some(h) = &self.header_file {
+            rust_options.boilerplate = std::fs::read_to_string(self.resolve_path(h)).ok();
+        }
+        let rust_files = if self.emit_rust && diags.is_empty() {
+            rust::render(&api, &rust_options, &mut diags)
+        } else {
+            vec![]
+        };
         if !diags.is_empty() {
             let rendered = diags.render();
-            return Err(Error::Input { diagnostics: diags.sorted(), rendered });
+            return Err(Error::Input {
+                diagnostics: diags.sorted(),
+                rendered,
+            });
         }
         let crd_dir = self.crd_output_dir();
         let mut out: Vec<GeneratedFile> = crds
             .iter()
-            .map(|c| GeneratedFile { path: crd_dir.join(&c.file_name), contents: crd::to_yaml(&c.crd) })
+            .map(|c| GeneratedFile {
+                path: crd_dir.join(&c.file_name),
+                contents: crd::to_yaml(&c.crd),
+            })
             .collect();
+        let rust_dir = self.rust_output_dir();
+        out.extend(
+            rust_files
+                .into_iter()
+                .map(|(name, contents)| GeneratedFile {
+                    path: rust_dir.join(name),
+                    contents,
+                }),
+        );
         out.sort_by(|a, b| a.path.cmp(&b.path));
         if self.emit_rerun_if_changed {
             for f in &files {
                 println!("cargo:rerun-if-changed={}", f.display());
             }
         }
-        Ok(Generated { files: out, inputs: files })
+        Ok(Generated {
+            files: out,
+            inputs: files,
+        })
     }
 
     /// Generate and write what changed; remove generated files no longer produced.

@@ -45,7 +45,7 @@ struct Options {
     /// Cut schema descriptions to this many characters.
     #[arg(long)]
     max_description_len: Option<usize>,
-    /// `-o -` prints the generated files to stdout instead of writing them.
+    /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything.
     #[arg(short = 'o', long = "output", value_name = "-")]
     output: Option<String>,
 }
@@ -80,7 +80,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 Some("-") => {
                     let generated = config.generate()?;
                     let mut out = std::io::stdout().lock();
-                    for (i, f) in generated.files.iter().enumerate() {
+                    // stdout carries the CRDs only, as one YAML stream for `| kubectl apply -f -`.
+                    let crds = generated
+                        .files
+                        .iter()
+                        .filter(|f| f.path.extension().is_some_and(|e| e == "yaml"));
+                    for (i, f) in crds.enumerate() {
                         // A multi-document YAML stream, so `| kubectl apply -f -` works.
                         if i > 0 {
                             let _ = writeln!(out, "---");

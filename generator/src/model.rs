@@ -138,7 +138,10 @@ pub enum TypeRef {
     Double,
     Option(Box<TypeRef>),
     /// `Vec`, `VecDeque`; `set` for `BTreeSet` / `HashSet`.
-    List { item: Box<TypeRef>, set: bool },
+    List {
+        item: Box<TypeRef>,
+        set: bool,
+    },
     /// A map with string keys.
     Map(Box<TypeRef>),
     /// `serde_json::Value`: anything goes.
@@ -189,6 +192,8 @@ pub struct Field {
     /// `#[serde(default)]` on the field (or container).
     pub has_default: bool,
     pub skip_serializing_if: bool,
+    /// Visible outside its module (`pub` or `pub(crate)`), as generated code needs.
+    pub visible: bool,
     pub loc: Location,
 }
 
@@ -230,6 +235,10 @@ pub struct TypeDecl {
     pub markers: Vec<Marker>,
     pub serde: SerdeContainer,
     pub shape: Shape,
+    /// Traits named in `#[derive(...)]` (last path segment).
+    pub derives: Vec<String>,
+    /// Visible outside its module (`pub` or `pub(crate)`).
+    pub visible: bool,
     pub loc: Location,
 }
 

@@ -16,7 +16,11 @@ use crate::source::{DocLine, Module, doc_lines, doc_text};
 fn parse_markers(lines: &[DocLine], level: Level, diags: &mut Diagnostics) -> Vec<Marker> {
     lines
         .iter()
-        .filter_map(|l| diags.collect(markers::parse_line(&l.text, level, l.loc.clone())).flatten())
+        .filter_map(|l| {
+            diags
+                .collect(markers::parse_line(&l.text, level, l.loc.clone()))
+                .flatten()
+        })
         .collect()
 }
 
@@ -35,21 +39,41 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
     let mut raw: BTreeMap<String, RawType> = BTreeMap::new();
     for m in modules {
         for s in &m.structs {
-            raw.insert(key(&m.path, &s.ident.to_string()), RawType { module: m, item: RawItem::Struct(s) });
+            raw.insert(
+                key(&m.path, &s.ident.to_string()),
+                RawType {
+                    module: m,
+                    item: RawItem::Struct(s),
+                },
+            );
         }
         for e in &m.enums {
-            raw.insert(key(&m.path, &e.ident.to_string()), RawType { module: m, item: RawItem::Enum(e) });
+            raw.insert(
+                key(&m.path, &e.ident.to_string()),
+                RawType {
+                    module: m,
+                    item: RawItem::Enum(e),
+                },
+            );
         }
     }
-    let mut resolver = Resolver { raw: &raw, types: BTreeMap::new(), pending: vec![] };
+    let mut resolver = Resolver {
+        raw: &raw,
+        types: BTreeMap::new(),
+        pending: vec![],
+    };
     let mut api = Api::default();
 
     for m in modules {
         let pkg_markers = parse_markers(&m.inner_docs, Level::Package, diags);
-        let Some(package) = package_of(m, &pkg_markers, diags) else { continue };
+        let Some(package) = package_of(m, &pkg_markers, diags) else {
+            continue;
+        };
         let mut package = package;
-        let mut names: Vec<(&String, &RawType)> =
-            raw.iter().filter(|(_, r)| std::ptr::eq(r.module, m)).collect();
+        let mut names: Vec<(&String, &RawType)> = raw
+            .iter()
+            .filter(|(_, r)| std::ptr::eq(r.module, m))
+            .collect();
         names.sort_by_key(|(k, _)| *k);
         for (type_key, r) in names {
             let (attrs, ident) = match &r.item {
@@ -61,8 +85,13 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
             if !is_kind(&type_markers) {
                 if let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name)) {
                     diags.push(
-                        mk.error(format!("`+{}` only applies to a kind, and `{ident}` is not one", mk.name))
-                            .with_hint("mark the kind with `+genclient` or `+kubebuilder:object:root=true`"),
+                        mk.error(format!(
+                            "`+{}` only applies to a kind, and `{ident}` is not one",
+                            mk.name
+                        ))
+                        .with_hint(
+                            "mark the kind with `+genclient` or `+kubebuilder:object:root=true`",
+                        ),
                     );
                 }
                 continue;
@@ -75,8 +104,11 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
         let id = (package.group.clone(), package.version.clone());
         if let Some(prev) = api.packages.get(&id) {
             diags.push(
-                Diagnostic::new(package.loc.clone(), format!("group/version {}/{} is declared twice", id.0, id.1))
-                    .with_hint(format!("also declared at {}", prev.loc)),
+                Diagnostic::new(
+                    package.loc.clone(),
+                    format!("group/version {}/{} is declared twice", id.0, id.1),
+                )
+                .with_hint(format!("also declared at {}", prev.loc)),
             );
             continue;
         }
@@ -164,7 +196,9 @@ fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option
             Some(last) => last.clone(),
             None => {
                 diags.push(
-                    group_marker.error("cannot infer the version of the crate root module").with_hint("add `//! +versionName=v1`"),
+                    group_marker
+                        .error("cannot infer the version of the crate root module")
+                        .with_hint("add `//! +versionName=v1`"),
                 );
                 return None;
             }
@@ -172,7 +206,10 @@ fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option
     };
     let version_re = regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex");
     if !version_re.is_match(&version) || version.len() > 63 {
-        let at = markers.iter().find(|mk| mk.name == "versionName").unwrap_or(group_marker);
+        let at = markers
+            .iter()
+            .find(|mk| mk.name == "versionName")
+            .unwrap_or(group_marker);
         diags.push(
             at.error(format!("invalid version `{version}`"))
                 .with_hint("a version is a DNS label such as v1, v1beta1 or v2alpha3; set it with `//! +versionName=`"),
@@ -189,7 +226,9 @@ fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option
         if let Some((prev, _)) = default_optional
             && prev != value
         {
-            diags.push(mk.error("package has both `+kubebuilder:validation:Optional` and `Required`"));
+            diags.push(
+                mk.error("package has both `+kubebuilder:validation:Optional` and `Required`"),
+            );
         }
         default_optional = Some((value, mk.loc.clone()));
     }
@@ -211,7 +250,10 @@ pub fn pluralize(s: &str) -> String {
     {
         return format!("{stem}ies");
     }
-    if ["s", "x", "z", "ch", "sh"].iter().any(|suf| s.ends_with(suf)) {
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|suf| s.ends_with(suf))
+    {
         return format!("{s}es");
     }
     format!("{s}s")
@@ -226,17 +268,25 @@ fn kind_of(
 ) -> Option<Kind> {
     let file = &raw.module.file;
     let RawItem::Struct(item) = &raw.item else {
-        let RawItem::Enum(e) = &raw.item else { unreachable!() };
+        let RawItem::Enum(e) = &raw.item else {
+            unreachable!()
+        };
         diags.push(
-            Diagnostic::new(Location::of_span(file, e.ident.span()), format!("kind `{}` must be a struct", e.ident))
-                .with_hint("a kind has `metadata`, `spec` and optionally `status` fields"),
+            Diagnostic::new(
+                Location::of_span(file, e.ident.span()),
+                format!("kind `{}` must be a struct", e.ident),
+            )
+            .with_hint("a kind has `metadata`, `spec` and optionally `status` fields"),
         );
         return None;
     };
     let name = item.ident.to_string();
     let loc = Location::of_span(file, item.ident.span());
     let syn::Fields::Named(fields) = &item.fields else {
-        diags.push(Diagnostic::new(loc, format!("kind `{name}` must have named fields")));
+        diags.push(Diagnostic::new(
+            loc,
+            format!("kind `{name}` must have named fields"),
+        ));
         return None;
     };
     // apiVersion and kind must be on the wire; a flattened TypeMeta carries them.
@@ -255,8 +305,11 @@ fn kind_of(
             has_metadata = true;
             if !matches!(ty, Ok(TypeRef::ObjectMeta)) {
                 diags.push(
-                    Diagnostic::new(Location::of_span(file, f.span()), format!("`{name}.metadata` must be an ObjectMeta"))
-                        .with_hint("use `k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`"),
+                    Diagnostic::new(
+                        Location::of_span(file, f.span()),
+                        format!("`{name}.metadata` must be an ObjectMeta"),
+                    )
+                    .with_hint("use `k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`"),
                 );
             }
         }
@@ -272,33 +325,61 @@ fn kind_of(
     }
     if !has_metadata {
         diags.push(
-            Diagnostic::new(loc.clone(), format!("kind `{name}` has no `metadata` field"))
-                .with_hint("add `pub metadata: ObjectMeta,`"),
+            Diagnostic::new(
+                loc.clone(),
+                format!("kind `{name}` has no `metadata` field"),
+            )
+            .with_hint("add `pub metadata: ObjectMeta,`"),
         );
     }
 
     let find = |n: &str| markers.iter().find(|m| m.name == n);
     let resource = find("kubebuilder:resource");
     let lower = name.to_lowercase();
-    let plural = resource.and_then(|r| r.arg("path")).map(str::to_owned).unwrap_or_else(|| pluralize(&lower));
-    let singular = resource.and_then(|r| r.arg("singular")).map(str::to_owned).unwrap_or(lower);
+    let plural = resource
+        .and_then(|r| r.arg("path"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| pluralize(&lower));
+    let singular = resource
+        .and_then(|r| r.arg("singular"))
+        .map(str::to_owned)
+        .unwrap_or(lower);
     for (what, value) in [("path", &plural), ("singular", &singular)] {
         if !is_dns_subdomain(value) || value.contains('.') {
             let m = resource.expect("only explicit values can be invalid");
-            diags.push(m.error(format!("invalid resource {what} `{value}`")).with_hint("use a lowercase DNS label, e.g. `foos`"));
+            diags.push(
+                m.error(format!("invalid resource {what} `{value}`"))
+                    .with_hint("use a lowercase DNS label, e.g. `foos`"),
+            );
         }
     }
-    let short_names = resource.and_then(|r| r.arg("shortName")).map(split_list).unwrap_or_default();
-    let categories = resource.and_then(|r| r.arg("categories")).map(split_list).unwrap_or_default();
-    for (what, m, list) in [("shortName", resource, &short_names), ("category", resource, &categories)] {
+    let short_names = resource
+        .and_then(|r| r.arg("shortName"))
+        .map(split_list)
+        .unwrap_or_default();
+    let categories = resource
+        .and_then(|r| r.arg("categories"))
+        .map(split_list)
+        .unwrap_or_default();
+    for (what, m, list) in [
+        ("shortName", resource, &short_names),
+        ("category", resource, &categories),
+    ] {
         for v in list {
             if !is_dns_subdomain(v) || v.contains('.') {
-                diags.push(m.expect("set").error(format!("invalid {what} `{v}`")).with_hint("use a lowercase DNS label"));
+                diags.push(
+                    m.expect("set")
+                        .error(format!("invalid {what} `{v}`"))
+                        .with_hint("use a lowercase DNS label"),
+                );
             }
         }
     }
     let non_namespaced = find("genclient:nonNamespaced");
-    let scope = match (resource.and_then(|r| r.arg("scope").map(|s| (r, s))), non_namespaced) {
+    let scope = match (
+        resource.and_then(|r| r.arg("scope").map(|s| (r, s))),
+        non_namespaced,
+    ) {
         (Some((_, "Cluster")), _) => Scope::Cluster,
         (Some((r, "Namespaced")), Some(_)) => {
             diags.push(
@@ -309,7 +390,10 @@ fn kind_of(
         }
         (Some((_, "Namespaced")), None) => Scope::Namespaced,
         (Some((r, other)), _) => {
-            diags.push(r.error(format!("invalid scope `{other}`")).with_hint("allowed values: Namespaced, Cluster"));
+            diags.push(
+                r.error(format!("invalid scope `{other}`"))
+                    .with_hint("allowed values: Namespaced, Cluster"),
+            );
             Scope::Namespaced
         }
         (None, Some(_)) => Scope::Cluster,
@@ -319,7 +403,12 @@ fn kind_of(
     if let Some(m) = find("kubebuilder:subresource:status")
         && !has_status
     {
-        diags.push(m.error(format!("status subresource on `{name}`, which has no `status` field")).with_hint("add a `status` field or remove the marker"));
+        diags.push(
+            m.error(format!(
+                "status subresource on `{name}`, which has no `status` field"
+            ))
+            .with_hint("add a `status` field or remove the marker"),
+        );
     }
     let scale = find("kubebuilder:subresource:scale").map(|m| Scale {
         loc: m.loc.clone(),
@@ -328,16 +417,25 @@ fn kind_of(
         label_selector_path: m.arg("selectorpath").map(str::to_owned),
     });
     let mut print_columns = vec![];
-    for m in markers.iter().filter(|m| m.name == "kubebuilder:printcolumn") {
+    for m in markers
+        .iter()
+        .filter(|m| m.name == "kubebuilder:printcolumn")
+    {
         if let Some(c) = diags.collect(print_column(m)) {
             print_columns.push(c);
         }
     }
-    let deprecated = find("kubebuilder:deprecatedversion").map(|m| m.arg("warning").map(str::to_owned));
+    let deprecated =
+        find("kubebuilder:deprecatedversion").map(|m| m.arg("warning").map(str::to_owned));
     let selectable_fields = markers
         .iter()
         .filter(|m| m.name == "kubebuilder:selectablefield")
-        .map(|m| (m.arg("JSONPath").unwrap_or_default().to_owned(), m.loc.clone()))
+        .map(|m| {
+            (
+                m.arg("JSONPath").unwrap_or_default().to_owned(),
+                m.loc.clone(),
+            )
+        })
         .collect();
     let mut annotations = BTreeMap::new();
     let mut labels = BTreeMap::new();
@@ -353,7 +451,9 @@ fn kind_of(
             }
         }
     }
-    let client = diags.collect(client_options(markers, status_subresource)).flatten();
+    let client = diags
+        .collect(client_options(markers, status_subresource))
+        .flatten();
     Some(Kind {
         name,
         type_key: type_key.to_owned(),
@@ -380,24 +480,45 @@ fn kind_of(
 
 fn print_column(m: &Marker) -> Result<PrintColumn, Diagnostic> {
     const TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
-    const FORMATS: &[&str] = &["int32", "int64", "float", "double", "byte", "date", "date-time", "password"];
+    const FORMATS: &[&str] = &[
+        "int32",
+        "int64",
+        "float",
+        "double",
+        "byte",
+        "date",
+        "date-time",
+        "password",
+    ];
     let type_ = m.arg("type").unwrap_or_default().to_owned();
     if !TYPES.contains(&type_.as_str()) {
-        return Err(m.error(format!("invalid printcolumn type `{type_}`")).with_hint(format!("allowed values: {}", TYPES.join(", "))));
+        return Err(m
+            .error(format!("invalid printcolumn type `{type_}`"))
+            .with_hint(format!("allowed values: {}", TYPES.join(", "))));
     }
     let format = m.arg("format").map(str::to_owned);
     if let Some(f) = &format
         && !FORMATS.contains(&f.as_str())
     {
-        return Err(m.error(format!("invalid printcolumn format `{f}`")).with_hint(format!("allowed values: {}", FORMATS.join(", "))));
+        return Err(m
+            .error(format!("invalid printcolumn format `{f}`"))
+            .with_hint(format!("allowed values: {}", FORMATS.join(", "))));
     }
     let priority = match m.arg("priority") {
-        Some(p) => Some(p.trim().parse::<i32>().map_err(|_| m.error(format!("printcolumn priority must be an integer, got `{p}`")))?),
+        Some(p) => Some(p.trim().parse::<i32>().map_err(|_| {
+            m.error(format!(
+                "printcolumn priority must be an integer, got `{p}`"
+            ))
+        })?),
         None => None,
     };
     let json_path = m.arg("JSONPath").unwrap_or_default().to_owned();
     if !json_path.starts_with('.') {
-        return Err(m.error(format!("printcolumn JSONPath `{json_path}` must start with `.`")).with_hint("e.g. `JSONPath=.spec.replicas`"));
+        return Err(m
+            .error(format!(
+                "printcolumn JSONPath `{json_path}` must start with `.`"
+            ))
+            .with_hint("e.g. `JSONPath=.spec.replicas`"));
     }
     Ok(PrintColumn {
         name: m.arg("name").unwrap_or_default().to_owned(),
@@ -410,7 +531,10 @@ fn print_column(m: &Marker) -> Result<PrintColumn, Diagnostic> {
     })
 }
 
-fn client_options(markers: &[Marker], status_subresource: bool) -> Result<Option<ClientOptions>, Diagnostic> {
+fn client_options(
+    markers: &[Marker],
+    status_subresource: bool,
+) -> Result<Option<ClientOptions>, Diagnostic> {
     if !markers.iter().any(|m| m.name == "genclient") {
         return Ok(None);
     }
@@ -418,7 +542,9 @@ fn client_options(markers: &[Marker], status_subresource: bool) -> Result<Option
         if ALL_VERBS.contains(&v) {
             return Ok(());
         }
-        let close = ALL_VERBS.iter().max_by(|a, b| strsim::jaro_winkler(a, v).total_cmp(&strsim::jaro_winkler(b, v)));
+        let close = ALL_VERBS
+            .iter()
+            .max_by(|a, b| strsim::jaro_winkler(a, v).total_cmp(&strsim::jaro_winkler(b, v)));
         Err(m.error(format!("unknown verb `{v}`")).with_hint(format!(
             "did you mean `{}`? verbs: {}",
             close.expect("non-empty"),
@@ -430,17 +556,27 @@ fn client_options(markers: &[Marker], status_subresource: bool) -> Result<Option
     for m in markers {
         match m.name {
             "genclient:noVerbs" => verbs.clear(),
-            "genclient:readonly" => verbs.retain(|v| matches!(v.as_str(), "get" | "list" | "watch")),
+            "genclient:readonly" => {
+                verbs.retain(|v| matches!(v.as_str(), "get" | "list" | "watch"))
+            }
             "genclient:noStatus" => verbs.retain(|v| !v.ends_with("Status")),
             "genclient:onlyVerbs" => {
-                let only: Vec<String> = m.string_value()?.split(',').map(|s| s.trim().to_owned()).collect();
+                let only: Vec<String> = m
+                    .string_value()?
+                    .split(',')
+                    .map(|s| s.trim().to_owned())
+                    .collect();
                 for v in &only {
                     check_verb(m, v)?;
                 }
                 verbs.retain(|v| only.contains(v));
             }
             "genclient:skipVerbs" => {
-                let skip: Vec<String> = m.string_value()?.split(',').map(|s| s.trim().to_owned()).collect();
+                let skip: Vec<String> = m
+                    .string_value()?
+                    .split(',')
+                    .map(|s| s.trim().to_owned())
+                    .collect();
                 for v in &skip {
                     check_verb(m, v)?;
                 }
@@ -450,12 +586,21 @@ fn client_options(markers: &[Marker], status_subresource: bool) -> Result<Option
                 let raw = m.string_value()?;
                 let mut parts = raw.split(',');
                 let name = parts.next().unwrap_or_default().trim().to_owned();
-                if name.is_empty() || !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+                if name.is_empty() || !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                {
                     return Err(m.error("`+genclient:method` needs a method name first, e.g. `+genclient:method=GetScale,verb=get,subresource=scale`"));
                 }
-                let mut method = CustomMethod { name, verb: String::new(), subresource: None, input: None, result: None };
+                let mut method = CustomMethod {
+                    name,
+                    verb: String::new(),
+                    subresource: None,
+                    input: None,
+                    result: None,
+                };
                 for part in parts {
-                    let (k, v) = part.split_once('=').ok_or_else(|| m.error(format!("`{part}` is not `key=value`")))?;
+                    let (k, v) = part
+                        .split_once('=')
+                        .ok_or_else(|| m.error(format!("`{part}` is not `key=value`")))?;
                     let v = v.trim().to_owned();
                     match k.trim() {
                         "verb" => method.verb = v,
@@ -463,13 +608,24 @@ fn client_options(markers: &[Marker], status_subresource: bool) -> Result<Option
                         "input" => method.input = Some(v),
                         "result" => method.result = Some(v),
                         other => {
-                            return Err(m.error(format!("unknown argument `{other}` for `+genclient:method`")).with_hint("arguments: verb, subresource, input, result"));
+                            return Err(m
+                                .error(format!(
+                                    "unknown argument `{other}` for `+genclient:method`"
+                                ))
+                                .with_hint("arguments: verb, subresource, input, result"));
                         }
                     }
                 }
-                const METHOD_VERBS: &[&str] = &["get", "list", "watch", "create", "update", "delete", "patch", "apply"];
+                const METHOD_VERBS: &[&str] = &[
+                    "get", "list", "watch", "create", "update", "delete", "patch", "apply",
+                ];
                 if !METHOD_VERBS.contains(&method.verb.as_str()) {
-                    return Err(m.error(format!("invalid verb `{}` for `+genclient:method`", method.verb)).with_hint(format!("allowed: {}", METHOD_VERBS.join(", "))));
+                    return Err(m
+                        .error(format!(
+                            "invalid verb `{}` for `+genclient:method`",
+                            method.verb
+                        ))
+                        .with_hint(format!("allowed: {}", METHOD_VERBS.join(", "))));
                 }
                 methods.push(method);
             }
@@ -604,7 +760,9 @@ pub fn rename(name: &str, rule: &str, is_variant: bool) -> Result<String, String
     };
     let cap = |w: &str| {
         let mut c = w.chars();
-        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
     };
     Ok(match rule {
         "lowercase" => words.concat().to_lowercase(),
@@ -613,7 +771,9 @@ pub fn rename(name: &str, rule: &str, is_variant: bool) -> Result<String, String
         "camelCase" => {
             let pascal: String = words.iter().map(|w| cap(w)).collect();
             let mut c = pascal.chars();
-            c.next().map(|f| f.to_lowercase().collect::<String>() + c.as_str()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_lowercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
         }
         "snake_case" => words.join("_"),
         "SCREAMING_SNAKE_CASE" => words.join("_").to_uppercase(),
@@ -633,7 +793,10 @@ struct Resolver<'a> {
 fn type_text(ty: &syn::Type) -> String {
     let file: syn::File = syn::parse_quote!(type T = #ty;);
     let text = prettyplease::unparse(&file);
-    text.trim().trim_start_matches("type T = ").trim_end_matches(';').to_owned()
+    text.trim()
+        .trim_start_matches("type T = ")
+        .trim_end_matches(';')
+        .to_owned()
 }
 
 fn ident_str(i: &syn::Ident) -> String {
@@ -680,8 +843,10 @@ impl Resolver<'_> {
             for glob in &module.globs {
                 let mut candidate = glob.clone();
                 candidate.push(segs[0].clone());
-                let is_local = candidate[0] == "crate" && self.raw.contains_key(&candidate[1..].join("::"));
-                let is_k8s = candidate[0] == "k8s_openapi" && classify_k8s(&candidate[1..].join("::")).is_some();
+                let is_local =
+                    candidate[0] == "crate" && self.raw.contains_key(&candidate[1..].join("::"));
+                let is_k8s = candidate[0] == "k8s_openapi"
+                    && classify_k8s(&candidate[1..].join("::")).is_some();
                 if is_local || is_k8s {
                     return candidate;
                 }
@@ -695,7 +860,13 @@ impl Resolver<'_> {
             syn::PathArguments::AngleBracketed(a) => a
                 .args
                 .iter()
-                .filter_map(|g| if let syn::GenericArgument::Type(t) = g { Some(t) } else { None })
+                .filter_map(|g| {
+                    if let syn::GenericArgument::Type(t) = g {
+                        Some(t)
+                    } else {
+                        None
+                    }
+                })
                 .collect(),
             _ => vec![],
         }
@@ -722,12 +893,19 @@ impl Resolver<'_> {
         let one = |s: &mut Self, n: usize| -> Result<TypeRef, Diagnostic> {
             match args.get(n) {
                 Some(t) => s.resolve_type(module, t),
-                None => Err(Diagnostic::new(loc.clone(), format!("`{name}` needs a type argument"))),
+                None => Err(Diagnostic::new(
+                    loc.clone(),
+                    format!("`{name}` needs a type argument"),
+                )),
             }
         };
         let joined = abs.join("::");
         // std and prelude types, by their last segment when the path is a std/alloc/prelude one.
-        let stdish = abs.len() == 1 || matches!(abs[0].as_str(), "std" | "alloc" | "core" | "indexmap" | "serde_json");
+        let stdish = abs.len() == 1
+            || matches!(
+                abs[0].as_str(),
+                "std" | "alloc" | "core" | "indexmap" | "serde_json"
+            );
         if stdish {
             match name.as_str() {
                 "String" | "str" => return Ok(TypeRef::String),
@@ -738,19 +916,39 @@ impl Resolver<'_> {
                 "f64" => return Ok(TypeRef::Double),
                 "Option" => return Ok(TypeRef::Option(Box::new(one(self, 0)?))),
                 "Box" | "Arc" | "Rc" => return one(self, 0),
-                "Vec" | "VecDeque" => return Ok(TypeRef::List { item: Box::new(one(self, 0)?), set: false }),
-                "BTreeSet" | "HashSet" | "IndexSet" => return Ok(TypeRef::List { item: Box::new(one(self, 0)?), set: true }),
+                "Vec" | "VecDeque" => {
+                    return Ok(TypeRef::List {
+                        item: Box::new(one(self, 0)?),
+                        set: false,
+                    });
+                }
+                "BTreeSet" | "HashSet" | "IndexSet" => {
+                    return Ok(TypeRef::List {
+                        item: Box::new(one(self, 0)?),
+                        set: true,
+                    });
+                }
                 "BTreeMap" | "HashMap" | "IndexMap" => {
                     let k = one(self, 0)?;
                     if k != TypeRef::String {
                         let key = args.first().map(|k| type_text(k)).unwrap_or_default();
-                        return Err(Diagnostic::new(loc, format!("map keys must be strings, not `{key}` in `{}`", type_text(ty)))
-                            .with_hint("JSON object keys are strings; use String keys"));
+                        return Err(Diagnostic::new(
+                            loc,
+                            format!(
+                                "map keys must be strings, not `{key}` in `{}`",
+                                type_text(ty)
+                            ),
+                        )
+                        .with_hint("JSON object keys are strings; use String keys"));
                     }
                     return Ok(TypeRef::Map(Box::new(one(self, 1)?)));
                 }
-                "Value" if abs.first().is_some_and(|f| f == "serde_json") => return Ok(TypeRef::Json),
-                "Map" if abs.first().is_some_and(|f| f == "serde_json") => return Ok(TypeRef::Map(Box::new(TypeRef::Json))),
+                "Value" if abs.first().is_some_and(|f| f == "serde_json") => {
+                    return Ok(TypeRef::Json);
+                }
+                "Map" if abs.first().is_some_and(|f| f == "serde_json") => {
+                    return Ok(TypeRef::Map(Box::new(TypeRef::Json)));
+                }
                 _ => {}
             }
         }
@@ -800,7 +998,9 @@ impl Resolver<'_> {
             };
             let docs = doc_lines(&module.file, &f.attrs);
             let markers = parse_markers(&docs, Level::Field, diags);
-            let Some(ty) = diags.collect(self.resolve_type(module, &f.ty)) else { continue };
+            let Some(ty) = diags.collect(self.resolve_type(module, &f.ty)) else {
+                continue;
+            };
             out.push(Field {
                 rust_name,
                 json_name,
@@ -811,6 +1011,7 @@ impl Resolver<'_> {
                 skip: ser.skip,
                 has_default: ser.default || container.default,
                 skip_serializing_if: ser.skip_serializing_if,
+                visible: is_visible(&f.vis),
                 loc: floc,
             });
         }
@@ -834,7 +1035,10 @@ impl Resolver<'_> {
             RawItem::Enum(e) => &e.generics,
         };
         if generics.type_params().next().is_some() {
-            diags.push(Diagnostic::new(loc, format!("generic type `{ident}` cannot be an API type")).with_hint("use a concrete type"));
+            diags.push(
+                Diagnostic::new(loc, format!("generic type `{ident}` cannot be an API type"))
+                    .with_hint("use a concrete type"),
+            );
             return None;
         }
         let shape = match &raw.item {
@@ -847,7 +1051,13 @@ impl Resolver<'_> {
                     Shape::Newtype(diags.collect(self.resolve_type(module, &u.unnamed[0].ty))?)
                 }
                 _ => {
-                    diags.push(Diagnostic::new(loc, format!("`{ident}` must have named fields or be a newtype")).with_hint("tuple and unit structs have no JSON object form"));
+                    diags.push(
+                        Diagnostic::new(
+                            loc,
+                            format!("`{ident}` must have named fields or be a newtype"),
+                        )
+                        .with_hint("tuple and unit structs have no JSON object form"),
+                    );
                     return None;
                 }
             },
@@ -862,27 +1072,50 @@ impl Resolver<'_> {
                     let vloc = Location::of_span(file, v.ident.span());
                     let json_name = match (&vser.rename, &serde.rename_all) {
                         (Some(r), _) => r.clone(),
-                        (None, Some(rule)) => rename(&rust_name, rule, true).unwrap_or(rust_name.clone()),
+                        (None, Some(rule)) => {
+                            rename(&rust_name, rule, true).unwrap_or(rust_name.clone())
+                        }
                         (None, None) => rust_name.clone(),
                     };
                     let vdocs = doc_lines(file, &v.attrs);
                     let shape = match &v.fields {
                         syn::Fields::Unit => VariantShape::Unit,
                         syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
-                            let Some(t) = diags.collect(self.resolve_type(module, &u.unnamed[0].ty)) else { continue };
+                            let Some(t) =
+                                diags.collect(self.resolve_type(module, &u.unnamed[0].ty))
+                            else {
+                                continue;
+                            };
                             VariantShape::Newtype(t)
                         }
                         syn::Fields::Unnamed(u) => VariantShape::Tuple(u.unnamed.len()),
                         syn::Fields::Named(named) => {
                             let vattrs = serde_container(&v.attrs);
                             let rule = vattrs.rename_all.or(serde.rename_all_fields.clone());
-                            VariantShape::Struct(self.fields(module, named, &SerdeContainer::default(), rule.as_deref(), diags))
+                            VariantShape::Struct(self.fields(
+                                module,
+                                named,
+                                &SerdeContainer::default(),
+                                rule.as_deref(),
+                                diags,
+                            ))
                         }
                     };
-                    variants.push(Variant { rust_name, json_name, doc: doc_text(&vdocs), shape, untagged: vser.untagged, loc: vloc });
+                    variants.push(Variant {
+                        rust_name,
+                        json_name,
+                        doc: doc_text(&vdocs),
+                        shape,
+                        untagged: vser.untagged,
+                        loc: vloc,
+                    });
                 }
                 Shape::Enum(variants)
             }
+        };
+        let vis = match &raw.item {
+            RawItem::Struct(s) => &s.vis,
+            RawItem::Enum(e) => &e.vis,
         };
         Some(TypeDecl {
             name: ident.to_string(),
@@ -891,9 +1124,34 @@ impl Resolver<'_> {
             markers,
             serde,
             shape,
+            derives: derives(attrs),
+            visible: is_visible(vis),
             loc,
         })
     }
+}
+
+/// `pub` and `pub(crate)` items can be reached from the generated modules.
+fn is_visible(vis: &syn::Visibility) -> bool {
+    match vis {
+        syn::Visibility::Public(_) => true,
+        syn::Visibility::Restricted(r) => r.path.is_ident("crate"),
+        syn::Visibility::Inherited => false,
+    }
+}
+
+/// The trait names of `#[derive(...)]` attributes.
+fn derives(attrs: &[syn::Attribute]) -> Vec<String> {
+    let mut out = vec![];
+    for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(last) = meta.path.segments.last() {
+                out.push(last.ident.to_string());
+            }
+            Ok(())
+        });
+    }
+    out
 }
 
 /// Map a path below `k8s_openapi::` to a TypeRef, or None if it is not a known type.
@@ -901,7 +1159,8 @@ fn classify_k8s(path: &str) -> Option<TypeRef> {
     Some(match path {
         "apimachinery::pkg::util::intstr::IntOrString" => TypeRef::IntOrString,
         "apimachinery::pkg::api::resource::Quantity" => TypeRef::Quantity,
-        "apimachinery::pkg::apis::meta::v1::Time" | "apimachinery::pkg::apis::meta::v1::MicroTime" => TypeRef::Time,
+        "apimachinery::pkg::apis::meta::v1::Time"
+        | "apimachinery::pkg::apis::meta::v1::MicroTime" => TypeRef::Time,
         "apimachinery::pkg::apis::meta::v1::ObjectMeta" => TypeRef::ObjectMeta,
         "ByteString" => TypeRef::Bytes,
         p if crate::k8s_types::lookup(p).is_some() => TypeRef::K8s(p.to_owned()),
@@ -914,7 +1173,9 @@ pub fn crd_groups(api: &Api) -> BTreeMap<(String, String), Vec<(&Package, &Kind)
     let mut out: BTreeMap<(String, String), Vec<(&Package, &Kind)>> = BTreeMap::new();
     for p in api.packages.values() {
         for k in &p.kinds {
-            out.entry((p.group.clone(), k.name.clone())).or_default().push((p, k));
+            out.entry((p.group.clone(), k.name.clone()))
+                .or_default()
+                .push((p, k));
         }
     }
     out
@@ -932,9 +1193,15 @@ pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
                 Some(first) => diags.push(
                     Diagnostic::new(
                         k.loc.clone(),
-                        format!("kinds `{}` and `{}` of group {} share the plural `{}`", first.name, k.name, p.group, k.plural),
+                        format!(
+                            "kinds `{}` and `{}` of group {} share the plural `{}`",
+                            first.name, k.name, p.group, k.plural
+                        ),
                     )
-                    .with_hint(format!("`{}` is at {}; set a distinct `+kubebuilder:resource:path=`", first.name, first.loc)),
+                    .with_hint(format!(
+                        "`{}` is at {}; set a distinct `+kubebuilder:resource:path=`",
+                        first.name, first.loc
+                    )),
                 ),
                 None => {
                     seen.insert((p.group.as_str(), k.plural.as_str()), k);
@@ -950,12 +1217,30 @@ mod tests {
 
     #[test]
     fn renames_like_serde() {
-        assert_eq!(rename("custom_property", "camelCase", false).unwrap(), "customProperty");
-        assert_eq!(rename("custom_property", "PascalCase", false).unwrap(), "CustomProperty");
-        assert_eq!(rename("custom_property", "kebab-case", false).unwrap(), "custom-property");
-        assert_eq!(rename("DeploymentName", "camelCase", true).unwrap(), "deploymentName");
-        assert_eq!(rename("DeploymentName", "snake_case", true).unwrap(), "deployment_name");
-        assert_eq!(rename("DeploymentName", "SCREAMING_SNAKE_CASE", true).unwrap(), "DEPLOYMENT_NAME");
+        assert_eq!(
+            rename("custom_property", "camelCase", false).unwrap(),
+            "customProperty"
+        );
+        assert_eq!(
+            rename("custom_property", "PascalCase", false).unwrap(),
+            "CustomProperty"
+        );
+        assert_eq!(
+            rename("custom_property", "kebab-case", false).unwrap(),
+            "custom-property"
+        );
+        assert_eq!(
+            rename("DeploymentName", "camelCase", true).unwrap(),
+            "deploymentName"
+        );
+        assert_eq!(
+            rename("DeploymentName", "snake_case", true).unwrap(),
+            "deployment_name"
+        );
+        assert_eq!(
+            rename("DeploymentName", "SCREAMING_SNAKE_CASE", true).unwrap(),
+            "DEPLOYMENT_NAME"
+        );
         assert!(rename("x", "Bogus", false).is_err());
     }
 

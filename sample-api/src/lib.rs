@@ -5,3 +5,6 @@
 //! `crds/` are generated: `kube-codegen generate sample-api`.
 
 pub mod apis;
+pub mod generated;
+
+pub use generated::clientset::Clientset;

@@ -1,6 +1,22 @@
-//! Renderers for the Rust code kube-codegen emits. Every renderer produces a
-//! `proc_macro2::TokenStream`; [`format_file`] is the one place that turns tokens into
-//! text (`syn::parse2` + `prettyplease::unparse`), so all generated Rust is formatted alike.
+//! Renderers for the Rust code kube-codegen emits.
+//!
+//! Inputs are the small structs in [`input`], filled by the generator from its model, so
+//! this crate knows what it renders and nothing about parsing. Two kinds of renderer:
+//!
+//! - **templates that are real code**: `src/templates/*.rs` are ordinary Rust written
+//!   against a placeholder kind and compiled by this crate's tests; rendering parses them,
+//!   keeps the parts a kind needs and renames the placeholder ([`client::typed_client`]);
+//! - **small `quote!` renderers** for the parts that are mostly names (register, deep-copy,
+//!   group/version accessors).
+//!
+//! [`format_file`] is the one place tokens become text (`syn::parse2` +
+//! `prettyplease::unparse`), so all generated Rust is formatted alike.
+
+pub mod client;
+pub mod deepcopy;
+pub mod fake;
+pub mod input;
+pub mod register;
 
 use proc_macro2::TokenStream;
 
@@ -22,6 +38,56 @@ pub fn format_file(boilerplate: Option<&str>, tokens: TokenStream) -> Result<Str
     Ok(out)
 }
 
+/// Parse a Rust path written as text (`crate::apis::v1::Foo`).
+pub(crate) fn path(text: &str) -> syn::Path {
+    syn::parse_str(text).unwrap_or_else(|e| panic!("invalid Rust path `{text}`: {e}"))
+}
+
+/// An identifier, raw (`r#type`) when the text is a keyword.
+pub(crate) fn ident(text: &str) -> syn::Ident {
+    let text = text.strip_prefix("r#").unwrap_or(text);
+    syn::parse_str::<syn::Ident>(text)
+        .unwrap_or_else(|_| syn::Ident::new_raw(text, proc_macro2::Span::call_site()))
+}
+
+/// `GetScale` -> `get_scale`, `FooBar` -> `foo_bar`.
+pub fn snake_case(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `samplecontroller_v1alpha1` -> `SamplecontrollerV1alpha1`.
+pub fn pascal_case(s: &str) -> String {
+    s.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "templates/placeholder.rs"]
+mod placeholder;
+
+/// The typed-client template, compiled as it is written.
+#[cfg(test)]
+#[path = "templates/typed_client.rs"]
+#[deny(warnings)]
+mod typed_client_template;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,5 +102,14 @@ mod tests {
     #[test]
     fn rejects_invalid_tokens() {
         assert!(format_file(None, quote::quote! { fn }).is_err());
+    }
+
+    #[test]
+    fn cases() {
+        assert_eq!(snake_case("GetScale"), "get_scale");
+        assert_eq!(
+            pascal_case("samplecontroller_v1alpha1"),
+            "SamplecontrollerV1alpha1"
+        );
     }
 }

@@ -32,13 +32,19 @@ pub fn kubeconfig() -> PathBuf {
 
 /// The workspace root (for sample-api/, tests/fixtures/, ...).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_owned()
 }
 
 /// A client for the test control plane, as the admin user.
 pub async fn client() -> Client {
-    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).expect("readable kubeconfig");
-    let config = Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("valid kubeconfig");
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(kubeconfig()).expect("readable kubeconfig");
+    let config = Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("valid kubeconfig");
     Client::try_from(config).expect("client")
 }
 
@@ -59,10 +65,19 @@ pub fn kubectl_stdin(args: &[&str], stdin: Option<&str>) -> KubectlOutput {
     use std::io::Write;
     let mut cmd = Command::new("kubectl");
     cmd.arg("--kubeconfig").arg(kubeconfig()).args(args);
-    cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("kubectl on PATH (hack/test.sh puts the pinned one first)");
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .expect("kubectl on PATH (hack/test.sh puts the pinned one first)");
     if let Some(input) = stdin {
-        child.stdin.take().expect("piped").write_all(input.as_bytes()).expect("write stdin");
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
     }
     drop(child.stdin.take());
     let out = child.wait_with_output().expect("kubectl runs");
@@ -76,7 +91,11 @@ pub fn kubectl_stdin(args: &[&str], stdin: Option<&str>) -> KubectlOutput {
 /// kubectl that must succeed; returns stdout.
 pub fn kubectl_ok(args: &[&str]) -> String {
     let out = kubectl(args);
-    assert!(out.success, "kubectl {args:?} failed:\n{}{}", out.stdout, out.stderr);
+    assert!(
+        out.success,
+        "kubectl {args:?} failed:\n{}{}",
+        out.stdout, out.stderr
+    );
     out.stdout
 }
 
@@ -106,26 +125,45 @@ pub fn crd_conditions(crd: &CustomResourceDefinition) -> Vec<(String, String)> {
     crd.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
-        .map(|cs| cs.iter().map(|c| (c.type_.clone(), c.status.clone())).collect())
+        .map(|cs| {
+            cs.iter()
+                .map(|c| (c.type_.clone(), c.status.clone()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 /// Server-side apply a CRD with the Rust client and wait until it is Established.
-pub async fn apply_crd(client: &Client, crd: &CustomResourceDefinition) -> Result<CustomResourceDefinition> {
+pub async fn apply_crd(
+    client: &Client,
+    crd: &CustomResourceDefinition,
+) -> Result<CustomResourceDefinition> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let name = crd.metadata.name.clone().context("CRD has a name")?;
-    api.patch(&name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(crd)).await.with_context(|| format!("applying {name}"))?;
+    api.patch(
+        &name,
+        &PatchParams::apply(MANAGER).force(),
+        &Patch::Apply(crd),
+    )
+    .await
+    .with_context(|| format!("applying {name}"))?;
     wait_established(client, &name).await
 }
 
 /// Wait until a CRD reports Established=True, and return it.
 pub async fn wait_established(client: &Client, name: &str) -> Result<CustomResourceDefinition> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    eventually(&format!("{name} Established"), Duration::from_secs(30), || async {
-        let crd = api.get(name).await?;
-        let established = crd_conditions(&crd).iter().any(|(t, s)| t == "Established" && s == "True");
-        Ok(established.then_some(crd))
-    })
+    eventually(
+        &format!("{name} Established"),
+        Duration::from_secs(30),
+        || async {
+            let crd = api.get(name).await?;
+            let established = crd_conditions(&crd)
+                .iter()
+                .any(|(t, s)| t == "Established" && s == "True");
+            Ok(established.then_some(crd))
+        },
+    )
     .await
 }
 
@@ -147,8 +185,14 @@ impl TestNamespace {
             "metadata": { "generateName": format!("{prefix}-"), "labels": { "kube-codegen-e2e": "true" } }
         }))
         .expect("namespace");
-        let created = api.create(&PostParams::default(), &ns).await.expect("create namespace");
-        TestNamespace { name: created.metadata.name.expect("named"), client: client.clone() }
+        let created = api
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create namespace");
+        TestNamespace {
+            name: created.metadata.name.expect("named"),
+            client: client.clone(),
+        }
     }
 }
 
@@ -158,7 +202,9 @@ impl Drop for TestNamespace {
         let name = self.name.clone();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
-                let _ = Api::<Namespace>::all(client).delete(&name, &DeleteParams::default()).await;
+                let _ = Api::<Namespace>::all(client)
+                    .delete(&name, &DeleteParams::default())
+                    .await;
             });
         }
     }
@@ -180,8 +226,16 @@ impl FakeKubelet {
             "kind": "Node",
             "metadata": { "name": node_name, "labels": { "kubernetes.io/hostname": node_name } },
         }))?;
-        nodes.patch(node_name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&node)).await?;
-        let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+        nodes
+            .patch(
+                node_name,
+                &PatchParams::apply(MANAGER).force(),
+                &Patch::Apply(&node),
+            )
+            .await?;
+        let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::now(),
+        );
         let status = json!({
             "status": {
                 "conditions": [{ "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake kubelet", "lastHeartbeatTime": now, "lastTransitionTime": now }],
@@ -189,8 +243,13 @@ impl FakeKubelet {
                 "allocatable": { "cpu": "8", "memory": "16Gi", "pods": "110" }
             }
         });
-        nodes.patch_status(node_name, &PatchParams::default(), &Patch::Merge(&status)).await?;
-        Ok(FakeKubelet { client: client.clone(), node_name: node_name.to_owned() })
+        nodes
+            .patch_status(node_name, &PatchParams::default(), &Patch::Merge(&status))
+            .await?;
+        Ok(FakeKubelet {
+            client: client.clone(),
+            node_name: node_name.to_owned(),
+        })
     }
 
     /// Bind every pod matching `selector` in `namespace` to this node and mark it Ready.
@@ -211,17 +270,30 @@ impl FakeKubelet {
             if ready {
                 continue;
             }
-            if pod.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_none() {
+            if pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_ref())
+                .is_none()
+            {
                 let binding = json!({
                     "apiVersion": "v1", "kind": "Binding",
                     "metadata": { "name": name },
                     "target": { "apiVersion": "v1", "kind": "Node", "name": self.node_name }
                 });
                 let body = serde_json::to_vec(&binding)?;
-                let req = http_post(&format!("/api/v1/namespaces/{namespace}/pods/{name}/binding"), body)?;
-                self.client.request_text(req).await.with_context(|| format!("binding pod {name}"))?;
+                let req = http_post(
+                    &format!("/api/v1/namespaces/{namespace}/pods/{name}/binding"),
+                    body,
+                )?;
+                self.client
+                    .request_text(req)
+                    .await
+                    .with_context(|| format!("binding pod {name}"))?;
             }
-            let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+            let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::now(),
+            );
             let containers: Vec<_> = pod
                 .spec
                 .as_ref()
@@ -245,7 +317,9 @@ impl FakeKubelet {
                     "containerStatuses": containers
                 }
             });
-            pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status)).await.with_context(|| format!("pod {name} status"))?;
+            pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+                .await
+                .with_context(|| format!("pod {name} status"))?;
             changed += 1;
         }
         Ok(changed)
@@ -253,5 +327,7 @@ impl FakeKubelet {
 }
 
 fn http_post(path: &str, body: Vec<u8>) -> Result<http::Request<Vec<u8>>> {
-    Ok(http::Request::post(path).header("content-type", "application/json").body(body)?)
+    Ok(http::Request::post(path)
+        .header("content-type", "application/json")
+        .body(body)?)
 }

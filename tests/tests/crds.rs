@@ -13,11 +13,18 @@ use serde_json::{Value, json};
 
 fn generate(crate_dir: &str) -> Vec<(String, CustomResourceDefinition)> {
     let config = kube_codegen::Config::from_crate(repo_root().join(crate_dir)).expect("config");
-    let generated = config.generate().unwrap_or_else(|e| panic!("generate {crate_dir}:\n{e}"));
+    let generated = config
+        .generate()
+        .unwrap_or_else(|e| panic!("generate {crate_dir}:\n{e}"));
     generated
         .files
         .iter()
-        .map(|f| (f.path.file_name().unwrap().to_string_lossy().into_owned(), parse_crd(&f.contents)))
+        .map(|f| {
+            (
+                f.path.file_name().unwrap().to_string_lossy().into_owned(),
+                parse_crd(&f.contents),
+            )
+        })
         .collect()
 }
 
@@ -59,24 +66,48 @@ async fn create(ns: Option<&str>, ar: &ApiResource, value: Value) -> Result<Valu
 async fn sample_api_crds_are_accepted_by_kubectl_and_the_rust_client() {
     let client = client().await;
     // What kubectl applies is the committed YAML; it must equal a fresh generation.
-    let fresh = kube_codegen::Config::from_crate(repo_root().join("sample-api")).unwrap().generate().unwrap();
+    let fresh = kube_codegen::Config::from_crate(repo_root().join("sample-api"))
+        .unwrap()
+        .generate()
+        .unwrap();
     for f in &fresh.files {
         let committed = std::fs::read_to_string(&f.path).expect("committed CRD exists");
-        assert_eq!(committed, f.contents, "{} is stale: run kube-codegen generate sample-api", f.path.display());
+        assert_eq!(
+            committed,
+            f.contents,
+            "{} is stale: run kube-codegen generate sample-api",
+            f.path.display()
+        );
     }
     let dir = repo_root().join("sample-api/crds");
-    kubectl_ok(&["apply", "--server-side", "--field-manager=kubectl-e2e", "--force-conflicts", "-f", dir.to_str().unwrap()]);
+    kubectl_ok(&[
+        "apply",
+        "--server-side",
+        "--field-manager=kubectl-e2e",
+        "--force-conflicts",
+        "-f",
+        dir.to_str().unwrap(),
+    ]);
     for (file, crd) in generate("sample-api") {
         let name = crd.metadata.name.clone().unwrap();
-        let via_kubectl = wait_established(&client, &name).await.expect("established after kubectl apply");
-        let via_rust = apply_crd(&client, &crd).await.expect("established after Rust apply");
+        let via_kubectl = wait_established(&client, &name)
+            .await
+            .expect("established after kubectl apply");
+        let via_rust = apply_crd(&client, &crd)
+            .await
+            .expect("established after Rust apply");
         for served in [&via_kubectl, &via_rust] {
             let conditions = crd_conditions(served);
             assert!(
-                !conditions.iter().any(|(t, s)| t == "NonStructuralSchema" && s == "True"),
+                !conditions
+                    .iter()
+                    .any(|(t, s)| t == "NonStructuralSchema" && s == "True"),
                 "{file}: server reports a non-structural schema: {conditions:?}"
             );
-            assert!(conditions.contains(&("NamesAccepted".into(), "True".into())), "{file}: {conditions:?}");
+            assert!(
+                conditions.contains(&("NamesAccepted".into(), "True".into())),
+                "{file}: {conditions:?}"
+            );
         }
         // The server stored our schemas as we wrote them: nothing pruned or rewritten.
         for (ours, theirs) in crd.spec.versions.iter().zip(&via_rust.spec.versions) {
@@ -86,7 +117,10 @@ async fn sample_api_crds_are_accepted_by_kubectl_and_the_rust_client() {
                 "{file}: the server changed the schema of {}",
                 ours.name
             );
-            assert_eq!(ours.additional_printer_columns, theirs.additional_printer_columns, "{file}");
+            assert_eq!(
+                ours.additional_printer_columns, theirs.additional_printer_columns,
+                "{file}"
+            );
         }
     }
 }
@@ -101,15 +135,29 @@ async fn printer_columns_short_names_and_categories_show_in_kubectl() {
         "metadata": { "name": "example-foo" },
         "spec": { "deploymentName": "example-foo-deploy", "replicas": 3 }
     });
-    kubectl_stdin(&["apply", "-n", &ns.name, "-f", "-"], Some(&foo.to_string()));
+    kubectl_stdin(
+        &["apply", "-n", &ns.name, "-f", "-"],
+        Some(&foo.to_string()),
+    );
     let out = kubectl_ok(&["get", "fo", "-n", &ns.name]);
     let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(header, ["NAME", "DEPLOYMENT", "REPLICAS", "AVAILABLE", "AGE"], "{out}");
+    assert_eq!(
+        header,
+        ["NAME", "DEPLOYMENT", "REPLICAS", "AVAILABLE", "AGE"],
+        "{out}"
+    );
     let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
-    assert_eq!(&row[..3], ["example-foo", "example-foo-deploy", "3"], "{out}");
+    assert_eq!(
+        &row[..3],
+        ["example-foo", "example-foo-deploy", "3"],
+        "{out}"
+    );
     // The category lists Foos too.
     let by_category = kubectl_ok(&["get", "samples", "-n", &ns.name, "-o", "name"]);
-    assert!(by_category.contains("foo.samplecontroller.k8s.io/example-foo"), "{by_category}");
+    assert!(
+        by_category.contains("foo.samplecontroller.k8s.io/example-foo"),
+        "{by_category}"
+    );
 
     let tr = json!({
         "apiVersion": "insujang.github.io/v1beta1", "kind": "TestResource",
@@ -127,11 +175,17 @@ async fn printer_columns_short_names_and_categories_show_in_kubectl() {
         "apiVersion": "conformance.kube-codegen.dev/v1", "kind": "Widget",
         "metadata": { "name": "w" }, "spec": { "size": 2, "color": "Red" }
     });
-    kubectl_stdin(&["apply", "-n", &ns.name, "-f", "-"], Some(&widget.to_string()));
+    kubectl_stdin(
+        &["apply", "-n", &ns.name, "-f", "-"],
+        Some(&widget.to_string()),
+    );
     let narrow = kubectl_ok(&["get", "wd", "-n", &ns.name]);
     let wide = kubectl_ok(&["get", "wd", "-n", &ns.name, "-o", "wide"]);
     assert!(!narrow.contains("MODE"), "{narrow}");
-    assert!(wide.lines().next().unwrap().contains("MODE") && wide.contains("fast"), "{wide}");
+    assert!(
+        wide.lines().next().unwrap().contains("MODE") && wide.contains("fast"),
+        "{wide}"
+    );
 }
 
 /// One row of the conformance table: an object and what the server must say.
@@ -155,30 +209,198 @@ async fn conformance_table_server_enforces_generated_validation() {
     let widget = resource("conformance.kube-codegen.dev", "v1", "Widget", "widgets");
     let gizmo = resource("conformance.kube-codegen.dev", "v1", "Gizmo", "gizmos");
     let foo = resource("samplecontroller.k8s.io", "v1alpha1", "Foo", "foos");
-    let tr = resource("insujang.github.io", "v1beta1", "TestResource", "testresources");
+    let tr = resource(
+        "insujang.github.io",
+        "v1beta1",
+        "TestResource",
+        "testresources",
+    );
     let w = |name: &str, spec: Value| json!({ "metadata": { "name": name }, "spec": spec });
     let cases = vec![
-        Case { name: "widget valid, defaults applied", resource: widget.clone(), namespaced: true, object: w("ok", json!({"size": 3, "color": "Green"})), rejected_with: None,
-            defaults: vec![("/spec/replicas", json!(1)), ("/spec/minReplicas", json!(0)), ("/spec/mode", json!("fast"))] },
-        Case { name: "minimum", resource: widget.clone(), namespaced: true, object: w("small", json!({"size": 0, "color": "Red"})), rejected_with: Some("spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"), defaults: vec![] },
-        Case { name: "maximum", resource: widget.clone(), namespaced: true, object: w("big", json!({"size": 11, "color": "Red"})), rejected_with: Some("should be less than or equal to 10"), defaults: vec![] },
-        Case { name: "enum from a Rust enum", resource: widget.clone(), namespaced: true, object: w("purple", json!({"size": 1, "color": "Purple"})), rejected_with: Some("spec.color: Unsupported value: \"Purple\""), defaults: vec![] },
-        Case { name: "enum marker", resource: widget.clone(), namespaced: true, object: w("slow", json!({"size": 1, "color": "Red", "mode": "slow"})), rejected_with: Some("spec.mode: Unsupported value: \"slow\""), defaults: vec![] },
-        Case { name: "required field missing", resource: widget.clone(), namespaced: true, object: w("nocolor", json!({"size": 1})), rejected_with: Some("spec.color: Required value"), defaults: vec![] },
-        Case { name: "CEL rule", resource: widget.clone(), namespaced: true, object: w("cel", json!({"size": 1, "color": "Red", "replicas": 2, "minReplicas": 5})), rejected_with: Some("minReplicas must not exceed replicas"), defaults: vec![] },
-        Case { name: "CEL rule satisfied", resource: widget.clone(), namespaced: true, object: w("cel-ok", json!({"size": 1, "color": "Red", "replicas": 5, "minReplicas": 2})), rejected_with: None, defaults: vec![] },
-        Case { name: "pattern", resource: widget.clone(), namespaced: true, object: w("label", json!({"size": 1, "color": "Red", "label": "Bad_Label"})), rejected_with: Some("spec.label in body should match"), defaults: vec![] },
-        Case { name: "maxLength", resource: widget.clone(), namespaced: true, object: w("long", json!({"size": 1, "color": "Red", "label": "a-very-long-label-indeed"})), rejected_with: Some("may not be more than 20 bytes"), defaults: vec![] },
-        Case { name: "maxItems", resource: widget.clone(), namespaced: true, object: w("tags", json!({"size": 1, "color": "Red", "tags": ["a", "b", "c", "d"]})), rejected_with: Some("must have at most 3 items"), defaults: vec![] },
-        Case { name: "spec required on the kind", resource: widget.clone(), namespaced: true, object: json!({"metadata": {"name": "nospec"}}), rejected_with: Some("spec: Required value"), defaults: vec![] },
-        Case { name: "cluster-scoped minLength", resource: gizmo.clone(), namespaced: false, object: w("gz-bad", json!({"owner": "ab"})), rejected_with: Some("should be at least 3 chars long"), defaults: vec![] },
-        Case { name: "cluster-scoped valid", resource: gizmo.clone(), namespaced: false, object: w(&format!("gz-{}", ns.name), json!({"owner": "abc"})), rejected_with: None, defaults: vec![] },
-        Case { name: "TestResource pattern (tutorial: command ls)", resource: tr.clone(), namespaced: true, object: w("ls", json!({"command": "ls", "customProperty": "x"})), rejected_with: Some("spec.command in body should match '^(echo).*'"), defaults: vec![] },
-        Case { name: "TestResource valid", resource: tr.clone(), namespaced: true, object: w("echo", json!({"command": "echo hi", "customProperty": "x"})), rejected_with: None, defaults: vec![] },
-        Case { name: "TestResource missing customProperty", resource: tr.clone(), namespaced: true, object: w("noprop", json!({"command": "echo hi"})), rejected_with: Some("spec.customProperty: Required value"), defaults: vec![] },
-        Case { name: "Foo replicas minimum", resource: foo.clone(), namespaced: true, object: w("foo0", json!({"deploymentName": "d", "replicas": 0})), rejected_with: Some("should be greater than or equal to 1"), defaults: vec![] },
-        Case { name: "Foo replicas maximum", resource: foo.clone(), namespaced: true, object: w("foo11", json!({"deploymentName": "d", "replicas": 11})), rejected_with: Some("should be less than or equal to 10"), defaults: vec![] },
-        Case { name: "Foo unknown fields are pruned", resource: foo.clone(), namespaced: true, object: w("foo-prune", json!({"deploymentName": "d", "replicas": 1, "bogus": true})), rejected_with: None, defaults: vec![] },
+        Case {
+            name: "widget valid, defaults applied",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w("ok", json!({"size": 3, "color": "Green"})),
+            rejected_with: None,
+            defaults: vec![
+                ("/spec/replicas", json!(1)),
+                ("/spec/minReplicas", json!(0)),
+                ("/spec/mode", json!("fast")),
+            ],
+        },
+        Case {
+            name: "minimum",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w("small", json!({"size": 0, "color": "Red"})),
+            rejected_with: Some(
+                "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1",
+            ),
+            defaults: vec![],
+        },
+        Case {
+            name: "maximum",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w("big", json!({"size": 11, "color": "Red"})),
+            rejected_with: Some("should be less than or equal to 10"),
+            defaults: vec![],
+        },
+        Case {
+            name: "enum from a Rust enum",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w("purple", json!({"size": 1, "color": "Purple"})),
+            rejected_with: Some("spec.color: Unsupported value: \"Purple\""),
+            defaults: vec![],
+        },
+        Case {
+            name: "enum marker",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w("slow", json!({"size": 1, "color": "Red", "mode": "slow"})),
+            rejected_with: Some("spec.mode: Unsupported value: \"slow\""),
+            defaults: vec![],
+        },
+        Case {
+            name: "required field missing",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w("nocolor", json!({"size": 1})),
+            rejected_with: Some("spec.color: Required value"),
+            defaults: vec![],
+        },
+        Case {
+            name: "CEL rule",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w(
+                "cel",
+                json!({"size": 1, "color": "Red", "replicas": 2, "minReplicas": 5}),
+            ),
+            rejected_with: Some("minReplicas must not exceed replicas"),
+            defaults: vec![],
+        },
+        Case {
+            name: "CEL rule satisfied",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w(
+                "cel-ok",
+                json!({"size": 1, "color": "Red", "replicas": 5, "minReplicas": 2}),
+            ),
+            rejected_with: None,
+            defaults: vec![],
+        },
+        Case {
+            name: "pattern",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w(
+                "label",
+                json!({"size": 1, "color": "Red", "label": "Bad_Label"}),
+            ),
+            rejected_with: Some("spec.label in body should match"),
+            defaults: vec![],
+        },
+        Case {
+            name: "maxLength",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w(
+                "long",
+                json!({"size": 1, "color": "Red", "label": "a-very-long-label-indeed"}),
+            ),
+            rejected_with: Some("may not be more than 20 bytes"),
+            defaults: vec![],
+        },
+        Case {
+            name: "maxItems",
+            resource: widget.clone(),
+            namespaced: true,
+            object: w(
+                "tags",
+                json!({"size": 1, "color": "Red", "tags": ["a", "b", "c", "d"]}),
+            ),
+            rejected_with: Some("must have at most 3 items"),
+            defaults: vec![],
+        },
+        Case {
+            name: "spec required on the kind",
+            resource: widget.clone(),
+            namespaced: true,
+            object: json!({"metadata": {"name": "nospec"}}),
+            rejected_with: Some("spec: Required value"),
+            defaults: vec![],
+        },
+        Case {
+            name: "cluster-scoped minLength",
+            resource: gizmo.clone(),
+            namespaced: false,
+            object: w("gz-bad", json!({"owner": "ab"})),
+            rejected_with: Some("should be at least 3 chars long"),
+            defaults: vec![],
+        },
+        Case {
+            name: "cluster-scoped valid",
+            resource: gizmo.clone(),
+            namespaced: false,
+            object: w(&format!("gz-{}", ns.name), json!({"owner": "abc"})),
+            rejected_with: None,
+            defaults: vec![],
+        },
+        Case {
+            name: "TestResource pattern (tutorial: command ls)",
+            resource: tr.clone(),
+            namespaced: true,
+            object: w("ls", json!({"command": "ls", "customProperty": "x"})),
+            rejected_with: Some("spec.command in body should match '^(echo).*'"),
+            defaults: vec![],
+        },
+        Case {
+            name: "TestResource valid",
+            resource: tr.clone(),
+            namespaced: true,
+            object: w("echo", json!({"command": "echo hi", "customProperty": "x"})),
+            rejected_with: None,
+            defaults: vec![],
+        },
+        Case {
+            name: "TestResource missing customProperty",
+            resource: tr.clone(),
+            namespaced: true,
+            object: w("noprop", json!({"command": "echo hi"})),
+            rejected_with: Some("spec.customProperty: Required value"),
+            defaults: vec![],
+        },
+        Case {
+            name: "Foo replicas minimum",
+            resource: foo.clone(),
+            namespaced: true,
+            object: w("foo0", json!({"deploymentName": "d", "replicas": 0})),
+            rejected_with: Some("should be greater than or equal to 1"),
+            defaults: vec![],
+        },
+        Case {
+            name: "Foo replicas maximum",
+            resource: foo.clone(),
+            namespaced: true,
+            object: w("foo11", json!({"deploymentName": "d", "replicas": 11})),
+            rejected_with: Some("should be less than or equal to 10"),
+            defaults: vec![],
+        },
+        Case {
+            name: "Foo unknown fields are pruned",
+            resource: foo.clone(),
+            namespaced: true,
+            object: w(
+                "foo-prune",
+                json!({"deploymentName": "d", "replicas": 1, "bogus": true}),
+            ),
+            rejected_with: None,
+            defaults: vec![],
+        },
     ];
     let mut failures = vec![];
     for case in &cases {
@@ -188,7 +410,11 @@ async fn conformance_table_server_enforces_generated_validation() {
             (Ok(obj), None) => {
                 for (pointer, want) in &case.defaults {
                     if obj.pointer(pointer) != Some(want) {
-                        failures.push(format!("{}: expected {pointer} = {want}, server has {:?}", case.name, obj.pointer(pointer)));
+                        failures.push(format!(
+                            "{}: expected {pointer} = {want}, server has {:?}",
+                            case.name,
+                            obj.pointer(pointer)
+                        ));
                     }
                 }
                 if case.name.contains("pruned") && obj.pointer("/spec/bogus").is_some() {
@@ -196,12 +422,25 @@ async fn conformance_table_server_enforces_generated_validation() {
                 }
             }
             (Err(msg), Some(want)) if msg.contains(want) => {}
-            (Err(msg), Some(want)) => failures.push(format!("{}: rejected, but with {msg:?}; expected it to contain {want:?}", case.name)),
-            (Ok(_), Some(want)) => failures.push(format!("{}: accepted; expected rejection containing {want:?}", case.name)),
-            (Err(msg), None) => failures.push(format!("{}: rejected with {msg:?}; expected acceptance", case.name)),
+            (Err(msg), Some(want)) => failures.push(format!(
+                "{}: rejected, but with {msg:?}; expected it to contain {want:?}",
+                case.name
+            )),
+            (Ok(_), Some(want)) => failures.push(format!(
+                "{}: accepted; expected rejection containing {want:?}",
+                case.name
+            )),
+            (Err(msg), None) => failures.push(format!(
+                "{}: rejected with {msg:?}; expected acceptance",
+                case.name
+            )),
         }
     }
-    assert!(failures.is_empty(), "conformance failures:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "conformance failures:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[tokio::test]
@@ -220,28 +459,49 @@ async fn status_and_scale_subresources_behave() {
         })))
         .await
         .unwrap();
-    assert_eq!(created.data.get("status"), None, "status must be ignored on create");
+    assert_eq!(
+        created.data.get("status"),
+        None,
+        "status must be ignored on create"
+    );
 
     // /status sets it.
     let mut with_status = created.clone();
     with_status.data["status"] = json!({"availableReplicas": 2});
-    let updated = api.replace_status("s", &PostParams::default(), &with_status).await.unwrap();
+    let updated = api
+        .replace_status("s", &PostParams::default(), &with_status)
+        .await
+        .unwrap();
     assert_eq!(updated.data["status"]["availableReplicas"], json!(2));
 
     // An update of the main resource cannot change status...
     let mut main = updated.clone();
     main.data["status"] = json!({"availableReplicas": 9});
     main.data["spec"]["replicas"] = json!(4);
-    let after_main = api.replace("s", &PostParams::default(), &main).await.unwrap();
-    assert_eq!(after_main.data["status"]["availableReplicas"], json!(2), "main update changed status");
+    let after_main = api
+        .replace("s", &PostParams::default(), &main)
+        .await
+        .unwrap();
+    assert_eq!(
+        after_main.data["status"]["availableReplicas"],
+        json!(2),
+        "main update changed status"
+    );
     assert_eq!(after_main.data["spec"]["replicas"], json!(4));
 
     // ...and a status update cannot change spec.
     let mut via_status = after_main.clone();
     via_status.data["spec"]["replicas"] = json!(7);
     via_status.data["status"] = json!({"availableReplicas": 3});
-    let after_status = api.replace_status("s", &PostParams::default(), &via_status).await.unwrap();
-    assert_eq!(after_status.data["spec"]["replicas"], json!(4), "status update changed spec");
+    let after_status = api
+        .replace_status("s", &PostParams::default(), &via_status)
+        .await
+        .unwrap();
+    assert_eq!(
+        after_status.data["spec"]["replicas"],
+        json!(4),
+        "status update changed spec"
+    );
     assert_eq!(after_status.data["status"]["availableReplicas"], json!(3));
 
     // Scale: kubectl scale writes spec.replicas through the scale subresource.
@@ -249,11 +509,30 @@ async fn status_and_scale_subresources_behave() {
         "apiVersion": "conformance.kube-codegen.dev/v1", "kind": "Widget",
         "metadata": { "name": "scaled" }, "spec": { "size": 2, "color": "Blue" }
     });
-    kubectl_stdin(&["apply", "-n", &ns.name, "-f", "-"], Some(&widget.to_string()));
+    kubectl_stdin(
+        &["apply", "-n", &ns.name, "-f", "-"],
+        Some(&widget.to_string()),
+    );
     kubectl_ok(&["scale", "-n", &ns.name, "widget/scaled", "--replicas=3"]);
-    let spec_replicas = kubectl_ok(&["get", "-n", &ns.name, "widget/scaled", "-o", "jsonpath={.spec.replicas}"]);
+    let spec_replicas = kubectl_ok(&[
+        "get",
+        "-n",
+        &ns.name,
+        "widget/scaled",
+        "-o",
+        "jsonpath={.spec.replicas}",
+    ]);
     assert_eq!(spec_replicas.trim(), "3");
-    let scale: Value = serde_json::from_str(&kubectl_ok(&["get", "-n", &ns.name, "widget/scaled", "--subresource=scale", "-o", "json"])).unwrap();
+    let scale: Value = serde_json::from_str(&kubectl_ok(&[
+        "get",
+        "-n",
+        &ns.name,
+        "widget/scaled",
+        "--subresource=scale",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
     assert_eq!(scale["kind"], json!("Scale"));
     assert_eq!(scale["spec"]["replicas"], json!(3));
 }
@@ -265,21 +544,47 @@ async fn two_versions_are_served_and_the_storage_version_is_stored() {
     let client = client().await;
     let ns = TestNamespace::new(&client, "versions").await;
     let v1 = resource("conformance.kube-codegen.dev", "v1", "Widget", "widgets");
-    let v1beta1 = resource("conformance.kube-codegen.dev", "v1beta1", "Widget", "widgets");
+    let v1beta1 = resource(
+        "conformance.kube-codegen.dev",
+        "v1beta1",
+        "Widget",
+        "widgets",
+    );
 
     // Written through the old version, read through both.
-    create(Some(&ns.name), &v1beta1, json!({"metadata": {"name": "old"}, "spec": {"size": 4, "color": "Red"}})).await.expect("v1beta1 served");
-    create(Some(&ns.name), &v1, json!({"metadata": {"name": "new"}, "spec": {"size": 4, "color": "Red"}})).await.expect("v1 served");
+    create(
+        Some(&ns.name),
+        &v1beta1,
+        json!({"metadata": {"name": "old"}, "spec": {"size": 4, "color": "Red"}}),
+    )
+    .await
+    .expect("v1beta1 served");
+    create(
+        Some(&ns.name),
+        &v1,
+        json!({"metadata": {"name": "new"}, "spec": {"size": 4, "color": "Red"}}),
+    )
+    .await
+    .expect("v1 served");
     for ar in [&v1, &v1beta1] {
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns.name, ar);
-        let names: Vec<String> = api.list(&Default::default()).await.unwrap().items.into_iter().filter_map(|o| o.metadata.name).collect();
+        let names: Vec<String> = api
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect();
         assert_eq!(names, ["new", "old"], "listing through {}", ar.version);
         let got = api.get("old").await.unwrap();
         assert_eq!(got.types.as_ref().unwrap().api_version, ar.api_version);
     }
     let name = crd.metadata.name.clone().unwrap();
     let stored = eventually("storedVersions", Duration::from_secs(10), || async {
-        let crd = Api::<CustomResourceDefinition>::all(client.clone()).get(&name).await?;
+        let crd = Api::<CustomResourceDefinition>::all(client.clone())
+            .get(&name)
+            .await?;
         Ok(crd.status.and_then(|s| s.stored_versions))
     })
     .await
@@ -287,13 +592,34 @@ async fn two_versions_are_served_and_the_storage_version_is_stored() {
     assert_eq!(stored, ["v1"], "only the storage version is stored");
 
     // The deprecated version warns its users.
-    let out = kubectl(&["get", "widgets.v1beta1.conformance.kube-codegen.dev", "-n", &ns.name]);
+    let out = kubectl(&[
+        "get",
+        "widgets.v1beta1.conformance.kube-codegen.dev",
+        "-n",
+        &ns.name,
+    ]);
     assert!(out.success, "{}", out.stderr);
-    assert!(out.stderr.contains("v1beta1 Widget is deprecated; use v1"), "no deprecation warning: {}", out.stderr);
+    assert!(
+        out.stderr.contains("v1beta1 Widget is deprecated; use v1"),
+        "no deprecation warning: {}",
+        out.stderr
+    );
 
     // Selectable fields work as field selectors.
     let blue = json!({"apiVersion": "conformance.kube-codegen.dev/v1", "kind": "Widget", "metadata": {"name": "blue"}, "spec": {"size": 1, "color": "Blue"}});
-    kubectl_stdin(&["apply", "-n", &ns.name, "-f", "-"], Some(&blue.to_string()));
-    let selected = kubectl_ok(&["get", "widgets", "-n", &ns.name, "--field-selector", "spec.color=Blue", "-o", "name"]);
+    kubectl_stdin(
+        &["apply", "-n", &ns.name, "-f", "-"],
+        Some(&blue.to_string()),
+    );
+    let selected = kubectl_ok(&[
+        "get",
+        "widgets",
+        "-n",
+        &ns.name,
+        "--field-selector",
+        "spec.color=Blue",
+        "-o",
+        "name",
+    ]);
     assert_eq!(selected.trim(), "widget.conformance.kube-codegen.dev/blue");
 }

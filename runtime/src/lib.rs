@@ -1,0 +1,20 @@
+//! kube-codegen-runtime: what generated code needs at run time.
+//!
+//! - [`deepcopy`]: the `DeepCopy` trait generated types implement;
+//! - [`error`]: typed API errors (`NotFound`, `Conflict`, ...) that are easy to match;
+//! - [`client`]: the generic typed client the generated per-kind clients delegate to;
+//! - [`fake`]: an in-memory API server behind a real `kube::Client`, for unit tests;
+//! - [`informer`], [`store`], [`lister`]: shared informers with indexed caches and listers;
+//! - [`workqueue`]: client-go's rate-limited work queue.
+
+pub mod client;
+pub mod deepcopy;
+pub mod error;
+pub mod fake;
+pub mod informer;
+pub mod lister;
+pub mod store;
+pub mod workqueue;
+
+pub use deepcopy::DeepCopy;
+pub use error::{Error, Result};

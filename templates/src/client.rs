@@ -1,0 +1,239 @@
+//! The clientset: a typed client per kind (from the `typed_client.rs` template), a client
+//! per group/version with one accessor per kind, and the `Clientset` that hands them out.
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, format_ident, quote};
+use syn::visit_mut::VisitMut;
+
+use crate::input::{Kind, Method, Package};
+use crate::{ident, pascal_case, path, snake_case};
+
+const TYPED_CLIENT_TEMPLATE: &str = include_str!("templates/typed_client.rs");
+const PLACEHOLDER: &str = "PlaceholderKind";
+
+/// client-go verb name -> template method name.
+fn method_of_verb(verb: &str) -> String {
+    snake_case(verb)
+}
+
+/// Renames the placeholder: the bare type becomes the kind's full path, and identifiers
+/// containing it (`PlaceholderKindClient`) get the kind's name.
+struct Instantiate<'a> {
+    kind_name: &'a str,
+    type_path: syn::Path,
+}
+
+impl VisitMut for Instantiate<'_> {
+    fn visit_path_mut(&mut self, p: &mut syn::Path) {
+        if p.leading_colon.is_none() && p.segments.len() == 1 && p.segments[0].ident == PLACEHOLDER
+        {
+            *p = self.type_path.clone();
+            return;
+        }
+        syn::visit_mut::visit_path_mut(self, p);
+    }
+
+    fn visit_lit_str_mut(&mut self, lit: &mut syn::LitStr) {
+        let text = lit.value();
+        if text.contains(PLACEHOLDER) {
+            *lit = syn::LitStr::new(&text.replace(PLACEHOLDER, self.kind_name), lit.span());
+        }
+    }
+
+    fn visit_ident_mut(&mut self, i: &mut syn::Ident) {
+        let s = i.to_string();
+        if s.contains(PLACEHOLDER) {
+            *i = syn::Ident::new(&s.replace(PLACEHOLDER, self.kind_name), i.span());
+        }
+    }
+}
+
+/// The typed client of one kind: the template with only the allowed verbs.
+pub fn typed_client(kind: &Kind) -> TokenStream {
+    let verbs = kind.verbs.as_deref().unwrap_or_default();
+    let keep: Vec<String> = verbs.iter().map(|v| method_of_verb(v)).collect();
+    let mut file: syn::File = syn::parse_str(TYPED_CLIENT_TEMPLATE)
+        .expect("the template parses (it is compiled in tests)");
+    file.attrs.clear();
+    file.items.retain(|item| !matches!(item, syn::Item::Use(_)));
+    for item in &mut file.items {
+        if let syn::Item::Impl(imp) = item {
+            imp.items.retain(|i| match i {
+                syn::ImplItem::Fn(f) => {
+                    f.sig.ident == "new" || keep.iter().any(|k| f.sig.ident == k)
+                }
+                _ => true,
+            });
+        }
+    }
+    let mut v = Instantiate {
+        kind_name: &kind.name,
+        type_path: path(&kind.type_path),
+    };
+    v.visit_file_mut(&mut file);
+    let custom = custom_methods(kind);
+    let client = format_ident!("{}Client", kind.name);
+    let mut tokens = file.into_token_stream();
+    if !custom.is_empty() {
+        tokens.extend(quote! {
+            impl #client {
+                #(#custom)*
+            }
+        });
+    }
+    tokens
+}
+
+/// `+genclient:method=...` verbs on subresources.
+fn custom_methods(kind: &Kind) -> Vec<TokenStream> {
+    kind.methods
+        .iter()
+        .map(|m| custom_method(kind, m))
+        .collect()
+}
+
+fn custom_method(kind: &Kind, m: &Method) -> TokenStream {
+    let name = ident(&snake_case(&m.name));
+    let sub = &m.subresource;
+    let own = path(&kind.type_path);
+    let result = m.result.as_deref().map(path).unwrap_or_else(|| own.clone());
+    let input = m.input.as_deref().map(path).unwrap_or(own);
+    let doc = format!(
+        " `{}` on the `{sub}` subresource (`+genclient:method={}`).",
+        m.verb, m.name
+    );
+    match m.verb.as_str() {
+        "get" => quote! {
+            #[doc = #doc]
+            pub async fn #name(&self, name: &str) -> ::kube_codegen_runtime::Result<#result> {
+                self.inner.get_subresource::<#result>(#sub, name).await
+            }
+        },
+        verb => {
+            let call = format_ident!(
+                "{}_subresource",
+                if verb == "patch" {
+                    "patch"
+                } else if verb == "create" {
+                    "create"
+                } else {
+                    "update"
+                }
+            );
+            quote! {
+                #[doc = #doc]
+                pub async fn #name(&self, name: &str, body: &#input) -> ::kube_codegen_runtime::Result<#result> {
+                    self.inner.#call::<#input, #result>(#sub, name, body).await
+                }
+            }
+        }
+    }
+}
+
+/// The client of one group/version: an accessor per kind.
+pub fn group_version_client(pkg: &Package) -> TokenStream {
+    let client = format_ident!("{}Client", pascal_case(&pkg.accessor));
+    let doc = format!(" Typed clients for {}/{}.", pkg.group, pkg.version);
+    let mut accessors = vec![];
+    let mut clients = vec![];
+    for kind in pkg.kinds.iter().filter(|k| k.verbs.is_some()) {
+        clients.push(typed_client(kind));
+        let ty = path(&kind.type_path);
+        let typed = format_ident!("{}Client", kind.name);
+        let plural = ident(&kind.plural.replace('-', "_"));
+        if kind.namespaced {
+            let all = format_ident!("{}_all_namespaces", kind.plural.replace('-', "_"));
+            let doc_ns = format!(" {} in `namespace`.", kind.name);
+            let doc_all = format!(
+                " {} in every namespace (for list, watch and delete_collection).",
+                kind.name
+            );
+            accessors.push(quote! {
+                #[doc = #doc_ns]
+                pub fn #plural(&self, namespace: &str) -> #typed {
+                    #typed::new(::kube_codegen_runtime::client::ResourceClient::<#ty>::namespaced(self.client.clone(), namespace))
+                }
+                #[doc = #doc_all]
+                pub fn #all(&self) -> #typed {
+                    #typed::new(::kube_codegen_runtime::client::ResourceClient::<#ty>::all_namespaces(self.client.clone()))
+                }
+            });
+        } else {
+            let doc = format!(" {} (cluster-scoped).", kind.name);
+            accessors.push(quote! {
+                #[doc = #doc]
+                pub fn #plural(&self) -> #typed {
+                    #typed::new(::kube_codegen_runtime::client::ResourceClient::<#ty>::cluster(self.client.clone()))
+                }
+            });
+        }
+    }
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone)]
+        pub struct #client {
+            client: ::kube::Client,
+        }
+
+        impl #client {
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+            #(#accessors)*
+        }
+
+        #(#clients)*
+    }
+}
+
+/// `clientset.rs`: the `Clientset` and a module per group/version.
+pub fn clientset(packages: &[Package]) -> TokenStream {
+    let mut modules = vec![];
+    let mut accessors = vec![];
+    for pkg in packages
+        .iter()
+        .filter(|p| p.kinds.iter().any(|k| k.verbs.is_some()))
+    {
+        let module = ident(&pkg.accessor);
+        let client = format_ident!("{}Client", pascal_case(&pkg.accessor));
+        let body = group_version_client(pkg);
+        let doc = format!(" Clients for {}/{}.", pkg.group, pkg.version);
+        modules.push(quote! {
+            #[doc = #doc]
+            pub mod #module {
+                #body
+            }
+        });
+        accessors.push(quote! {
+            #[doc = #doc]
+            pub fn #module(&self) -> #module::#client {
+                #module::#client::new(self.client.clone())
+            }
+        });
+    }
+    quote! {
+        //! Typed clients for every `+genclient` kind. Build a [`Clientset`] from a
+        //! `kube::Client` (or use `fake::new_clientset()` in tests).
+
+        /// One entry point for every group/version of this crate.
+        #[derive(Clone)]
+        pub struct Clientset {
+            client: ::kube::Client,
+        }
+
+        impl Clientset {
+            pub fn new(client: ::kube::Client) -> Self {
+                Self { client }
+            }
+
+            /// The underlying client, e.g. for built-in kinds.
+            pub fn client(&self) -> &::kube::Client {
+                &self.client
+            }
+
+            #(#accessors)*
+        }
+
+        #(#modules)*
+    }
+}

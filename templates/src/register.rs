@@ -1,0 +1,179 @@
+//! `register.rs`: what Go's register.go and zz_generated.register.go hold: the
+//! `kube::Resource` impl, list type and constants of every kind, and per group/version the
+//! registry of its kinds (the analogue of `AddToScheme`).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::input::{Kind, Package};
+use crate::{ident, path};
+
+fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
+    let ty = path(&kind.type_path);
+    let (group, version, name, plural) = (&pkg.group, &pkg.version, &kind.name, &kind.plural);
+    let api_version = if group.is_empty() {
+        version.clone()
+    } else {
+        format!("{group}/{version}")
+    };
+    let singular = &kind.singular;
+    let short_names = &kind.short_names;
+    let scope = if kind.namespaced {
+        quote!(::kube::core::NamespaceResourceScope)
+    } else {
+        quote!(::kube::core::ClusterResourceScope)
+    };
+    let list = format_ident!("{}List", kind.name);
+    let list_doc = format!("A list of {name} objects, as the apiserver returns it.");
+    let constructor = kind.spec_type.as_deref().map(|spec| {
+        let spec = path(spec);
+        let status_init = if kind.status_type.is_some() {
+            quote!(status: None,)
+        } else {
+            quote!()
+        };
+        quote! {
+            /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+            pub fn new(name: &str, spec: #spec) -> Self {
+                Self {
+                    types: Self::type_meta(),
+                    metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                        name: Some(name.to_owned()),
+                        ..Default::default()
+                    },
+                    spec,
+                    #status_init
+                }
+            }
+        }
+    });
+    let has_spec = kind.spec_type.as_deref().map(|spec| {
+        let spec = path(spec);
+        quote! {
+            impl ::kube::core::object::HasSpec for #ty {
+                type Spec = #spec;
+                fn spec(&self) -> &#spec {
+                    &self.spec
+                }
+                fn spec_mut(&mut self) -> &mut #spec {
+                    &mut self.spec
+                }
+            }
+        }
+    });
+    let has_status = kind.status_type.as_deref().map(|status| {
+        let status = path(status);
+        quote! {
+            impl ::kube::core::object::HasStatus for #ty {
+                type Status = #status;
+                fn status(&self) -> Option<&#status> {
+                    self.status.as_ref()
+                }
+                fn status_mut(&mut self) -> &mut Option<#status> {
+                    &mut self.status
+                }
+            }
+        }
+    });
+    quote! {
+        impl ::kube::Resource for #ty {
+            type DynamicType = ();
+            type Scope = #scope;
+
+            fn kind(_: &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(#name)
+            }
+            fn group(_: &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(#group)
+            }
+            fn version(_: &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(#version)
+            }
+            fn api_version(_: &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(#api_version)
+            }
+            fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(#plural)
+            }
+            fn meta(&self) -> &::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+
+        impl #ty {
+            pub const GROUP: &'static str = #group;
+            pub const VERSION: &'static str = #version;
+            pub const API_VERSION: &'static str = #api_version;
+            pub const KIND: &'static str = #name;
+            pub const PLURAL: &'static str = #plural;
+            pub const SINGULAR: &'static str = #singular;
+            pub const SHORT_NAMES: &'static [&'static str] = &[#(#short_names),*];
+
+            /// `apiVersion` and `kind` of this kind.
+            pub fn type_meta() -> ::kube::core::TypeMeta {
+                ::kube::core::TypeMeta { api_version: Self::API_VERSION.to_owned(), kind: Self::KIND.to_owned() }
+            }
+
+            /// The `ApiResource` of this kind, for dynamic clients and the registry.
+            pub fn api_resource() -> ::kube::core::ApiResource {
+                ::kube::core::ApiResource::erase::<Self>(&())
+            }
+
+            #constructor
+        }
+
+        #has_spec
+        #has_status
+
+        #[doc = #list_doc]
+        pub type #list = ::kube::core::ObjectList<#ty>;
+    }
+}
+
+/// `register.rs` for every package.
+pub fn register(packages: &[Package]) -> TokenStream {
+    let modules = packages.iter().map(|pkg| {
+        let module = ident(&pkg.accessor);
+        let (group, version) = (&pkg.group, &pkg.version);
+        let doc = format!(" Registration of {group}/{version}.");
+        let kinds = pkg.kinds.iter().map(|k| kind_register(pkg, k));
+        let resources = pkg.kinds.iter().map(|k| {
+            let ty = path(&k.type_path);
+            quote!(<#ty>::api_resource())
+        });
+        quote! {
+            #[doc = #doc]
+            pub mod #module {
+                pub const GROUP: &str = #group;
+                pub const VERSION: &str = #version;
+
+                /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
+                pub fn api_resources() -> Vec<::kube::core::ApiResource> {
+                    vec![#(#resources),*]
+                }
+
+                #(#kinds)*
+            }
+        }
+    });
+    let all = packages.iter().map(|p| {
+        let m = ident(&p.accessor);
+        quote!(out.extend(#m::api_resources());)
+    });
+    quote! {
+        //! `kube::Resource` impls, list types and constants for every kind, and the registry
+        //! of kinds per group/version.
+
+        #(#modules)*
+
+        /// Every kind of this crate, in every group/version.
+        pub fn api_resources() -> Vec<::kube::core::ApiResource> {
+            let mut out = Vec::new();
+            #(#all)*
+            out
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Template: the typed client of one kind.
+//!
+//! This file is compiled (in this crate's tests) against `PlaceholderKind`. The renderer
+//! keeps `new` plus the methods named after the kind's allowed verbs, and renames
+//! `PlaceholderKind` to the real kind. A method's name IS its verb: keep them in sync with
+//! `ALL_VERBS` in the generator's model.
+
+use super::placeholder::PlaceholderKind;
+
+/// Typed client for `PlaceholderKind`: client-go's verbs, with errors as
+/// `kube_codegen_runtime::Error` (`NotFound`, `Conflict`, `AlreadyExists`, `Invalid`, ...).
+#[derive(Clone)]
+pub struct PlaceholderKindClient {
+    inner: ::kube_codegen_runtime::client::ResourceClient<PlaceholderKind>,
+}
+
+impl PlaceholderKindClient {
+    /// Wrap the generic client for this kind.
+    pub fn new(inner: ::kube_codegen_runtime::client::ResourceClient<PlaceholderKind>) -> Self {
+        Self { inner }
+    }
+
+    /// Create the object.
+    pub async fn create(
+        &self,
+        obj: &PlaceholderKind,
+        params: &::kube::api::PostParams,
+    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
+        self.inner.create(obj, params).await
+    }
+
+    /// Replace the object; a stale `metadata.resourceVersion` fails with `Error::Conflict`.
+    pub async fn update(
+        &self,
+        obj: &PlaceholderKind,
+        params: &::kube::api::PostParams,
+    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
+        self.inner.update(obj, params).await
+    }
+
+    /// Replace the status subresource: only `.status` changes.
+    pub async fn update_status(
+        &self,
+        obj: &PlaceholderKind,
+        params: &::kube::api::PostParams,
+    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
+        self.inner.update_status(obj, params).await
+    }
+
+    /// Delete the object by name.
+    pub async fn delete(
+        &self,
+        name: &str,
+        params: &::kube::api::DeleteParams,
+    ) -> ::kube_codegen_runtime::Result<()> {
+        self.inner.delete(name, params).await
+    }
+
+    /// Delete every object the list parameters select.
+    pub async fn delete_collection(
+        &self,
+        params: &::kube::api::DeleteParams,
+        list: &::kube::api::ListParams,
+    ) -> ::kube_codegen_runtime::Result<()> {
+        self.inner.delete_collection(params, list).await
+    }
+
+    /// Get the object by name.
+    pub async fn get(&self, name: &str) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
+        self.inner.get(name).await
+    }
+
+    /// List objects, filtered by label and field selectors.
+    pub async fn list(
+        &self,
+        params: &::kube::api::ListParams,
+    ) -> ::kube_codegen_runtime::Result<::kube::api::ObjectList<PlaceholderKind>> {
+        self.inner.list(params).await
+    }
+
+    /// Watch from a resourceVersion; for caches, prefer the generated informers.
+    pub async fn watch(
+        &self,
+        params: &::kube::api::WatchParams,
+        resource_version: &str,
+    ) -> ::kube_codegen_runtime::Result<::kube_codegen_runtime::client::WatchStream<PlaceholderKind>>
+    {
+        self.inner.watch(params, resource_version).await
+    }
+
+    /// Patch the object (merge, JSON patch, or strategic merge for built-in kinds).
+    pub async fn patch<P: ::serde::Serialize + ::std::fmt::Debug>(
+        &self,
+        name: &str,
+        patch: &::kube::api::Patch<P>,
+        params: &::kube::api::PatchParams,
+    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
+        self.inner.patch(name, patch, params).await
+    }
+
+    /// Server-side apply; `obj` holds the fields this field manager owns.
+    pub async fn apply(
+        &self,
+        obj: &PlaceholderKind,
+        options: &::kube_codegen_runtime::client::ApplyOptions,
+    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
+        self.inner.apply(obj, options).await
+    }
+
+    /// Server-side apply of the status subresource.
+    pub async fn apply_status(
+        &self,
+        obj: &PlaceholderKind,
+        options: &::kube_codegen_runtime::client::ApplyOptions,
+    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
+        self.inner.apply_status(obj, options).await
+    }
+}

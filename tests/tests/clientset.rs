@@ -1,0 +1,331 @@
+//! E2E: every verb of the generated clientset, against the real control plane.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{
+    DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube_codegen_runtime::client::ApplyOptions;
+use kube_codegen_runtime::{DeepCopy, Error};
+use kube_codegen_tests::*;
+use sample_api::Clientset;
+use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
+use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec, FooStatus};
+use serde_json::json;
+
+async fn setup(prefix: &str) -> (Clientset, TestNamespace) {
+    let client = client().await;
+    for f in kube_codegen::Config::from_crate(repo_root().join("sample-api"))
+        .unwrap()
+        .generate()
+        .unwrap()
+        .files
+    {
+        if f.path.extension().is_some_and(|e| e == "yaml") {
+            apply_crd(&client, &parse_crd(&f.contents)).await.unwrap();
+        }
+    }
+    let ns = TestNamespace::new(&client, prefix).await;
+    (Clientset::new(client), ns)
+}
+
+fn foo(name: &str, replicas: i32) -> Foo {
+    Foo::new(
+        name,
+        FooSpec {
+            deployment_name: format!("{name}-deploy"),
+            replicas: Some(replicas),
+        },
+    )
+}
+
+#[tokio::test]
+async fn foo_verbs_round_trip_through_the_real_apiserver() {
+    let (cs, ns) = setup("clientset-foo").await;
+    let foos = cs.samplecontroller_v1alpha1().foos(&ns.name);
+
+    // create, and AlreadyExists on a second create
+    let created = foos
+        .create(&foo("a", 1), &PostParams::default())
+        .await
+        .unwrap();
+    assert_eq!(created.spec.replicas, Some(1));
+    assert!(created.metadata.uid.is_some());
+    let again = foos
+        .create(&foo("a", 1), &PostParams::default())
+        .await
+        .unwrap_err();
+    assert!(again.is_already_exists(), "{again:?}");
+
+    // get, NotFound
+    let got = foos.get("a").await.unwrap();
+    assert_eq!(got.metadata.uid, created.metadata.uid);
+    assert!(matches!(
+        foos.get("missing").await.unwrap_err(),
+        Error::NotFound(_)
+    ));
+
+    // update, then Conflict on a stale resourceVersion
+    let mut fresh = got.deep_copy();
+    fresh.spec.replicas = Some(2);
+    let updated = foos.update(&fresh, &PostParams::default()).await.unwrap();
+    assert_eq!(updated.spec.replicas, Some(2));
+    let mut stale = got.clone();
+    stale.spec.replicas = Some(3);
+    let conflict = foos
+        .update(&stale, &PostParams::default())
+        .await
+        .unwrap_err();
+    assert!(conflict.is_conflict(), "{conflict:?}");
+
+    // update_status changes status only
+    let mut with_status = updated.clone();
+    with_status.status = Some(FooStatus {
+        available_replicas: 2,
+    });
+    with_status.spec.replicas = Some(9);
+    let st = foos
+        .update_status(&with_status, &PostParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        st.status,
+        Some(FooStatus {
+            available_replicas: 2
+        })
+    );
+    assert_eq!(
+        st.spec.replicas,
+        Some(2),
+        "update_status must not change spec"
+    );
+
+    // patch: merge and JSON patch
+    let merged = foos
+        .patch(
+            "a",
+            &Patch::Merge(json!({"spec": {"replicas": 4}})),
+            &PatchParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(merged.spec.replicas, Some(4));
+    let jsonp: json_patch_ops::Ops = serde_json::from_value(
+        json!([{"op": "replace", "path": "/spec/deploymentName", "value": "renamed"}]),
+    )
+    .unwrap();
+    let patched = foos
+        .patch("a", &Patch::Json::<()>(jsonp), &PatchParams::default())
+        .await
+        .unwrap();
+    assert_eq!(patched.spec.deployment_name, "renamed");
+
+    // Invalid: the generated maximum is enforced
+    let invalid = foos
+        .create(&foo("too-many", 11), &PostParams::default())
+        .await
+        .unwrap_err();
+    assert!(invalid.is_invalid(), "{invalid:?}");
+
+    // list with a label selector
+    let mut labeled = foo("labeled", 1);
+    labeled.metadata.labels = Some([("tier".to_string(), "gold".to_string())].into());
+    foos.create(&labeled, &PostParams::default()).await.unwrap();
+    let gold = foos
+        .list(&ListParams::default().labels("tier=gold"))
+        .await
+        .unwrap();
+    assert_eq!(
+        gold.items
+            .iter()
+            .map(|f| f.metadata.name.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["labeled"]
+    );
+    assert_eq!(
+        foos.list(&ListParams::default()).await.unwrap().items.len(),
+        2
+    );
+
+    // delete, then NotFound
+    foos.delete("a", &DeleteParams::default()).await.unwrap();
+    let gone = eventually("a deleted", Duration::from_secs(10), || async {
+        Ok(match foos.get("a").await {
+            Err(e) if e.is_not_found() => Some(()),
+            _ => None,
+        })
+    })
+    .await;
+    gone.unwrap();
+}
+
+#[tokio::test]
+async fn apply_with_two_field_managers_conflicts_and_force_takes_over() {
+    let (cs, ns) = setup("clientset-apply").await;
+    let foos = cs.samplecontroller_v1alpha1().foos(&ns.name);
+    let first = foos
+        .apply(&foo("shared", 1), &ApplyOptions::new("manager-one"))
+        .await
+        .unwrap();
+    assert_eq!(first.spec.replicas, Some(1));
+
+    // A second manager setting the same field to another value conflicts...
+    let err = foos
+        .apply(&foo("shared", 2), &ApplyOptions::new("manager-two"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.is_conflict(),
+        "expected a field-manager conflict, got {err:?}"
+    );
+    assert!(
+        err.status().unwrap().message.contains("manager-one"),
+        "{err:?}"
+    );
+
+    // ...until it forces, and then it owns the field.
+    let forced = foos
+        .apply(&foo("shared", 2), &ApplyOptions::new("manager-two").force())
+        .await
+        .unwrap();
+    assert_eq!(forced.spec.replicas, Some(2));
+    let managers: Vec<String> = forced
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(
+        managers.contains(&"manager-two".to_string()),
+        "{managers:?}"
+    );
+
+    // apply_status through the status subresource
+    let mut status = Foo::new("shared", forced.spec.clone());
+    status.status = Some(FooStatus {
+        available_replicas: 1,
+    });
+    let applied = foos
+        .apply_status(&status, &ApplyOptions::new("status-manager").force())
+        .await
+        .unwrap();
+    assert_eq!(
+        applied.status,
+        Some(FooStatus {
+            available_replicas: 1
+        })
+    );
+}
+
+#[tokio::test]
+async fn watch_sees_added_modified_deleted_in_order() {
+    let (cs, ns) = setup("clientset-watch").await;
+    let foos = cs.samplecontroller_v1alpha1().foos(&ns.name);
+    let rv = foos
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap_or_default();
+    let mut events = foos
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .unwrap();
+    let created = foos
+        .create(&foo("w", 1), &PostParams::default())
+        .await
+        .unwrap();
+    let mut next = created.clone();
+    next.spec.replicas = Some(2);
+    foos.update(&next, &PostParams::default()).await.unwrap();
+    foos.delete("w", &DeleteParams::default()).await.unwrap();
+
+    let mut seen = vec![];
+    while seen.len() < 3 {
+        let event = tokio::time::timeout(Duration::from_secs(20), events.next())
+            .await
+            .expect("event in time")
+            .expect("stream open")
+            .unwrap();
+        match event {
+            WatchEvent::Added(f) => seen.push(("ADDED", f.spec.replicas)),
+            WatchEvent::Modified(f) => seen.push(("MODIFIED", f.spec.replicas)),
+            WatchEvent::Deleted(f) => seen.push(("DELETED", f.spec.replicas)),
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(e) => panic!("watch error {e:?}"),
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            ("ADDED", Some(1)),
+            ("MODIFIED", Some(2)),
+            ("DELETED", Some(2))
+        ]
+    );
+}
+
+#[tokio::test]
+async fn delete_collection_honours_the_label_selector() {
+    let (cs, ns) = setup("clientset-collection").await;
+    let trs = cs.insujang_v1beta1().testresources(&ns.name);
+    for (name, team) in [("a", "red"), ("b", "red"), ("c", "blue")] {
+        let mut tr = TestResource {
+            types: TestResource::type_meta(),
+            spec: TestResourceSpec {
+                command: "echo hi".into(),
+                custom_property: team.into(),
+            },
+            ..Default::default()
+        };
+        tr.metadata.name = Some(name.into());
+        tr.metadata.labels = Some([("team".to_string(), team.to_string())].into());
+        trs.create(&tr, &PostParams::default()).await.unwrap();
+    }
+    trs.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("team=red"),
+    )
+    .await
+    .unwrap();
+    let left = eventually("red ones deleted", Duration::from_secs(10), || async {
+        let names: Vec<String> = trs
+            .list(&ListParams::default())
+            .await?
+            .items
+            .into_iter()
+            .filter_map(|t| t.metadata.name)
+            .collect();
+        Ok((names.len() == 1).then_some(names))
+    })
+    .await
+    .unwrap();
+    assert_eq!(left, ["c"]);
+
+    // TestResource has no status subresource: status is part of the object (the tutorial's "HANDLED").
+    let mut c = trs.get("c").await.unwrap();
+    c.status = Some("HANDLED".into());
+    let handled = trs.update(&c, &PostParams::default()).await.unwrap();
+    assert_eq!(handled.status.as_deref(), Some("HANDLED"));
+
+    // Across namespaces, list sees it too.
+    let all = cs
+        .insujang_v1beta1()
+        .testresources_all_namespaces()
+        .list(&ListParams::default().labels("team=blue"))
+        .await
+        .unwrap();
+    assert!(
+        all.items
+            .iter()
+            .any(|t| t.metadata.namespace.as_deref() == Some(ns.name.as_str()))
+    );
+}
+
+/// JSON patch operations (RFC 6902), the type `Patch::Json` takes.
+mod json_patch_ops {
+    pub type Ops = json_patch::Patch;
+}
