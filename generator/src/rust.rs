@@ -241,10 +241,16 @@ fn packages(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<t:
                 status_type,
             });
         }
+        let accessor = accessors[&(group.clone(), version.clone())].clone();
+        let group_accessor = accessor
+            .strip_suffix(&format!("_{version}"))
+            .unwrap_or(&accessor)
+            .to_owned();
         out.push(t::Package {
             group: group.clone(),
             version: version.clone(),
-            accessor: accessors[&(group.clone(), version.clone())].clone(),
+            accessor,
+            group_accessor,
             kinds,
         });
     }

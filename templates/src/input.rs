@@ -8,6 +8,8 @@ pub struct Package {
     pub version: String,
     /// Rust name of the group/version: `samplecontroller_v1alpha1`.
     pub accessor: String,
+    /// Rust name of the group alone: `samplecontroller`.
+    pub group_accessor: String,
     pub kinds: Vec<Kind>,
 }
 

@@ -15,7 +15,9 @@
 pub mod client;
 pub mod deepcopy;
 pub mod fake;
+pub mod informers;
 pub mod input;
+pub mod listers;
 pub mod register;
 
 use proc_macro2::TokenStream;

@@ -1,0 +1,265 @@
+//! Shared informers, stores and listers against the in-memory fake API server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::core::Selector;
+use kube_codegen_runtime::fake::FakeApiServer;
+use kube_codegen_runtime::informer::{
+    DeleteEvent, HandlerFuncs, SharedInformerFactory, drop_managed_fields,
+};
+use kube_codegen_runtime::store::label_index;
+use parking_lot::Mutex;
+
+fn cm(ns: &str, name: &str, app: &str) -> ConfigMap {
+    let mut c = ConfigMap::default();
+    c.metadata.namespace = Some(ns.into());
+    c.metadata.name = Some(name.into());
+    c.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+    c
+}
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn recorder(log: &Log) -> HandlerFuncs<ConfigMap> {
+    let (a, u, d) = (log.clone(), log.clone(), log.clone());
+    HandlerFuncs::new()
+        .on_add(move |o: Arc<ConfigMap>, initial| {
+            a.lock().push(format!(
+                "add {} initial={initial}",
+                o.metadata.name.clone().unwrap()
+            ))
+        })
+        .on_update(move |old: Arc<ConfigMap>, new: Arc<ConfigMap>| {
+            let same = Arc::ptr_eq(&old, &new);
+            u.lock().push(format!(
+                "update {} same={same}",
+                new.metadata.name.clone().unwrap()
+            ))
+        })
+        .on_delete(move |e: DeleteEvent<ConfigMap>| {
+            let kind = if matches!(e, DeleteEvent::Tombstone(_)) {
+                "tombstone"
+            } else {
+                "delete"
+            };
+            d.lock().push(format!(
+                "{kind} {}",
+                e.object().metadata.name.clone().unwrap()
+            ))
+        })
+}
+
+async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn handlers_see_events_in_order_and_late_handlers_get_the_backlog() {
+    let server = FakeApiServer::new();
+    server.add(&cm("a", "pre", "web")).unwrap();
+    let factory = SharedInformerFactory::new(server.client());
+    let informer = factory.informer_for::<ConfigMap>();
+    let log: Log = Default::default();
+    informer.add_event_handler(recorder(&log));
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(informer.has_synced());
+
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
+    let created = api
+        .create(&PostParams::default(), &cm("a", "x", "web"))
+        .await
+        .unwrap();
+    let mut changed = created.clone();
+    changed.data = Some([("k".to_string(), "v".to_string())].into());
+    api.replace("x", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    api.delete("x", &DeleteParams::default()).await.unwrap();
+    wait_until("four events", || log.lock().len() >= 4).await;
+    assert_eq!(
+        *log.lock(),
+        [
+            "add pre initial=true",
+            "add x initial=false",
+            "update x same=false",
+            "delete x"
+        ]
+    );
+
+    // A handler added now gets synthetic adds for what is cached (kube-rs #1630).
+    let late: Log = Default::default();
+    informer.add_event_handler(recorder(&late));
+    wait_until("backlog", || !late.lock().is_empty()).await;
+    assert_eq!(*late.lock(), ["add pre initial=true"]);
+    factory.shutdown();
+}
+
+#[tokio::test]
+async fn one_watch_is_shared_and_listers_answer_from_cache() {
+    let server = FakeApiServer::new();
+    for (ns, name, app) in [
+        ("a", "one", "web"),
+        ("a", "two", "db"),
+        ("b", "three", "web"),
+    ] {
+        server.add(&cm(ns, name, app)).unwrap();
+    }
+    let factory = SharedInformerFactory::builder(server.client())
+        .with_transform(drop_managed_fields)
+        .build();
+    let first = factory.informer_for::<ConfigMap>();
+    let second = factory.informer_for::<ConfigMap>();
+    first
+        .add_indexers([("app".to_string(), label_index::<ConfigMap>("app"))])
+        .unwrap();
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(
+        second.has_synced(),
+        "the second handle is the same informer"
+    );
+    let lists = server
+        .actions()
+        .iter()
+        .filter(|a| a.verb == "list" && a.resource == "configmaps")
+        .count();
+    assert_eq!(lists, 1, "one list for both consumers");
+
+    let lister = second.lister();
+    assert_eq!(lister.list_all().len(), 3);
+    let web = Selector::from_iter([("app", "web")]);
+    let names = |v: Vec<Arc<ConfigMap>>| {
+        v.into_iter()
+            .map(|c| c.metadata.name.clone().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(lister.list(&web)), ["one", "three"]);
+    assert_eq!(
+        names(lister.namespaced("a").list(&Selector::default())),
+        ["one", "two"]
+    );
+    assert_eq!(
+        lister
+            .namespaced("a")
+            .get("two")
+            .unwrap()
+            .metadata
+            .labels
+            .as_ref()
+            .unwrap()["app"],
+        "db"
+    );
+    assert!(lister.namespaced("b").get("two").is_none());
+    assert_eq!(names(lister.by_index("app", "web")), ["one", "three"]);
+    assert!(
+        lister
+            .list_all()
+            .iter()
+            .all(|c| c.metadata.managed_fields.is_none())
+    );
+    factory.shutdown();
+}
+
+#[tokio::test]
+async fn relist_after_expired_watch_converges_and_reports_missed_deletes_as_tombstones() {
+    let server = FakeApiServer::new();
+    server.add(&cm("a", "keep", "web")).unwrap();
+    server.add(&cm("a", "lost", "web")).unwrap();
+    let factory = SharedInformerFactory::new(server.client());
+    let informer = factory.informer_for::<ConfigMap>();
+    let log: Log = Default::default();
+    informer.add_event_handler(recorder(&log));
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+
+    // Break the watch with a 410 and change the world meanwhile.
+    server.prepend_reactor("watch", "configmaps", |_| {
+        Some(Ok(serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410, "reason": "Expired", "message": "too old resource version"}})))
+    });
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
+    api.delete("lost", &DeleteParams::default()).await.unwrap();
+    api.create(&PostParams::default(), &cm("a", "new", "web"))
+        .await
+        .unwrap();
+    server.clear_reactors();
+
+    wait_until("relist", || informer.store().keys() == ["a/keep", "a/new"]).await;
+    let expected = server.objects("", "configmaps", Some("a")).len();
+    assert_eq!(
+        informer.store().len(),
+        expected,
+        "cache equals the server after relist"
+    );
+    wait_until("events", || log.lock().iter().any(|l| l.contains(" new"))).await;
+    let log = log.lock().clone();
+    assert!(
+        log.iter()
+            .any(|l| l == "delete lost" || l == "tombstone lost"),
+        "{log:?}"
+    );
+    factory.shutdown();
+}
+
+#[tokio::test]
+async fn resync_redelivers_cached_objects_as_updates() {
+    let server = FakeApiServer::new();
+    server.add(&cm("a", "r", "web")).unwrap();
+    let factory = SharedInformerFactory::builder(server.client())
+        .with_default_resync(Duration::from_millis(200))
+        .build();
+    let informer = factory.informer_for::<ConfigMap>();
+    let log: Log = Default::default();
+    informer.add_event_handler(recorder(&log));
+    factory.start();
+    wait_until("resync", || {
+        log.lock()
+            .iter()
+            .filter(|l| *l == "update r same=true")
+            .count()
+            >= 2
+    })
+    .await;
+    factory.shutdown();
+}
+
+#[tokio::test]
+async fn wait_for_cache_sync_names_the_informer_that_did_not_sync() {
+    let server = FakeApiServer::new();
+    let factory = SharedInformerFactory::new(server.client());
+    factory.informer_for::<ConfigMap>();
+    // Not registered with the fake: it answers 404, so this informer never syncs.
+    let unknown = kube::api::ApiResource {
+        group: "nope.example.com".into(),
+        version: "v1".into(),
+        api_version: "nope.example.com/v1".into(),
+        kind: "Nope".into(),
+        plural: "nopes".into(),
+    };
+    factory.for_resource(&unknown, true);
+    factory.start();
+    let err = factory
+        .wait_for_cache_sync(Duration::from_millis(800))
+        .await
+        .unwrap_err();
+    assert_eq!(err.0, ["nopes.nope.example.com"]);
+    factory.shutdown();
+}
