@@ -449,13 +449,16 @@ struct InformerKey {
     fields: Option<String>,
 }
 
+/// An informer of some type, with its type for safe downcasting.
+type RegisteredInformer = (TypeId, Arc<dyn ErasedInformer>);
+
 struct FactoryInner {
     client: Client,
     namespace: Option<String>,
     tweak: Option<TweakListOptions>,
     transform: Option<MetaTransform>,
     default_resync: Option<Duration>,
-    informers: Mutex<BTreeMap<InformerKey, (TypeId, Arc<dyn ErasedInformer>)>>,
+    informers: Mutex<BTreeMap<InformerKey, RegisteredInformer>>,
     started: AtomicBool,
     stop_tx: watch::Sender<bool>,
 }
@@ -623,7 +626,7 @@ impl SharedInformerFactory {
             Some(ns) => format!("{resource}/{ns}"),
             None => resource,
         };
-        let informer = DynamicInformer::new(
+        let informer = Informer::new(
             name,
             make(),
             config,
@@ -683,38 +686,6 @@ impl SharedInformerFactory {
     /// Stop every watch and handler task.
     pub fn shutdown(&self) {
         self.inner.stop_tx.send_replace(true);
-    }
-}
-
-/// `Informer<DynamicObject>` construction (its DynamicType is an ApiResource, not `()`).
-struct DynamicInformer;
-
-impl DynamicInformer {
-    fn new(
-        name: String,
-        api: Api<DynamicObject>,
-        config: watcher::Config,
-        meta_transform: Option<MetaTransform>,
-        default_resync: Option<Duration>,
-        stop: watch::Receiver<bool>,
-    ) -> Informer<DynamicObject> {
-        let (synced_tx, _) = watch::channel(false);
-        Informer {
-            inner: Arc::new(InformerInner {
-                name,
-                api,
-                config,
-                store: Store::new(),
-                handlers: Mutex::new(vec![]),
-                synced_tx,
-                started: AtomicBool::new(false),
-                meta_transform,
-                transform: Mutex::new(None),
-                default_resync,
-                stop,
-                tasks: Mutex::new(vec![]),
-            }),
-        }
     }
 }
 

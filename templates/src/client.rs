@@ -66,6 +66,17 @@ pub fn typed_client(kind: &Kind) -> TokenStream {
             });
         }
     }
+    if keep.is_empty() && kind.methods.is_empty() {
+        // `+genclient:noVerbs` without methods: the client exists (as in client-go) but
+        // nothing reads its inner client.
+        for item in &mut file.items {
+            if let syn::Item::Struct(s) = item {
+                for field in s.fields.iter_mut() {
+                    field.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+                }
+            }
+        }
+    }
     let mut v = Instantiate {
         kind_name: &kind.name,
         type_path: path(&kind.type_path),

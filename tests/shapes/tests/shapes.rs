@@ -1,0 +1,102 @@
+//! The generated shapes behave as their markers say, over the fake API server.
+
+use kube::api::{ListParams, PostParams};
+use kube_codegen_runtime::DeepCopy;
+use kube_codegen_shapes::api::v1::*;
+use kube_codegen_shapes::fake;
+
+#[tokio::test]
+async fn cluster_scoped_and_subset_clients_work() {
+    let (cs, server) = fake::new_clientset();
+    let clusters = cs.shapes_v1().clusters();
+    let c = Cluster::new("c1", Label("x".into()));
+    let created = clusters.create(&c, &PostParams::default()).await.unwrap();
+    assert_eq!(created.metadata.namespace, None);
+    assert_eq!(
+        clusters
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+
+    let scaled = cs.shapes_v1().scaleds("ns");
+    scaled
+        .create(
+            &Scaled::new("s", Replicas { replicas: 2 }),
+            &PostParams::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(scaled.get("s").await.unwrap().spec.replicas, 2);
+    scaled.delete("s", &Default::default()).await.unwrap();
+    assert!(
+        server
+            .actions()
+            .iter()
+            .any(|a| a.verb == "delete" && a.resource == "scaleds")
+    );
+}
+
+#[test]
+fn register_constants_and_resources() {
+    assert_eq!(Full::API_VERSION, "shapes.kube-codegen.dev/v1");
+    assert_eq!(Cluster::PLURAL, "clusters");
+    assert_eq!(<NoClient as kube::Resource>::plural(&()), "noclients");
+    let kinds: Vec<String> = kube_codegen_shapes::register::api_resources()
+        .into_iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "Cluster", "Full", "NoClient", "ReadOnly", "Scaled", "Silent", "Skipper"
+        ]
+    );
+}
+
+#[test]
+fn deep_copy_into_equals_clone_and_reuses_buffers() {
+    let mut src = Full::new(
+        "f",
+        FullSpec {
+            name: "n".repeat(10),
+            ..Default::default()
+        },
+    );
+    src.spec.items = vec![
+        Item {
+            value: 1,
+            tags: vec!["a".into()],
+        },
+        Item {
+            value: 2,
+            tags: vec![],
+        },
+    ];
+    src.spec.primary = Some(Item {
+        value: 3,
+        tags: vec!["p".into()],
+    });
+    src.spec.by_name.insert(
+        "k".into(),
+        Item {
+            value: 4,
+            tags: vec![],
+        },
+    );
+    src.status = Some(FullStatus { ready: true });
+    let mut dst = Full::default();
+    dst.spec.name = String::with_capacity(128);
+    let ptr = dst.spec.name.as_ptr();
+    src.deep_copy_into(&mut dst);
+    assert_eq!(dst, src);
+    assert_eq!(
+        dst.spec.name.as_ptr(),
+        ptr,
+        "the destination's string buffer was reused"
+    );
+    assert_eq!(src.deep_copy(), src);
+}
