@@ -10,8 +10,10 @@
 pub mod client;
 pub mod deepcopy;
 pub mod error;
+pub mod events;
 pub mod fake;
 pub mod informer;
+pub mod leader;
 pub mod lister;
 pub mod store;
 pub mod workqueue;
