@@ -56,6 +56,16 @@ pub fn render(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
             kube_codegen_templates::fake::fake(&packages),
         ),
         (
+            "informers",
+            " Shared informers: one watch per kind, shared by every handler.",
+            kube_codegen_templates::informers::informers(&packages),
+        ),
+        (
+            "listers",
+            " Typed listers over informer caches.",
+            kube_codegen_templates::listers::listers(&packages),
+        ),
+        (
             "register",
             " `kube::Resource` impls, list types, constants and the registry of kinds.",
             kube_codegen_templates::register::register(&packages),

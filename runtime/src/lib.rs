@@ -15,6 +15,7 @@ pub mod fake;
 pub mod informer;
 pub mod leader;
 pub mod lister;
+pub mod ratelimit;
 pub mod store;
 pub mod workqueue;
 

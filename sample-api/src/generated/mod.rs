@@ -7,5 +7,9 @@ pub mod clientset;
 pub mod deepcopy;
 /// A fake `Clientset` over an in-memory API server, for unit tests.
 pub mod fake;
+/// Shared informers: one watch per kind, shared by every handler.
+pub mod informers;
+/// Typed listers over informer caches.
+pub mod listers;
 /// `kube::Resource` impls, list types, constants and the registry of kinds.
 pub mod register;

@@ -1,0 +1,397 @@
+//! The Foo controller: every Foo owns a Deployment named `spec.deploymentName` running
+//! `spec.replicas` nginx pods, and reports the Deployment's available replicas in its status.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use kube::Resource;
+use kube::api::PostParams;
+use kube_codegen_runtime::DeepCopy;
+use kube_codegen_runtime::client::ResourceClient;
+use kube_codegen_runtime::events::{EventType, Recorder, object_ref};
+use kube_codegen_runtime::informer::{DeleteEvent, HandlerFuncs, Informer};
+use kube_codegen_runtime::lister::Lister;
+use kube_codegen_runtime::workqueue::WorkQueue;
+use sample_api::Clientset;
+use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooStatus};
+use sample_api::generated::listers::samplecontroller_v1alpha1::FooLister;
+
+use crate::FIELD_MANAGER;
+
+/// Event reasons and messages, as in the Go controller.
+pub const SUCCESS_SYNCED: &str = "Synced";
+pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
+pub const MESSAGE_RESOURCE_SYNCED: &str = "Foo synced successfully";
+pub const INVALID_SPEC: &str = "InvalidSpec";
+
+pub fn message_resource_exists(name: &str) -> String {
+    format!("Resource {name:?} already exists and is not managed by Foo")
+}
+
+/// Why a sync failed. `Permanent` errors are dropped (retrying cannot help); the rest are
+/// requeued with rate limiting.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("invalid key {0:?}")]
+    InvalidKey(String),
+    #[error("{0}: deployment name must be specified")]
+    MissingDeploymentName(String),
+    #[error("{0}")]
+    NotOwned(String),
+    #[error(transparent)]
+    Api(#[from] kube_codegen_runtime::Error),
+}
+
+impl SyncError {
+    fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            SyncError::InvalidKey(_) | SyncError::MissingDeploymentName(_)
+        )
+    }
+}
+
+/// Reconcile counters for `/metrics`.
+#[derive(Debug, Default)]
+pub struct ReconcileMetrics {
+    pub success: AtomicU64,
+    pub errors: AtomicU64,
+    pub dropped: AtomicU64,
+    duration_micros: AtomicU64,
+}
+
+impl ReconcileMetrics {
+    pub fn render_prometheus(&self, controller: &str) -> String {
+        let (ok, err, dropped) = (
+            self.success.load(Ordering::Relaxed),
+            self.errors.load(Ordering::Relaxed),
+            self.dropped.load(Ordering::Relaxed),
+        );
+        let secs = self.duration_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        format!(
+            "# TYPE controller_reconcile_total counter\n\
+             controller_reconcile_total{{controller=\"{controller}\",result=\"success\"}} {ok}\n\
+             controller_reconcile_total{{controller=\"{controller}\",result=\"error\"}} {err}\n\
+             controller_reconcile_total{{controller=\"{controller}\",result=\"dropped\"}} {dropped}\n\
+             # TYPE controller_reconcile_time_seconds summary\n\
+             controller_reconcile_time_seconds_sum{{controller=\"{controller}\"}} {secs}\n\
+             controller_reconcile_time_seconds_count{{controller=\"{controller}\"}} {}\n",
+            ok + err + dropped
+        )
+    }
+}
+
+/// The Foo controller. Built from listers (not informers) so tests can fill caches by hand.
+pub struct Controller {
+    clientset: Clientset,
+    foos: FooLister,
+    deployments: Lister<Deployment>,
+    pub queue: WorkQueue<String>,
+    recorder: Recorder,
+    pub metrics: Arc<ReconcileMetrics>,
+}
+
+/// `namespace/name`.
+fn key_of<K: Resource>(obj: &K) -> String {
+    kube_codegen_runtime::store::key_of(obj)
+}
+
+impl Controller {
+    pub fn new(
+        clientset: Clientset,
+        foos: FooLister,
+        deployments: Lister<Deployment>,
+        recorder: Recorder,
+        queue: WorkQueue<String>,
+    ) -> Self {
+        Controller {
+            clientset,
+            foos,
+            deployments,
+            queue,
+            recorder,
+            metrics: Arc::default(),
+        }
+    }
+
+    /// Share reconcile counters with the metrics endpoint.
+    pub fn with_metrics(mut self, metrics: Arc<ReconcileMetrics>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// Wire the informers' handlers to the work queue, as NewController does in Go.
+    pub fn register_handlers(
+        &self,
+        foo_informer: &Informer<Foo>,
+        deployment_informer: &Informer<Deployment>,
+    ) {
+        let (q_add, q_update) = (self.queue.clone(), self.queue.clone());
+        foo_informer.add_event_handler(
+            HandlerFuncs::new()
+                .on_add(move |foo: Arc<Foo>, _| q_add.add(key_of(foo.as_ref())))
+                .on_update(move |_, foo: Arc<Foo>| q_update.add(key_of(foo.as_ref()))),
+        );
+        let owner = OwnerEnqueuer {
+            foos: self.foos.clone(),
+            queue: self.queue.clone(),
+        };
+        let (o_add, o_update, o_delete) = (owner.clone(), owner.clone(), owner);
+        deployment_informer.add_event_handler(
+            HandlerFuncs::new()
+                .on_add(move |d: Arc<Deployment>, _| o_add.handle_object(d.as_ref()))
+                .on_update(move |old: Arc<Deployment>, new: Arc<Deployment>| {
+                    // Periodic resyncs send updates for every Deployment. Two versions of
+                    // the same Deployment always have different resourceVersions.
+                    if old.metadata.resource_version == new.metadata.resource_version {
+                        return;
+                    }
+                    o_update.handle_object(new.as_ref())
+                })
+                .on_delete(move |d: DeleteEvent<Deployment>| o_delete.handle_delete(d)),
+        );
+    }
+
+    /// The sync handler: compare the actual state with the desired, and converge.
+    pub async fn sync_handler(&self, key: &str) -> Result<(), SyncError> {
+        let (Some(namespace), name) = kube_codegen_runtime::store::split_key(key) else {
+            return Err(SyncError::InvalidKey(key.to_owned()));
+        };
+        // 1. The Foo may no longer exist: nothing to do.
+        let Some(foo) = self.foos.foos(namespace).get(name) else {
+            tracing::info!(key, "foo in work queue no longer exists");
+            return Ok(());
+        };
+        // 2. No deployment name: nothing we can do until the user fixes the spec.
+        let deployment_name = foo.spec.deployment_name.as_str();
+        if deployment_name.is_empty() {
+            self.recorder.record(
+                &object_ref(foo.as_ref()),
+                EventType::Warning,
+                INVALID_SPEC,
+                "spec.deploymentName must be specified",
+            );
+            return Err(SyncError::MissingDeploymentName(key.to_owned()));
+        }
+        let deployments =
+            ResourceClient::<Deployment>::namespaced(self.clientset.client().clone(), namespace);
+        let params = PostParams {
+            field_manager: Some(FIELD_MANAGER.into()),
+            ..Default::default()
+        };
+        // 3. Create the Deployment when it is missing.
+        let deployment = match self.deployments.namespaced(namespace).get(deployment_name) {
+            Some(d) => d,
+            None => Arc::new(deployments.create(&new_deployment(&foo), &params).await?),
+        };
+        // 4. Never take over a Deployment someone else controls.
+        if !is_controlled_by(&deployment, &foo) {
+            let msg = message_resource_exists(deployment_name);
+            self.recorder.record(
+                &object_ref(foo.as_ref()),
+                EventType::Warning,
+                ERR_RESOURCE_EXISTS,
+                &msg,
+            );
+            return Err(SyncError::NotOwned(msg));
+        }
+        // 5. Scale the Deployment to the Foo's replicas.
+        let deployment = match foo.spec.replicas {
+            Some(want) if deployment.spec.replicas != Some(want) => {
+                tracing::info!(key, replicas = want, "updating deployment replicas");
+                Arc::new(
+                    deployments
+                        .update(&new_deployment_from(&foo, &deployment), &params)
+                        .await?,
+                )
+            }
+            _ => deployment,
+        };
+        // 6. Report the available replicas through the status subresource (on a copy:
+        //    the cached Foo is shared and read-only). Skip writes that change nothing.
+        let available = deployment
+            .status
+            .as_ref()
+            .and_then(|s| s.available_replicas)
+            .unwrap_or(0);
+        if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
+            let mut copy = foo.deep_copy();
+            copy.status = Some(FooStatus {
+                available_replicas: available,
+            });
+            self.clientset
+                .samplecontroller_v1alpha1()
+                .foos(namespace)
+                .update_status(&copy, &params)
+                .await?;
+        }
+        // 7. Tell the user.
+        self.recorder.record(
+            &object_ref(foo.as_ref()),
+            EventType::Normal,
+            SUCCESS_SYNCED,
+            MESSAGE_RESOURCE_SYNCED,
+        );
+        Ok(())
+    }
+
+    /// One work item: sync, then forget (success or permanent error) or requeue.
+    /// Returns false once the queue is shut down.
+    pub async fn process_next_work_item(&self) -> bool {
+        let Some(key) = self.queue.get().await else {
+            return false;
+        };
+        let start = Instant::now();
+        let result = self.sync_handler(&key).await;
+        let m = &self.metrics;
+        match result {
+            Ok(()) => {
+                self.queue.forget(&key);
+                m.success.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(%key, "successfully synced");
+            }
+            Err(e) if e.is_permanent() => {
+                self.queue.forget(&key);
+                m.dropped.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(%key, error = %e, "dropping item: retrying cannot fix it");
+            }
+            Err(e) => {
+                m.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(%key, error = %e, requeues = self.queue.num_requeues(&key), "error syncing; requeuing");
+                self.queue.add_rate_limited(key.clone());
+            }
+        }
+        m.duration_micros
+            .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        self.queue.done(&key);
+        true
+    }
+
+    /// Run `workers` workers until the queue shuts down.
+    pub async fn run_workers(self: Arc<Self>, workers: usize) {
+        let tasks: Vec<_> = (0..workers.max(1))
+            .map(|_| {
+                let c = self.clone();
+                tokio::spawn(async move { while c.process_next_work_item().await {} })
+            })
+            .collect();
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Finds the Foo that controls an object and enqueues it (handleObject in Go).
+#[derive(Clone)]
+pub struct OwnerEnqueuer {
+    foos: FooLister,
+    queue: WorkQueue<String>,
+}
+
+impl OwnerEnqueuer {
+    pub fn new(foos: FooLister, queue: WorkQueue<String>) -> Self {
+        OwnerEnqueuer { foos, queue }
+    }
+
+    pub fn handle_delete(&self, d: DeleteEvent<Deployment>) {
+        if let DeleteEvent::Tombstone(t) = &d {
+            tracing::info!(key = %t.key, "recovered deleted object from tombstone");
+        }
+        self.handle_object(d.object().as_ref())
+    }
+
+    pub fn handle_object<K: Resource>(&self, obj: &K) {
+        let meta = obj.meta();
+        let Some(owner) = meta
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|r| r.controller == Some(true))
+        else {
+            return;
+        };
+        // Only Foos: anything else controlling the object is not our business.
+        if owner.kind != Foo::KIND {
+            return;
+        }
+        let ns = meta.namespace.as_deref().unwrap_or_default();
+        match self.foos.foos(ns).get(&owner.name) {
+            Some(foo) if foo.metadata.uid.as_deref() == Some(owner.uid.as_str()) => {
+                self.queue.add(key_of(foo.as_ref()))
+            }
+            _ => tracing::debug!(owner = %owner.name, "ignoring orphaned object"),
+        }
+    }
+}
+
+fn is_controlled_by(d: &Deployment, foo: &Foo) -> bool {
+    d.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|r| r.controller == Some(true) && Some(&r.uid) == foo.metadata.uid.as_ref())
+}
+
+/// The Deployment a Foo wants: nginx, labels app=nginx and controller=<foo>, owned by the Foo.
+pub fn new_deployment(foo: &Foo) -> Deployment {
+    let labels: std::collections::BTreeMap<String, String> = [
+        ("app".to_string(), "nginx".to_string()),
+        (
+            "controller".to_string(),
+            foo.metadata.name.clone().unwrap_or_default(),
+        ),
+    ]
+    .into();
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(foo.spec.deployment_name.clone()),
+            namespace: foo.metadata.namespace.clone(),
+            owner_references: Some(vec![OwnerReference {
+                api_version: Foo::API_VERSION.into(),
+                kind: Foo::KIND.into(),
+                name: foo.metadata.name.clone().unwrap_or_default(),
+                uid: foo.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]),
+            ..Default::default()
+        },
+        spec: DeploymentSpec {
+            replicas: foo.spec.replicas,
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "nginx".into(),
+                        image: Some("nginx:latest".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        },
+        status: None,
+    }
+}
+
+/// The desired Deployment, carrying the existing one's resourceVersion for the update.
+fn new_deployment_from(foo: &Foo, existing: &Deployment) -> Deployment {
+    let mut d = new_deployment(foo);
+    d.metadata.resource_version = existing.metadata.resource_version.clone();
+    d
+}
+
+/// How long `run` waits for caches before giving up.
+pub const CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(120);

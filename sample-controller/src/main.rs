@@ -1,0 +1,325 @@
+//! `sample-controller`: run the Foo (and TestResource) controllers.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams};
+use kube_codegen_runtime::events::{Recorder, Reporter};
+use kube_codegen_runtime::informer::{
+    SharedInformerFactory as RuntimeFactory, drop_managed_fields,
+};
+use kube_codegen_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector};
+use kube_codegen_runtime::ratelimit::{RequestMetrics, client_with_limits};
+use kube_codegen_runtime::workqueue::WorkQueue;
+use sample_api::Clientset;
+use sample_api::generated::informers::SharedInformerFactory;
+use sample_controller::{COMPONENT, FIELD_MANAGER, foo, serve, testresource};
+use tokio::sync::watch;
+
+/// The CRDs kube-codegen generated for sample-api, for `--install-crds`.
+const CRDS: &[&str] = &[
+    include_str!("../config/crd/samplecontroller.k8s.io_foos.yaml"),
+    include_str!("../config/crd/insujang.github.io_testresources.yaml"),
+];
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "sample-controller",
+    version,
+    about = "Foo -> Deployment controller (Rust port of kubernetes/sample-controller)"
+)]
+struct Args {
+    /// Path to a kubeconfig. Without it: $KUBECONFIG, ~/.kube/config, then in-cluster config.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Concurrent workers per controller.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Watch only this namespace (all namespaces when unset).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Elect a leader through a coordination.k8s.io Lease before running.
+    #[arg(long)]
+    leader_elect: bool,
+    #[arg(long, default_value = "sample-controller")]
+    leader_elect_lease_name: String,
+    /// Namespace of the Lease (default: $POD_NAMESPACE, else "default").
+    #[arg(long)]
+    leader_elect_namespace: Option<String>,
+    /// Identity in the Lease (default: hostname and a random suffix).
+    #[arg(long)]
+    leader_elect_identity: Option<String>,
+    /// Serve Prometheus metrics here (/metrics).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    metrics_addr: SocketAddr,
+    /// Serve /healthz and /readyz here (ready once caches have synced).
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    health_addr: SocketAddr,
+    /// Client-side request rate limit (queries per second; 0 disables). client-go's default is 5.
+    #[arg(long, default_value_t = 20.0)]
+    kube_api_qps: f32,
+    /// Client-side burst above the QPS limit. client-go's default is 10.
+    #[arg(long, default_value_t = 30)]
+    kube_api_burst: u32,
+    /// Register the CRDs and wait until they are Established before starting.
+    #[arg(long)]
+    install_crds: bool,
+    /// Which controllers to run.
+    #[arg(long, value_delimiter = ',', default_value = "foo,testresource")]
+    controllers: Vec<String>,
+    /// Log format: text or json.
+    #[arg(long, default_value = "text")]
+    log_format: String,
+}
+
+async fn kube_config(args: &Args) -> Result<kube::Config> {
+    Ok(match &args.kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?
+        }
+        None => kube::Config::infer()
+            .await
+            .context("no kubeconfig and not in a cluster")?,
+    })
+}
+
+/// Apply the generated CRDs and wait for Established, as the tutorial does programmatically.
+async fn install_crds(client: &kube::Client) -> Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for text in CRDS {
+        let crd: CustomResourceDefinition = serde_yaml::from_str(text)?;
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        api.patch(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .with_context(|| format!("applying CRD {name}"))?;
+        let established = kube::runtime::wait::await_condition(
+            api.clone(),
+            &name,
+            kube::runtime::wait::conditions::is_crd_established(),
+        );
+        tokio::time::timeout(Duration::from_secs(60), established)
+            .await
+            .with_context(|| format!("CRD {name} not Established in 60s"))??;
+        tracing::info!(crd = %name, "CRD established");
+    }
+    Ok(())
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: shutting down"),
+    }
+}
+
+struct Running {
+    foo_queue: WorkQueue<String>,
+    tr_queue: WorkQueue<String>,
+    foo_metrics: Arc<foo::ReconcileMetrics>,
+}
+
+/// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
+/// is in flight, stop the informers.
+async fn run_controllers(
+    args: &Args,
+    clientset: Clientset,
+    ready: watch::Sender<bool>,
+    running: &Running,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<()> {
+    let mut builder = RuntimeFactory::builder(clientset.client().clone())
+        .with_transform(drop_managed_fields)
+        .with_default_resync(Duration::from_secs(30));
+    if let Some(ns) = &args.namespace {
+        builder = builder.with_namespace(ns);
+    }
+    let factory = SharedInformerFactory::from_runtime(builder.build());
+    let recorder = Recorder::new(clientset.client().clone(), Reporter::new(COMPONENT));
+    let run_foo = args.controllers.iter().any(|c| c == "foo");
+    let run_tr = args.controllers.iter().any(|c| c == "testresource");
+
+    let mut workers = vec![];
+    if run_foo {
+        let foos = factory.samplecontroller().v1alpha1().foos();
+        let deployments = factory.informer_for::<Deployment>();
+        let controller = foo::Controller::new(
+            clientset.clone(),
+            foos.lister(),
+            deployments.lister(),
+            recorder.clone(),
+            running.foo_queue.clone(),
+        );
+        let controller = Arc::new(controller.with_metrics(running.foo_metrics.clone()));
+        controller.register_handlers(foos.informer(), &deployments);
+        workers.push(controller);
+    }
+    let mut tr_controller = None;
+    if run_tr {
+        let trs = factory.insujang().v1beta1().testresources();
+        let c = Arc::new(testresource::Controller::new(
+            clientset.clone(),
+            trs.lister(),
+            recorder.clone(),
+            running.tr_queue.clone(),
+        ));
+        c.register_handlers(trs.informer());
+        tr_controller = Some(c);
+    }
+    factory.start();
+    tracing::info!("waiting for informer caches to sync");
+    factory.wait_for_cache_sync(foo::CACHE_SYNC_TIMEOUT).await?;
+    ready.send_replace(true);
+    tracing::info!(workers = args.workers, "caches synced; starting workers");
+
+    let mut tasks = vec![];
+    for c in workers {
+        tasks.push(tokio::spawn(c.run_workers(args.workers)));
+    }
+    if let Some(c) = tr_controller {
+        for _ in 0..args.workers.max(1) {
+            tasks.push(tokio::spawn(c.clone().run_worker()));
+        }
+    }
+    stop.await;
+    ready.send_replace(false);
+    tracing::info!("draining work queues");
+    tokio::join!(
+        running.foo_queue.shutdown_with_drain(),
+        running.tr_queue.shutdown_with_drain()
+    );
+    for t in tasks {
+        let _ = t.await;
+    }
+    recorder.flush().await;
+    factory.shutdown();
+    tracing::info!("workers stopped");
+    Ok(())
+}
+
+fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
+    let mut out = running.foo_queue.render_prometheus();
+    out += &running.tr_queue.render_prometheus();
+    out += &running.foo_metrics.render_prometheus("foo");
+    out += &requests.render_prometheus();
+    out
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "info,kube=warn".into());
+    if args.log_format == "json" {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
+    // The config holds credentials: log only where we connect, never the config itself.
+    let config = kube_config(&args).await?;
+    tracing::info!(server = %config.cluster_url, qps = args.kube_api_qps, burst = args.kube_api_burst, "connecting");
+    let (client, requests) = client_with_limits(config, args.kube_api_qps, args.kube_api_burst)?;
+    if args.install_crds {
+        install_crds(&client).await?;
+    }
+    let clientset = Clientset::new(client.clone());
+
+    let running = Arc::new(Running {
+        foo_queue: WorkQueue::new("foos"),
+        tr_queue: WorkQueue::new("testresources"),
+        foo_metrics: Arc::default(),
+    });
+    let (ready_tx, ready_rx) = watch::channel(false);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stopped = {
+        let rx = stop_rx.clone();
+        move || {
+            let mut rx = rx.clone();
+            async move {
+                let _ = rx.wait_for(|s| *s).await;
+            }
+        }
+    };
+
+    let health_routes: serve::Routes = {
+        let ready = ready_rx.clone();
+        Arc::new(move |path: &str| match path {
+            "/healthz" | "/livez" => Some((200, "ok\n".into())),
+            "/readyz" if *ready.borrow() => Some((200, "ok\n".into())),
+            "/readyz" => Some((503, "caches not synced\n".into())),
+            _ => None,
+        })
+    };
+    let metrics_routes: serve::Routes = {
+        let running = running.clone();
+        let requests = requests.clone();
+        Arc::new(move |path: &str| {
+            (path == "/metrics").then(|| (200, metrics_text(&running, &requests)))
+        })
+    };
+    let health = tokio::spawn(serve::serve(args.health_addr, health_routes, stopped()));
+    let metrics = tokio::spawn(serve::serve(args.metrics_addr, metrics_routes, stopped()));
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop_tx.send(true);
+    });
+
+    if args.leader_elect {
+        let namespace = args
+            .leader_elect_namespace
+            .clone()
+            .or_else(|| std::env::var("POD_NAMESPACE").ok())
+            .unwrap_or_else(|| "default".into());
+        let identity = args
+            .leader_elect_identity
+            .clone()
+            .unwrap_or_else(LeaderElectionConfig::default_identity);
+        let config =
+            LeaderElectionConfig::new(&args.leader_elect_lease_name, &namespace, &identity);
+        let elector = LeaderElector::new(client.clone(), config)?;
+        let args2 = args.clone();
+        let running2 = running.clone();
+        let cs = clientset.clone();
+        let callbacks = LeaderCallbacks::new(move |token| async move {
+            tracing::info!("started leading");
+            if let Err(e) = run_controllers(&args2, cs, ready_tx, &running2, async move {
+                token.cancelled().await
+            })
+            .await
+            {
+                tracing::error!(error = %e, "controllers failed");
+            }
+        })
+        .on_stopped_leading(|| tracing::info!("stopped leading"))
+        .on_new_leader(|id| tracing::info!(leader = id, "new leader"));
+        tracing::info!(%identity, lease = %args.leader_elect_lease_name, %namespace, "leader election");
+        let ended = elector.run(callbacks, stopped()).await;
+        tracing::info!(?ended, "leader election ended");
+        if !*stop_rx.borrow() {
+            // Lost the lease: exit non-zero so the replica restarts and competes again.
+            anyhow::bail!("lost leadership");
+        }
+    } else {
+        run_controllers(&args, clientset, ready_tx, &running, stopped()).await?;
+    }
+    let _ = tokio::join!(health, metrics);
+    tracing::info!("exiting");
+    Ok(())
+}
