@@ -18,5 +18,9 @@ eval "$(hack/testenv.sh env)"
 export KUBE_CODEGEN_KUBECONFIG=$kubeconfig
 echo "test: control plane up, kubeconfig $kubeconfig, $(kubectl version 2>/dev/null | tr '\n' ' ')"
 
+# Generated code and CRDs committed in the repo must be current.
 cargo run -q -p kube-codegen -- check sample-api
+cargo run -q -p kube-codegen -- check sample-api --crd-dir ../sample-controller/config/crd
+# The e2e suite runs the real sample-controller binary.
+cargo build -q -p sample-controller
 cargo test --workspace --no-fail-fast "$@"

@@ -1,0 +1,250 @@
+//! E2E: the real sample-controller binary against the real control plane, running as a
+//! ServiceAccount bound only to the generated least-privilege RBAC.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Event;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube_codegen_tests::*;
+use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
+use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
+use serde_json::json;
+
+const SA_NAMESPACE: &str = "sample-controller";
+
+/// The sample-controller binary cargo built next to this test.
+fn controller_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
+    let bin = dir.join("sample-controller");
+    assert!(bin.exists(), "{} missing: run `cargo build -p sample-controller` (hack/test.sh does)", bin.display());
+    bin
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A kubeconfig for the controller's ServiceAccount: same server and CA, SA token.
+fn service_account_kubeconfig(tag: u16) -> (PathBuf, String) {
+    let config = repo_root().join("sample-controller/config");
+    for f in ["namespace.yaml", "rbac.yaml"] {
+        kubectl_ok(&["apply", "-f", config.join(f).to_str().unwrap()]);
+    }
+    let token = kubectl_ok(&["create", "token", "sample-controller", "-n", SA_NAMESPACE, "--duration=2h"]);
+    let admin: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(kubeconfig()).unwrap()).unwrap();
+    let cluster = admin["clusters"][0]["cluster"].clone();
+    let kc = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "test", "cluster": serde_json::to_value(&cluster).unwrap()}],
+        "users": [{"name": "sample-controller", "user": {"token": token.trim()}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "test", "user": "sample-controller"}}],
+        "current-context": "sa",
+    });
+    let path = std::env::temp_dir().join(format!("sample-controller-sa-{tag}.kubeconfig"));
+    std::fs::write(&path, serde_yaml::to_string(&kc).unwrap()).unwrap();
+    (path, token.trim().to_owned())
+}
+
+struct Controller {
+    child: Child,
+    token: String,
+    metrics: u16,
+    health: u16,
+    log: PathBuf,
+}
+
+impl Controller {
+    fn start(extra: &[&str]) -> Controller {
+        let (metrics, health) = (free_port(), free_port());
+        let (kubeconfig, token) = service_account_kubeconfig(metrics);
+        let log = std::env::temp_dir().join(format!("sample-controller-{metrics}.log"));
+        let child = Command::new(controller_binary())
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["--metrics-addr", &format!("127.0.0.1:{metrics}"), "--health-addr", &format!("127.0.0.1:{health}")])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start sample-controller");
+        Controller { child, token, metrics, health, log }
+    }
+
+    fn get(&self, port: u16, path: &str) -> Option<(u16, String)> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").ok()?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).ok()?;
+        let code = out.split_whitespace().nth(1)?.parse().ok()?;
+        Some((code, out.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned()))
+    }
+
+    async fn wait_ready(&self) {
+        eventually("controller /readyz", Duration::from_secs(60), || async { Ok((self.get(self.health, "/readyz").map(|r| r.0) == Some(200)).then_some(())) })
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{}", std::fs::read_to_string(&self.log).unwrap_or_default()));
+    }
+
+    fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM, and the exit status.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        for _ in 0..300 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        panic!("sample-controller did not exit within 30s of SIGTERM\n{}", self.logs());
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+async fn install_crds(client: &kube::Client) {
+    let dir = repo_root().join("sample-controller/config/crd");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        apply_crd(client, &parse_crd(&std::fs::read_to_string(entry.unwrap().path()).unwrap())).await.unwrap();
+    }
+}
+
+fn foo(name: &str, replicas: i32) -> Foo {
+    Foo::new(name, FooSpec { deployment_name: format!("{name}-deploy"), replicas: Some(replicas) })
+}
+
+#[tokio::test]
+async fn sample_controller_converges_foos_as_the_go_one_does() {
+    let client = client().await;
+    install_crds(&client).await;
+    let ns = TestNamespace::new(&client, "sample").await;
+    let controller = Controller::start(&["--namespace", &ns.name, "--workers", "2"]);
+    controller.wait_ready().await;
+
+    let foos: Api<Foo> = Api::namespaced(client.clone(), &ns.name);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
+
+    // 1. A Foo gets its Deployment, controlled by it.
+    let created = foos.create(&PostParams::default(), &foo("example", 1)).await.unwrap();
+    let d = eventually("deployment created", Duration::from_secs(30), || async { Ok(deployments.get_opt("example-deploy").await?) })
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+    let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!((owner.kind.as_str(), owner.uid.as_str(), owner.controller), ("Foo", created.metadata.uid.as_deref().unwrap(), Some(true)));
+    assert_eq!(d.spec.replicas, Some(1));
+    let managers: Vec<_> = d.metadata.managed_fields.iter().flatten().filter_map(|m| m.manager.clone()).collect();
+    assert!(managers.contains(&"sample-controller".to_string()), "{managers:?}");
+
+    // 2. Replicas follow the Foo.
+    foos.patch("example", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 2}}))).await.unwrap();
+    eventually("deployment scaled to 2", Duration::from_secs(30), || async {
+        Ok((deployments.get("example-deploy").await?.spec.replicas == Some(2)).then_some(()))
+    })
+    .await
+    .unwrap();
+
+    // 3. Pods become ready (fake kubelet), and the Foo's status reports it.
+    let kubelet = FakeKubelet::register(&client, "fake-node-1").await.unwrap();
+    let selector = "app=nginx,controller=example";
+    eventually("two pods ready and foo status 2", Duration::from_secs(90), || async {
+        kubelet.make_pods_ready(&ns.name, selector).await?;
+        let f = foos.get("example").await?;
+        Ok((f.status.map(|s| s.available_replicas) == Some(2)).then_some(()))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+
+    // 4. A Deployment someone else owns is left alone, with a Warning event.
+    let mut foreign = sample_controller::foo::new_deployment(&foo("taken", 1));
+    foreign.metadata.owner_references = None;
+    let foreign = deployments.create(&PostParams::default(), &foreign).await.unwrap();
+    foos.create(&PostParams::default(), &foo("taken", 3)).await.unwrap();
+    let out = eventually("ErrResourceExists event", Duration::from_secs(30), || async {
+        let out = kubectl(&["get", "events", "-n", &ns.name, "--field-selector", "involvedObject.name=taken,reason=ErrResourceExists", "-o", "jsonpath={.items[*].message}"]);
+        Ok((out.success && !out.stdout.is_empty()).then_some(out.stdout))
+    })
+    .await
+    .unwrap();
+    assert!(out.contains("Resource \"taken-deploy\" already exists and is not managed by Foo"), "{out}");
+    let untouched = deployments.get("taken-deploy").await.unwrap();
+    assert_eq!(untouched.metadata.resource_version, foreign.metadata.resource_version, "the foreign Deployment was modified");
+    let described = kubectl_ok(&["describe", "foo", "taken", "-n", &ns.name]);
+    assert!(described.contains("ErrResourceExists"), "{described}");
+
+    // A Synced event for the good one, visible to kubectl.
+    let events: Api<Event> = Api::namespaced(client.clone(), &ns.name);
+    let synced = events.list(&ListParams::default().fields("involvedObject.name=example,reason=Synced")).await.unwrap();
+    assert!(!synced.items.is_empty(), "no Synced event");
+
+    // 5. Deleting the Foo garbage-collects its Deployment (kube-controller-manager's GC).
+    foos.delete("example", &DeleteParams::foreground()).await.unwrap();
+    eventually("deployment garbage-collected", Duration::from_secs(60), || async {
+        Ok(deployments.get_opt("example-deploy").await?.is_none().then_some(()))
+    })
+    .await
+    .unwrap();
+
+    // Metrics show the queue and reconciles; the request counter is there too.
+    let (code, metrics) = controller.get(controller.metrics, "/metrics").unwrap();
+    assert_eq!(code, 200);
+    for series in ["workqueue_adds_total{name=\"foos\"}", "controller_reconcile_total{controller=\"foo\",result=\"success\"}", "rest_client_requests_total"] {
+        assert!(metrics.contains(series), "missing {series} in\n{metrics}");
+    }
+
+    // Graceful shutdown: exit 0 on SIGTERM.
+    let logs_path = controller.log.clone();
+    let status = controller.terminate();
+    assert!(status.success(), "exit status {status:?}\n{}", std::fs::read_to_string(logs_path).unwrap_or_default());
+}
+
+#[tokio::test]
+async fn testresource_is_handled_and_the_service_account_cannot_read_secrets() {
+    let client = client().await;
+    install_crds(&client).await;
+    let ns = TestNamespace::new(&client, "tutorial").await;
+    let controller = Controller::start(&["--namespace", &ns.name, "--controllers", "testresource"]);
+    controller.wait_ready().await;
+    let trs: Api<TestResource> = Api::namespaced(client.clone(), &ns.name);
+    let mut tr = TestResource { types: TestResource::type_meta(), spec: TestResourceSpec { command: "echo Hello World!".into(), custom_property: "asdasd=1234".into() }, ..Default::default() };
+    tr.metadata.name = Some("example-tr".into());
+    trs.create(&PostParams::default(), &tr).await.unwrap();
+    eventually("HANDLED", Duration::from_secs(30), || async { Ok((trs.get("example-tr").await?.status.as_deref() == Some("HANDLED")).then_some(())) })
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+    let events = kubectl_ok(&["get", "events", "-n", &ns.name, "--field-selector", "reason=ObjectHandled", "-o", "name"]);
+    assert!(!events.trim().is_empty());
+
+    // Least privilege: the ServiceAccount may do its job and nothing more.
+    let sa = format!("system:serviceaccount:{SA_NAMESPACE}:sample-controller");
+    for (verb, resource, expected) in [
+        ("list", "foos.samplecontroller.k8s.io", "yes"),
+        ("create", "deployments.apps", "yes"),
+        ("get", "secrets", "no"),
+        ("list", "secrets", "no"),
+        ("delete", "deployments.apps", "no"),
+        ("create", "pods", "no"),
+    ] {
+        let out = kubectl(&["auth", "can-i", verb, resource, "--as", &sa, "-n", &ns.name]);
+        assert_eq!(out.stdout.trim(), expected, "can-i {verb} {resource}: {}{}", out.stdout, out.stderr);
+    }
+    // The token and kubeconfig never reach the logs.
+    assert!(controller.token.len() > 20);
+    assert!(!controller.logs().contains(&controller.token), "the token was logged");
+    assert!(!controller.logs().contains("sample-controller-sa-"), "the kubeconfig path was logged");
+    let status = controller.terminate();
+    assert!(status.success());
+}
