@@ -33,6 +33,9 @@ pub fn version_priority(v: &str) -> (u8, u32, u32, String) {
     }
 }
 
+/// The annotation CRDs in `*.k8s.io` / `*.kubernetes.io` groups must carry (KEP-1111).
+pub const API_APPROVED: &str = "api-approved.kubernetes.io";
+
 /// A rendered CRD with its file name.
 pub struct RenderedCrd {
     pub file_name: String,
@@ -147,6 +150,19 @@ pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -
                     format!("no version of {kind_name}.{group} is served"),
                 )
                 .with_hint("remove `+kubebuilder:unservedversion` from at least one version"),
+            );
+            continue;
+        }
+        // The apiserver refuses CRDs in Kubernetes-owned groups without an approval note.
+        if (group.ends_with(".k8s.io")
+            || group.ends_with(".kubernetes.io")
+            || group == "k8s.io"
+            || group == "kubernetes.io")
+            && !annotations.contains_key(API_APPROVED)
+        {
+            diags.push(
+                Diagnostic::new(first.loc.clone(), format!("group `{group}` is protected: the apiserver rejects {kind_name} without the `{API_APPROVED}` annotation"))
+                    .with_hint(format!("add `+kubebuilder:metadata:annotations=\"{API_APPROVED}=<PR URL, or unapproved, experimental-only>\"`, or use a group you own")),
             );
             continue;
         }

@@ -20,12 +20,20 @@ fn controller_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(|p| p.parent()).unwrap();
     let bin = dir.join("sample-controller");
-    assert!(bin.exists(), "{} missing: run `cargo build -p sample-controller` (hack/test.sh does)", bin.display());
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build -p sample-controller` (hack/test.sh does)",
+        bin.display()
+    );
     bin
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A kubeconfig for the controller's ServiceAccount: same server and CA, SA token.
@@ -34,8 +42,16 @@ fn service_account_kubeconfig(tag: u16) -> (PathBuf, String) {
     for f in ["namespace.yaml", "rbac.yaml"] {
         kubectl_ok(&["apply", "-f", config.join(f).to_str().unwrap()]);
     }
-    let token = kubectl_ok(&["create", "token", "sample-controller", "-n", SA_NAMESPACE, "--duration=2h"]);
-    let admin: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(kubeconfig()).unwrap()).unwrap();
+    let token = kubectl_ok(&[
+        "create",
+        "token",
+        "sample-controller",
+        "-n",
+        SA_NAMESPACE,
+        "--duration=2h",
+    ]);
+    let admin: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(kubeconfig()).unwrap()).unwrap();
     let cluster = admin["clusters"][0]["cluster"].clone();
     let kc = json!({
         "apiVersion": "v1", "kind": "Config",
@@ -65,14 +81,25 @@ impl Controller {
         let child = Command::new(controller_binary())
             .arg("--kubeconfig")
             .arg(&kubeconfig)
-            .args(["--metrics-addr", &format!("127.0.0.1:{metrics}"), "--health-addr", &format!("127.0.0.1:{health}")])
+            .args([
+                "--metrics-addr",
+                &format!("127.0.0.1:{metrics}"),
+                "--health-addr",
+                &format!("127.0.0.1:{health}"),
+            ])
             .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("start sample-controller");
-        Controller { child, token, metrics, health, log }
+        Controller {
+            child,
+            token,
+            metrics,
+            health,
+            log,
+        }
     }
 
     fn get(&self, port: u16, path: &str) -> Option<(u16, String)> {
@@ -83,13 +110,23 @@ impl Controller {
         let mut out = String::new();
         s.read_to_string(&mut out).ok()?;
         let code = out.split_whitespace().nth(1)?.parse().ok()?;
-        Some((code, out.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned()))
+        Some((
+            code,
+            out.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
+        ))
     }
 
     async fn wait_ready(&self) {
-        eventually("controller /readyz", Duration::from_secs(60), || async { Ok((self.get(self.health, "/readyz").map(|r| r.0) == Some(200)).then_some(())) })
-            .await
-            .unwrap_or_else(|e| panic!("{e}\n{}", std::fs::read_to_string(&self.log).unwrap_or_default()));
+        eventually("controller /readyz", Duration::from_secs(60), || async {
+            Ok((self.get(self.health, "/readyz").map(|r| r.0) == Some(200)).then_some(()))
+        })
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            )
+        });
     }
 
     fn logs(&self) -> String {
@@ -98,7 +135,10 @@ impl Controller {
 
     /// SIGTERM, and the exit status.
     fn terminate(mut self) -> std::process::ExitStatus {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         for _ in 0..300 {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status;
@@ -106,7 +146,10 @@ impl Controller {
             std::thread::sleep(Duration::from_millis(100));
         }
         let _ = self.child.kill();
-        panic!("sample-controller did not exit within 30s of SIGTERM\n{}", self.logs());
+        panic!(
+            "sample-controller did not exit within 30s of SIGTERM\n{}",
+            self.logs()
+        );
     }
 }
 
@@ -119,12 +162,23 @@ impl Drop for Controller {
 async fn install_crds(client: &kube::Client) {
     let dir = repo_root().join("sample-controller/config/crd");
     for entry in std::fs::read_dir(dir).unwrap() {
-        apply_crd(client, &parse_crd(&std::fs::read_to_string(entry.unwrap().path()).unwrap())).await.unwrap();
+        apply_crd(
+            client,
+            &parse_crd(&std::fs::read_to_string(entry.unwrap().path()).unwrap()),
+        )
+        .await
+        .unwrap();
     }
 }
 
 fn foo(name: &str, replicas: i32) -> Foo {
-    Foo::new(name, FooSpec { deployment_name: format!("{name}-deploy"), replicas: Some(replicas) })
+    Foo::new(
+        name,
+        FooSpec {
+            deployment_name: format!("{name}-deploy"),
+            replicas: Some(replicas),
+        },
+    )
 }
 
 #[tokio::test]
@@ -139,76 +193,168 @@ async fn sample_controller_converges_foos_as_the_go_one_does() {
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
 
     // 1. A Foo gets its Deployment, controlled by it.
-    let created = foos.create(&PostParams::default(), &foo("example", 1)).await.unwrap();
-    let d = eventually("deployment created", Duration::from_secs(30), || async { Ok(deployments.get_opt("example-deploy").await?) })
+    let created = foos
+        .create(&PostParams::default(), &foo("example", 1))
         .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+        .unwrap();
+    let d = eventually("deployment created", Duration::from_secs(30), || async {
+        Ok(deployments.get_opt("example-deploy").await?)
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
     let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
-    assert_eq!((owner.kind.as_str(), owner.uid.as_str(), owner.controller), ("Foo", created.metadata.uid.as_deref().unwrap(), Some(true)));
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str(), owner.controller),
+        ("Foo", created.metadata.uid.as_deref().unwrap(), Some(true))
+    );
     assert_eq!(d.spec.replicas, Some(1));
-    let managers: Vec<_> = d.metadata.managed_fields.iter().flatten().filter_map(|m| m.manager.clone()).collect();
-    assert!(managers.contains(&"sample-controller".to_string()), "{managers:?}");
+    let managers: Vec<_> = d
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.clone())
+        .collect();
+    assert!(
+        managers.contains(&"sample-controller".to_string()),
+        "{managers:?}"
+    );
 
     // 2. Replicas follow the Foo.
-    foos.patch("example", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 2}}))).await.unwrap();
-    eventually("deployment scaled to 2", Duration::from_secs(30), || async {
-        Ok((deployments.get("example-deploy").await?.spec.replicas == Some(2)).then_some(()))
-    })
+    foos.patch(
+        "example",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 2}})),
+    )
+    .await
+    .unwrap();
+    eventually(
+        "deployment scaled to 2",
+        Duration::from_secs(30),
+        || async {
+            Ok((deployments.get("example-deploy").await?.spec.replicas == Some(2)).then_some(()))
+        },
+    )
     .await
     .unwrap();
 
     // 3. Pods become ready (fake kubelet), and the Foo's status reports it.
     let kubelet = FakeKubelet::register(&client, "fake-node-1").await.unwrap();
     let selector = "app=nginx,controller=example";
-    eventually("two pods ready and foo status 2", Duration::from_secs(90), || async {
-        kubelet.make_pods_ready(&ns.name, selector).await?;
-        let f = foos.get("example").await?;
-        Ok((f.status.map(|s| s.available_replicas) == Some(2)).then_some(()))
-    })
+    eventually(
+        "two pods ready and foo status 2",
+        Duration::from_secs(90),
+        || async {
+            kubelet.make_pods_ready(&ns.name, selector).await?;
+            let f = foos.get("example").await?;
+            Ok((f.status.map(|s| s.available_replicas) == Some(2)).then_some(()))
+        },
+    )
     .await
     .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
 
     // 4. A Deployment someone else owns is left alone, with a Warning event.
     let mut foreign = sample_controller::foo::new_deployment(&foo("taken", 1));
     foreign.metadata.owner_references = None;
-    let foreign = deployments.create(&PostParams::default(), &foreign).await.unwrap();
-    foos.create(&PostParams::default(), &foo("taken", 3)).await.unwrap();
-    let out = eventually("ErrResourceExists event", Duration::from_secs(30), || async {
-        let out = kubectl(&["get", "events", "-n", &ns.name, "--field-selector", "involvedObject.name=taken,reason=ErrResourceExists", "-o", "jsonpath={.items[*].message}"]);
-        Ok((out.success && !out.stdout.is_empty()).then_some(out.stdout))
-    })
+    let foreign = deployments
+        .create(&PostParams::default(), &foreign)
+        .await
+        .unwrap();
+    foos.create(&PostParams::default(), &foo("taken", 3))
+        .await
+        .unwrap();
+    let out = eventually(
+        "ErrResourceExists event",
+        Duration::from_secs(30),
+        || async {
+            let out = kubectl(&[
+                "get",
+                "events",
+                "-n",
+                &ns.name,
+                "--field-selector",
+                "involvedObject.name=taken,reason=ErrResourceExists",
+                "-o",
+                "jsonpath={.items[*].message}",
+            ]);
+            Ok((out.success && !out.stdout.is_empty()).then_some(out.stdout))
+        },
+    )
     .await
     .unwrap();
-    assert!(out.contains("Resource \"taken-deploy\" already exists and is not managed by Foo"), "{out}");
+    assert!(
+        out.contains("Resource \"taken-deploy\" already exists and is not managed by Foo"),
+        "{out}"
+    );
     let untouched = deployments.get("taken-deploy").await.unwrap();
-    assert_eq!(untouched.metadata.resource_version, foreign.metadata.resource_version, "the foreign Deployment was modified");
+    // kube-controller-manager writes its status, so compare what the controller could touch.
+    assert_eq!(
+        untouched.spec.replicas, foreign.spec.replicas,
+        "the foreign Deployment was scaled"
+    );
+    assert_eq!(
+        untouched.metadata.owner_references, None,
+        "the foreign Deployment was adopted"
+    );
+    let writers: Vec<_> = untouched
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.clone())
+        .collect();
+    assert!(
+        !writers.contains(&"sample-controller".to_string()),
+        "sample-controller wrote the foreign Deployment: {writers:?}"
+    );
     let described = kubectl_ok(&["describe", "foo", "taken", "-n", &ns.name]);
     assert!(described.contains("ErrResourceExists"), "{described}");
 
     // A Synced event for the good one, visible to kubectl.
     let events: Api<Event> = Api::namespaced(client.clone(), &ns.name);
-    let synced = events.list(&ListParams::default().fields("involvedObject.name=example,reason=Synced")).await.unwrap();
+    let synced = events
+        .list(&ListParams::default().fields("involvedObject.name=example,reason=Synced"))
+        .await
+        .unwrap();
     assert!(!synced.items.is_empty(), "no Synced event");
 
     // 5. Deleting the Foo garbage-collects its Deployment (kube-controller-manager's GC).
-    foos.delete("example", &DeleteParams::foreground()).await.unwrap();
-    eventually("deployment garbage-collected", Duration::from_secs(60), || async {
-        Ok(deployments.get_opt("example-deploy").await?.is_none().then_some(()))
-    })
+    foos.delete("example", &DeleteParams::background())
+        .await
+        .unwrap();
+    eventually(
+        "deployment garbage-collected",
+        Duration::from_secs(60),
+        || async {
+            Ok(deployments
+                .get_opt("example-deploy")
+                .await?
+                .is_none()
+                .then_some(()))
+        },
+    )
     .await
     .unwrap();
 
     // Metrics show the queue and reconciles; the request counter is there too.
     let (code, metrics) = controller.get(controller.metrics, "/metrics").unwrap();
     assert_eq!(code, 200);
-    for series in ["workqueue_adds_total{name=\"foos\"}", "controller_reconcile_total{controller=\"foo\",result=\"success\"}", "rest_client_requests_total"] {
+    for series in [
+        "workqueue_adds_total{name=\"foos\"}",
+        "controller_reconcile_total{controller=\"foo\",result=\"success\"}",
+        "rest_client_requests_total",
+    ] {
         assert!(metrics.contains(series), "missing {series} in\n{metrics}");
     }
 
     // Graceful shutdown: exit 0 on SIGTERM.
     let logs_path = controller.log.clone();
     let status = controller.terminate();
-    assert!(status.success(), "exit status {status:?}\n{}", std::fs::read_to_string(logs_path).unwrap_or_default());
+    assert!(
+        status.success(),
+        "exit status {status:?}\n{}",
+        std::fs::read_to_string(logs_path).unwrap_or_default()
+    );
 }
 
 #[tokio::test]
@@ -219,13 +365,31 @@ async fn testresource_is_handled_and_the_service_account_cannot_read_secrets() {
     let controller = Controller::start(&["--namespace", &ns.name, "--controllers", "testresource"]);
     controller.wait_ready().await;
     let trs: Api<TestResource> = Api::namespaced(client.clone(), &ns.name);
-    let mut tr = TestResource { types: TestResource::type_meta(), spec: TestResourceSpec { command: "echo Hello World!".into(), custom_property: "asdasd=1234".into() }, ..Default::default() };
+    let mut tr = TestResource {
+        types: TestResource::type_meta(),
+        spec: TestResourceSpec {
+            command: "echo Hello World!".into(),
+            custom_property: "asdasd=1234".into(),
+        },
+        ..Default::default()
+    };
     tr.metadata.name = Some("example-tr".into());
     trs.create(&PostParams::default(), &tr).await.unwrap();
-    eventually("HANDLED", Duration::from_secs(30), || async { Ok((trs.get("example-tr").await?.status.as_deref() == Some("HANDLED")).then_some(())) })
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
-    let events = kubectl_ok(&["get", "events", "-n", &ns.name, "--field-selector", "reason=ObjectHandled", "-o", "name"]);
+    eventually("HANDLED", Duration::from_secs(30), || async {
+        Ok((trs.get("example-tr").await?.status.as_deref() == Some("HANDLED")).then_some(()))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+    let events = kubectl_ok(&[
+        "get",
+        "events",
+        "-n",
+        &ns.name,
+        "--field-selector",
+        "reason=ObjectHandled",
+        "-o",
+        "name",
+    ]);
     assert!(!events.trim().is_empty());
 
     // Least privilege: the ServiceAccount may do its job and nothing more.
@@ -239,12 +403,24 @@ async fn testresource_is_handled_and_the_service_account_cannot_read_secrets() {
         ("create", "pods", "no"),
     ] {
         let out = kubectl(&["auth", "can-i", verb, resource, "--as", &sa, "-n", &ns.name]);
-        assert_eq!(out.stdout.trim(), expected, "can-i {verb} {resource}: {}{}", out.stdout, out.stderr);
+        assert_eq!(
+            out.stdout.trim(),
+            expected,
+            "can-i {verb} {resource}: {}{}",
+            out.stdout,
+            out.stderr
+        );
     }
     // The token and kubeconfig never reach the logs.
     assert!(controller.token.len() > 20);
-    assert!(!controller.logs().contains(&controller.token), "the token was logged");
-    assert!(!controller.logs().contains("sample-controller-sa-"), "the kubeconfig path was logged");
+    assert!(
+        !controller.logs().contains(&controller.token),
+        "the token was logged"
+    );
+    assert!(
+        !controller.logs().contains("sample-controller-sa-"),
+        "the kubeconfig path was logged"
+    );
     let status = controller.terminate();
     assert!(status.success());
 }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 /// +genclient
 /// +kubebuilder:subresource:status
 /// +kubebuilder:resource:shortName=fo,categories=samples
+/// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
 /// +kubebuilder:printcolumn:name="Deployment",type=string,JSONPath=".spec.deploymentName"
 /// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".spec.replicas"
 /// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=".status.availableReplicas"
