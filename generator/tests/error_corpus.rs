@@ -275,6 +275,7 @@ error_cases! {
     unknown_crate_type,
     enum_mixed_unit_data,
     adjacently_tagged_enum,
+    protected_group_without_approval,
     untagged_mixed_types,
     tuple_variant,
     recursive_type,
