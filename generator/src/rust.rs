@@ -91,8 +91,11 @@ pub fn render(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
         None => {
             let mods = artifacts.iter().map(|(name, doc, _)| {
                 let ident = quote::format_ident!("{}", name);
+                // Generated files are formatted by prettyplease; rustfmt must not
+                // reformat them, or `kube-codegen check` would report them stale.
                 quote::quote! {
                     #[doc = #doc]
+                    #[rustfmt::skip]
                     pub mod #ident;
                 }
             });

@@ -23,7 +23,9 @@ impl Clientset {
     pub fn samplecontroller_v1alpha1(
         &self,
     ) -> samplecontroller_v1alpha1::SamplecontrollerV1alpha1Client {
-        samplecontroller_v1alpha1::SamplecontrollerV1alpha1Client::new(self.client.clone())
+        samplecontroller_v1alpha1::SamplecontrollerV1alpha1Client::new(
+            self.client.clone(),
+        )
     }
 }
 /// Clients for insujang.github.io/v1beta1.
@@ -39,15 +41,19 @@ pub mod insujang_v1beta1 {
         }
         /// TestResource in `namespace`.
         pub fn testresources(&self, namespace: &str) -> TestResourceClient {
-            TestResourceClient::new(::kube_codegen_runtime::client::ResourceClient::<
-                crate::apis::insujang::v1beta1::TestResource,
-            >::namespaced(self.client.clone(), namespace))
+            TestResourceClient::new(
+                ::kube_codegen_runtime::client::ResourceClient::<
+                    crate::apis::insujang::v1beta1::TestResource,
+                >::namespaced(self.client.clone(), namespace),
+            )
         }
         /// TestResource in every namespace (for list, watch and delete_collection).
         pub fn testresources_all_namespaces(&self) -> TestResourceClient {
-            TestResourceClient::new(::kube_codegen_runtime::client::ResourceClient::<
-                crate::apis::insujang::v1beta1::TestResource,
-            >::all_namespaces(self.client.clone()))
+            TestResourceClient::new(
+                ::kube_codegen_runtime::client::ResourceClient::<
+                    crate::apis::insujang::v1beta1::TestResource,
+                >::all_namespaces(self.client.clone()),
+            )
         }
     }
     /// Typed client for `TestResource`: client-go's verbs, with errors as
@@ -72,7 +78,9 @@ pub mod insujang_v1beta1 {
             &self,
             obj: &crate::apis::insujang::v1beta1::TestResource,
             params: &::kube::api::PostParams,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::insujang::v1beta1::TestResource> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::insujang::v1beta1::TestResource,
+        > {
             self.inner.create(obj, params).await
         }
         /// Replace the object; a stale `metadata.resourceVersion` fails with `Error::Conflict`.
@@ -80,7 +88,9 @@ pub mod insujang_v1beta1 {
             &self,
             obj: &crate::apis::insujang::v1beta1::TestResource,
             params: &::kube::api::PostParams,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::insujang::v1beta1::TestResource> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::insujang::v1beta1::TestResource,
+        > {
             self.inner.update(obj, params).await
         }
         /// Delete the object by name.
@@ -103,7 +113,9 @@ pub mod insujang_v1beta1 {
         pub async fn get(
             &self,
             name: &str,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::insujang::v1beta1::TestResource> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::insujang::v1beta1::TestResource,
+        > {
             self.inner.get(name).await
         }
         /// List objects, filtered by label and field selectors.
@@ -133,7 +145,9 @@ pub mod insujang_v1beta1 {
             name: &str,
             patch: &::kube::api::Patch<P>,
             params: &::kube::api::PatchParams,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::insujang::v1beta1::TestResource> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::insujang::v1beta1::TestResource,
+        > {
             self.inner.patch(name, patch, params).await
         }
         /// Server-side apply; `obj` holds the fields this field manager owns.
@@ -141,7 +155,9 @@ pub mod insujang_v1beta1 {
             &self,
             obj: &crate::apis::insujang::v1beta1::TestResource,
             options: &::kube_codegen_runtime::client::ApplyOptions,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::insujang::v1beta1::TestResource> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::insujang::v1beta1::TestResource,
+        > {
             self.inner.apply(obj, options).await
         }
     }
@@ -159,15 +175,19 @@ pub mod samplecontroller_v1alpha1 {
         }
         /// Foo in `namespace`.
         pub fn foos(&self, namespace: &str) -> FooClient {
-            FooClient::new(::kube_codegen_runtime::client::ResourceClient::<
-                crate::apis::samplecontroller::v1alpha1::Foo,
-            >::namespaced(self.client.clone(), namespace))
+            FooClient::new(
+                ::kube_codegen_runtime::client::ResourceClient::<
+                    crate::apis::samplecontroller::v1alpha1::Foo,
+                >::namespaced(self.client.clone(), namespace),
+            )
         }
         /// Foo in every namespace (for list, watch and delete_collection).
         pub fn foos_all_namespaces(&self) -> FooClient {
-            FooClient::new(::kube_codegen_runtime::client::ResourceClient::<
-                crate::apis::samplecontroller::v1alpha1::Foo,
-            >::all_namespaces(self.client.clone()))
+            FooClient::new(
+                ::kube_codegen_runtime::client::ResourceClient::<
+                    crate::apis::samplecontroller::v1alpha1::Foo,
+                >::all_namespaces(self.client.clone()),
+            )
         }
     }
     /// Typed client for `Foo`: client-go's verbs, with errors as
@@ -192,7 +212,9 @@ pub mod samplecontroller_v1alpha1 {
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
             params: &::kube::api::PostParams,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::samplecontroller::v1alpha1::Foo> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        > {
             self.inner.create(obj, params).await
         }
         /// Replace the object; a stale `metadata.resourceVersion` fails with `Error::Conflict`.
@@ -200,7 +222,9 @@ pub mod samplecontroller_v1alpha1 {
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
             params: &::kube::api::PostParams,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::samplecontroller::v1alpha1::Foo> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        > {
             self.inner.update(obj, params).await
         }
         /// Replace the status subresource: only `.status` changes.
@@ -208,7 +232,9 @@ pub mod samplecontroller_v1alpha1 {
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
             params: &::kube::api::PostParams,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::samplecontroller::v1alpha1::Foo> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        > {
             self.inner.update_status(obj, params).await
         }
         /// Delete the object by name.
@@ -231,7 +257,9 @@ pub mod samplecontroller_v1alpha1 {
         pub async fn get(
             &self,
             name: &str,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::samplecontroller::v1alpha1::Foo> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        > {
             self.inner.get(name).await
         }
         /// List objects, filtered by label and field selectors.
@@ -261,7 +289,9 @@ pub mod samplecontroller_v1alpha1 {
             name: &str,
             patch: &::kube::api::Patch<P>,
             params: &::kube::api::PatchParams,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::samplecontroller::v1alpha1::Foo> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        > {
             self.inner.patch(name, patch, params).await
         }
         /// Server-side apply; `obj` holds the fields this field manager owns.
@@ -269,7 +299,9 @@ pub mod samplecontroller_v1alpha1 {
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
             options: &::kube_codegen_runtime::client::ApplyOptions,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::samplecontroller::v1alpha1::Foo> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        > {
             self.inner.apply(obj, options).await
         }
         /// Server-side apply of the status subresource.
@@ -277,7 +309,9 @@ pub mod samplecontroller_v1alpha1 {
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
             options: &::kube_codegen_runtime::client::ApplyOptions,
-        ) -> ::kube_codegen_runtime::Result<crate::apis::samplecontroller::v1alpha1::Foo> {
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        > {
             self.inner.apply_status(obj, options).await
         }
     }

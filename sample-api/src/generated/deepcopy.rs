@@ -9,7 +9,8 @@ impl ::kube_codegen_runtime::DeepCopy for crate::apis::insujang::v1beta1::TestRe
         out.status.clone_from(&self.status);
     }
 }
-impl ::kube_codegen_runtime::DeepCopy for crate::apis::insujang::v1beta1::TestResourceSpec {
+impl ::kube_codegen_runtime::DeepCopy
+for crate::apis::insujang::v1beta1::TestResourceSpec {
     fn deep_copy_into(&self, out: &mut Self) {
         out.command.clone_from(&self.command);
         out.custom_property.clone_from(&self.custom_property);
@@ -23,13 +24,15 @@ impl ::kube_codegen_runtime::DeepCopy for crate::apis::samplecontroller::v1alpha
         ::kube_codegen_runtime::DeepCopy::deep_copy_into(&self.status, &mut out.status);
     }
 }
-impl ::kube_codegen_runtime::DeepCopy for crate::apis::samplecontroller::v1alpha1::FooSpec {
+impl ::kube_codegen_runtime::DeepCopy
+for crate::apis::samplecontroller::v1alpha1::FooSpec {
     fn deep_copy_into(&self, out: &mut Self) {
         out.deployment_name.clone_from(&self.deployment_name);
         out.replicas.clone_from(&self.replicas);
     }
 }
-impl ::kube_codegen_runtime::DeepCopy for crate::apis::samplecontroller::v1alpha1::FooStatus {
+impl ::kube_codegen_runtime::DeepCopy
+for crate::apis::samplecontroller::v1alpha1::FooStatus {
     fn deep_copy_into(&self, out: &mut Self) {
         out.available_replicas.clone_from(&self.available_replicas);
     }

@@ -5,22 +5,24 @@
 //! Use the server handle to seed objects, read the action log and inject errors.
 /// Register every kind of this crate with a fake API server.
 pub fn register_kinds(server: &::kube_codegen_runtime::fake::FakeApiServer) {
-    server.register(::kube_codegen_runtime::fake::FakeResource {
-        group: "insujang.github.io".into(),
-        version: "v1beta1".into(),
-        kind: "TestResource".into(),
-        plural: "testresources".into(),
-        namespaced: true,
-        status_subresource: false,
-    });
-    server.register(::kube_codegen_runtime::fake::FakeResource {
-        group: "samplecontroller.k8s.io".into(),
-        version: "v1alpha1".into(),
-        kind: "Foo".into(),
-        plural: "foos".into(),
-        namespaced: true,
-        status_subresource: true,
-    });
+    server
+        .register(::kube_codegen_runtime::fake::FakeResource {
+            group: "insujang.github.io".into(),
+            version: "v1beta1".into(),
+            kind: "TestResource".into(),
+            plural: "testresources".into(),
+            namespaced: true,
+            status_subresource: false,
+        });
+    server
+        .register(::kube_codegen_runtime::fake::FakeResource {
+            group: "samplecontroller.k8s.io".into(),
+            version: "v1alpha1".into(),
+            kind: "Foo".into(),
+            plural: "foos".into(),
+            namespaced: true,
+            status_subresource: true,
+        });
 }
 /// A `Clientset` over a fresh in-memory API server, and the server's handle.
 pub fn new_clientset() -> (

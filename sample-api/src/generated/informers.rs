@@ -18,7 +18,9 @@ impl SharedInformerFactory {
     }
     /// A factory with options (`with_namespace`, `with_tweak_list_options`,
     /// `with_transform`, `with_default_resync`).
-    pub fn from_runtime(inner: ::kube_codegen_runtime::informer::SharedInformerFactory) -> Self {
+    pub fn from_runtime(
+        inner: ::kube_codegen_runtime::informer::SharedInformerFactory,
+    ) -> Self {
         Self { inner }
     }
     /// Informers of the insujang.github.io group.
@@ -91,7 +93,9 @@ pub mod insujang {
             }
             /// A typed lister over the informer's cache.
             pub fn lister(&self) -> crate_listers::insujang_v1beta1::TestResourceLister {
-                crate_listers::insujang_v1beta1::TestResourceLister::new(self.informer.lister())
+                crate_listers::insujang_v1beta1::TestResourceLister::new(
+                    self.informer.lister(),
+                )
             }
         }
     }
@@ -147,7 +151,9 @@ pub mod samplecontroller {
             }
             /// A typed lister over the informer's cache.
             pub fn lister(&self) -> crate_listers::samplecontroller_v1alpha1::FooLister {
-                crate_listers::samplecontroller_v1alpha1::FooLister::new(self.informer.lister())
+                crate_listers::samplecontroller_v1alpha1::FooLister::new(
+                    self.informer.lister(),
+                )
             }
         }
     }

@@ -6,7 +6,9 @@ pub mod insujang_v1beta1 {
     /// Reads TestResource objects from an informer's cache; never calls the API server.
     #[derive(Clone)]
     pub struct TestResourceLister {
-        inner: ::kube_codegen_runtime::lister::Lister<crate::apis::insujang::v1beta1::TestResource>,
+        inner: ::kube_codegen_runtime::lister::Lister<
+            crate::apis::insujang::v1beta1::TestResource,
+        >,
     }
     impl TestResourceLister {
         pub fn new(
@@ -68,7 +70,9 @@ pub mod samplecontroller_v1alpha1 {
     /// Reads Foo objects from an informer's cache; never calls the API server.
     #[derive(Clone)]
     pub struct FooLister {
-        inner: ::kube_codegen_runtime::lister::Lister<crate::apis::samplecontroller::v1alpha1::Foo>,
+        inner: ::kube_codegen_runtime::lister::Lister<
+            crate::apis::samplecontroller::v1alpha1::Foo,
+        >,
     }
     impl FooLister {
         pub fn new(

@@ -8,7 +8,7 @@ pub mod insujang_v1beta1 {
     pub const VERSION: &str = "v1beta1";
     /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
     pub fn api_resources() -> Vec<::kube::core::ApiResource> {
-        vec![<crate::apis::insujang::v1beta1::TestResource>::api_resource()]
+        vec![< crate ::apis::insujang::v1beta1::TestResource > ::api_resource()]
     }
     impl ::kube::Resource for crate::apis::insujang::v1beta1::TestResource {
         type DynamicType = ();
@@ -57,7 +57,10 @@ pub mod insujang_v1beta1 {
             ::kube::core::ApiResource::erase::<Self>(&())
         }
         /// A new object with `apiVersion`, `kind` and `metadata.name` set.
-        pub fn new(name: &str, spec: crate::apis::insujang::v1beta1::TestResourceSpec) -> Self {
+        pub fn new(
+            name: &str,
+            spec: crate::apis::insujang::v1beta1::TestResourceSpec,
+        ) -> Self {
             Self {
                 types: Self::type_meta(),
                 metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -78,7 +81,8 @@ pub mod insujang_v1beta1 {
             &mut self.spec
         }
     }
-    impl ::kube::core::object::HasStatus for crate::apis::insujang::v1beta1::TestResource {
+    impl ::kube::core::object::HasStatus
+    for crate::apis::insujang::v1beta1::TestResource {
         type Status = ::std::string::String;
         fn status(&self) -> Option<&::std::string::String> {
             self.status.as_ref()
@@ -88,8 +92,9 @@ pub mod insujang_v1beta1 {
         }
     }
     ///A list of TestResource objects, as the apiserver returns it.
-    pub type TestResourceList =
-        ::kube::core::ObjectList<crate::apis::insujang::v1beta1::TestResource>;
+    pub type TestResourceList = ::kube::core::ObjectList<
+        crate::apis::insujang::v1beta1::TestResource,
+    >;
 }
 /// Registration of samplecontroller.k8s.io/v1alpha1.
 pub mod samplecontroller_v1alpha1 {
@@ -97,7 +102,7 @@ pub mod samplecontroller_v1alpha1 {
     pub const VERSION: &str = "v1alpha1";
     /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
     pub fn api_resources() -> Vec<::kube::core::ApiResource> {
-        vec![<crate::apis::samplecontroller::v1alpha1::Foo>::api_resource()]
+        vec![< crate ::apis::samplecontroller::v1alpha1::Foo > ::api_resource()]
     }
     impl ::kube::Resource for crate::apis::samplecontroller::v1alpha1::Foo {
         type DynamicType = ();
@@ -146,7 +151,10 @@ pub mod samplecontroller_v1alpha1 {
             ::kube::core::ApiResource::erase::<Self>(&())
         }
         /// A new object with `apiVersion`, `kind` and `metadata.name` set.
-        pub fn new(name: &str, spec: crate::apis::samplecontroller::v1alpha1::FooSpec) -> Self {
+        pub fn new(
+            name: &str,
+            spec: crate::apis::samplecontroller::v1alpha1::FooSpec,
+        ) -> Self {
             Self {
                 types: Self::type_meta(),
                 metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -167,7 +175,8 @@ pub mod samplecontroller_v1alpha1 {
             &mut self.spec
         }
     }
-    impl ::kube::core::object::HasStatus for crate::apis::samplecontroller::v1alpha1::Foo {
+    impl ::kube::core::object::HasStatus
+    for crate::apis::samplecontroller::v1alpha1::Foo {
         type Status = crate::apis::samplecontroller::v1alpha1::FooStatus;
         fn status(&self) -> Option<&crate::apis::samplecontroller::v1alpha1::FooStatus> {
             self.status.as_ref()
@@ -179,7 +188,9 @@ pub mod samplecontroller_v1alpha1 {
         }
     }
     ///A list of Foo objects, as the apiserver returns it.
-    pub type FooList = ::kube::core::ObjectList<crate::apis::samplecontroller::v1alpha1::Foo>;
+    pub type FooList = ::kube::core::ObjectList<
+        crate::apis::samplecontroller::v1alpha1::Foo,
+    >;
 }
 /// Every kind of this crate, in every group/version.
 pub fn api_resources() -> Vec<::kube::core::ApiResource> {

@@ -1,0 +1,253 @@
+//! E2E: generated informers and listers, and Lease leader election, on the real control plane.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::core::Selector;
+use kube_codegen_runtime::informer::{
+    DeleteEvent, HandlerFuncs, SharedInformerFactory as RuntimeFactory, drop_managed_fields,
+};
+use kube_codegen_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector};
+use kube_codegen_runtime::store::label_index;
+use kube_codegen_tests::*;
+use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
+use sample_api::generated::informers::SharedInformerFactory;
+use std::sync::Mutex;
+
+async fn install(client: &kube::Client) {
+    for entry in std::fs::read_dir(repo_root().join("sample-api/crds")).unwrap() {
+        apply_crd(
+            client,
+            &parse_crd(&std::fs::read_to_string(entry.unwrap().path()).unwrap()),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+fn foo(name: &str, team: &str) -> Foo {
+    let mut f = Foo::new(
+        name,
+        FooSpec {
+            deployment_name: format!("{name}-d"),
+            replicas: Some(1),
+        },
+    );
+    f.metadata.labels = Some([("team".to_string(), team.to_string())].into());
+    f
+}
+
+#[tokio::test]
+async fn generated_informer_sees_events_in_order_and_listers_answer_by_namespace_and_index() {
+    let client = client().await;
+    install(&client).await;
+    let ns = TestNamespace::new(&client, "informers").await;
+    let other = TestNamespace::new(&client, "informers-other").await;
+    let foos: Api<Foo> = Api::namespaced(client.clone(), &ns.name);
+    foos.create(&PostParams::default(), &foo("before", "red"))
+        .await
+        .unwrap();
+    Api::<Foo>::namespaced(client.clone(), &other.name)
+        .create(&PostParams::default(), &foo("elsewhere", "red"))
+        .await
+        .unwrap();
+
+    let factory = SharedInformerFactory::from_runtime(
+        RuntimeFactory::builder(client.clone())
+            .with_transform(drop_managed_fields)
+            .build(),
+    );
+    let informer = factory.samplecontroller().v1alpha1().foos();
+    informer
+        .informer()
+        .add_indexers([("team".to_string(), label_index::<Foo>("team"))])
+        .unwrap();
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (a, u, d) = (log.clone(), log.clone(), log.clone());
+    informer.informer().add_event_handler(
+        HandlerFuncs::new()
+            .on_add(move |f: Arc<Foo>, _| {
+                a.lock()
+                    .unwrap()
+                    .push(format!("add {}", f.metadata.name.clone().unwrap()))
+            })
+            .on_update(move |_, f: Arc<Foo>| {
+                u.lock().unwrap().push(format!(
+                    "update {} {:?}",
+                    f.metadata.name.clone().unwrap(),
+                    f.spec.replicas
+                ))
+            })
+            .on_delete(move |e: DeleteEvent<Foo>| {
+                d.lock().unwrap().push(format!(
+                    "delete {}",
+                    e.object().metadata.name.clone().unwrap()
+                ))
+            }),
+    );
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(30))
+        .await
+        .unwrap();
+
+    // create, update, delete arrive in order
+    foos.create(&PostParams::default(), &foo("x", "blue"))
+        .await
+        .unwrap();
+    let mut x = foos.get("x").await.unwrap();
+    x.spec.replicas = Some(3);
+    foos.replace("x", &PostParams::default(), &x).await.unwrap();
+    foos.delete("x", &DeleteParams::default()).await.unwrap();
+    let mine = |l: &Vec<String>| {
+        l.iter()
+            .filter(|e| e.ends_with(" x") || e.contains(" x "))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    eventually("x events", Duration::from_secs(20), || async {
+        Ok((mine(&log.lock().unwrap()).len() >= 3).then_some(()))
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        mine(&log.lock().unwrap()),
+        ["add x", "update x Some(3)", "delete x"]
+    );
+
+    // A late handler gets the backlog (kube-rs #1630).
+    let late = Arc::new(Mutex::new(Vec::<String>::new()));
+    let l = late.clone();
+    informer
+        .informer()
+        .add_event_handler(HandlerFuncs::new().on_add(move |f: Arc<Foo>, _| {
+            l.lock().unwrap().push(f.metadata.name.clone().unwrap())
+        }));
+    eventually("backlog", Duration::from_secs(10), || async {
+        Ok((late.lock().unwrap().len() >= 2).then_some(()))
+    })
+    .await
+    .unwrap();
+    let mut backlog = late.lock().unwrap().clone();
+    backlog.sort();
+    assert!(
+        backlog.contains(&"before".to_string()) && backlog.contains(&"elsewhere".to_string()),
+        "{backlog:?}"
+    );
+
+    // Listers: by namespace, by selector, by custom index.
+    let lister = informer.lister();
+    assert!(lister.foos(&ns.name).get("before").is_some());
+    assert!(lister.foos(&ns.name).get("elsewhere").is_none());
+    assert!(lister.foos(&other.name).get("elsewhere").is_some());
+    let red = Selector::from_iter([("team", "red")]);
+    let in_ns: Vec<String> = lister
+        .foos(&ns.name)
+        .list(&red)
+        .into_iter()
+        .filter_map(|f| f.metadata.name.clone())
+        .collect();
+    assert_eq!(in_ns, ["before"]);
+    let by_team: Vec<String> = lister
+        .by_index("team", "red")
+        .into_iter()
+        .filter_map(|f| f.metadata.name.clone())
+        .collect();
+    assert!(
+        by_team.contains(&"before".to_string()) && by_team.contains(&"elsewhere".to_string()),
+        "{by_team:?}"
+    );
+    assert!(
+        lister
+            .list(&Selector::default())
+            .iter()
+            .all(|f| f.metadata.managed_fields.is_none()),
+        "transform dropped managedFields"
+    );
+
+    // Built-in kinds share the same factory.
+    let deployments = factory.informer_for::<Deployment>();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(deployments.has_synced());
+    factory.shutdown();
+}
+
+#[tokio::test]
+async fn two_electors_never_lead_at_once_and_hand_over_on_release() {
+    let client = client().await;
+    let ns = TestNamespace::new(&client, "leases").await;
+    let config = |id: &str| {
+        let mut c = LeaderElectionConfig::new("e2e-lease", &ns.name, id);
+        c.lease_duration = Duration::from_secs(4);
+        c.renew_deadline = Duration::from_secs(3);
+        c.retry_period = Duration::from_millis(500);
+        c
+    };
+    let a = LeaderElector::new(client.clone(), config("a")).unwrap();
+    let b = LeaderElector::new(client.clone(), config("b")).unwrap();
+    let (ha, hb) = (a.handle(), b.handle());
+    let (stop_a_tx, stop_a) = tokio::sync::oneshot::channel::<()>();
+    let (stop_b_tx, stop_b) = tokio::sync::oneshot::channel::<()>();
+    let work = |_: kube_codegen_runtime::leader::LeadershipToken| async {};
+    let ta = tokio::spawn(a.run(
+        LeaderCallbacks::new(move |t| async move {
+            t.cancelled().await;
+            work(t).await
+        }),
+        async {
+            let _ = stop_a.await;
+        },
+    ));
+    let tb = tokio::spawn(b.run(
+        LeaderCallbacks::new(move |t| async move { t.cancelled().await }),
+        async {
+            let _ = stop_b.await;
+        },
+    ));
+
+    // Exactly one leads; sample for a while.
+    eventually("a leader", Duration::from_secs(20), || async {
+        Ok((ha.is_leader() || hb.is_leader()).then_some(()))
+    })
+    .await
+    .unwrap();
+    for _ in 0..100 {
+        assert!(!(ha.is_leader() && hb.is_leader()), "both lead");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (leader, follower, leader_stop, follower_stop) = if ha.is_leader() {
+        (ha, hb, stop_a_tx, stop_b_tx)
+    } else {
+        (hb, ha, stop_b_tx, stop_a_tx)
+    };
+    // Shut the leader down: it releases the Lease and the other takes over well within the lease duration.
+    let t0 = std::time::Instant::now();
+    let _ = leader_stop.send(());
+    eventually("handover", Duration::from_secs(10), || async {
+        Ok(follower.is_leader().then_some(()))
+    })
+    .await
+    .unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(4),
+        "handover took {:?}",
+        t0.elapsed()
+    );
+    assert!(!leader.is_leader());
+    let lease: k8s_openapi::api::coordination::v1::Lease =
+        Api::namespaced(client.clone(), &ns.name)
+            .get("e2e-lease")
+            .await
+            .unwrap();
+    assert_eq!(
+        lease.spec.unwrap().holder_identity.as_deref(),
+        Some(follower.identity())
+    );
+    let _ = follower_stop.send(());
+    let _ = tokio::join!(ta, tb);
+}
