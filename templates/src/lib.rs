@@ -106,6 +106,105 @@ mod tests {
         assert!(format_file(None, quote::quote! { fn }).is_err());
     }
 
+    /// The template is real code: drive every verb it has through the fake API server.
+    #[tokio::test]
+    async fn typed_client_template_runs_every_verb() {
+        use crate::placeholder::PlaceholderKind;
+        use crate::typed_client_template::PlaceholderKindClient;
+        use futures::StreamExt;
+        use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
+        use kube_codegen_runtime::client::{ApplyOptions, ResourceClient};
+        use kube_codegen_runtime::fake::{FakeApiServer, FakeResource};
+
+        let server = FakeApiServer::new();
+        server.register(
+            FakeResource::namespaced(
+                "placeholder.example.com",
+                "v1",
+                "PlaceholderKind",
+                "placeholderkinds",
+            )
+            .with_status_subresource(),
+        );
+        let client = PlaceholderKindClient::new(ResourceClient::namespaced(server.client(), "ns"));
+        let obj = |name: &str| PlaceholderKind {
+            types: kube::core::TypeMeta {
+                api_version: "placeholder.example.com/v1".into(),
+                kind: "PlaceholderKind".into(),
+            },
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec: serde_json::json!({"x": 1}),
+            status: None,
+        };
+        let mut events = client.watch(&WatchParams::default(), "0").await.unwrap();
+        let created = client
+            .create(&obj("a"), &PostParams::default())
+            .await
+            .unwrap();
+        assert!(matches!(
+            events.next().await,
+            Some(Ok(kube::api::WatchEvent::Added(_)))
+        ));
+        let mut next = client.get("a").await.unwrap();
+        next.spec = serde_json::json!({"x": 2});
+        client.update(&next, &PostParams::default()).await.unwrap();
+        let mut with_status = client.get("a").await.unwrap();
+        with_status.status = Some(serde_json::json!({"ok": true}));
+        assert_eq!(
+            client
+                .update_status(&with_status, &PostParams::default())
+                .await
+                .unwrap()
+                .status,
+            Some(serde_json::json!({"ok": true}))
+        );
+        let patched = client
+            .patch(
+                "a",
+                &Patch::Merge(serde_json::json!({"spec": {"x": 3}})),
+                &PatchParams::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(patched.spec["x"], 3);
+        client
+            .apply(&obj("b"), &ApplyOptions::new("t"))
+            .await
+            .unwrap();
+        let mut s = obj("b");
+        s.status = Some(serde_json::json!({"ok": 1}));
+        client
+            .apply_status(&s, &ApplyOptions::new("t"))
+            .await
+            .unwrap();
+        assert_eq!(
+            client
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .len(),
+            2
+        );
+        client.delete("a", &DeleteParams::default()).await.unwrap();
+        client
+            .delete_collection(&DeleteParams::default(), &ListParams::default())
+            .await
+            .unwrap();
+        assert!(
+            client
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+        );
+        assert_ne!(created.metadata.uid, None);
+    }
+
     #[test]
     fn cases() {
         assert_eq!(snake_case("GetScale"), "get_scale");

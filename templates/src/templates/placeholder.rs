@@ -5,7 +5,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PlaceholderKind {
+    #[serde(flatten)]
+    pub types: kube::core::TypeMeta,
     pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
 }
 
 impl kube::Resource for PlaceholderKind {
