@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Part 4: compile cost of an API crate, kube-codegen's generated code vs kube-derive.
+#
+#   bench/compile.sh            BENCH_RUNS (default 5) runs of each build
+#   bench/compile.sh --smoke    1 run each (BENCH_RUNS=1)
+#
+# Two crates are written into a temp dir by this script, each its own workspace:
+#   ours        the sample-api crate as committed (src/apis + src/generated: register,
+#               deep-copy, clientset + fake, listers, informers), path-depending on the
+#               workspace's runtime crate
+#   kubederive  the same Foo / TestResource types with #[derive(CustomResource, JsonSchema)]
+#               (kube "derive" feature + schemars), nothing else: kube-derive writes no
+#               clientset, listers or informers; Api<Foo> and kube::runtime are used instead
+# Both enable k8s-openapi/v1_37, dev profile (the workspace's debug settings), lib target.
+#
+# Builds measured (wall clock, one `cargo build` each):
+#   clean        the API crate alone, dependencies already built: `cargo clean -p <crate>`
+#                (only in the benchmark's own target dir) then `cargo build`
+#   incremental  one type file modified (a field's doc comment changed) then `cargo build`
+#   full         (BENCH_COMPILE_FULL=1 only) the whole dependency graph from an empty
+#                target dir; minutes per run on 2 cores
+# Target dir: $KUBE_CODEGEN_CACHE/bench-compile-target (never the shared workspace one).
+. "$(dirname "$0")/lib.sh"
+[[ ${1:-} == --smoke ]] && RUNS=1
+TGT=$CACHE_ROOT/bench-compile-target
+W=$(mktemp -d /tmp/kcg-bench-compile.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$RESULTS"
+rm -f "$RESULTS"/compile-*.txt
+
+# Pin the dependency versions the workspace resolved, so both crates build the same ones.
+LOCK=$REPO_ROOT/Cargo.lock
+
+# ---- ours -----------------------------------------------------------------------------
+mkdir -p "$W/ours"
+cp -r "$REPO_ROOT/sample-api/src" "$W/ours/"
+cat >"$W/ours/Cargo.toml" <<EOF
+[package]
+name = "bench-api-ours"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[lib]
+path = "src/lib.rs"
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+k8s-openapi = { version = "0.29.0", default-features = false, features = ["std", "v1_37"] }
+kube = { version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "runtime", "jsonpatch"] }
+kube-codegen-runtime = { path = "$REPO_ROOT/runtime" }
+
+[profile.dev]
+debug = "line-tables-only"
+[profile.dev.package."*"]
+debug = false
+
+[workspace]
+EOF
+cp "$LOCK" "$W/ours/Cargo.lock"
+
+# ---- kube-derive -------------------------------------------------------------------------
+mkdir -p "$W/kubederive/src"
+cat >"$W/kubederive/Cargo.toml" <<'EOF'
+[package]
+name = "bench-api-kubederive"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+schemars = "1.2.3"
+k8s-openapi = { version = "0.29.0", default-features = false, features = ["std", "v1_37"] }
+kube = { version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "runtime", "jsonpatch", "derive"] }
+
+[profile.dev]
+debug = "line-tables-only"
+[profile.dev.package."*"]
+debug = false
+
+[workspace]
+EOF
+cp "$LOCK" "$W/kubederive/Cargo.lock"
+cat >"$W/kubederive/src/lib.rs" <<'EOF'
+//! The sample API (Foo, TestResource) with kube-derive.
+pub mod foo;
+pub mod testresource;
+EOF
+cat >"$W/kubederive/src/foo.rs" <<'EOF'
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// FooSpec is the spec for a Foo resource.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "samplecontroller.k8s.io",
+    version = "v1alpha1",
+    kind = "Foo",
+    namespaced,
+    status = "FooStatus",
+    shortname = "fo",
+    category = "samples",
+    annotation("api-approved.kubernetes.io", "unapproved, experimental-only"),
+    printcolumn = r#"{"name":"Deployment","type":"string","jsonPath":".spec.deploymentName"}"#,
+    printcolumn = r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#,
+    printcolumn = r#"{"name":"Available","type":"integer","jsonPath":".status.availableReplicas"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct FooSpec {
+    /// The name of the Deployment the controller creates and owns for this Foo.
+    pub deployment_name: String,
+    /// How many replicas the Deployment runs.
+    #[schemars(range(min = 1, max = 10))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+}
+
+/// FooStatus is the status for a Foo resource.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FooStatus {
+    /// Ready replicas of the owned Deployment.
+    #[serde(default)]
+    pub available_replicas: i32,
+}
+EOF
+cat >"$W/kubederive/src/testresource.rs" <<'EOF'
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// TestResourceSpec specifies the 'spec' of TestResource CRD.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "insujang.github.io",
+    version = "v1beta1",
+    kind = "TestResource",
+    namespaced,
+    status = "String",
+    shortname = "ts",
+    printcolumn = r#"{"name":"command","type":"string","jsonPath":".spec.command"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct TestResourceSpec {
+    /// The command to run; only `echo` commands are accepted.
+    #[schemars(regex(pattern = r"^(echo).*"))]
+    pub command: String,
+    pub custom_property: String,
+}
+EOF
+
+# ---- measure ----------------------------------------------------------------------------
+build() { # dir -> seconds
+  local s e
+  s=$(date +%s.%N)
+  cargo build -q --lib --manifest-path "$1/Cargo.toml" --target-dir "$TGT" >"$W/build.log" 2>&1 ||
+    { cat "$W/build.log" >&2; return 1; }
+  e=$(date +%s.%N)
+  echo "$e - $s" | bc
+}
+
+declare -A FILE=([ours]=src/apis/samplecontroller/v1alpha1.rs [kubederive]=src/foo.rs)
+declare -A PKG=([ours]=bench-api-ours [kubederive]=bench-api-kubederive)
+for c in ours kubederive; do
+  blog "compile: $c (deps first, not timed)"
+  build "$W/$c" >/dev/null
+  for i in $(seq "$RUNS"); do
+    cargo clean -q -p "${PKG[$c]}" --manifest-path "$W/$c/Cargo.toml" --target-dir "$TGT"
+    build "$W/$c" >>"$RESULTS/compile-$c-clean.txt"
+  done
+  for i in $(seq "$RUNS"); do
+    # Modify the doc comment of one field in the Foo type file (changes the item, not just mtime).
+    sed -i "s|/// How many replicas the Deployment runs\..*|/// How many replicas the Deployment runs. (edit $i)|" "$W/$c/${FILE[$c]}"
+    build "$W/$c" >>"$RESULTS/compile-$c-incremental.txt"
+  done
+done
+
+if [[ ${BENCH_COMPILE_FULL:-0} == 1 ]]; then
+  for c in ours kubederive; do
+    for i in $(seq "$RUNS"); do
+      rm -rf "$W/full-target"
+      s=$(date +%s.%N)
+      cargo build -q --lib --manifest-path "$W/$c/Cargo.toml" --target-dir "$W/full-target"
+      e=$(date +%s.%N)
+      echo "$e - $s" | bc >>"$RESULTS/compile-$c-full.txt"
+    done
+  done
+  rm -rf "$W/full-target"
+fi
+
+# Lines each crate hands the compiler.
+{
+  echo "ours: $(cat $(find "$W/ours/src" -name '*.rs') | wc -l) lines of Rust (types + generated)"
+  echo "kubederive: $(cat $(find "$W/kubederive/src" -name '*.rs') | wc -l) lines of Rust (types; derive expands at compile time)"
+} >"$RESULTS/compile-sizes.txt"
+python3 "$BENCH_DIR/summarize.py" compile "$RESULTS" >"$RESULTS/compile.md"
+cat "$RESULTS/compile.md" "$RESULTS/compile-sizes.txt"

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Part 2: the controller at scale. Our sample-controller (release) vs the Go
+# k8s.io/sample-controller, each alone against the SAME real control plane
+# (hack/testenv.sh, separate bench instance: /tmp/kube-codegen-bench, port offset 200,
+# audit log on), same CRD (sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml).
+#
+#   bench/controller.sh                 N=1000 Foos, BENCH_RUNS runs of each configuration
+#   bench/controller.sh --smoke         N=10, 1 run, ours only unless the Go binary exists
+#   BENCH_CONTROLLER_CONFIGS="ours-5 go" bench/controller.sh   a subset
+#
+# Configurations:
+#   ours      defaults: --kube-api-qps 20 --kube-api-burst 30, 2 workers
+#   ours-5    --kube-api-qps 5 --kube-api-burst 10 (client-go's defaults)
+#   go        k8s.io/sample-controller as shipped: client-go defaults QPS 5 / burst 10 per
+#             clientset (it has two: kubernetes + the Foo clientset), 2 workers
+# Per run: fresh namespace; start the controller under /usr/bin/time -v; wait until its
+# caches are synced (ours: /readyz; Go: 3 s, it has no probe endpoint); t0; create N Foos
+# (replicas 1) with 4 parallel `kubectl create` of 250-object files; poll every 0.5 s until
+# every Foo has its owned Deployment AND a written status (status.availableReplicas present:
+# there is no kubelet, so it is 0; "status set" means the controller's UpdateStatus landed);
+# t1; stop the controller (SIGTERM); delete the namespace and wait for it to go.
+# Requests: counted in the apiserver audit log between controller start and stop, by
+# userAgent (ours also reports rest_client_requests_total from --metrics-addr).
+# CPU = user+sys of the whole process lifetime (startup + sync + convergence + idle poll).
+# Output: bench/results/controller.md and controller-runs.jsonl
+. "$(dirname "$0")/lib.sh"
+SMOKE=0
+[[ ${1:-} == --smoke ]] && SMOKE=1 RUNS=1
+N=${BENCH_FOOS:-1000}
+((SMOKE)) && N=10
+CONFIGS=${BENCH_CONTROLLER_CONFIGS:-ours ours-5 go}
+TIMEOUT=${BENCH_CONTROLLER_TIMEOUT:-1200}
+mkdir -p "$RESULTS"
+OUT=$RESULTS/controller-runs.jsonl
+[[ -n ${BENCH_CONTROLLER_APPEND:-} ]] || rm -f "$OUT"
+W=$(mktemp -d /tmp/kcg-bench-controller.XXXXXX)
+CTRL_PID=
+cleanup() {
+  [[ -n $CTRL_PID ]] && kill "$CTRL_PID" 2>/dev/null || true
+  rm -rf "$W"
+}
+trap cleanup EXIT
+
+blog "building sample-controller (release)"
+cargo build --release -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
+OURS=$CARGO_TARGET_DIR/release/sample-controller
+GOCTL=$ANCHOR_BIN/sample-controller
+if [[ ! -x $GOCTL ]] && ((!SMOKE)); then bash "$BENCH_DIR/install-anchors.sh" controller; fi
+[[ -x $GOCTL ]] || { CONFIGS=${CONFIGS//go/}; blog "Go sample-controller not installed: ours only"; }
+
+bench_cluster_up
+kubectl apply -f "$REPO_ROOT/sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml" >/dev/null
+kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
+
+python3 - "$W/foos" "$N" <<'EOF'
+import os, sys
+out, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(out)
+chunk = 250
+for c in range(0, n, chunk):
+    with open(f"{out}/{c:05d}.yaml", "w") as f:
+        for i in range(c, min(n, c + chunk)):
+            f.write(f"---\napiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata:\n"
+                    f"  name: foo-{i:05d}\nspec:\n  deploymentName: foo-{i:05d}-deploy\n  replicas: 1\n")
+EOF
+
+# "<deployments owned by a Foo> <foos with status written>"
+progress() {
+  local d s
+  d=$(kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' 2>/dev/null | grep -c '^Foo$' || true)
+  s=$(kubectl get foos -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null | grep -c . || true)
+  echo "$d $s"
+}
+
+audit_count() { # start-epoch end-epoch user-agent-regex -> count, and the UA table
+  python3 - "$BENCH_AUDIT_DIR/audit.log" "$@" <<'EOF'
+import json, re, sys, collections
+from datetime import datetime
+path, t0, t1, rx = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), re.compile(sys.argv[4])
+n, uas = 0, collections.Counter()
+for line in open(path, errors="replace"):
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if e.get("stage") != "ResponseComplete":
+        continue
+    ts = datetime.fromisoformat(e["requestReceivedTimestamp"].replace("Z", "+00:00")).timestamp()
+    if not (t0 <= ts <= t1):
+        continue
+    ua = e.get("userAgent", "")
+    uas[ua.split(" ")[0]] += 1
+    if rx.search(ua):
+        n += 1
+print(n)
+print(json.dumps(dict(uas.most_common(6))), file=sys.stderr)
+EOF
+}
+
+run_one() { # config run#
+  local cfg=$1 run=$2 ns="bench-ctl-$1-$2" port=$((18280 + RANDOM % 500)) args ua
+  kubectl create namespace "$ns" >/dev/null
+  case $cfg in
+    ours) args=("$OURS" --controllers foo --workers 2 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KUBECONFIG") ua='^kube-rs|^sample-controller-rs|^kube/' ;;
+    ours-5) args=("$OURS" --controllers foo --workers 2 --kube-api-qps 5 --kube-api-burst 10 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KUBECONFIG") ua='^kube-rs|^sample-controller-rs|^kube/' ;;
+    go) args=("$GOCTL" -kubeconfig "$KUBECONFIG") ua='^sample-controller/' ;;
+  esac
+  local t_start t0 t1 t_stop p d s
+  t_start=$(date +%s.%N)
+  /usr/bin/time -v -o "$W/time-$cfg-$run" "${args[@]}" >"$W/log-$cfg-$run" 2>&1 &
+  CTRL_PID=$!
+  if [[ $cfg == go ]]; then
+    sleep 3
+  else
+    for _ in $(seq 100); do curl -sf "127.0.0.1:$((port + 1))/readyz" >/dev/null && break; sleep 0.1; done
+  fi
+  t0=$(date +%s.%N)
+  ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
+  t_created=$(date +%s.%N)
+  while :; do
+    read -r d s < <(progress "$ns")
+    [[ $d -ge $N && $s -ge $N ]] && break
+    if (($(echo "$(date +%s.%N) - $t0 > $TIMEOUT" | bc))); then blog "$cfg run $run: timeout ($d deployments, $s statuses)"; break; fi
+    sleep 0.5
+  done
+  t1=$(date +%s.%N)
+  local metric_reqs=null
+  if [[ $cfg != go ]]; then
+    metric_reqs=$(curl -sf "127.0.0.1:$port/metrics" | awk '/^rest_client_requests_total/ {s += $NF} END {print s+0}')
+  fi
+  kill -TERM "$CTRL_PID"; wait "$CTRL_PID" || true
+  CTRL_PID=
+  t_stop=$(date +%s.%N)
+  sleep 2 # audit log flush
+  local audit_reqs ua_table
+  audit_reqs=$(audit_count "$t_start" "$t_stop" "$ua" 2>"$W/ua")
+  ua_table=$(cat "$W/ua")
+  local user sys rss
+  user=$(awk -F': ' '/User time/ {print $2}' "$W/time-$cfg-$run")
+  sys=$(awk -F': ' '/System time/ {print $2}' "$W/time-$cfg-$run")
+  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$W/time-$cfg-$run")
+  printf '{"config":"%s","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"create_secs":%.2f,"converge_secs":%.2f,"cpu_secs":%.2f,"max_rss_kib":%d,"audit_requests":%d,"metric_requests":%s,"user_agents":%s}\n' \
+    "$cfg" "$run" "$N" "$d" "$s" "$(echo "$t_created - $t0" | bc)" "$(echo "$t1 - $t0" | bc)" \
+    "$(echo "$user + $sys" | bc)" "$rss" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
+  kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
+}
+
+for run in $(seq "$RUNS"); do
+  for cfg in $CONFIGS; do
+    blog "controller: $cfg run $run (N=$N)"
+    run_one "$cfg" "$run"
+  done
+done
+
+python3 - "$OUT" >"$RESULTS/controller.md" <<'EOF'
+import json, statistics, sys, collections
+g = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    if l.strip():
+        r = json.loads(l); g[r["config"]].append(r)
+names = {"ours": "ours, QPS 20 / burst 30 (default)", "ours-5": "ours, QPS 5 / burst 10", "go": "Go sample-controller, QPS 5 / burst 10 per clientset"}
+med = lambda rs, k: statistics.median(r[k] for r in rs)
+print("| controller | Foos | converged (s, median) | CPU user+sys (s) | peak RSS (MiB) | requests (audit log) | requests (own metric) | runs |")
+print("|---|---|---|---|---|---|---|---|")
+for c in ("ours", "ours-5", "go"):
+    rs = g.get(c)
+    if not rs: continue
+    m = [r["metric_requests"] for r in rs if r["metric_requests"] is not None]
+    ok = all(r["deployments"] >= r["foos"] and r["statuses"] >= r["foos"] for r in rs)
+    print(f"| {names[c]} | {rs[0]['foos']} | {med(rs,'converge_secs'):.1f}{'' if ok else ' (TIMEOUT)'} | {med(rs,'cpu_secs'):.2f} | "
+          f"{med(rs,'max_rss_kib')/1024:.1f} | {med(rs,'audit_requests'):.0f} | {statistics.median(m) if m else '-'} | {len(rs)} |")
+EOF
+cat "$RESULTS/controller.md"

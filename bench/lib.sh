@@ -1,0 +1,61 @@
+# Shared settings for the bench/ scripts. Source it: `. "$(dirname "$0")/lib.sh"`.
+set -euo pipefail
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$BENCH_DIR/.." && pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/kube-codegen/target}
+CACHE_ROOT=${KUBE_CODEGEN_CACHE:-$HOME/.cache/kube-codegen}
+# Go reference tools, installed by module path, outside the repo.
+ANCHORS=${KUBE_CODEGEN_GO_ANCHORS:-$CACHE_ROOT/go-anchors}
+ANCHOR_BIN=$ANCHORS/bin
+# Pinned anchor versions. code-generator follows the k8s minor we target (1.37);
+# k8s.io/sample-controller v0.37.2 is not served by the module proxy (403), v0.37.0 is.
+CODE_GENERATOR_VERSION=${CODE_GENERATOR_VERSION:-v0.37.2}
+CONTROLLER_TOOLS_VERSION=${CONTROLLER_TOOLS_VERSION:-v0.23.0}
+SAMPLE_CONTROLLER_VERSION=${SAMPLE_CONTROLLER_VERSION:-v0.37.0}
+RESULTS=${BENCH_RESULTS:-$BENCH_DIR/results}
+# Number of runs for medians (>= 5 for published figures; smoke uses 1).
+RUNS=${BENCH_RUNS:-5}
+
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+blog() { echo "bench: $*" >&2; }
+
+have_go() { [[ -x $GO ]] || command -v "$GO" >/dev/null 2>&1; }
+
+# The code-generator module's directory in the module cache (kube_codegen.sh lives there).
+code_generator_dir() {
+  "$GO" mod download -json "k8s.io/code-generator@$CODE_GENERATOR_VERSION" |
+    sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'
+}
+
+anchors_installed() {
+  [[ -x $ANCHOR_BIN/controller-gen && -x $ANCHOR_BIN/deepcopy-gen && -x $ANCHOR_BIN/client-gen \
+    && -x $ANCHOR_BIN/lister-gen && -x $ANCHOR_BIN/informer-gen && -x $ANCHOR_BIN/register-gen ]]
+}
+
+# median of numbers on stdin (one per line)
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"} else if (NR%2) {print a[(NR+1)/2]} else {print (a[NR/2]+a[NR/2+1])/2}}'; }
+
+# ---- the benchmark's own control plane (hack/testenv.sh, a separate instance) ----------
+export KUBE_CODEGEN_TESTENV_DIR=${KUBE_CODEGEN_TESTENV_DIR:-/tmp/kube-codegen-bench}
+export KUBE_CODEGEN_TESTENV_PORT_OFFSET=${KUBE_CODEGEN_TESTENV_PORT_OFFSET:-200}
+# Starts it if needed; sets KUBECONFIG and puts the pinned kubectl first on PATH.
+# The apiserver writes an audit log (Metadata level: verb, resource, userAgent per request)
+# so requests can be counted per client, for the Go controller too.
+BENCH_AUDIT_DIR=${BENCH_AUDIT_DIR:-/tmp/kube-codegen-bench-audit}
+bench_cluster_up() {
+  local kc
+  mkdir -p "$BENCH_AUDIT_DIR"
+  cat >"$BENCH_AUDIT_DIR/policy.yaml" <<'P'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Metadata
+P
+  export KUBE_CODEGEN_APISERVER_EXTRA_ARGS="--audit-policy-file=$BENCH_AUDIT_DIR/policy.yaml --audit-log-path=$BENCH_AUDIT_DIR/audit.log --audit-log-maxsize=2000 --audit-log-maxbackup=1"
+  kc=$("$REPO_ROOT/hack/testenv.sh" up | tail -n1)
+  export KUBECONFIG=$kc
+  eval "$("$REPO_ROOT/hack/testenv.sh" env)"
+  blog "control plane: $KUBECONFIG ($(kubectl version -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])'))"
+}
+bench_cluster_down() { "$REPO_ROOT/hack/testenv.sh" down; }
