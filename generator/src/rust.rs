@@ -79,11 +79,11 @@ pub fn render(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
     };
     match &options.single_file {
         Some(file) => {
-            let modules = artifacts.iter().map(|(name, doc, tokens)| {
+            // Each artifact's tokens start with its inner `//!` docs, so no outer doc here.
+            let modules = artifacts.iter().map(|(name, _doc, tokens)| {
                 let ident = quote::format_ident!("{}", name);
                 quote::quote! {
-                    #[doc = #doc]
-                    pub mod #ident { #tokens }
+                                        pub mod #ident { #tokens }
                 }
             });
             vec![(file.clone(), format(file, quote::quote! { #(#modules)* }))]
