@@ -501,7 +501,7 @@ impl SharedInformerFactory {
         &self,
         resource: String,
         namespace: Option<String>,
-        make: impl FnOnce(watcher::Config, String) -> Api<K>,
+        make: impl FnOnce() -> Api<K>,
     ) -> Informer<K>
     where
         K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -527,7 +527,7 @@ impl SharedInformerFactory {
             Some(ns) => format!("{resource}/{ns}"),
             None => resource,
         };
-        let api = make(config.clone(), name.clone());
+        let api = make();
         let informer = Informer::new(
             name,
             api,
@@ -558,7 +558,7 @@ impl SharedInformerFactory {
         let resource = format!("{}.{}", K::plural(&()), K::group(&()));
         let ns = self.inner.namespace.clone();
         let client = self.inner.client.clone();
-        self.get_or_create(resource, ns.clone(), move |_, _| match &ns {
+        self.get_or_create(resource, ns.clone(), move || match &ns {
             Some(ns) => Api::namespaced(client, ns),
             None => Api::all(client),
         })
@@ -595,53 +595,10 @@ impl SharedInformerFactory {
         };
         let client = self.inner.client.clone();
         let ar = resource.clone();
-        let informer: Informer<DynamicObject> =
-            self.get_or_create_dynamic(name, ns.clone(), move || match &ns {
-                Some(ns) => Api::namespaced_with(client, ns, &ar),
-                None => Api::all_with(client, &ar),
-            });
-        informer
-    }
-
-    fn get_or_create_dynamic(
-        &self,
-        resource: String,
-        namespace: Option<String>,
-        make: impl FnOnce() -> Api<DynamicObject>,
-    ) -> Informer<DynamicObject> {
-        let config = self.config();
-        let key = InformerKey {
-            resource: resource.clone(),
-            namespace: namespace.clone(),
-            labels: config.label_selector.clone(),
-            fields: config.field_selector.clone(),
-        };
-        let mut informers = self.inner.informers.lock();
-        if let Some((_, existing)) = informers.get(&key)
-            && let Some(i) = existing.as_any().downcast_ref::<Informer<DynamicObject>>()
-        {
-            return i.clone();
-        }
-        let name = match &namespace {
-            Some(ns) => format!("{resource}/{ns}"),
-            None => resource,
-        };
-        let informer = Informer::new(
-            name,
-            make(),
-            config,
-            self.inner.transform.clone(),
-            self.inner.default_resync,
-            self.inner.stop_tx.subscribe(),
-        );
-        informers.insert(
-            key,
-            (TypeId::of::<DynamicObject>(), Arc::new(informer.clone())),
-        );
-        if self.inner.started.load(Ordering::SeqCst) {
-            informer.run();
-        }
-        informer
+        self.get_or_create(name, ns.clone(), move || match &ns {
+            Some(ns) => Api::namespaced_with(client, ns, &ar),
+            None => Api::all_with(client, &ar),
+        })
     }
 
     /// Start every informer asked for so far (idempotent); later ones start on creation.
