@@ -577,7 +577,7 @@ impl SharedInformerFactory {
     {
         let resource = format!("{}.{}", K::plural(&()), K::group(&()));
         let client = self.inner.client.clone();
-        self.get_or_create(resource, None, move |_, _| Api::all(client))
+        self.get_or_create(resource, None, move || Api::all(client))
     }
 
     /// Generic access by `ApiResource` (client-go's `ForResource`); `namespaced` is the
