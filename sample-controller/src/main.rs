@@ -212,8 +212,11 @@ async fn run_controllers(
 }
 
 fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
-    let mut out = running.foo_queue.render_prometheus();
-    out += &running.tr_queue.render_prometheus();
+    // One exposition for both queues: each metric family's HELP/TYPE appears once.
+    let mut out = kube_codegen_runtime::workqueue::render_prometheus(&[
+        running.foo_queue.metrics(),
+        running.tr_queue.metrics(),
+    ]);
     out += &running.foo_metrics.render_prometheus("foo");
     out += &requests.render_prometheus();
     out
