@@ -762,6 +762,33 @@ fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(
         .with_hint("move the marker to a field of the right type"))
 }
 
+/// Compile a CEL expression of an XValidation marker (`rule` or `messageExpression`) as
+/// the apiserver would, so a syntax error is reported here, at the marker, instead of when
+/// the CRD is applied. Only the syntax is checked: types and field names are the apiserver's.
+fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
+    let Err(errors) = cel::Program::compile(expr) else {
+        return Ok(());
+    };
+    let first = errors.errors.first();
+    let (msg, col) = match first {
+        Some(e) => (
+            e.msg.trim_start_matches("Syntax error: ").to_owned(),
+            e.pos.1.max(1) as usize,
+        ),
+        None => (errors.to_string(), 1),
+    };
+    // The expression with a caret under the first error (CEL columns count characters).
+    let line = expr.lines().next().unwrap_or_default();
+    let caret = format!("{}^", " ".repeat(col.saturating_sub(1)));
+    Err(m
+        .error(format!(
+            "invalid CEL in XValidation `{arg}`: {msg} (column {col})"
+        ))
+        .with_hint(format!(
+            "the expression does not compile:\n           {line}\n           {caret}"
+        )))
+}
+
 /// Apply the validation and schema-shaping markers of a type or field.
 pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
     // Type and Schemaless reshape the node, so they go first.
@@ -887,6 +914,10 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 let rule = m.arg("rule").unwrap_or_default().trim().to_owned();
                 if rule.is_empty() {
                     return Err(m.error("XValidation rule is empty"));
+                }
+                check_cel(m, "rule", &rule)?;
+                if let Some(expr) = m.arg("messageExpression") {
+                    check_cel(m, "messageExpression", expr)?;
                 }
                 let reason = m.arg("reason").map(str::to_owned);
                 const REASONS: &[&str] = &[

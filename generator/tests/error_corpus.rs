@@ -245,6 +245,7 @@ error_cases! {
     invalid_pattern,
     xvalidation_bad_reason,
     xvalidation_missing_rule,
+    xvalidation_invalid_cel,
     bad_list_type,
     list_map_key_without_list_type,
     list_map_key_optional,

@@ -245,6 +245,14 @@ impl Controller {
         let Some(key) = self.queue.get().await else {
             return false;
         };
+        // Shutting down: finish what is in flight, start nothing new. The queue still hands
+        // out what was queued before the shutdown (client-go semantics), and draining all of
+        // it could outlast the leader's grace period and get in-flight work cut off. Nothing
+        // is lost: whoever runs next lists every Foo again.
+        if self.queue.is_shutting_down() {
+            self.queue.done(&key);
+            return false;
+        }
         let start = Instant::now();
         let result = self.sync_handler(&key).await;
         let m = &self.metrics;

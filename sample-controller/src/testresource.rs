@@ -81,6 +81,11 @@ impl Controller {
 
     pub async fn run_worker(self: Arc<Self>) {
         while let Some(key) = self.queue.get().await {
+            // Shutting down: start nothing new (see foo::Controller::process_next_work_item).
+            if self.queue.is_shutting_down() {
+                self.queue.done(&key);
+                return;
+            }
             match self.sync(&key).await {
                 Ok(()) => self.queue.forget(&key),
                 Err(e) => {

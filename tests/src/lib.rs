@@ -16,6 +16,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Config};
 use serde_json::json;
 
+pub mod faults;
+
 /// Field manager for everything the tests apply.
 pub const MANAGER: &str = "kube-codegen-e2e";
 
