@@ -51,7 +51,7 @@ def codegen(d):
 
 def compile_(d):
     rows = {}
-    for p in sorted(glob.glob(os.path.join(d, "compile-*.txt"))):
+    for p in sorted(glob.glob(os.path.join(d, "compile-*-*.txt"))):
         name = os.path.basename(p)[len("compile-"):-4]
         with open(p) as f:
             vals = [float(x) for x in f.read().split()]
