@@ -47,6 +47,32 @@ pub fn is_generated(contents: &[u8]) -> bool {
     String::from_utf8_lossy(first).contains(GENERATED_MARK)
 }
 
+/// The temporary sibling `write_all` writes `name` to before renaming it into place.
+fn temp_name(name: &str, pid: u32) -> String {
+    format!(".{name}.kube-codegen-{pid}.tmp")
+}
+
+/// Whether `path` is a temporary file of `write_all` (`.<name>.kube-codegen-<pid>.tmp`)
+/// left by a run that was killed, or failed, before renaming it, and is not being written
+/// by a run still going on. Such a file may be empty or cut short, so it cannot be told by
+/// its header.
+fn is_stray_temp(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some(pid) = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .and_then(|n| n.rsplit_once(".kube-codegen-"))
+        .filter(|(target, _)| !target.is_empty())
+        .and_then(|(_, pid)| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    // A run in progress (another process, or this one) owns its temp files.
+    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// Generated files found in `dirs` (recursively) that are not in `keep`.
 fn stale_generated(dirs: &[PathBuf], keep: &BTreeSet<&Path>) -> Result<Vec<PathBuf>, OutputError> {
     let mut out = vec![];
@@ -56,6 +82,9 @@ fn stale_generated(dirs: &[PathBuf], keep: &BTreeSet<&Path>) -> Result<Vec<PathB
             let path = entry.map_err(io("reading directory", &dir))?.path();
             if path.is_dir() {
                 stack.push(path);
+            } else if is_stray_temp(&path) {
+                // Removed by `write_all` like a stale file; `check` reports it as extra.
+                out.push(path);
             } else if !keep.contains(path.as_path())
                 && std::fs::read(&path)
                     .map(|b| is_generated(&b))
@@ -178,7 +207,7 @@ pub fn write_all(
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let tmp = dir.join(format!(".{name}.kube-codegen-{}.tmp", std::process::id()));
+            let tmp = dir.join(temp_name(&name, std::process::id()));
             std::fs::write(&tmp, &f.contents).map_err(io("writing", &tmp))?;
             staged.push((tmp, f.path.clone()));
         }
