@@ -70,6 +70,8 @@ done
 
 # ---- informer memory + listers -------------------------------------------------------
 bench_cluster_up
+have=$(kubectl get configmaps -n "$NS" -l app=bench --no-headers 2>/dev/null | wc -l)
+if [[ $have != "$N" ]]; then
 kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
 kubectl create namespace "$NS" >/dev/null
 blog "creating $N ConfigMaps in $NS"
@@ -95,7 +97,8 @@ data:
 """)
 EOF
 ls "$W"/cms/*.yaml | xargs -P 4 -n 1 kubectl create -n "$NS" -f >/dev/null
-kubectl get configmaps -n "$NS" -l app=bench --no-headers | wc -l | xargs -I{} blog "{} ConfigMaps present"
+fi
+blog "$(kubectl get configmaps -n "$NS" -l app=bench --no-headers | wc -l) ConfigMaps present"
 
 for i in $(seq "$RUNS"); do
   for t in none drop-managed-fields; do
@@ -103,7 +106,7 @@ for i in $(seq "$RUNS"); do
     [[ -n $GO_PROBE ]] && "$GO_PROBE" informer "$NS" "$N" "$t" >>"$RESULTS/cache-informer.jsonl"
   done
 done
-kubectl delete namespace "$NS" --wait=false >/dev/null
+# The namespace is kept for the next run (same N); delete it by hand when done.
 
 python3 - "$RESULTS" >"$RESULTS/cache.md" <<'EOF'
 import json, statistics, sys, collections
