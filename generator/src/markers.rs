@@ -578,6 +578,10 @@ pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Mark
         Args::Value | Args::OptionalBool => {
             if let Some(v) = rest.strip_prefix('=') {
                 marker.value = Some(v.to_owned());
+                // Checked here, so no reader can take a bad value for false.
+                if spec.args == Args::OptionalBool {
+                    marker.bool_value()?;
+                }
             } else if rest.starts_with(':') {
                 return Err(err(format!(
                     "`+{}` takes a value: `+{}=...`",
