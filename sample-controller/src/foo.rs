@@ -358,6 +358,9 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
         metadata: ObjectMeta {
             name: Some(foo.spec.deployment_name.clone()),
             namespace: foo.metadata.namespace.clone(),
+            // Go puts these on the selector and pod template only; on the Deployment too,
+            // `kubectl get deploy -l controller=<foo>` finds a Foo's Deployment.
+            labels: Some(labels.clone()),
             owner_references: Some(vec![OwnerReference {
                 api_version: Foo::API_VERSION.into(),
                 kind: Foo::KIND.into(),

@@ -136,7 +136,10 @@ async fn creates_deployment() {
         .unwrap();
     assert_eq!(pod_labels["app"], "nginx");
     assert_eq!(pod_labels["controller"], "test");
-    assert!(labels.is_empty() || labels["app"] == "nginx");
+    assert_eq!(
+        (labels["app"].as_str(), labels["controller"].as_str()),
+        ("nginx", "test")
+    );
     let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
     assert_eq!(
         (owner.kind.as_str(), owner.name.as_str(), owner.controller),
