@@ -52,6 +52,30 @@ bench_cluster_up
 kubectl apply -f "$REPO_ROOT/sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
 
+# Each controller runs as its own ServiceAccount (cluster-admin), so the audit log can
+# count its requests by user name (ours sends no User-Agent header, so that can't be used).
+kubeconfig_for() { # sa -> path of a kubeconfig with a token for it
+  kubectl get serviceaccount "$1" -n default >/dev/null 2>&1 || kubectl create serviceaccount "$1" -n default >/dev/null
+  kubectl get clusterrolebinding "$1" >/dev/null 2>&1 ||
+    kubectl create clusterrolebinding "$1" --clusterrole cluster-admin --serviceaccount "default:$1" >/dev/null
+  local server ca token
+  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  ca=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+  [[ -n $ca ]] || ca=$(base64 -w0 <"$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')")
+  token=$(kubectl create token "$1" -n default --duration 12h)
+  cat >"$W/kubeconfig-$1" <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: bench, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: $1, user: {token: "$token"}}]
+contexts: [{name: bench, context: {cluster: bench, user: $1}}]
+current-context: bench
+K
+  echo "$W/kubeconfig-$1"
+}
+KC_OURS=$(kubeconfig_for bench-ours)
+KC_GO=$(kubeconfig_for bench-go)
+
 python3 - "$W/foos" "$N" <<'EOF'
 import os, sys
 out, n = sys.argv[1], int(sys.argv[2])
@@ -72,11 +96,11 @@ progress() {
   echo "$d $s"
 }
 
-audit_count() { # start-epoch end-epoch user-agent-regex -> count, and the UA table
+audit_count() { # start-epoch end-epoch user-name -> count, and the user-agent table
   python3 - "$BENCH_AUDIT_DIR/audit.log" "$@" <<'EOF'
 import json, re, sys, collections
 from datetime import datetime
-path, t0, t1, rx = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), re.compile(sys.argv[4])
+path, t0, t1, user = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 n, uas = 0, collections.Counter()
 for line in open(path, errors="replace"):
     try:
@@ -88,22 +112,22 @@ for line in open(path, errors="replace"):
     ts = datetime.fromisoformat(e["requestReceivedTimestamp"].replace("Z", "+00:00")).timestamp()
     if not (t0 <= ts <= t1):
         continue
-    ua = e.get("userAgent", "")
-    uas[ua.split(" ")[0]] += 1
-    if rx.search(ua):
-        n += 1
+    if e.get("user", {}).get("username") != user:
+        continue
+    n += 1
+    uas[e.get("userAgent", "").split(" ")[0] or "(none)"] += 1
 print(n)
 print(json.dumps(dict(uas.most_common(6))), file=sys.stderr)
 EOF
 }
 
 run_one() { # config run#
-  local cfg=$1 run=$2 ns="bench-ctl-$1-$2" port=$((18280 + RANDOM % 500)) args ua
+  local cfg=$1 run=$2 ns="bench-ctl-$1-$2" port=$((18280 + RANDOM % 500)) args user
   kubectl create namespace "$ns" >/dev/null
   case $cfg in
-    ours) args=("$OURS" --controllers foo --workers 2 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KUBECONFIG") ua='^kube-rs|^sample-controller-rs|^kube/' ;;
-    ours-5) args=("$OURS" --controllers foo --workers 2 --kube-api-qps 5 --kube-api-burst 10 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KUBECONFIG") ua='^kube-rs|^sample-controller-rs|^kube/' ;;
-    go) args=("$GOCTL" -kubeconfig "$KUBECONFIG") ua='^sample-controller/' ;;
+    ours) args=("$OURS" --controllers foo --workers 2 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KC_OURS") user=system:serviceaccount:default:bench-ours ;;
+    ours-5) args=("$OURS" --controllers foo --workers 2 --kube-api-qps 5 --kube-api-burst 10 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KC_OURS") user=system:serviceaccount:default:bench-ours ;;
+    go) args=("$GOCTL" -kubeconfig "$KC_GO") user=system:serviceaccount:default:bench-go ;;
   esac
   local t_start t0 t1 t_stop p d s
   t_start=$(date +%s.%N)
@@ -118,6 +142,7 @@ run_one() { # config run#
   ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
   t_created=$(date +%s.%N)
   while :; do
+    kill -0 "$CTRL_PID" 2>/dev/null || { tail -20 "$W/log-$cfg-$run" >&2; blog "$cfg run $run: controller exited"; exit 1; }
     read -r d s < <(progress "$ns")
     [[ $d -ge $N && $s -ge $N ]] && break
     if (($(echo "$(date +%s.%N) - $t0 > $TIMEOUT" | bc))); then blog "$cfg run $run: timeout ($d deployments, $s statuses)"; break; fi
@@ -128,20 +153,21 @@ run_one() { # config run#
   if [[ $cfg != go ]]; then
     metric_reqs=$(curl -sf "127.0.0.1:$port/metrics" | awk '/^rest_client_requests_total/ {s += $NF} END {print s+0}')
   fi
-  kill -TERM "$CTRL_PID"; wait "$CTRL_PID" || true
+  # Signal the controller, not /usr/bin/time (which must live to write its report).
+  kill -TERM "$(pgrep -P "$CTRL_PID")"; wait "$CTRL_PID" || true
   CTRL_PID=
   t_stop=$(date +%s.%N)
   sleep 2 # audit log flush
   local audit_reqs ua_table
-  audit_reqs=$(audit_count "$t_start" "$t_stop" "$ua" 2>"$W/ua")
+  audit_reqs=$(audit_count "$t_start" "$t_stop" "$user" 2>"$W/ua")
   ua_table=$(cat "$W/ua")
-  local user sys rss
-  user=$(awk -F': ' '/User time/ {print $2}' "$W/time-$cfg-$run")
-  sys=$(awk -F': ' '/System time/ {print $2}' "$W/time-$cfg-$run")
+  local utime stime rss
+  utime=$(awk -F': ' '/User time/ {print $2}' "$W/time-$cfg-$run")
+  stime=$(awk -F': ' '/System time/ {print $2}' "$W/time-$cfg-$run")
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$W/time-$cfg-$run")
   printf '{"config":"%s","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"create_secs":%.2f,"converge_secs":%.2f,"cpu_secs":%.2f,"max_rss_kib":%d,"audit_requests":%d,"metric_requests":%s,"user_agents":%s}\n' \
     "$cfg" "$run" "$N" "$d" "$s" "$(echo "$t_created - $t0" | bc)" "$(echo "$t1 - $t0" | bc)" \
-    "$(echo "$user + $sys" | bc)" "$rss" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
+    "$(echo "$utime + $stime" | bc)" "$rss" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
 }
 
