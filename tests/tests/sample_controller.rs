@@ -38,9 +38,20 @@ fn free_port() -> u16 {
 
 /// A kubeconfig for the controller's ServiceAccount: same server and CA, SA token.
 fn service_account_kubeconfig(tag: u16) -> (PathBuf, String) {
+    // Tests run in parallel: two concurrent client-side applies of the same objects can
+    // conflict, so one test at a time sets up the ServiceAccount.
+    static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     let config = repo_root().join("sample-controller/config");
     for f in ["namespace.yaml", "rbac.yaml"] {
-        kubectl_ok(&["apply", "-f", config.join(f).to_str().unwrap()]);
+        kubectl_ok(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=e2e",
+            "-f",
+            config.join(f).to_str().unwrap(),
+        ]);
     }
     let token = kubectl_ok(&[
         "create",
