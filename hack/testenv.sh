@@ -551,7 +551,28 @@ cmd_status() {
   return $ok
 }
 
-cmd_kill_apiserver() { stop apiserver KILL 10; }
+cmd_kill_apiserver() {
+  stop apiserver KILL 10
+  # The port must really be free before anyone starts the next apiserver: a restart
+  # right after the kill otherwise races the old process's exit ("address already in use").
+  local i pid
+  for ((i = 0; i < 100; i++)); do
+    port_busy "$APISERVER_PORT" || return 0
+    sleep 0.1
+  done
+  # Still held: a kube-apiserver our pid file lost track of. Only ever kill that.
+  for pid in $(ss -ltnpH "sport = :$APISERVER_PORT" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+    if [[ $(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -n 1) == */kube-apiserver ]]; then
+      log "killing stray kube-apiserver (pid $pid) holding port $APISERVER_PORT"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  for ((i = 0; i < 100; i++)); do
+    port_busy "$APISERVER_PORT" || return 0
+    sleep 0.1
+  done
+  die "port $APISERVER_PORT is still in use after killing kube-apiserver"
+}
 
 cmd_start_apiserver() {
   select_binaries
