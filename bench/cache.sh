@@ -26,11 +26,11 @@ rm -f "$RESULTS"/cache-*.jsonl
 W=$(mktemp -d /tmp/kcg-bench-cache.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
-blog "building the Rust probes (release)"
-cargo build --release -q -p kube-codegen-runtime --example informer_memory --example workqueue_throughput \
+blog "building the Rust probes ($BENCH_PROFILE)"
+cargo build --profile "$BENCH_PROFILE" -q -p kube-codegen-runtime --example informer_memory --example workqueue_throughput \
   --manifest-path "$REPO_ROOT/Cargo.toml"
-RUST_INF=$CARGO_TARGET_DIR/release/examples/informer_memory
-RUST_WQ=$CARGO_TARGET_DIR/release/examples/workqueue_throughput
+RUST_INF=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/informer_memory
+RUST_WQ=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/workqueue_throughput
 
 GO_PROBE=
 if have_go; then

@@ -29,9 +29,9 @@ GROUPS_N=${BENCH_GROUPS:-20} KINDS_N=${BENCH_KINDS:-5}
 command -v hyperfine >/dev/null || { blog "hyperfine missing: apt-get install -y hyperfine"; exit 1; }
 mkdir -p "$RESULTS"
 
-blog "building kube-codegen (release)"
-cargo build --release -q -p kube-codegen --manifest-path "$REPO_ROOT/Cargo.toml"
-KCG=$CARGO_TARGET_DIR/release/kube-codegen
+blog "building kube-codegen ($BENCH_PROFILE)"
+cargo build --profile "$BENCH_PROFILE" -q -p kube-codegen --manifest-path "$REPO_ROOT/Cargo.toml"
+KCG=$CARGO_TARGET_DIR/$PROFILE_DIR/kube-codegen
 
 W=$(mktemp -d /tmp/kcg-bench-codegen.XXXXXX)
 trap 'rm -rf "$W"' EXIT

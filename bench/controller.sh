@@ -41,9 +41,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-blog "building sample-controller (release)"
-cargo build --release -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
-OURS=$CARGO_TARGET_DIR/release/sample-controller
+blog "building sample-controller ($BENCH_PROFILE)"
+cargo build --profile "$BENCH_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
+OURS=$CARGO_TARGET_DIR/$PROFILE_DIR/sample-controller
 GOCTL=$ANCHOR_BIN/sample-controller
 if [[ ! -x $GOCTL ]] && ((!SMOKE)); then bash "$BENCH_DIR/install-anchors.sh" controller; fi
 [[ -x $GOCTL ]] || { CONFIGS=${CONFIGS//go/}; blog "Go sample-controller not installed: ours only"; }

@@ -13,6 +13,10 @@ CODE_GENERATOR_VERSION=${CODE_GENERATOR_VERSION:-v0.37.2}
 CONTROLLER_TOOLS_VERSION=${CONTROLLER_TOOLS_VERSION:-v0.23.0}
 SAMPLE_CONTROLLER_VERSION=${SAMPLE_CONTROLLER_VERSION:-v0.37.0}
 RESULTS=${BENCH_RESULTS:-$BENCH_DIR/results}
+# Cargo profile of our measured binaries: release for figures; smoke.sh uses dev, which
+# the test suite has already built, so CI does not pay for a second (release) build.
+BENCH_PROFILE=${BENCH_PROFILE:-release}
+PROFILE_DIR=$([[ $BENCH_PROFILE == dev ]] && echo debug || echo "$BENCH_PROFILE")
 # Number of runs for medians (>= 5 for published figures; smoke uses 1).
 RUNS=${BENCH_RUNS:-5}
 

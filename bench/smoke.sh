@@ -7,7 +7,7 @@
 # and stops it at the end. Results go to a temp dir, not bench/results/.
 set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
-export BENCH_RUNS=1
+export BENCH_RUNS=1 BENCH_PROFILE=${BENCH_PROFILE:-dev}
 export BENCH_RESULTS=${BENCH_RESULTS:-$(mktemp -d /tmp/kcg-bench-smoke.XXXXXX)}
 export KUBE_CODEGEN_TESTENV_DIR=/tmp/kube-codegen-bench-smoke
 export KUBE_CODEGEN_TESTENV_PORT_OFFSET=300

@@ -41,7 +41,10 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         // SAFETY: as for realloc's own contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -95,7 +98,11 @@ async fn main() -> anyhow_free::Result {
         .map_err(|e| format!("not synced: {:?}", e.0))?;
     while informer.store().list().len() < expected {
         if started.elapsed() > Duration::from_secs(300) {
-            return Err(format!("cache holds {} of {expected}", informer.store().list().len()).into());
+            return Err(format!(
+                "cache holds {} of {expected}",
+                informer.store().list().len()
+            )
+            .into());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
