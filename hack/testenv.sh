@@ -305,7 +305,16 @@ stop() {
 spawn() {
   local name=$1; shift
   setsid "$@" </dev/null >>"$DIR/$name.log" 2>&1 9>&- &
-  echo $! > "$(pidfile "$name")"
+  local pid=$! i
+  echo "$pid" > "$(pidfile "$name")"
+  # `$!` is the forked shell until it has exec'd setsid and setsid has exec'd the daemon;
+  # `running` checks the program name, so wait for the exec (a loaded machine can take a
+  # while) rather than report a daemon that is still starting as exited.
+  for ((i = 0; i < 100; i++)); do
+    running "$name" && return 0
+    [[ -d /proc/$pid ]] || return 0
+    sleep 0.05
+  done
 }
 
 port_busy() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
