@@ -6,7 +6,7 @@
 
 use std::fmt::Debug;
 
-use futures::{Stream, StreamExt, TryStreamExt};
+use futures::{StreamExt, TryStreamExt};
 use kube::api::{
     Api, DeleteParams, ListParams, ObjectList, Patch, PatchParams, PostParams, WatchEvent,
     WatchParams,
@@ -191,11 +191,8 @@ where
         subresource: &str,
         name: &str,
     ) -> Result<R> {
-        let url = format!("{}/{name}/{subresource}", self.api.resource_url());
-        let req = http::Request::get(url)
-            .body(vec![])
-            .map_err(kube::Error::HttpError)?;
-        Ok(self.api.clone().into_client().request::<R>(req).await?)
+        self.send_subresource::<(), R>(http::Method::GET, subresource, name, None, "")
+            .await
     }
 
     /// PUT a subresource (`verb=update`).
@@ -209,7 +206,7 @@ where
             http::Method::PUT,
             subresource,
             name,
-            body,
+            Some(body),
             "application/json",
         )
         .await
@@ -226,7 +223,7 @@ where
             http::Method::POST,
             subresource,
             name,
-            body,
+            Some(body),
             "application/json",
         )
         .await
@@ -243,41 +240,31 @@ where
             http::Method::PATCH,
             subresource,
             name,
-            body,
+            Some(body),
             "application/merge-patch+json",
         )
         .await
     }
 
+    /// The one request path of the subresource verbs; `body` is None for GET.
     async fn send_subresource<I: Serialize, R: DeserializeOwned>(
         &self,
         method: http::Method,
         subresource: &str,
         name: &str,
-        body: &I,
+        body: Option<&I>,
         content_type: &str,
     ) -> Result<R> {
         let url = format!("{}/{name}/{subresource}", self.api.resource_url());
-        let bytes = serde_json::to_vec(body).map_err(kube::Error::SerdeError)?;
-        let req = http::Request::builder()
-            .method(method)
-            .uri(url)
-            .header(http::header::CONTENT_TYPE, content_type)
-            .body(bytes)
-            .map_err(kube::Error::HttpError)?;
+        let mut req = http::Request::builder().method(method).uri(url);
+        let bytes = match body {
+            Some(b) => {
+                req = req.header(http::header::CONTENT_TYPE, content_type);
+                serde_json::to_vec(b).map_err(kube::Error::SerdeError)?
+            }
+            None => vec![],
+        };
+        let req = req.body(bytes).map_err(kube::Error::HttpError)?;
         Ok(self.api.clone().into_client().request::<R>(req).await?)
     }
-}
-
-/// Convenience: a stream adaptor for tests and simple loops.
-pub fn objects<K: Send + 'static>(events: WatchStream<K>) -> impl Stream<Item = Result<K>> {
-    events.filter_map(|e| async move {
-        match e {
-            Ok(WatchEvent::Added(o)) | Ok(WatchEvent::Modified(o)) | Ok(WatchEvent::Deleted(o)) => {
-                Some(Ok(o))
-            }
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
-        }
-    })
 }
