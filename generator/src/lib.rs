@@ -299,13 +299,16 @@ impl Config {
         for f in &files {
             modules.extend(source::parse_file(&src_root, f, &mut diags));
         }
-        if let Some(h) = &self.header_file
-            && let Err(e) = std::fs::read_to_string(self.resolve_path(h))
-        {
-            diags.push(Diagnostic::new(
-                Location::new(self.resolve_path(h), 1, 1),
-                format!("cannot read header file: {e}"),
-            ));
+        let mut rust_options = self.rust.clone();
+        if let Some(h) = &self.header_file {
+            let path = self.resolve_path(h);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => rust_options.boilerplate = Some(text),
+                Err(e) => diags.push(Diagnostic::new(
+                    Location::new(path, 1, 1),
+                    format!("cannot read header file: {e}"),
+                )),
+            }
         }
         let api = resolve::build(&modules, &mut diags);
         resolve::check_duplicates(&api, &mut diags);
@@ -322,10 +325,6 @@ impl Config {
             );
         }
         let crds = crd::build_crds(&api, &self.schema, &mut diags);
-        let mut rust_options = self.rust.clone();
-        if let Some(h) = &self.header_file {
-            rust_options.boilerplate = std::fs::read_to_string(self.resolve_path(h)).ok();
-        }
         let rust_files = if self.emit_rust && diags.is_empty() {
             rust::render(&api, &rust_options, &mut diags)
         } else {
