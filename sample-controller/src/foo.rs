@@ -15,6 +15,7 @@ use kube_codegen_runtime::client::ResourceClient;
 use kube_codegen_runtime::events::{EventType, Recorder, object_ref};
 use kube_codegen_runtime::informer::{DeleteEvent, HandlerFuncs, Informer};
 use kube_codegen_runtime::lister::Lister;
+use kube_codegen_runtime::store::key_of;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooStatus};
@@ -93,11 +94,6 @@ pub struct Controller {
     pub queue: WorkQueue<String>,
     recorder: Recorder,
     pub metrics: Arc<ReconcileMetrics>,
-}
-
-/// `namespace/name`.
-fn key_of<K: Resource>(obj: &K) -> String {
-    kube_codegen_runtime::store::key_of(obj)
 }
 
 impl Controller {
