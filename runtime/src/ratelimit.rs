@@ -1,18 +1,20 @@
 //! Client-side QPS/burst limiting and request counting, as client-go's rest client has
 //! (`--kube-api-qps`, `--kube-api-burst`) and kube-rs lacks: a tower layer on the client.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 use tower::{Layer, Service};
 
-/// A token bucket: `qps` tokens a second, at most `burst` saved up.
+/// A token bucket: `qps` tokens a second, at most `burst` saved up. Callers reserve a token
+/// and wait for their turn, first come first served (as `golang.org/x/time/rate.Limiter`'s
+/// `Wait`, which client-go's token bucket limiter uses), so waiters never spin.
 #[derive(Debug)]
 struct Bucket {
     qps: f64,
@@ -22,19 +24,100 @@ struct Bucket {
 }
 
 impl Bucket {
-    /// Take a token now, or say how long until one is available.
-    fn take(&mut self) -> Result<(), Duration> {
+    fn new(qps: f64, burst: f64) -> Self {
+        Bucket {
+            qps,
+            burst,
+            tokens: burst,
+            last: Instant::now(),
+        }
+    }
+
+    /// Reserve a token: `Ok` when one is available now, else how long until the reserved
+    /// one is (the bucket goes negative, so later callers queue behind earlier ones).
+    fn reserve(&mut self) -> Result<(), Duration> {
         let now = Instant::now();
         self.tokens =
             (self.tokens + now.duration_since(self.last).as_secs_f64() * self.qps).min(self.burst);
         self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        self.tokens -= 1.0;
+        if self.tokens >= 0.0 {
             Ok(())
         } else {
-            Err(Duration::from_secs_f64((1.0 - self.tokens) / self.qps))
+            Err(Duration::from_secs_f64(-self.tokens / self.qps))
         }
     }
+}
+
+/// Which requests share a token bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LimitScope {
+    /// One bucket per API group/version (`/api/v1`, `/apis/apps/v1`, ...): what client-go
+    /// does when the rest.Config leaves QPS unset, because every typed group/version client
+    /// builds its own REST client with its own default limiter (how kubernetes/sample-controller
+    /// runs: its Deployment, Event and Foo requests each get their own 5 QPS).
+    #[default]
+    GroupVersion,
+    /// One bucket for every request of the client: client-go when QPS is set explicitly on
+    /// the config a clientset is built from (one limiter shared by all its groups).
+    Client,
+}
+
+impl std::str::FromStr for LimitScope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "group-version" => Ok(LimitScope::GroupVersion),
+            "client" => Ok(LimitScope::Client),
+            other => Err(format!(
+                "unknown limit scope {other:?}: expected \"group-version\" or \"client\""
+            )),
+        }
+    }
+}
+
+/// Client-side limits and identity of a client: see [`client_with_options`].
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Requests per second; `<= 0` disables limiting (counting stays on).
+    pub qps: f32,
+    /// Tokens saved up above the QPS rate.
+    pub burst: u32,
+    /// Which requests share a bucket.
+    pub scope: LimitScope,
+    /// `User-Agent` header sent with every request that has none (kube-rs sends none).
+    pub user_agent: Option<String>,
+}
+
+impl ClientOptions {
+    /// `qps`/`burst` per API group/version, no user agent.
+    pub fn new(qps: f32, burst: u32) -> Self {
+        ClientOptions {
+            qps,
+            burst,
+            scope: LimitScope::default(),
+            user_agent: None,
+        }
+    }
+
+    pub fn scope(mut self, scope: LimitScope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = Some(user_agent.into());
+        self
+    }
+}
+
+/// client-go's default user agent shape: `<program>/<version> (<os>/<arch>) kube-codegen`.
+pub fn default_user_agent(program: &str, version: &str) -> String {
+    format!(
+        "{program}/v{version} ({}/{}) kube-codegen",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
 }
 
 /// Requests sent, by HTTP method and by response code, for `/metrics`.
@@ -63,7 +146,7 @@ impl RequestMetrics {
         self.counts.lock().clone()
     }
 
-    /// Time requests spent waiting for the client-side rate limiter.
+    /// Time requests spent waiting for the client-side rate limiter (summed over requests).
     pub fn throttled(&self) -> Duration {
         *self.throttled.lock()
     }
@@ -86,28 +169,81 @@ impl RequestMetrics {
     }
 }
 
-/// The layer: `qps <= 0` disables limiting (counting stays on).
+/// The buckets of one client, created on first use of each scope key.
+#[derive(Debug)]
+struct Buckets {
+    qps: f64,
+    burst: f64,
+    scope: LimitScope,
+    by_key: Mutex<HashMap<String, Arc<Mutex<Bucket>>>>,
+}
+
+impl Buckets {
+    fn for_path(&self, path: &str) -> Arc<Mutex<Bucket>> {
+        let key = match self.scope {
+            LimitScope::Client => "",
+            LimitScope::GroupVersion => group_version_of(path),
+        };
+        let mut by_key = self.by_key.lock();
+        if let Some(bucket) = by_key.get(key) {
+            return bucket.clone();
+        }
+        let bucket = Arc::new(Mutex::new(Bucket::new(self.qps, self.burst)));
+        by_key.insert(key.to_owned(), bucket.clone());
+        bucket
+    }
+}
+
+/// The group/version part of an API path: `/api/v1/...` -> `/api/v1`,
+/// `/apis/apps/v1/...` -> `/apis/apps/v1`; anything else (`/version`, `/openapi/v2`) -> `""`.
+fn group_version_of(path: &str) -> &str {
+    let segments = match path.strip_prefix("/api/") {
+        Some(_) => 2,
+        None if path.starts_with("/apis/") => 3,
+        None => return "",
+    };
+    let end = path
+        .match_indices('/')
+        .nth(segments)
+        .map_or(path.len(), |(i, _)| i);
+    &path[..end]
+}
+
+/// The layer: rate limiting per [`ClientOptions`], request counting, `User-Agent`.
 #[derive(Clone)]
 pub struct ClientRateLimitLayer {
-    bucket: Option<Arc<Mutex<Bucket>>>,
+    buckets: Option<Arc<Buckets>>,
+    user_agent: Option<http::HeaderValue>,
     metrics: Arc<RequestMetrics>,
 }
 
 impl ClientRateLimitLayer {
+    /// One bucket for the whole client (`qps <= 0` disables limiting).
     pub fn new(qps: f32, burst: u32) -> Self {
-        let bucket = (qps > 0.0).then(|| {
-            let burst = f64::from(burst.max(1));
-            Arc::new(Mutex::new(Bucket {
-                qps: f64::from(qps),
-                burst,
-                tokens: burst,
-                last: Instant::now(),
-            }))
+        Self::from_options(&ClientOptions::new(qps, burst).scope(LimitScope::Client))
+            .expect("no user agent to validate")
+    }
+
+    /// Fails only on a user agent that is not a valid header value.
+    pub fn from_options(options: &ClientOptions) -> Result<Self, http::header::InvalidHeaderValue> {
+        let buckets = (options.qps > 0.0).then(|| {
+            Arc::new(Buckets {
+                qps: f64::from(options.qps),
+                burst: f64::from(options.burst.max(1)),
+                scope: options.scope,
+                by_key: Mutex::default(),
+            })
         });
-        ClientRateLimitLayer {
-            bucket,
+        let user_agent = options
+            .user_agent
+            .as_deref()
+            .map(http::HeaderValue::from_str)
+            .transpose()?;
+        Ok(ClientRateLimitLayer {
+            buckets,
+            user_agent,
             metrics: Arc::default(),
-        }
+        })
     }
 
     pub fn metrics(&self) -> Arc<RequestMetrics> {
@@ -119,62 +255,81 @@ impl<S> Layer<S> for ClientRateLimitLayer {
     type Service = RateLimited<S>;
     fn layer(&self, inner: S) -> Self::Service {
         RateLimited {
-            inner,
-            bucket: self.bucket.clone(),
+            inner: Arc::new(tokio::sync::Mutex::new(inner)),
+            buckets: self.buckets.clone(),
+            user_agent: self.user_agent.clone(),
             metrics: self.metrics.clone(),
-            sleep: None,
-            waiting_since: None,
         }
     }
 }
 
 /// The service the layer produces.
 pub struct RateLimited<S> {
-    inner: S,
-    bucket: Option<Arc<Mutex<Bucket>>>,
+    /// Shared with the request futures: the bucket depends on the request's path, so the
+    /// wait happens after `call`, and only then is the inner service readied and called
+    /// (kube's inner stack is a `BoxService`, which can't be cloned).
+    inner: Arc<tokio::sync::Mutex<S>>,
+    buckets: Option<Arc<Buckets>>,
+    user_agent: Option<http::HeaderValue>,
     metrics: Arc<RequestMetrics>,
-    sleep: Option<Pin<Box<Sleep>>>,
-    waiting_since: Option<Instant>,
+}
+
+impl<S> Clone for RateLimited<S> {
+    fn clone(&self) -> Self {
+        RateLimited {
+            inner: self.inner.clone(),
+            buckets: self.buckets.clone(),
+            user_agent: self.user_agent.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
 }
 
 impl<S, B, RB> Service<http::Request<B>> for RateLimited<S>
 where
-    S: Service<http::Request<B>, Response = http::Response<RB>>,
+    S: Service<http::Request<B>, Response = http::Response<RB>> + Send + 'static,
     S::Future: Send + 'static,
+    S::Error: Send,
+    B: Send + 'static,
 {
     type Response = S::Response;
     type Error = S::Error;
     type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        // Wait for a token before saying we are ready: that is where requests queue up.
-        if let Some(bucket) = &self.bucket {
-            loop {
-                if let Some(sleep) = &mut self.sleep {
-                    ready!(sleep.as_mut().poll(cx));
-                    self.sleep = None;
-                }
-                match bucket.lock().take() {
-                    Ok(()) => break,
-                    Err(wait) => {
-                        self.waiting_since.get_or_insert_with(Instant::now);
-                        self.sleep = Some(Box::pin(tokio::time::sleep(wait)));
-                    }
-                }
-            }
-            if let Some(since) = self.waiting_since.take() {
-                *self.metrics.throttled.lock() += since.elapsed();
-            }
-        }
-        self.inner.poll_ready(cx)
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        // Readiness of the inner service is awaited per request, after the token.
+        Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        if let Some(ua) = &self.user_agent {
+            req.headers_mut()
+                .entry(http::header::USER_AGENT)
+                .or_insert_with(|| ua.clone());
+        }
+        let bucket = self.buckets.as_ref().map(|b| b.for_path(req.uri().path()));
         let method = req.method().as_str().to_owned();
         let metrics = self.metrics.clone();
-        let fut = self.inner.call(req);
         Box::pin(async move {
-            let result = fut.await;
+            if let Some(bucket) = bucket {
+                let reserved = bucket.lock().reserve();
+                if let Err(wait) = reserved {
+                    tokio::time::sleep(wait).await;
+                    *metrics.throttled.lock() += wait;
+                }
+            }
+            let sent = {
+                let mut inner = inner.lock().await;
+                match std::future::poll_fn(|cx| inner.poll_ready(cx)).await {
+                    Ok(()) => Ok(inner.call(req)),
+                    Err(e) => Err(e),
+                }
+            };
+            let result = match sent {
+                Ok(response) => response.await,
+                Err(e) => Err(e),
+            };
             let code = match &result {
                 Ok(resp) => resp.status().as_u16().to_string(),
                 Err(_) => "<error>".to_owned(),
@@ -185,13 +340,26 @@ where
     }
 }
 
-/// A client with client-go-style QPS/burst limits and request counting.
+/// A client with one client-go-style QPS/burst bucket for all requests, and request counting.
 pub fn client_with_limits(
     config: kube::Config,
     qps: f32,
     burst: u32,
 ) -> Result<(kube::Client, Arc<RequestMetrics>), kube::Error> {
-    let layer = ClientRateLimitLayer::new(qps, burst);
+    client_with_options(
+        config,
+        &ClientOptions::new(qps, burst).scope(LimitScope::Client),
+    )
+}
+
+/// A client with QPS/burst limits per [`ClientOptions::scope`], request counting and an
+/// optional `User-Agent`.
+pub fn client_with_options(
+    config: kube::Config,
+    options: &ClientOptions,
+) -> Result<(kube::Client, Arc<RequestMetrics>), kube::Error> {
+    let layer = ClientRateLimitLayer::from_options(options)
+        .map_err(|e| kube::Error::HttpError(http::Error::from(e)))?;
     let metrics = layer.metrics();
     let client = kube::client::ClientBuilder::try_from(config)?
         .with_layer(&layer)
@@ -205,19 +373,118 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn bucket_allows_burst_then_qps() {
-        let mut b = Bucket {
+        let mut b = Bucket::new(5.0, 10.0);
+        for _ in 0..10 {
+            assert!(b.reserve().is_ok());
+        }
+        let wait = b.reserve().unwrap_err();
+        assert!((wait.as_secs_f64() - 0.2).abs() < 1e-6, "{wait:?}");
+        // The next caller queues behind the first reservation.
+        let wait = b.reserve().unwrap_err();
+        assert!((wait.as_secs_f64() - 0.4).abs() < 1e-6, "{wait:?}");
+        // 400 ms later both reservations are due and spent: the next caller waits 200 ms,
+        // and after a quiet second the bucket refills to its burst, no further.
+        tokio::time::advance(Duration::from_millis(400)).await;
+        let wait = b.reserve().unwrap_err();
+        assert!((wait.as_secs_f64() - 0.2).abs() < 1e-6, "{wait:?}");
+        tokio::time::advance(Duration::from_secs(10)).await;
+        for _ in 0..10 {
+            assert!(b.reserve().is_ok());
+        }
+        assert!(b.reserve().is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn layer_limits_per_group_version_and_sets_user_agent() {
+        use tower::ServiceExt;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let inner = {
+            let seen = seen.clone();
+            tower::service_fn(move |req: http::Request<()>| {
+                let seen = seen.clone();
+                async move {
+                    let ua = req.headers()[http::header::USER_AGENT].to_str().unwrap().to_owned();
+                    seen.lock().push((req.uri().path().to_owned(), ua, Instant::now()));
+                    Ok::<_, std::convert::Infallible>(http::Response::new(()))
+                }
+            })
+        };
+        let layer = ClientRateLimitLayer::from_options(
+            &ClientOptions::new(5.0, 1).user_agent("test/v1 (x/y) kube-codegen"),
+        )
+        .unwrap();
+        let metrics = layer.metrics();
+        let svc = layer.layer(inner);
+        let start = Instant::now();
+        let send = |path: &'static str| {
+            let svc = svc.clone();
+            async move {
+                svc.oneshot(http::Request::get(path).body(()).unwrap())
+                    .await
+                    .unwrap()
+            }
+        };
+        // Two apps/v1 requests (burst 1: the second waits 200 ms) and one core/v1 request,
+        // which has its own bucket and goes at once.
+        futures::join!(
+            send("/apis/apps/v1/namespaces/a/deployments"),
+            send("/apis/apps/v1/namespaces/a/deployments"),
+            send("/api/v1/namespaces/a/events"),
+        );
+        let seen = seen.lock().clone();
+        assert_eq!(seen.len(), 3);
+        assert!(seen.iter().all(|(_, ua, _)| ua == "test/v1 (x/y) kube-codegen"));
+        let waited = |path: &str| -> Vec<Duration> {
+            seen.iter()
+                .filter(|(p, _, _)| p.starts_with(path))
+                .map(|(_, _, t)| t.duration_since(start))
+                .collect()
+        };
+        assert_eq!(waited("/api/v1"), vec![Duration::ZERO]);
+        let apps = waited("/apis/apps/v1");
+        assert_eq!(apps[0], Duration::ZERO);
+        assert!(apps[1] >= Duration::from_millis(200), "{apps:?}");
+        assert_eq!(metrics.total(), 3);
+        assert!(metrics.throttled() >= Duration::from_millis(200));
+    }
+
+    #[test]
+    fn group_version_of_paths() {
+        assert_eq!(group_version_of("/api/v1/namespaces/a/events"), "/api/v1");
+        assert_eq!(group_version_of("/api/v1"), "/api/v1");
+        assert_eq!(
+            group_version_of("/apis/apps/v1/namespaces/a/deployments/x"),
+            "/apis/apps/v1"
+        );
+        assert_eq!(
+            group_version_of("/apis/samplecontroller.k8s.io/v1alpha1/foos"),
+            "/apis/samplecontroller.k8s.io/v1alpha1"
+        );
+        assert_eq!(group_version_of("/version"), "");
+    }
+
+    #[test]
+    fn scopes_share_or_split_buckets() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let _guard = rt.enter();
+        let buckets = |scope| Buckets {
             qps: 5.0,
             burst: 10.0,
-            tokens: 10.0,
-            last: Instant::now(),
+            scope,
+            by_key: Mutex::default(),
         };
-        for _ in 0..10 {
-            assert!(b.take().is_ok());
-        }
-        let wait = b.take().unwrap_err();
-        assert!((wait.as_secs_f64() - 0.2).abs() < 1e-6, "{wait:?}");
-        tokio::time::advance(Duration::from_millis(200)).await;
-        assert!(b.take().is_ok());
-        assert!(b.take().is_err());
+        let per_gv = buckets(LimitScope::GroupVersion);
+        let a = per_gv.for_path("/apis/apps/v1/namespaces/x/deployments");
+        let b = per_gv.for_path("/api/v1/namespaces/x/events");
+        let a2 = per_gv.for_path("/apis/apps/v1/deployments");
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert!(Arc::ptr_eq(&a, &a2));
+        let shared = buckets(LimitScope::Client);
+        let a = shared.for_path("/apis/apps/v1/namespaces/x/deployments");
+        let b = shared.for_path("/api/v1/namespaces/x/events");
+        assert!(Arc::ptr_eq(&a, &b));
     }
 }

@@ -15,7 +15,9 @@ use kube_codegen_runtime::informer::{
     SharedInformerFactory as RuntimeFactory, drop_managed_fields,
 };
 use kube_codegen_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector};
-use kube_codegen_runtime::ratelimit::{RequestMetrics, client_with_limits};
+use kube_codegen_runtime::ratelimit::{
+    ClientOptions, LimitScope, RequestMetrics, client_with_options, default_user_agent,
+};
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::generated::informers::SharedInformerFactory;
@@ -67,6 +69,11 @@ struct Args {
     /// Client-side burst above the QPS limit. client-go's default is 10.
     #[arg(long, default_value_t = 30)]
     kube_api_burst: u32,
+    /// Which requests share a QPS/burst bucket: `group-version` (one bucket per API
+    /// group/version, as client-go's typed clients get when QPS is left unset) or `client`
+    /// (one bucket for every request, as a clientset built with an explicit QPS).
+    #[arg(long, default_value = "group-version")]
+    kube_api_limit_scope: LimitScope,
     /// Register the CRDs and wait until they are Established before starting.
     #[arg(long)]
     install_crds: bool,
@@ -237,8 +244,11 @@ async fn main() -> Result<()> {
     }
     // The config holds credentials: log only where we connect, never the config itself.
     let config = kube_config(&args).await?;
-    tracing::info!(server = %config.cluster_url, qps = args.kube_api_qps, burst = args.kube_api_burst, "connecting");
-    let (client, requests) = client_with_limits(config, args.kube_api_qps, args.kube_api_burst)?;
+    tracing::info!(server = %config.cluster_url, qps = args.kube_api_qps, burst = args.kube_api_burst, scope = ?args.kube_api_limit_scope, "connecting");
+    let options = ClientOptions::new(args.kube_api_qps, args.kube_api_burst)
+        .scope(args.kube_api_limit_scope)
+        .user_agent(default_user_agent(COMPONENT, env!("CARGO_PKG_VERSION")));
+    let (client, requests) = client_with_options(config, &options)?;
     if args.install_crds {
         install_crds(&client).await?;
     }

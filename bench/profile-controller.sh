@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Where our sample-controller spends its CPU at scale: one run of part 2's scenario (N Foos
+# created at once, default flags) under `perf record`, on the bench control plane.
+#
+#   bench/profile-controller.sh            N=1000 (BENCH_FOOS), writes
+#                                          bench/results/controller-profile.txt
+#   BENCH_PROFILE_ARGS="--kube-api-qps 5 --kube-api-burst 10" bench/profile-controller.sh
+#
+# The flat profile groups samples by symbol (no children), then by shared object, so
+# kernel (TLS/socket syscalls, futex wake-ups), libc (malloc) and our own code can be told
+# apart. perf.data stays in $W (printed) for `perf report -i` by hand.
+. "$(dirname "$0")/lib.sh"
+N=${BENCH_FOOS:-1000}
+command -v perf >/dev/null || { blog "perf is not installed (apt-get install linux-perf)"; exit 1; }
+W=$(mktemp -d /tmp/kcg-bench-profile.XXXXXX)
+mkdir -p "$RESULTS"
+blog "building sample-controller ($BENCH_PROFILE)"
+cargo build --profile "$BENCH_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
+OURS=$CARGO_TARGET_DIR/$PROFILE_DIR/sample-controller
+bench_cluster_up
+kubectl apply -f "$REPO_ROOT/sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml" >/dev/null
+kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
+ns=bench-profile-$$
+kubectl create namespace "$ns" >/dev/null
+python3 - "$W/foos.yaml" "$N" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    for i in range(int(sys.argv[2])):
+        f.write(f"---\napiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata:\n"
+                f"  name: foo-{i:05d}\nspec:\n  deploymentName: foo-{i:05d}-deploy\n  replicas: 1\n")
+EOF
+port=$((18800 + RANDOM % 100))
+# shellcheck disable=SC2086
+perf record -F 999 -g -o "$W/perf.data" -- "$OURS" --controllers foo --workers 2 \
+  --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" ${BENCH_PROFILE_ARGS:-} \
+  >"$W/log" 2>&1 &
+PERF_PID=$!
+for _ in $(seq 100); do curl -sf "127.0.0.1:$((port + 1))/readyz" >/dev/null && break; sleep 0.1; done
+t0=$(date +%s.%N)
+kubectl create -n "$ns" -f "$W/foos.yaml" >/dev/null
+while :; do
+  d=$(kubectl get deployments -n "$ns" --no-headers 2>/dev/null | wc -l)
+  s=$(kubectl get foos -n "$ns" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' | grep -c . || true)
+  [[ $d -ge $N && $s -ge $N ]] && break
+  sleep 0.5
+done
+t1=$(date +%s.%N)
+kill -TERM "$(pgrep -P "$PERF_PID" sample-control || pgrep -f "^$OURS")"
+wait "$PERF_PID" || true
+kubectl delete namespace "$ns" --wait=false >/dev/null
+{
+  echo "# bench/profile-controller.sh: N=$N, args: ${BENCH_PROFILE_ARGS:-(defaults)}, converged in $(echo "$t1 - $t0" | bc) s"
+  echo "# by shared object"
+  perf report -i "$W/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -15
+  echo "# by symbol (top 60)"
+  perf report -i "$W/perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -60
+} | tee "$RESULTS/controller-profile.txt"
+blog "perf.data: $W/perf.data"
