@@ -403,8 +403,12 @@ mod tests {
             tower::service_fn(move |req: http::Request<()>| {
                 let seen = seen.clone();
                 async move {
-                    let ua = req.headers()[http::header::USER_AGENT].to_str().unwrap().to_owned();
-                    seen.lock().push((req.uri().path().to_owned(), ua, Instant::now()));
+                    let ua = req.headers()[http::header::USER_AGENT]
+                        .to_str()
+                        .unwrap()
+                        .to_owned();
+                    seen.lock()
+                        .push((req.uri().path().to_owned(), ua, Instant::now()));
                     Ok::<_, std::convert::Infallible>(http::Response::new(()))
                 }
             })
@@ -433,7 +437,10 @@ mod tests {
         );
         let seen = seen.lock().clone();
         assert_eq!(seen.len(), 3);
-        assert!(seen.iter().all(|(_, ua, _)| ua == "test/v1 (x/y) kube-codegen"));
+        assert!(
+            seen.iter()
+                .all(|(_, ua, _)| ua == "test/v1 (x/y) kube-codegen")
+        );
         let waited = |path: &str| -> Vec<Duration> {
             seen.iter()
                 .filter(|(p, _, _)| p.starts_with(path))
