@@ -49,16 +49,25 @@
 //! created outside a runtime. Delayed items move into the queue when their time has come
 //! and any method looks (a worker blocked in `get` sleeps until the earliest one is due).
 //! Time is [`tokio::time::Instant`], so tests can run on a paused clock.
+//!
+//! Metrics: [`metrics`](WorkQueue::metrics) has client-go's series. Queue latency and work
+//! duration cost a clock read per add, get and done; a queue built with
+//! [`timing_metrics(false)`](WorkQueueBuilder::timing_metrics) skips them (as client-go's
+//! default no-op metrics provider does) and reads the clock only while delayed items wait.
+//!
+//! The queue holds each item once (an item handed out by `get` is a clone of it, so keys
+//! that are cheap to clone, such as `Arc<str>`, make `get` cheaper still).
 
 mod metrics;
 mod rate_limiter;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hashbrown::HashTable;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -69,6 +78,9 @@ pub use rate_limiter::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
 };
+
+/// The hasher of the queue's and the rate limiters' item maps: foldhash, seeded per process.
+pub(crate) type ItemHasher = foldhash::fast::RandomState;
 
 /// A blocked `get` re-checks at least this often, so a far-future delay never asks the
 /// timer for a deadline it cannot represent.
@@ -85,6 +97,8 @@ pub struct WorkQueue<T> {
 
 struct Inner<T> {
     name: String,
+    /// A copy of `State::timing`, readable without the lock.
+    timing: bool,
     state: Mutex<State<T>>,
     /// Wakes workers blocked in `get`: `notify_one` per item pushed onto `queue`,
     /// `notify_waiters` on shutdown and when the earliest delayed item changes.
@@ -94,37 +108,90 @@ struct Inner<T> {
     limiter: Box<dyn RateLimiter<T>>,
 }
 
+/// One item that is dirty, processing or both. The queue holds each item once, here; the
+/// hash index and the FIFO refer to it by slot number.
+struct Slot<T> {
+    item: T,
+    /// The item's hash, so the index never hashes an item twice.
+    hash: u64,
+    /// Added and not yet handed out (client-go's `dirty` set).
+    dirty: bool,
+    /// Handed out and not yet done (client-go's `processing` set).
+    processing: bool,
+}
+
+/// Timing metrics of one slot.
+#[derive(Clone, Copy, Default)]
+struct Times {
+    /// When the item was added (queue latency), while it is dirty.
+    added: Option<Instant>,
+    /// When it was handed out (work duration), while it is processing.
+    started: Option<Instant>,
+}
+
 struct State<T> {
-    /// Items to hand out, in order. Always exactly the dirty items that are not processing.
-    queue: VecDeque<T>,
-    /// Items added and not yet handed out, with the time they were added (queue latency).
-    dirty: HashMap<T, Instant>,
-    /// Items handed out and not yet done, with the time they were handed out.
-    processing: HashMap<T, Instant>,
+    /// Every item that is dirty or processing; `None` marks a free slot (listed in `free`).
+    slots: Vec<Option<Slot<T>>>,
+    /// The timing metrics of each slot of `slots`; empty without timing metrics.
+    times: Vec<Times>,
+    free: Vec<u32>,
+    /// Slot numbers of `slots`, by item.
+    index: HashTable<u32>,
+    hasher: ItemHasher,
+    /// Slots to hand out, in order. Always exactly the dirty slots that are not processing.
+    queue: VecDeque<u32>,
+    dirty: usize,
+    processing: usize,
     /// Delayed items by (ready time, insertion sequence number).
     waiting: BTreeMap<(Instant, u64), T>,
     /// The key of each delayed item in `waiting`.
-    waiting_keys: HashMap<T, (Instant, u64)>,
+    waiting_keys: HashMap<T, (Instant, u64), ItemHasher>,
     next_seq: u64,
     shutting_down: bool,
     drain: bool,
+    /// Whether queue latency and work duration are measured (a clock read per add, get and
+    /// done). Without them the clock is only read while delayed items wait.
+    timing: bool,
     adds: u64,
     retries: u64,
     queue_latency: Histogram,
     work_duration: Histogram,
 }
 
+/// The current time, read at most once and only if something needs it.
+struct Now(Option<Instant>);
+
+impl Now {
+    fn lazy() -> Self {
+        Now(None)
+    }
+    /// Read now if `eager` (before taking the lock, to keep the critical section short),
+    /// else when first needed.
+    fn eager_if(eager: bool) -> Self {
+        Now(eager.then(Instant::now))
+    }
+    fn get(&mut self) -> Instant {
+        *self.0.get_or_insert_with(Instant::now)
+    }
+}
+
 impl<T: Clone + Eq + Hash> State<T> {
-    fn new() -> Self {
+    fn new(timing: bool) -> Self {
         Self {
+            slots: Vec::new(),
+            times: Vec::new(),
+            free: Vec::new(),
+            index: HashTable::new(),
+            hasher: ItemHasher::default(),
             queue: VecDeque::new(),
-            dirty: HashMap::new(),
-            processing: HashMap::new(),
+            dirty: 0,
+            processing: 0,
             waiting: BTreeMap::new(),
-            waiting_keys: HashMap::new(),
+            waiting_keys: HashMap::default(),
             next_seq: 0,
             shutting_down: false,
             drain: false,
+            timing,
             adds: 0,
             retries: 0,
             queue_latency: Histogram::default(),
@@ -132,26 +199,115 @@ impl<T: Clone + Eq + Hash> State<T> {
         }
     }
 
-    /// client-go's `Add`, with `at` as the add time. Returns whether the item was pushed
-    /// onto `queue` (and so a worker should be woken).
-    fn add(&mut self, item: T, at: Instant) -> bool {
-        if self.shutting_down || self.dirty.contains_key(&item) {
-            return false;
+    fn slot(&self, s: u32) -> &Slot<T> {
+        self.slots[s as usize]
+            .as_ref()
+            .expect("indexed slot is live")
+    }
+
+    fn slot_mut(&mut self, s: u32) -> &mut Slot<T> {
+        self.slots[s as usize]
+            .as_mut()
+            .expect("indexed slot is live")
+    }
+
+    /// The slot of `item`, if it is dirty or processing.
+    fn find(&self, hash: u64, item: &T) -> Option<u32> {
+        let slots = &self.slots;
+        self.index
+            .find(hash, |&s| {
+                slots[s as usize]
+                    .as_ref()
+                    .is_some_and(|slot| slot.hash == hash && slot.item == *item)
+            })
+            .copied()
+    }
+
+    fn insert(&mut self, slot: Slot<T>, times: Times) -> u32 {
+        let hash = slot.hash;
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(slot);
+                if self.timing {
+                    self.times[s as usize] = times;
+                }
+                s
+            }
+            None => {
+                let s = u32::try_from(self.slots.len()).expect("fewer than 2^32 items");
+                self.slots.push(Some(slot));
+                if self.timing {
+                    self.times.push(times);
+                }
+                s
+            }
+        };
+        let slots = &self.slots;
+        self.index.insert_unique(hash, s, |&s| {
+            slots[s as usize].as_ref().map_or(0, |slot| slot.hash)
+        });
+        s
+    }
+
+    /// Frees slot `s`; returns its item, for the caller to drop after unlocking.
+    fn release(&mut self, s: u32) -> T {
+        let hash = self.slot(s).hash;
+        if let Ok(entry) = self.index.find_entry(hash, |&i| i == s) {
+            entry.remove();
         }
+        self.free.push(s);
+        self.slots[s as usize]
+            .take()
+            .expect("released slot is live")
+            .item
+    }
+
+    /// client-go's `Add`; `now` is the add time. Returns whether the item was pushed onto
+    /// `queue` (and so a worker should be woken), and the item if the queue did not keep it
+    /// (a duplicate), for the caller to drop after unlocking.
+    fn add(&mut self, item: T, now: &mut Now) -> (bool, Option<T>) {
+        if self.shutting_down {
+            return (false, Some(item));
+        }
+        let hash = self.hasher.hash_one(&item);
+        let found = self.find(hash, &item);
+        if found.is_some_and(|s| self.slot(s).dirty) {
+            return (false, Some(item));
+        }
+        let added = if self.timing { Some(now.get()) } else { None };
         self.adds += 1;
-        if self.processing.contains_key(&item) {
-            // Queued again by `done`.
-            self.dirty.insert(item, at);
-            return false;
+        self.dirty += 1;
+        if let Some(s) = found {
+            // Being processed: queued again by `done`.
+            self.slot_mut(s).dirty = true;
+            if self.timing {
+                self.times[s as usize].added = added;
+            }
+            return (false, Some(item));
         }
-        self.dirty.insert(item.clone(), at);
-        self.queue.push_back(item);
-        true
+        let s = self.insert(
+            Slot {
+                item,
+                hash,
+                dirty: true,
+                processing: false,
+            },
+            Times {
+                added,
+                started: None,
+            },
+        );
+        self.queue.push_back(s);
+        (true, None)
     }
 
     /// Moves the delayed items that are due into the queue, earliest first. Returns how many
-    /// were pushed onto `queue`.
-    fn promote(&mut self, now: Instant) -> usize {
+    /// were pushed onto `queue`. Reads the clock only if an item is waiting.
+    fn promote(&mut self, now: &mut Now) -> usize {
+        if self.waiting.is_empty() {
+            return 0;
+        }
+        let now = now.get();
         let mut pushed = 0;
         while let Some(entry) = self.waiting.first_entry() {
             let ready_at = entry.key().0;
@@ -162,7 +318,7 @@ impl<T: Clone + Eq + Hash> State<T> {
             self.waiting_keys.remove(&item);
             // The item counts as added when its delay ran out, as if client-go's waiting
             // loop had added it right then.
-            pushed += usize::from(self.add(item, ready_at));
+            pushed += usize::from(self.add(item, &mut Now(Some(ready_at))).0);
         }
         pushed
     }
@@ -186,14 +342,53 @@ impl<T: Clone + Eq + Hash> State<T> {
     }
 
     /// client-go's `Get` once the queue is non-empty.
-    fn pop(&mut self, now: Instant) -> Option<T> {
-        let item = self.queue.pop_front()?;
-        if let Some(added) = self.dirty.remove(&item) {
-            self.queue_latency
-                .observe(now.saturating_duration_since(added).as_secs_f64());
+    fn pop(&mut self, now: &mut Now) -> Option<T> {
+        let s = self.queue.pop_front()?;
+        let slot = self.slot_mut(s);
+        slot.dirty = false;
+        slot.processing = true;
+        let item = slot.item.clone();
+        self.dirty -= 1;
+        self.processing += 1;
+        if self.timing {
+            let now = now.get();
+            let times = &mut self.times[s as usize];
+            times.started = Some(now);
+            if let Some(added) = times.added.take() {
+                self.queue_latency
+                    .observe(now.saturating_duration_since(added).as_secs_f64());
+            }
         }
-        self.processing.insert(item.clone(), now);
         Some(item)
+    }
+
+    /// client-go's `Done`. Returns whether the item was pushed onto `queue` again (`None` if
+    /// it was not being processed), and the queue's copy of it if it was released, for the
+    /// caller to drop after unlocking.
+    fn done(&mut self, item: &T, now: &mut Now) -> (Option<bool>, Option<T>) {
+        let hash = self.hasher.hash_one(item);
+        let Some(s) = self.find(hash, item) else {
+            return (None, None);
+        };
+        let slot = self.slot_mut(s);
+        if !slot.processing {
+            return (None, None);
+        }
+        slot.processing = false;
+        let dirty = slot.dirty;
+        self.processing -= 1;
+        if self.timing
+            && let Some(started) = self.times[s as usize].started.take()
+        {
+            self.work_duration
+                .observe(now.get().saturating_duration_since(started).as_secs_f64());
+        }
+        if dirty {
+            self.queue.push_back(s);
+            (Some(true), None)
+        } else {
+            (Some(false), Some(self.release(s)))
+        }
     }
 
     fn stop(&mut self, drain: bool) {
@@ -225,10 +420,11 @@ impl<T> Inner<T> {
 // Every lock is taken in a plain function, never in an `async fn`, so no guard can be held
 // across an `.await` (and the futures stay `Send`).
 impl<T: Clone + Eq + Hash> Inner<T> {
-    fn take(&self, now: Instant) -> Take<T> {
+    fn take(&self) -> Take<T> {
+        let mut now = Now::eager_if(self.timing);
         let mut state = self.state.lock();
-        let pushed = state.promote(now);
-        let taken = match state.pop(now) {
+        let pushed = state.promote(&mut now);
+        let taken = match state.pop(&mut now) {
             Some(item) => Take::Item(item),
             None if state.shutting_down => Take::ShutDown,
             None => Take::Wait(state.next_ready_at()),
@@ -240,7 +436,50 @@ impl<T: Clone + Eq + Hash> Inner<T> {
 
     fn drained_or_released(&self) -> bool {
         let state = self.state.lock();
-        state.processing.is_empty() || !state.drain
+        state.processing == 0 || !state.drain
+    }
+}
+
+/// Options of a [`WorkQueue`]: [`WorkQueue::builder`].
+pub struct WorkQueueBuilder<T> {
+    name: String,
+    limiter: Option<Box<dyn RateLimiter<T>>>,
+    timing: bool,
+}
+
+impl<T> WorkQueueBuilder<T>
+where
+    T: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// Rate limit with `limiter` (default: [`default_controller_rate_limiter`]).
+    pub fn rate_limiter(mut self, limiter: impl RateLimiter<T> + 'static) -> Self {
+        self.limiter = Some(Box::new(limiter));
+        self
+    }
+
+    /// Whether to measure `queue_duration`, `work_duration`, `unfinished_work_seconds` and
+    /// `longest_running_processor_seconds` (default: yes). They cost a clock read per add,
+    /// get and done; without them those series stay at zero (client-go's default, no-op,
+    /// metrics provider records nothing), while depth, adds and retries are still counted.
+    pub fn timing_metrics(mut self, on: bool) -> Self {
+        self.timing = on;
+        self
+    }
+
+    pub fn build(self) -> WorkQueue<T> {
+        let limiter = self
+            .limiter
+            .unwrap_or_else(|| Box::new(default_controller_rate_limiter()));
+        WorkQueue {
+            inner: Arc::new(Inner {
+                name: self.name,
+                timing: self.timing,
+                state: Mutex::new(State::new(self.timing)),
+                item_ready: Notify::new(),
+                drained: Notify::new(),
+                limiter,
+            }),
+        }
     }
 }
 
@@ -258,7 +497,7 @@ impl<T> fmt::Debug for WorkQueue<T> {
         f.debug_struct("WorkQueue")
             .field("name", &self.inner.name)
             .field("len", &state.queue.len())
-            .field("processing", &state.processing.len())
+            .field("processing", &state.processing)
             .field("waiting", &state.waiting.len())
             .field("shutting_down", &state.shutting_down)
             .finish()
@@ -270,24 +509,25 @@ where
     T: Clone + Eq + Hash + Send + Sync + 'static,
 {
     /// A queue named `name` (the `name` label of its metrics) that rate limits with
-    /// [`default_controller_rate_limiter`].
+    /// [`default_controller_rate_limiter`] and records every metric.
     pub fn new(name: impl Into<String>) -> Self {
-        Self::with_rate_limiter(name, default_controller_rate_limiter())
+        Self::builder(name).build()
     }
 
-    /// A queue named `name` that rate limits with `limiter`.
+    /// A queue named `name` that rate limits with `limiter` and records every metric.
     pub fn with_rate_limiter(
         name: impl Into<String>,
         limiter: impl RateLimiter<T> + 'static,
     ) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                name: name.into(),
-                state: Mutex::new(State::new()),
-                item_ready: Notify::new(),
-                drained: Notify::new(),
-                limiter: Box::new(limiter),
-            }),
+        Self::builder(name).rate_limiter(limiter).build()
+    }
+
+    /// A queue named `name` with other options: rate limiter, timing metrics off.
+    pub fn builder(name: impl Into<String>) -> WorkQueueBuilder<T> {
+        WorkQueueBuilder {
+            name: name.into(),
+            limiter: None,
+            timing: true,
         }
     }
 
@@ -299,11 +539,13 @@ where
     /// Marks `item` as needing processing. Does nothing if it is already queued, or if the
     /// queue is shutting down; if it is being processed it is queued when it is `done`.
     pub fn add(&self, item: T) {
+        let mut now = Now::lazy();
         let mut state = self.inner.state.lock();
-        let now = Instant::now();
-        let pushed = state.promote(now) + usize::from(state.add(item, now));
+        let promoted = state.promote(&mut now);
+        let (pushed, spare) = state.add(item, &mut now);
         drop(state);
-        self.inner.wake(pushed);
+        drop(spare);
+        self.inner.wake(promoted + usize::from(pushed));
     }
 
     /// Adds `item` once `delay` has passed (right away if `delay` is zero). If `item` is
@@ -315,12 +557,16 @@ where
             return;
         }
         state.retries += 1;
-        let now = Instant::now();
-        let mut pushed = state.promote(now);
+        let mut now = Now::lazy();
+        let mut pushed = state.promote(&mut now);
         let mut earlier_deadline = false;
+        let mut spare = None;
         if delay.is_zero() {
-            pushed += usize::from(state.add(item, now));
+            let added;
+            (added, spare) = state.add(item, &mut now);
+            pushed += usize::from(added);
         } else {
+            let now = now.get();
             let ready_at = now
                 .checked_add(delay)
                 .or_else(|| now.checked_add(FAR_FUTURE))
@@ -330,6 +576,7 @@ where
             earlier_deadline = state.next_ready_at() != before;
         }
         drop(state);
+        drop(spare);
         self.inner.wake(pushed);
         if earlier_deadline {
             // Blocked workers sleep until the earliest ready time; let them look again.
@@ -359,7 +606,7 @@ where
     /// are not yet due are not counted.
     pub fn len(&self) -> usize {
         let mut state = self.inner.state.lock();
-        let pushed = state.promote(Instant::now());
+        let pushed = state.promote(&mut Now::lazy());
         let len = state.queue.len();
         drop(state);
         self.inner.wake(pushed);
@@ -381,20 +628,26 @@ where
         // Like tokio's own channels: a worker that always finds an item still yields to the
         // scheduler once its cooperative budget is spent.
         tokio::task::consume_budget().await;
+        // Fast path: an item is ready, no need to register for a wake-up.
+        match self.inner.take() {
+            Take::Item(item) => return Some(item),
+            Take::ShutDown => return None,
+            Take::Wait(_) => {}
+        }
         loop {
             let notified = self.inner.item_ready.notified();
             let mut notified = std::pin::pin!(notified);
-            // Register before looking at the state, so a wake-up in between is not missed.
+            // Register before looking at the state again, so a wake-up in between is not
+            // missed.
             notified.as_mut().enable();
-            let now = Instant::now();
-            let deadline = match self.inner.take(now) {
+            let deadline = match self.inner.take() {
                 Take::Item(item) => return Some(item),
                 Take::ShutDown => return None,
                 Take::Wait(deadline) => deadline,
             };
             match deadline {
                 Some(deadline) => {
-                    let deadline = deadline.min(now + MAX_SLEEP);
+                    let deadline = deadline.min(Instant::now() + MAX_SLEEP);
                     tokio::select! {
                         _ = notified.as_mut() => {}
                         _ = tokio::time::sleep_until(deadline) => {}
@@ -407,7 +660,7 @@ where
 
     /// [`get`](Self::get) without waiting: an item if one is ready now.
     pub fn try_get(&self) -> Option<T> {
-        match self.inner.take(Instant::now()) {
+        match self.inner.take() {
             Take::Item(item) => Some(item),
             Take::ShutDown | Take::Wait(_) => None,
         }
@@ -416,25 +669,18 @@ where
     /// Marks `item` as done processing. If it was added again meanwhile, it is queued now.
     /// Does nothing if `item` is not being processed.
     pub fn done(&self, item: &T) {
-        let now = Instant::now();
+        let mut now = Now::eager_if(self.inner.timing);
         let mut state = self.inner.state.lock();
-        let mut pushed = state.promote(now);
-        let Some(started) = state.processing.remove(item) else {
-            drop(state);
-            self.inner.wake(pushed);
-            return;
-        };
-        state
-            .work_duration
-            .observe(now.saturating_duration_since(started).as_secs_f64());
-        if state.dirty.contains_key(item) {
-            state.queue.push_back(item.clone());
-            pushed += 1;
-        }
-        let idle = state.processing.is_empty();
+        let mut pushed = state.promote(&mut now);
+        let (requeued, released) = state.done(item, &mut now);
+        pushed += usize::from(requeued == Some(true));
+        // Only `shutdown_with_drain` waits for the queue to be idle, and it sets `drain`
+        // under this lock before it looks.
+        let drained = requeued.is_some() && state.processing == 0 && state.drain;
         drop(state);
+        drop(released);
         self.inner.wake(pushed);
-        if idle {
+        if drained {
             self.inner.drained.notify_waiters();
         }
     }
@@ -473,28 +719,35 @@ where
         self.inner.state.lock().shutting_down
     }
 
-    /// A snapshot of the queue's metrics.
+    /// A snapshot of the queue's metrics. Without [timing
+    /// metrics](WorkQueueBuilder::timing_metrics) the latency, duration and in-flight time
+    /// figures are zero.
     pub fn metrics(&self) -> QueueMetrics {
-        let now = Instant::now();
+        let mut now = Now::lazy();
         let mut state = self.inner.state.lock();
-        let pushed = state.promote(now);
+        let pushed = state.promote(&mut now);
         let mut unfinished = 0.0;
         let mut longest: f64 = 0.0;
-        for started in state.processing.values() {
-            let secs = now.saturating_duration_since(*started).as_secs_f64();
-            unfinished += secs;
-            longest = longest.max(secs);
+        if state.timing && state.processing > 0 {
+            let now = now.get();
+            for times in &state.times {
+                if let Some(started) = times.started {
+                    let secs = now.saturating_duration_since(started).as_secs_f64();
+                    unfinished += secs;
+                    longest = longest.max(secs);
+                }
+            }
         }
         let metrics = QueueMetrics {
             name: self.inner.name.clone(),
-            depth: state.dirty.len(),
+            depth: state.dirty,
             adds: state.adds,
             retries: state.retries,
             queue_latency: state.queue_latency.snapshot(),
             work_duration: state.work_duration.snapshot(),
             unfinished_work_seconds: unfinished,
             longest_running_processor_seconds: longest,
-            processing: state.processing.len(),
+            processing: state.processing,
             waiting: state.waiting.len(),
         };
         drop(state);
@@ -506,5 +759,66 @@ where
     /// series names (see [`render_prometheus`] to expose several queues together).
     pub fn render_prometheus(&self) -> String {
         self.metrics().render_prometheus()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn untimed() -> WorkQueue<String> {
+        WorkQueue::builder("untimed").timing_metrics(false).build()
+    }
+
+    #[test]
+    fn without_timing_metrics_the_semantics_are_the_same() {
+        let q = untimed();
+        q.add("a".into());
+        q.add("b".into());
+        q.add("a".into());
+        assert_eq!(q.len(), 2);
+        let a = q.try_get().unwrap();
+        assert_eq!(a, "a");
+        q.add("a".into()); // dirty while processing: back after done
+        assert_eq!(q.try_get().as_deref(), Some("b"));
+        assert_eq!(q.try_get(), None);
+        q.done(&a);
+        assert_eq!(q.try_get().as_deref(), Some("a"));
+        q.done(&"b".to_owned());
+        q.done(&"a".to_owned());
+        q.done(&"a".to_owned()); // not processing: nothing
+        let m = q.metrics();
+        assert_eq!((m.depth, m.adds, m.processing), (0, 3, 0));
+        assert_eq!((m.queue_latency.count, m.work_duration.count), (0, 0));
+        assert_eq!(m.unfinished_work_seconds, 0.0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_timing_metrics_delayed_items_still_come_due() {
+        let q = untimed();
+        q.add_after("late".into(), Duration::from_millis(50));
+        q.add_after("soon".into(), Duration::from_millis(10));
+        assert_eq!(q.try_get(), None);
+        assert_eq!(q.get().await.as_deref(), Some("soon"));
+        assert_eq!(q.get().await.as_deref(), Some("late"));
+        assert_eq!(q.metrics().retries, 2);
+    }
+
+    #[test]
+    fn slots_are_reused_and_every_item_is_stored_once() {
+        let q = untimed();
+        for round in 0..3 {
+            for i in 0..100 {
+                q.add(format!("k{i}"));
+            }
+            while let Some(k) = q.try_get() {
+                q.done(&k);
+            }
+            let state = q.inner.state.lock();
+            assert_eq!(state.slots.len(), 100, "round {round}");
+            assert!(state.slots.iter().all(Option::is_none));
+            assert_eq!((state.index.len(), state.free.len()), (0, 100));
+            assert!(state.times.is_empty());
+        }
     }
 }

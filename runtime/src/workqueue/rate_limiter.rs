@@ -10,6 +10,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
+use super::ItemHasher;
+
 /// Decides how long an item waits before it is retried.
 ///
 /// Methods take `&self`: limiters keep their per-item state behind a lock, so one limiter
@@ -68,7 +70,7 @@ where
 pub struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
-    failures: Mutex<HashMap<T, u32>>,
+    failures: Mutex<HashMap<T, u32, ItemHasher>>,
 }
 
 impl<T> ItemExponentialFailureRateLimiter<T> {
@@ -76,7 +78,7 @@ impl<T> ItemExponentialFailureRateLimiter<T> {
         Self {
             base,
             max,
-            failures: Mutex::new(HashMap::new()),
+            failures: Mutex::new(HashMap::default()),
         }
     }
 }
@@ -127,7 +129,7 @@ pub struct ItemFastSlowRateLimiter<T> {
     fast: Duration,
     slow: Duration,
     max_fast_attempts: u32,
-    attempts: Mutex<HashMap<T, u32>>,
+    attempts: Mutex<HashMap<T, u32, ItemHasher>>,
 }
 
 impl<T> ItemFastSlowRateLimiter<T> {
@@ -136,7 +138,7 @@ impl<T> ItemFastSlowRateLimiter<T> {
             fast,
             slow,
             max_fast_attempts,
-            attempts: Mutex::new(HashMap::new()),
+            attempts: Mutex::new(HashMap::default()),
         }
     }
 }
