@@ -18,8 +18,10 @@ use crate::schema::{SchemaBuilder, SchemaOptions, lookup_path};
 
 /// Kubernetes version priority: GA > beta > alpha, then higher numbers first, then by name.
 pub fn version_priority(v: &str) -> (u8, u32, u32, String) {
-    let re = regex::Regex::new(r"^v(\d+)(?:(alpha|beta)(\d+))?$").expect("static regex");
-    match re.captures(v) {
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^v(\d+)(?:(alpha|beta)(\d+))?$").expect("static regex")
+    });
+    match RE.captures(v) {
         Some(c) => {
             let major: u32 = c[1].parse().unwrap_or(0);
             let (level, minor) = match c.get(2).map(|m| m.as_str()) {
@@ -42,161 +44,189 @@ pub struct RenderedCrd {
     pub crd: CustomResourceDefinition,
 }
 
-/// Build all CRDs, collecting every problem.
+/// Build all CRDs, collecting every problem. CRDs are built in parallel; the result is
+/// in the order of [`crd_groups`].
 pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -> Vec<RenderedCrd> {
+    let groups: Vec<_> = crd_groups(api).into_iter().collect();
+    let built = crate::par::map(groups, |((group, kind_name), versions)| {
+        let mut found = Diagnostics::default();
+        let crd = build_crd(api, options, &group, &kind_name, versions, &mut found);
+        (crd, found)
+    });
     let mut out = vec![];
-    for ((group, kind_name), mut versions) in crd_groups(api) {
-        versions.retain(|(_, k)| !k.skip);
-        if versions.is_empty() {
-            continue;
-        }
-        // Highest priority first, as kubectl lists them.
-        versions.sort_by_key(|(p, _)| std::cmp::Reverse(version_priority(&p.version)));
-        let names_of = |vs: &[(&Package, &Kind)]| {
-            vs.iter()
-                .map(|(p, _)| p.version.clone())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let storage: Vec<_> = versions.iter().filter(|(_, k)| k.storage).collect();
-        let storage_version = match (versions.len(), storage.len()) {
-            (1, _) => versions[0].0.version.clone(),
-            (_, 1) => storage[0].0.version.clone(),
-            (_, 0) => {
-                diags.push(
-                    Diagnostic::new(versions[0].1.loc.clone(), format!(
-                        "{kind_name}.{group} has versions {} but none is marked `+kubebuilder:storageversion`",
-                        names_of(&versions)
-                    ))
-                    .with_hint("mark exactly one version's kind with `+kubebuilder:storageversion`"),
-                );
-                continue;
-            }
-            _ => {
-                let marked: Vec<_> = storage
-                    .iter()
-                    .map(|(p, k)| format!("{} ({})", p.version, k.loc))
-                    .collect();
-                diags.push(
-                    Diagnostic::new(
-                        storage[1].1.loc.clone(),
-                        format!(
-                            "{kind_name}.{group} has more than one storage version: {}",
-                            marked.join(", ")
-                        ),
-                    )
-                    .with_hint("keep `+kubebuilder:storageversion` on exactly one version"),
-                );
-                continue;
-            }
-        };
-        let (_, first) = versions[0];
-        let mut consistent = true;
-        for (p, k) in &versions[1..] {
-            for (what, a, b) in [
-                ("plural", &first.plural, &k.plural),
-                ("singular", &first.singular, &k.singular),
-                (
-                    "scope",
-                    &first.scope.as_str().to_owned(),
-                    &k.scope.as_str().to_owned(),
-                ),
-                (
-                    "shortNames",
-                    &first.short_names.join(";"),
-                    &k.short_names.join(";"),
-                ),
-                (
-                    "categories",
-                    &first.categories.join(";"),
-                    &k.categories.join(";"),
-                ),
-            ] {
-                if a != b {
-                    consistent = false;
-                    diags.push(
-                        Diagnostic::new(k.loc.clone(), format!("{kind_name}.{group} {what} is `{b}` in {} but `{a}` in {}", p.version, versions[0].0.version))
-                            .with_hint("all versions of a kind share one CRD, so their names and scope must agree"),
-                    );
-                }
-            }
-        }
-        if !consistent {
-            continue;
-        }
-        let mut crd_versions = vec![];
-        let mut annotations = BTreeMap::new();
-        let mut labels = BTreeMap::new();
-        for (p, k) in &versions {
-            annotations.extend(k.annotations.clone());
-            labels.extend(k.labels.clone());
-            let mut builder = SchemaBuilder::new(api, p, options);
-            let Some(schema) = diags.collect(builder.kind_schema(k)) else {
-                continue;
-            };
-            if builder.unresolved {
-                continue;
-            }
-            check_paths(k, &schema, diags);
-            crd_versions.push(version_of(p, k, schema, p.version == storage_version));
-        }
-        if crd_versions.len() != versions.len() {
-            continue;
-        }
-        if !crd_versions.iter().any(|v| v.served) {
-            diags.push(
-                Diagnostic::new(
-                    first.loc.clone(),
-                    format!("no version of {kind_name}.{group} is served"),
-                )
-                .with_hint("remove `+kubebuilder:unservedversion` from at least one version"),
-            );
-            continue;
-        }
-        // The apiserver refuses CRDs in Kubernetes-owned groups without an approval note.
-        if (group.ends_with(".k8s.io")
-            || group.ends_with(".kubernetes.io")
-            || group == "k8s.io"
-            || group == "kubernetes.io")
-            && !annotations.contains_key(API_APPROVED)
-        {
-            diags.push(
-                Diagnostic::new(first.loc.clone(), format!("group `{group}` is protected: the apiserver rejects {kind_name} without the `{API_APPROVED}` annotation"))
-                    .with_hint(format!("add `+kubebuilder:metadata:annotations=\"{API_APPROVED}=<PR URL, or unapproved, experimental-only>\"`, or use a group you own")),
-            );
-            continue;
-        }
-        let name = format!("{}.{group}", first.plural);
-        let crd = CustomResourceDefinition {
-            metadata: ObjectMeta {
-                name: Some(name),
-                annotations: (!annotations.is_empty()).then_some(annotations),
-                labels: (!labels.is_empty()).then_some(labels),
-                ..Default::default()
-            },
-            spec: CustomResourceDefinitionSpec {
-                group: group.clone(),
-                names: CustomResourceDefinitionNames {
-                    kind: kind_name.clone(),
-                    list_kind: Some(format!("{kind_name}List")),
-                    plural: first.plural.clone(),
-                    singular: Some(first.singular.clone()),
-                    short_names: (!first.short_names.is_empty()).then(|| first.short_names.clone()),
-                    categories: (!first.categories.is_empty()).then(|| first.categories.clone()),
-                },
-                scope: first.scope.as_str().to_owned(),
-                versions: crd_versions,
-                conversion: None,
-                preserve_unknown_fields: None,
-            },
-            status: None,
-        };
-        out.push(RenderedCrd {
-            file_name: format!("{group}_{}.yaml", first.plural),
-            crd,
-        });
+    for (crd, found) in built {
+        diags.0.extend(found.0);
+        out.extend(crd);
     }
     out
+}
+
+/// The CRD of one group and kind, from the kind's versions.
+fn build_crd(
+    api: &Api,
+    options: &SchemaOptions,
+    group: &str,
+    kind_name: &str,
+    mut versions: Vec<(&Package, &Kind)>,
+    diags: &mut Diagnostics,
+) -> Option<RenderedCrd> {
+    versions.retain(|(_, k)| !k.skip);
+    if versions.is_empty() {
+        return None;
+    }
+    // Highest priority first, as kubectl lists them.
+    versions.sort_by_key(|(p, _)| std::cmp::Reverse(version_priority(&p.version)));
+    let names_of = |vs: &[(&Package, &Kind)]| {
+        vs.iter()
+            .map(|(p, _)| p.version.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let storage: Vec<_> = versions.iter().filter(|(_, k)| k.storage).collect();
+    let storage_version = match (versions.len(), storage.len()) {
+        (1, _) => versions[0].0.version.clone(),
+        (_, 1) => storage[0].0.version.clone(),
+        (_, 0) => {
+            diags.push(
+                Diagnostic::new(versions[0].1.loc.clone(), format!(
+                    "{kind_name}.{group} has versions {} but none is marked `+kubebuilder:storageversion`",
+                    names_of(&versions)
+                ))
+                .with_hint("mark exactly one version's kind with `+kubebuilder:storageversion`"),
+            );
+            return None;
+        }
+        _ => {
+            let marked: Vec<_> = storage
+                .iter()
+                .map(|(p, k)| format!("{} ({})", p.version, k.loc))
+                .collect();
+            diags.push(
+                Diagnostic::new(
+                    storage[1].1.loc.clone(),
+                    format!(
+                        "{kind_name}.{group} has more than one storage version: {}",
+                        marked.join(", ")
+                    ),
+                )
+                .with_hint("keep `+kubebuilder:storageversion` on exactly one version"),
+            );
+            return None;
+        }
+    };
+    let (_, first) = versions[0];
+    let mut consistent = true;
+    for (p, k) in &versions[1..] {
+        for (what, a, b) in [
+            ("plural", &first.plural, &k.plural),
+            ("singular", &first.singular, &k.singular),
+            (
+                "scope",
+                &first.scope.as_str().to_owned(),
+                &k.scope.as_str().to_owned(),
+            ),
+            (
+                "shortNames",
+                &first.short_names.join(";"),
+                &k.short_names.join(";"),
+            ),
+            (
+                "categories",
+                &first.categories.join(";"),
+                &k.categories.join(";"),
+            ),
+        ] {
+            if a != b {
+                consistent = false;
+                diags.push(
+                    Diagnostic::new(
+                        k.loc.clone(),
+                        format!(
+                            "{kind_name}.{group} {what} is `{b}` in {} but `{a}` in {}",
+                            p.version, versions[0].0.version
+                        ),
+                    )
+                    .with_hint(
+                        "all versions of a kind share one CRD, so their names and scope must agree",
+                    ),
+                );
+            }
+        }
+    }
+    if !consistent {
+        return None;
+    }
+    let mut crd_versions = vec![];
+    let mut annotations = BTreeMap::new();
+    let mut labels = BTreeMap::new();
+    for (p, k) in &versions {
+        annotations.extend(k.annotations.clone());
+        labels.extend(k.labels.clone());
+        let mut builder = SchemaBuilder::new(api, p, options);
+        let Some(schema) = diags.collect(builder.kind_schema(k)) else {
+            continue;
+        };
+        if builder.unresolved {
+            continue;
+        }
+        check_paths(k, &schema, diags);
+        crd_versions.push(version_of(p, k, schema, p.version == storage_version));
+    }
+    if crd_versions.len() != versions.len() {
+        return None;
+    }
+    if !crd_versions.iter().any(|v| v.served) {
+        diags.push(
+            Diagnostic::new(
+                first.loc.clone(),
+                format!("no version of {kind_name}.{group} is served"),
+            )
+            .with_hint("remove `+kubebuilder:unservedversion` from at least one version"),
+        );
+        return None;
+    }
+    // The apiserver refuses CRDs in Kubernetes-owned groups without an approval note.
+    if (group.ends_with(".k8s.io")
+        || group.ends_with(".kubernetes.io")
+        || group == "k8s.io"
+        || group == "kubernetes.io")
+        && !annotations.contains_key(API_APPROVED)
+    {
+        diags.push(
+            Diagnostic::new(first.loc.clone(), format!("group `{group}` is protected: the apiserver rejects {kind_name} without the `{API_APPROVED}` annotation"))
+                .with_hint(format!("add `+kubebuilder:metadata:annotations=\"{API_APPROVED}=<PR URL, or unapproved, experimental-only>\"`, or use a group you own")),
+        );
+        return None;
+    }
+    let name = format!("{}.{group}", first.plural);
+    let crd = CustomResourceDefinition {
+        metadata: ObjectMeta {
+            name: Some(name),
+            annotations: (!annotations.is_empty()).then_some(annotations),
+            labels: (!labels.is_empty()).then_some(labels),
+            ..Default::default()
+        },
+        spec: CustomResourceDefinitionSpec {
+            group: group.to_owned(),
+            names: CustomResourceDefinitionNames {
+                kind: kind_name.to_owned(),
+                list_kind: Some(format!("{kind_name}List")),
+                plural: first.plural.clone(),
+                singular: Some(first.singular.clone()),
+                short_names: (!first.short_names.is_empty()).then(|| first.short_names.clone()),
+                categories: (!first.categories.is_empty()).then(|| first.categories.clone()),
+            },
+            scope: first.scope.as_str().to_owned(),
+            versions: crd_versions,
+            conversion: None,
+            preserve_unknown_fields: None,
+        },
+        status: None,
+    };
+    Some(RenderedCrd {
+        file_name: format!("{group}_{}.yaml", first.plural),
+        crd,
+    })
 }
 
 fn version_of(

@@ -22,6 +22,7 @@ pub mod k8s_types;
 pub mod markers;
 pub mod model;
 pub mod output;
+pub mod par;
 pub mod resolve;
 pub mod rust;
 pub mod schema;
@@ -311,6 +312,8 @@ impl Config {
             }
         }
         let api = resolve::build(&modules, &mut diags);
+        // The syntax trees are done with: free them now, so rendering reuses the memory.
+        drop(modules);
         resolve::check_duplicates(&api, &mut diags);
         if api.packages.is_empty() && diags.is_empty() {
             let at = files
@@ -325,10 +328,10 @@ impl Config {
             );
         }
         let crds = crd::build_crds(&api, &self.schema, &mut diags);
-        let rust_files = if self.emit_rust && diags.is_empty() {
-            rust::render(&api, &rust_options, &mut diags)
+        let renderer = if self.emit_rust && diags.is_empty() {
+            rust::Renderer::new(&api, &rust_options, &mut diags)
         } else {
-            vec![]
+            None
         };
         if !diags.is_empty() {
             let rendered = diags.render();
@@ -337,23 +340,34 @@ impl Config {
                 rendered,
             });
         }
-        let crd_dir = self.crd_output_dir();
-        let mut out: Vec<GeneratedFile> = crds
+        // Every output file is rendered on its own, so they are rendered in parallel: the
+        // Rust files first (the costliest), then a YAML document per CRD.
+        enum Job<'a> {
+            Rust(rust::RustFile),
+            Crd(&'a crd::RenderedCrd),
+        }
+        let mut jobs: Vec<Job> = renderer
             .iter()
-            .map(|c| GeneratedFile {
-                path: crd_dir.join(&c.file_name),
-                contents: crd::to_yaml(&c.crd),
-            })
+            .flat_map(|r| r.files())
+            .map(Job::Rust)
             .collect();
+        jobs.extend(crds.iter().map(Job::Crd));
+        let crd_dir = self.crd_output_dir();
         let rust_dir = self.rust_output_dir();
-        out.extend(
-            rust_files
-                .into_iter()
-                .map(|(name, contents)| GeneratedFile {
+        let mut out = par::map(jobs, |job| match job {
+            Job::Rust(file) => {
+                let renderer = renderer.as_ref().expect("Rust jobs come from the renderer");
+                let (name, contents) = renderer.render(file);
+                GeneratedFile {
                     path: rust_dir.join(name),
                     contents,
-                }),
-        );
+                }
+            }
+            Job::Crd(c) => GeneratedFile {
+                path: crd_dir.join(&c.file_name),
+                contents: crd::to_yaml(&c.crd),
+            },
+        });
         out.sort_by(|a, b| a.path.cmp(&b.path));
         if self.emit_rerun_if_changed {
             for f in &files {

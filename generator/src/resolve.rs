@@ -165,8 +165,10 @@ fn is_kind(markers: &[Marker]) -> bool {
 }
 
 fn is_dns_subdomain(s: &str) -> bool {
-    let label = regex::Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").expect("static regex");
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| l.len() <= 63 && label.is_match(l))
+    static LABEL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
+    });
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| l.len() <= 63 && LABEL.is_match(l))
 }
 
 fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option<Package> {
@@ -204,8 +206,10 @@ fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option
             }
         },
     };
-    let version_re = regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex");
-    if !version_re.is_match(&version) || version.len() > 63 {
+    static VERSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
+    });
+    if !VERSION.is_match(&version) || version.len() > 63 {
         let at = markers
             .iter()
             .find(|mk| mk.name == "versionName")

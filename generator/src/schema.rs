@@ -5,6 +5,7 @@
 //! and `oneOf`/`anyOf` carry only `required` lists or the int-or-string pair.
 
 use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
@@ -47,7 +48,6 @@ pub struct SchemaBuilder<'a> {
     default_optional: Option<(bool, Location)>,
     /// Types being expanded, to catch recursion.
     stack: Vec<String>,
-    k8s_cache: BTreeMap<String, JSONSchemaProps>,
     /// A type could not be resolved (already reported), so the schema is incomplete.
     pub unresolved: bool,
 }
@@ -59,7 +59,6 @@ impl<'a> SchemaBuilder<'a> {
             options,
             default_optional: package.default_optional.clone(),
             stack: vec![],
-            k8s_cache: BTreeMap::new(),
             unresolved: false,
         }
     }
@@ -349,7 +348,7 @@ impl<'a> SchemaBuilder<'a> {
     /// The schema of a k8s-openapi type, from its schemars impl made structural the way
     /// kube-derive does it. Like controller-gen, every ObjectMeta in it is just `type: object`.
     fn k8s_schema(&mut self, path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
-        if let Some(s) = self.k8s_cache.get(path) {
+        if let Some(s) = lock(&K8S_SCHEMAS).get(path) {
             return Ok(s.clone());
         }
         let mut props = if path.ends_with("::ObjectMeta") {
@@ -360,7 +359,7 @@ impl<'a> SchemaBuilder<'a> {
         let meta = raw_k8s_schema("apimachinery::pkg::apis::meta::v1::ObjectMeta", loc)?;
         let meta_keys: Vec<&String> = meta.properties.iter().flat_map(|p| p.keys()).collect();
         trim_object_meta(&mut props, &meta_keys);
-        self.k8s_cache.insert(path.to_owned(), props.clone());
+        lock(&K8S_SCHEMAS).insert(path.to_owned(), props.clone());
         Ok(props)
     }
 
@@ -762,6 +761,36 @@ fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(
         .with_hint("move the marker to a field of the right type"))
 }
 
+/// Schemas of k8s-openapi types by path, once per process: each is a pure function of
+/// the path, and building one through schemars is costly (Condition, ObjectMeta, ...).
+static K8S_SCHEMAS: Mutex<BTreeMap<String, JSONSchemaProps>> = Mutex::new(BTreeMap::new());
+
+/// Whether each `Pattern` compiled, once per distinct pattern: APIs repeat their patterns.
+static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
+
+/// A cache lock; a panic elsewhere cannot leave these maps half-updated.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Compile a `Pattern` regex (RE2 syntax, which the regex crate follows) to check it;
+/// `Err` carries the last line of the compiler's message.
+fn check_regex(pattern: &str) -> Result<(), String> {
+    if let Some(r) = lock(&PATTERNS).get(pattern) {
+        return r.clone();
+    }
+    let r = regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        e.to_string()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    });
+    lock(&PATTERNS).insert(pattern.to_owned(), r.clone());
+    r
+}
+
 /// Compile a CEL expression of an XValidation marker (`rule` or `messageExpression`) as
 /// the apiserver would, so a syntax error is reported here, at the marker, instead of when
 /// the CRD is applied. Only the syntax is checked: types and field names are the apiserver's.
@@ -854,14 +883,7 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
             "kubebuilder:validation:Pattern" => {
                 need_type(schema, m, &["string"])?;
                 let p = m.string_value()?;
-                if let Err(e) = regex::Regex::new(&p) {
-                    let detail = e
-                        .to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or_default()
-                        .trim()
-                        .to_owned();
+                if let Err(detail) = check_regex(&p) {
                     return Err(m.error(format!("invalid regular expression `{p}`: {detail}")).with_hint("patterns use RE2 syntax (no lookaround or backreferences); quote them with backticks to avoid escaping"));
                 }
                 schema.pattern = Some(p);
