@@ -296,9 +296,16 @@ impl Config {
         files.retain(|f| !f.starts_with(&rust_dir));
         files.sort();
         files.dedup();
+        // Files are parsed in parallel, each into plain data (see `source::Item`).
         let mut modules = vec![];
-        for f in &files {
-            modules.extend(source::parse_file(&src_root, f, &mut diags));
+        let parsed = par::map(files.iter().collect(), |f| {
+            let mut found = Diagnostics::default();
+            let m = source::parse_file(&src_root, f, &mut found);
+            (m, found)
+        });
+        for (m, found) in parsed {
+            modules.extend(m);
+            diags.0.extend(found.0);
         }
         let mut rust_options = self.rust.clone();
         if let Some(h) = &self.header_file {

@@ -3,14 +3,11 @@
 //! the kinds. All problems are collected, not just the first.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use syn::spanned::Spanned;
-
-use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::markers::{self, Level, Marker, split_list};
 use crate::model::*;
-use crate::source::{DocLine, Module, doc_lines, doc_text};
+use crate::source::{self as src, DocLine, Module, doc_text};
 
 /// Parse a doc comment's markers at a level, collecting errors.
 fn parse_markers(lines: &[DocLine], level: Level, diags: &mut Diagnostics) -> Vec<Marker> {
@@ -24,37 +21,17 @@ fn parse_markers(lines: &[DocLine], level: Level, diags: &mut Diagnostics) -> Ve
         .collect()
 }
 
-enum RawItem<'a> {
-    Struct(&'a syn::ItemStruct),
-    Enum(&'a syn::ItemEnum),
-}
-
 struct RawType<'a> {
     module: &'a Module,
-    item: RawItem<'a>,
+    item: &'a src::Item,
 }
 
 /// Build the model from every module of the crate.
 pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
     let mut raw: BTreeMap<String, RawType> = BTreeMap::new();
     for m in modules {
-        for s in &m.structs {
-            raw.insert(
-                key(&m.path, &s.ident.to_string()),
-                RawType {
-                    module: m,
-                    item: RawItem::Struct(s),
-                },
-            );
-        }
-        for e in &m.enums {
-            raw.insert(
-                key(&m.path, &e.ident.to_string()),
-                RawType {
-                    module: m,
-                    item: RawItem::Enum(e),
-                },
-            );
+        for item in m.structs.iter().chain(&m.enums) {
+            raw.insert(key(&m.path, &item.ident), RawType { module: m, item });
         }
     }
     let mut resolver = Resolver {
@@ -76,12 +53,8 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
             .collect();
         names.sort_by_key(|(k, _)| *k);
         for (type_key, r) in names {
-            let (attrs, ident) = match &r.item {
-                RawItem::Struct(s) => (&s.attrs, &s.ident),
-                RawItem::Enum(e) => (&e.attrs, &e.ident),
-            };
-            let docs = doc_lines(&m.file, attrs);
-            let type_markers = parse_markers(&docs, Level::Type, diags);
+            let ident = &r.item.ident;
+            let type_markers = parse_markers(&r.item.docs, Level::Type, diags);
             if !is_kind(&type_markers) {
                 if let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name)) {
                     diags.push(
@@ -270,23 +243,20 @@ fn kind_of(
     markers: &[Marker],
     diags: &mut Diagnostics,
 ) -> Option<Kind> {
-    let file = &raw.module.file;
-    let RawItem::Struct(item) = &raw.item else {
-        let RawItem::Enum(e) = &raw.item else {
-            unreachable!()
-        };
+    let item = raw.item;
+    let src::Body::Struct(fields) = &item.body else {
         diags.push(
             Diagnostic::new(
-                Location::of_span(file, e.ident.span()),
-                format!("kind `{}` must be a struct", e.ident),
+                item.loc.clone(),
+                format!("kind `{}` must be a struct", item.ident),
             )
             .with_hint("a kind has `metadata`, `spec` and optionally `status` fields"),
         );
         return None;
     };
-    let name = item.ident.to_string();
-    let loc = Location::of_span(file, item.ident.span());
-    let syn::Fields::Named(fields) = &item.fields else {
+    let name = item.ident.clone();
+    let loc = item.loc.clone();
+    let src::Fields::Named(fields) = fields else {
         diags.push(Diagnostic::new(
             loc,
             format!("kind `{name}` must have named fields"),
@@ -297,9 +267,9 @@ fn kind_of(
     let mut has_type_meta = false;
     let mut has_metadata = false;
     let mut has_status = false;
-    for f in &fields.named {
-        let fname = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
-        let ser = serde_field(f);
+    for f in fields {
+        let fname = f.ident.clone().unwrap_or_default();
+        let ser = &f.serde;
         let ty = resolver.resolve_type(raw.module, &f.ty);
         if ser.flatten && matches!(ty, Ok(TypeRef::TypeMeta)) {
             has_type_meta = true;
@@ -310,7 +280,7 @@ fn kind_of(
             if !matches!(ty, Ok(TypeRef::ObjectMeta)) {
                 diags.push(
                     Diagnostic::new(
-                        Location::of_span(file, f.span()),
+                        f.metadata_loc.clone().unwrap_or_else(|| f.loc.clone()),
                         format!("`{name}.metadata` must be an ObjectMeta"),
                     )
                     .with_hint("use `k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`"),
@@ -643,109 +613,6 @@ fn client_options(
     Ok(Some(ClientOptions { verbs, methods }))
 }
 
-/// Field-level serde attributes.
-#[derive(Default)]
-struct SerdeField {
-    rename: Option<String>,
-    flatten: bool,
-    skip: bool,
-    default: bool,
-    skip_serializing_if: bool,
-    untagged: bool,
-}
-
-/// Skip the value of a serde attribute we do not care about.
-fn skip_meta_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        let _: syn::Expr = meta.value()?.parse()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        meta.parse_nested_meta(|inner| skip_meta_value(&inner))?;
-    }
-    Ok(())
-}
-
-/// `rename = "x"` or `rename(serialize = "x", deserialize = "y")`: we want the serialize name.
-fn meta_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<String>> {
-    if meta.input.peek(syn::Token![=]) {
-        let s: syn::LitStr = meta.value()?.parse()?;
-        return Ok(Some(s.value()));
-    }
-    let mut out = None;
-    meta.parse_nested_meta(|inner| {
-        if inner.path.is_ident("serialize") {
-            let s: syn::LitStr = inner.value()?.parse()?;
-            out = Some(s.value());
-        } else {
-            skip_meta_value(&inner)?;
-        }
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
-    let mut out = SerdeField::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            let p = &meta.path;
-            if p.is_ident("rename") {
-                out.rename = meta_name(&meta)?;
-            } else if p.is_ident("flatten") {
-                out.flatten = true;
-            } else if p.is_ident("skip") || p.is_ident("skip_serializing") {
-                out.skip = true;
-            } else if p.is_ident("default") {
-                out.default = true;
-                skip_meta_value(&meta)?;
-            } else if p.is_ident("skip_serializing_if") {
-                out.skip_serializing_if = true;
-                skip_meta_value(&meta)?;
-            } else if p.is_ident("untagged") {
-                out.untagged = true;
-            } else {
-                skip_meta_value(&meta)?;
-            }
-            Ok(())
-        });
-    }
-    out
-}
-
-fn serde_field(f: &syn::Field) -> SerdeField {
-    serde_field_attrs(&f.attrs)
-}
-
-fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {
-    let mut out = SerdeContainer::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            let p = &meta.path;
-            if p.is_ident("rename_all") {
-                out.rename_all = meta_name(&meta)?;
-            } else if p.is_ident("rename_all_fields") {
-                out.rename_all_fields = meta_name(&meta)?;
-            } else if p.is_ident("tag") {
-                out.tag = meta_name(&meta)?;
-            } else if p.is_ident("content") {
-                out.content = meta_name(&meta)?;
-            } else if p.is_ident("untagged") {
-                out.untagged = true;
-            } else if p.is_ident("transparent") {
-                out.transparent = true;
-            } else if p.is_ident("deny_unknown_fields") {
-                out.deny_unknown_fields = true;
-            } else if p.is_ident("default") {
-                out.default = true;
-                skip_meta_value(&meta)?;
-            } else {
-                skip_meta_value(&meta)?;
-            }
-            Ok(())
-        });
-    }
-    out
-}
-
 /// Apply a serde `rename_all` rule. Fields are written in snake_case, variants in PascalCase.
 pub fn rename(name: &str, rule: &str, is_variant: bool) -> Result<String, String> {
     let words: Vec<String> = if is_variant {
@@ -793,21 +660,6 @@ struct Resolver<'a> {
     pending: Vec<String>,
 }
 
-/// A type as written, without the token spacing of `quote` (`HashMap<i32, String>`).
-fn type_text(ty: &syn::Type) -> String {
-    let file: syn::File = syn::parse_quote!(type T = #ty;);
-    let text = prettyplease::unparse(&file);
-    text.trim()
-        .trim_start_matches("type T = ")
-        .trim_end_matches(';')
-        .to_owned()
-}
-
-fn ident_str(i: &syn::Ident) -> String {
-    let s = i.to_string();
-    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
-}
-
 impl Resolver<'_> {
     fn require(&mut self, type_key: &str) {
         if !self.types.contains_key(type_key) {
@@ -816,9 +668,9 @@ impl Resolver<'_> {
     }
 
     /// The absolute path of a type path used in `module`.
-    fn absolute(&self, module: &Module, path: &syn::Path) -> Vec<String> {
-        let segs: Vec<String> = path.segments.iter().map(|s| ident_str(&s.ident)).collect();
-        if path.leading_colon.is_some() {
+    fn absolute(&self, module: &Module, leading_colon: bool, segs: &[String]) -> Vec<String> {
+        let segs = segs.to_vec();
+        if leading_colon {
             return segs;
         }
         let first = segs[0].as_str();
@@ -859,40 +711,23 @@ impl Resolver<'_> {
         segs
     }
 
-    fn generic_args(seg: &syn::PathSegment) -> Vec<&syn::Type> {
-        match &seg.arguments {
-            syn::PathArguments::AngleBracketed(a) => a
-                .args
-                .iter()
-                .filter_map(|g| {
-                    if let syn::GenericArgument::Type(t) = g {
-                        Some(t)
-                    } else {
-                        None
-                    }
-                })
-                .collect(),
-            _ => vec![],
-        }
-    }
-
-    fn resolve_type(&mut self, module: &Module, ty: &syn::Type) -> Result<TypeRef, Diagnostic> {
-        let loc = Location::of_span(&module.file, ty.span());
+    fn resolve_type(&mut self, module: &Module, ty: &src::Ty) -> Result<TypeRef, Diagnostic> {
+        let loc = ty.loc.clone();
         let unsupported = |what: String| {
             Diagnostic::new(loc.clone(), format!("unsupported type `{what}`")).with_hint(
                 "use a type defined in this crate, a std/serde_json type, or a k8s-openapi type; \
                  for free-form data use serde_json::Value",
             )
         };
-        let syn::Type::Path(tp) = ty else {
-            return Err(unsupported(type_text(ty)));
+        let src::TyKind::Path {
+            leading_colon,
+            segments,
+            args,
+        } = &ty.kind
+        else {
+            return Err(unsupported(ty.text()));
         };
-        if tp.qself.is_some() {
-            return Err(unsupported(type_text(ty)));
-        }
-        let abs = self.absolute(module, &tp.path);
-        let last = tp.path.segments.last().expect("paths have a segment");
-        let args = Self::generic_args(last);
+        let abs = self.absolute(module, *leading_colon, segments);
         let name = abs.last().cloned().unwrap_or_default();
         let one = |s: &mut Self, n: usize| -> Result<TypeRef, Diagnostic> {
             match args.get(n) {
@@ -935,13 +770,10 @@ impl Resolver<'_> {
                 "BTreeMap" | "HashMap" | "IndexMap" => {
                     let k = one(self, 0)?;
                     if k != TypeRef::String {
-                        let key = args.first().map(|k| type_text(k)).unwrap_or_default();
+                        let key = args.first().map(|k| k.text()).unwrap_or_default();
                         return Err(Diagnostic::new(
                             loc,
-                            format!(
-                                "map keys must be strings, not `{key}` in `{}`",
-                                type_text(ty)
-                            ),
+                            format!("map keys must be strings, not `{key}` in `{}`", ty.text()),
                         )
                         .with_hint("JSON object keys are strings; use String keys"));
                     }
@@ -978,17 +810,16 @@ impl Resolver<'_> {
     fn fields(
         &mut self,
         module: &Module,
-        fields: &syn::FieldsNamed,
+        fields: &[src::Field],
         container: &SerdeContainer,
         rename_rule: Option<&str>,
         diags: &mut Diagnostics,
     ) -> Vec<Field> {
         let mut out = vec![];
-        for f in &fields.named {
-            let ident = f.ident.as_ref().expect("named");
-            let rust_name = ident_str(ident);
-            let floc = Location::of_span(&module.file, ident.span());
-            let ser = serde_field(f);
+        for f in fields {
+            let rust_name = unraw(f.ident.as_deref().expect("named"));
+            let floc = f.loc.clone();
+            let ser = &f.serde;
             let json_name = match (&ser.rename, rename_rule) {
                 (Some(r), _) => r.clone(),
                 (None, Some(rule)) => match rename(&rust_name, rule, false) {
@@ -1000,8 +831,8 @@ impl Resolver<'_> {
                 },
                 (None, None) => rust_name.clone(),
             };
-            let docs = doc_lines(&module.file, &f.attrs);
-            let markers = parse_markers(&docs, Level::Field, diags);
+            let docs = &f.docs;
+            let markers = parse_markers(docs, Level::Field, diags);
             let Some(ty) = diags.collect(self.resolve_type(module, &f.ty)) else {
                 continue;
             };
@@ -1009,13 +840,13 @@ impl Resolver<'_> {
                 rust_name,
                 json_name,
                 ty,
-                doc: doc_text(&docs),
+                doc: doc_text(docs),
                 markers,
                 flatten: ser.flatten,
                 skip: ser.skip,
                 has_default: ser.default || container.default,
                 skip_serializing_if: ser.skip_serializing_if,
-                visible: is_visible(&f.vis),
+                visible: f.visible,
                 loc: floc,
             });
         }
@@ -1025,34 +856,27 @@ impl Resolver<'_> {
     fn convert(&mut self, type_key: &str, diags: &mut Diagnostics) -> Option<TypeDecl> {
         let raw = self.raw.get(type_key)?;
         let module = raw.module;
-        let file: &Path = &module.file;
-        let (attrs, ident) = match &raw.item {
-            RawItem::Struct(s) => (&s.attrs, &s.ident),
-            RawItem::Enum(e) => (&e.attrs, &e.ident),
-        };
-        let loc = Location::of_span(file, ident.span());
-        let docs = doc_lines(file, attrs);
-        let markers = parse_markers(&docs, Level::Type, diags);
-        let serde = serde_container(attrs);
-        let generics = match &raw.item {
-            RawItem::Struct(s) => &s.generics,
-            RawItem::Enum(e) => &e.generics,
-        };
-        if generics.type_params().next().is_some() {
+        let item = raw.item;
+        let ident = &item.ident;
+        let loc = item.loc.clone();
+        let docs = &item.docs;
+        let markers = parse_markers(docs, Level::Type, diags);
+        let serde = item.serde.clone();
+        if item.generic {
             diags.push(
                 Diagnostic::new(loc, format!("generic type `{ident}` cannot be an API type"))
                     .with_hint("use a concrete type"),
             );
             return None;
         }
-        let shape = match &raw.item {
-            RawItem::Struct(s) => match &s.fields {
-                syn::Fields::Named(named) => {
+        let shape = match &item.body {
+            src::Body::Struct(fields) => match fields {
+                src::Fields::Named(named) => {
                     let rule = serde.rename_all.clone();
                     Shape::Struct(self.fields(module, named, &serde, rule.as_deref(), diags))
                 }
-                syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
-                    Shape::Newtype(diags.collect(self.resolve_type(module, &u.unnamed[0].ty))?)
+                src::Fields::Unnamed(u) if u.len() == 1 => {
+                    Shape::Newtype(diags.collect(self.resolve_type(module, &u[0].ty))?)
                 }
                 _ => {
                     diags.push(
@@ -1065,15 +889,15 @@ impl Resolver<'_> {
                     return None;
                 }
             },
-            RawItem::Enum(e) => {
+            src::Body::Enum(source_variants) => {
                 let mut variants = vec![];
-                for v in &e.variants {
-                    let vser = serde_field_attrs(&v.attrs);
+                for v in source_variants {
+                    let vser = &v.serde;
                     if vser.skip {
                         continue;
                     }
-                    let rust_name = ident_str(&v.ident);
-                    let vloc = Location::of_span(file, v.ident.span());
+                    let rust_name = unraw(&v.ident);
+                    let vloc = v.loc.clone();
                     let json_name = match (&vser.rename, &serde.rename_all) {
                         (Some(r), _) => r.clone(),
                         (None, Some(rule)) => {
@@ -1081,21 +905,21 @@ impl Resolver<'_> {
                         }
                         (None, None) => rust_name.clone(),
                     };
-                    let vdocs = doc_lines(file, &v.attrs);
                     let shape = match &v.fields {
-                        syn::Fields::Unit => VariantShape::Unit,
-                        syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
-                            let Some(t) =
-                                diags.collect(self.resolve_type(module, &u.unnamed[0].ty))
-                            else {
+                        src::Fields::Unit => VariantShape::Unit,
+                        src::Fields::Unnamed(u) if u.len() == 1 => {
+                            let Some(t) = diags.collect(self.resolve_type(module, &u[0].ty)) else {
                                 continue;
                             };
                             VariantShape::Newtype(t)
                         }
-                        syn::Fields::Unnamed(u) => VariantShape::Tuple(u.unnamed.len()),
-                        syn::Fields::Named(named) => {
-                            let vattrs = serde_container(&v.attrs);
-                            let rule = vattrs.rename_all.or(serde.rename_all_fields.clone());
+                        src::Fields::Unnamed(u) => VariantShape::Tuple(u.len()),
+                        src::Fields::Named(named) => {
+                            let rule = v
+                                .container
+                                .rename_all
+                                .clone()
+                                .or(serde.rename_all_fields.clone());
                             VariantShape::Struct(self.fields(
                                 module,
                                 named,
@@ -1108,7 +932,7 @@ impl Resolver<'_> {
                     variants.push(Variant {
                         rust_name,
                         json_name,
-                        doc: doc_text(&vdocs),
+                        doc: doc_text(&v.docs),
                         shape,
                         untagged: vser.untagged,
                         loc: vloc,
@@ -1117,45 +941,23 @@ impl Resolver<'_> {
                 Shape::Enum(variants)
             }
         };
-        let vis = match &raw.item {
-            RawItem::Struct(s) => &s.vis,
-            RawItem::Enum(e) => &e.vis,
-        };
         Some(TypeDecl {
-            name: ident.to_string(),
+            name: ident.clone(),
             module_path: module.path.clone(),
-            doc: doc_text(&docs),
+            doc: doc_text(docs),
             markers,
             serde,
             shape,
-            derives: derives(attrs),
-            visible: is_visible(vis),
+            derives: item.derives.clone(),
+            visible: item.visible,
             loc,
         })
     }
 }
 
-/// `pub` and `pub(crate)` items can be reached from the generated modules.
-fn is_visible(vis: &syn::Visibility) -> bool {
-    match vis {
-        syn::Visibility::Public(_) => true,
-        syn::Visibility::Restricted(r) => r.path.is_ident("crate"),
-        syn::Visibility::Inherited => false,
-    }
-}
-
-/// The trait names of `#[derive(...)]` attributes.
-fn derives(attrs: &[syn::Attribute]) -> Vec<String> {
-    let mut out = vec![];
-    for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            if let Some(last) = meta.path.segments.last() {
-                out.push(last.ident.to_string());
-            }
-            Ok(())
-        });
-    }
-    out
+/// An identifier without its `r#`.
+fn unraw(ident: &str) -> String {
+    ident.strip_prefix("r#").unwrap_or(ident).to_owned()
 }
 
 /// Map a path below `k8s_openapi::` to a TypeRef, or None if it is not a known type.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::model::SerdeContainer;
 
 /// One doc comment line with where it starts.
 #[derive(Clone, Debug)]
@@ -28,10 +29,102 @@ pub struct Module {
     pub uses: BTreeMap<String, Vec<String>>,
     /// Absolute paths of `use path::*;` imports.
     pub globs: Vec<Vec<String>>,
-    pub structs: Vec<syn::ItemStruct>,
-    pub enums: Vec<syn::ItemEnum>,
+    pub structs: Vec<Item>,
+    pub enums: Vec<Item>,
     /// Names of child modules, to resolve `child::Type` paths.
     pub children: Vec<String>,
+}
+
+/// A struct or enum, read out of its syntax tree: what resolution needs, locations
+/// included. Plain data, unlike syn's trees (which cannot leave the thread that parsed
+/// them, and whose spans resolve to lines only there), so files are parsed in parallel.
+#[derive(Clone, Debug)]
+pub struct Item {
+    /// The identifier as written (a raw identifier keeps its `r#`).
+    pub ident: String,
+    pub loc: Location,
+    pub docs: Vec<DocLine>,
+    pub serde: SerdeContainer,
+    /// The trait names of `#[derive(...)]`.
+    pub derives: Vec<String>,
+    /// Has type parameters.
+    pub generic: bool,
+    /// `pub` or `pub(crate)`.
+    pub visible: bool,
+    pub body: Body,
+}
+
+#[derive(Clone, Debug)]
+pub enum Body {
+    Struct(Fields),
+    Enum(Vec<Variant>),
+}
+
+#[derive(Clone, Debug)]
+pub enum Fields {
+    Named(Vec<Field>),
+    Unnamed(Vec<Field>),
+    Unit,
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    /// The identifier as written; `None` for a tuple field.
+    pub ident: Option<String>,
+    /// Where the identifier is (the type, for a tuple field).
+    pub loc: Location,
+    /// Where the whole field starts, attributes included: kept for a field that
+    /// serializes as `metadata` (a kind's ObjectMeta), whose type errors point there.
+    pub metadata_loc: Option<Location>,
+    pub docs: Vec<DocLine>,
+    pub serde: SerdeField,
+    pub ty: Ty,
+    pub visible: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// The identifier as written.
+    pub ident: String,
+    pub loc: Location,
+    pub serde: SerdeField,
+    /// The variant's own container attributes (`rename_all` for its named fields).
+    pub container: SerdeContainer,
+    pub docs: Vec<DocLine>,
+    pub fields: Fields,
+}
+
+/// A field's type.
+#[derive(Clone, Debug)]
+pub struct Ty {
+    pub loc: Location,
+    /// The type as written, with prettyplease's spacing, for messages: kept for
+    /// unsupported types and for maps and their keys (map keys must be strings).
+    pub text: Option<String>,
+    pub kind: TyKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum TyKind {
+    /// A path, `r#` removed from its segments, with the type arguments of its last segment.
+    Path {
+        leading_colon: bool,
+        segments: Vec<String>,
+        args: Vec<Ty>,
+    },
+    /// Anything else (a reference, tuple, `<T as Trait>::X`...): not an API type.
+    Other,
+}
+
+impl Ty {
+    /// The type as written, for a message.
+    pub fn text(&self) -> String {
+        match (&self.text, &self.kind) {
+            (Some(t), _) => t.clone(),
+            (None, TyKind::Path { segments, .. }) => segments.join("::"),
+            (None, TyKind::Other) => String::new(),
+        }
+    }
 }
 
 /// Doc comment lines of some attributes, each with its location. A `///` comment's span
@@ -200,10 +293,12 @@ fn collect_module(
         children: vec![],
     };
     let mut nested = Vec::new();
+    let mut structs = Vec::new();
+    let mut enums = Vec::new();
     for item in items {
         match item {
-            syn::Item::Struct(s) => module.structs.push(s),
-            syn::Item::Enum(e) => module.enums.push(e),
+            syn::Item::Struct(s) => structs.push(s),
+            syn::Item::Enum(e) => enums.push(e),
             syn::Item::Use(u) => collect_use(&path, &u.tree, vec![], &mut module),
             syn::Item::Mod(m) => {
                 module.children.push(m.ident.to_string());
@@ -221,10 +316,308 @@ fn collect_module(
             _ => {}
         }
     }
+    // Items last: reading a type needs the module's imports, which may come after it.
+    module.structs = structs
+        .iter()
+        .map(|s| {
+            let fields = fields_of(&module, &s.fields);
+            item_of(
+                &module,
+                &s.attrs,
+                &s.ident,
+                &s.generics,
+                &s.vis,
+                Body::Struct(fields),
+            )
+        })
+        .collect();
+    module.enums = enums
+        .iter()
+        .map(|e| {
+            let variants = e.variants.iter().map(|v| variant_of(&module, v)).collect();
+            item_of(
+                &module,
+                &e.attrs,
+                &e.ident,
+                &e.generics,
+                &e.vis,
+                Body::Enum(variants),
+            )
+        })
+        .collect();
     out.push(module);
     for (child, loc, attrs, items) in nested {
         collect_module(file, child, loc, &attrs, items, out);
     }
+}
+
+fn item_of(
+    module: &Module,
+    attrs: &[syn::Attribute],
+    ident: &syn::Ident,
+    generics: &syn::Generics,
+    vis: &syn::Visibility,
+    body: Body,
+) -> Item {
+    Item {
+        ident: ident.to_string(),
+        loc: Location::of_span(&module.file, ident.span()),
+        docs: doc_lines(&module.file, attrs),
+        serde: serde_container(attrs),
+        derives: derives(attrs),
+        generic: generics.type_params().next().is_some(),
+        visible: is_visible(vis),
+        body,
+    }
+}
+
+fn fields_of(module: &Module, fields: &syn::Fields) -> Fields {
+    let each = |f: &syn::Field| {
+        let ty = ty_of(module, &f.ty);
+        let serde = serde_field_attrs(&f.attrs);
+        let ident = f.ident.as_ref().map(|i| i.to_string());
+        let json = serde.rename.as_deref().or(ident.as_deref());
+        Field {
+            loc: f
+                .ident
+                .as_ref()
+                .map(|i| Location::of_span(&module.file, i.span()))
+                .unwrap_or_else(|| ty.loc.clone()),
+            metadata_loc: (json == Some("metadata"))
+                .then(|| Location::of_span(&module.file, f.span())),
+            ident,
+            docs: doc_lines(&module.file, &f.attrs),
+            serde,
+            ty,
+            visible: is_visible(&f.vis),
+        }
+    };
+    match fields {
+        syn::Fields::Named(named) => Fields::Named(named.named.iter().map(each).collect()),
+        syn::Fields::Unnamed(u) => Fields::Unnamed(u.unnamed.iter().map(each).collect()),
+        syn::Fields::Unit => Fields::Unit,
+    }
+}
+
+fn variant_of(module: &Module, v: &syn::Variant) -> Variant {
+    Variant {
+        ident: v.ident.to_string(),
+        loc: Location::of_span(&module.file, v.ident.span()),
+        serde: serde_field_attrs(&v.attrs),
+        container: serde_container(&v.attrs),
+        docs: doc_lines(&module.file, &v.attrs),
+        fields: fields_of(module, &v.fields),
+    }
+}
+
+/// Map types, by the last segment of their resolved path: messages about their keys quote
+/// the map and the key as written.
+const MAPS: &[&str] = &["BTreeMap", "HashMap", "IndexMap"];
+
+fn ty_of(module: &Module, ty: &syn::Type) -> Ty {
+    let loc = Location::of_span(&module.file, ty.span());
+    let tp = match ty {
+        syn::Type::Path(tp) if tp.qself.is_none() => tp,
+        _ => {
+            return Ty {
+                loc,
+                text: Some(type_text(ty)),
+                kind: TyKind::Other,
+            };
+        }
+    };
+    let segments: Vec<String> = tp
+        .path
+        .segments
+        .iter()
+        .map(|s| ident_str(&s.ident))
+        .collect();
+    let last = tp.path.segments.last().expect("paths have a segment");
+    let arg_types: Vec<&syn::Type> = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    let mut args: Vec<Ty> = arg_types.iter().map(|t| ty_of(module, t)).collect();
+    let leading_colon = tp.path.leading_colon.is_some();
+    let mut text = None;
+    if resolved_name(module, leading_colon, &segments).is_some_and(|n| MAPS.contains(&n.as_str())) {
+        text = Some(type_text(ty));
+        if let (Some(key), Some(key_ty)) = (args.first_mut(), arg_types.first()) {
+            key.text.get_or_insert_with(|| type_text(key_ty));
+        }
+    }
+    Ty {
+        loc,
+        text,
+        kind: TyKind::Path {
+            leading_colon,
+            segments,
+            args,
+        },
+    }
+}
+
+/// The last segment of a type path once resolved against the module's imports, as
+/// resolution's `absolute` makes it: an import renames only a path's first segment.
+fn resolved_name(module: &Module, leading_colon: bool, segs: &[String]) -> Option<String> {
+    let first = segs.first()?;
+    if leading_colon {
+        return segs.last().cloned();
+    }
+    if matches!(first.as_str(), "crate" | "self" | "super") {
+        return absolutize(&module.path, segs).last().cloned();
+    }
+    if segs.len() == 1
+        && let Some(target) = module.uses.get(first)
+    {
+        return target.last().cloned();
+    }
+    segs.last().cloned()
+}
+
+/// Field-level serde attributes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SerdeField {
+    pub rename: Option<String>,
+    pub flatten: bool,
+    pub skip: bool,
+    pub default: bool,
+    pub skip_serializing_if: bool,
+    pub untagged: bool,
+}
+
+/// Skip the value of a serde attribute we do not care about.
+fn skip_meta_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| skip_meta_value(&inner))?;
+    }
+    Ok(())
+}
+
+/// `rename = "x"` or `rename(serialize = "x", deserialize = "y")`: we want the serialize name.
+fn meta_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<String>> {
+    if meta.input.peek(syn::Token![=]) {
+        let s: syn::LitStr = meta.value()?.parse()?;
+        return Ok(Some(s.value()));
+    }
+    let mut out = None;
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("serialize") {
+            let s: syn::LitStr = inner.value()?.parse()?;
+            out = Some(s.value());
+        } else {
+            skip_meta_value(&inner)?;
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
+    let mut out = SerdeField::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            let p = &meta.path;
+            if p.is_ident("rename") {
+                out.rename = meta_name(&meta)?;
+            } else if p.is_ident("flatten") {
+                out.flatten = true;
+            } else if p.is_ident("skip") || p.is_ident("skip_serializing") {
+                out.skip = true;
+            } else if p.is_ident("default") {
+                out.default = true;
+                skip_meta_value(&meta)?;
+            } else if p.is_ident("skip_serializing_if") {
+                out.skip_serializing_if = true;
+                skip_meta_value(&meta)?;
+            } else if p.is_ident("untagged") {
+                out.untagged = true;
+            } else {
+                skip_meta_value(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {
+    let mut out = SerdeContainer::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            let p = &meta.path;
+            if p.is_ident("rename_all") {
+                out.rename_all = meta_name(&meta)?;
+            } else if p.is_ident("rename_all_fields") {
+                out.rename_all_fields = meta_name(&meta)?;
+            } else if p.is_ident("tag") {
+                out.tag = meta_name(&meta)?;
+            } else if p.is_ident("content") {
+                out.content = meta_name(&meta)?;
+            } else if p.is_ident("untagged") {
+                out.untagged = true;
+            } else if p.is_ident("transparent") {
+                out.transparent = true;
+            } else if p.is_ident("deny_unknown_fields") {
+                out.deny_unknown_fields = true;
+            } else if p.is_ident("default") {
+                out.default = true;
+                skip_meta_value(&meta)?;
+            } else {
+                skip_meta_value(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+/// A type as written, without the token spacing of `quote` (`HashMap<i32, String>`).
+fn type_text(ty: &syn::Type) -> String {
+    let file: syn::File = syn::parse_quote!(type T = #ty;);
+    let text = prettyplease::unparse(&file);
+    text.trim()
+        .trim_start_matches("type T = ")
+        .trim_end_matches(';')
+        .to_owned()
+}
+
+/// An identifier without its `r#`.
+fn ident_str(i: &syn::Ident) -> String {
+    let s = i.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+/// `pub` and `pub(crate)` items can be reached from the generated modules.
+fn is_visible(vis: &syn::Visibility) -> bool {
+    match vis {
+        syn::Visibility::Public(_) => true,
+        syn::Visibility::Restricted(r) => r.path.is_ident("crate"),
+        syn::Visibility::Inherited => false,
+    }
+}
+
+/// The trait names of `#[derive(...)]` attributes.
+fn derives(attrs: &[syn::Attribute]) -> Vec<String> {
+    let mut out = vec![];
+    for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(last) = meta.path.segments.last() {
+                out.push(last.ident.to_string());
+            }
+            Ok(())
+        });
+    }
+    out
 }
 
 /// Make a `use` path absolute: `self::x` and `super::x` become `crate::...`.
