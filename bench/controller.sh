@@ -139,17 +139,30 @@ run_one() { # config run#
   else
     for _ in $(seq 100); do curl -sf "127.0.0.1:$((port + 1))/readyz" >/dev/null && break; sleep 0.1; done
   fi
+  local cpid anon_kib=0 file_kib=0 a f
+  cpid=$(pgrep -P "$CTRL_PID" | head -1)
+  # Peak private (anonymous) and file-backed resident memory, sampled every poll: RSS
+  # alone mixes the heap with the executable's own pages.
+  sample_mem() {
+    a=$(awk '/^RssAnon/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
+    f=$(awk '/^RssFile/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
+    ((${a:-0} > anon_kib)) && anon_kib=$a
+    ((${f:-0} > file_kib)) && file_kib=$f
+    return 0
+  }
   t0=$(date +%s.%N)
   ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
   t_created=$(date +%s.%N)
   while :; do
     kill -0 "$CTRL_PID" 2>/dev/null || { tail -20 "$W/log-$cfg-$run" >&2; blog "$cfg run $run: controller exited"; exit 1; }
+    sample_mem
     read -r d s < <(progress "$ns")
     [[ $d -ge $N && $s -ge $N ]] && break
     if (($(echo "$(date +%s.%N) - $t0 > $TIMEOUT" | bc))); then blog "$cfg run $run: timeout ($d deployments, $s statuses)"; break; fi
     sleep 0.5
   done
   t1=$(date +%s.%N)
+  sample_mem
   local metric_reqs=null
   if [[ $cfg != go ]]; then
     metric_reqs=$(curl -sf "127.0.0.1:$port/metrics" | awk '/^rest_client_requests_total/ {s += $NF} END {print s+0}')
@@ -166,9 +179,9 @@ run_one() { # config run#
   utime=$(awk -F': ' '/User time/ {print $2}' "$W/time-$cfg-$run")
   stime=$(awk -F': ' '/System time/ {print $2}' "$W/time-$cfg-$run")
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$W/time-$cfg-$run")
-  printf '{"config":"%s","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"create_secs":%.2f,"converge_secs":%.2f,"cpu_secs":%.2f,"max_rss_kib":%d,"audit_requests":%d,"metric_requests":%s,"user_agents":%s}\n' \
+  printf '{"config":"%s","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"create_secs":%.2f,"converge_secs":%.2f,"cpu_secs":%.2f,"max_rss_kib":%d,"peak_anon_kib":%d,"peak_file_kib":%d,"audit_requests":%d,"metric_requests":%s,"user_agents":%s}\n' \
     "$cfg" "$run" "$N" "$d" "$s" "$(echo "$t_created - $t0" | bc)" "$(echo "$t1 - $t0" | bc)" \
-    "$(echo "$utime + $stime" | bc)" "$rss" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
+    "$(echo "$utime + $stime" | bc)" "$rss" "$anon_kib" "$file_kib" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
 }
 
@@ -187,14 +200,16 @@ for l in open(sys.argv[1]):
         r = json.loads(l); g[r["config"]].append(r)
 names = {"ours": "ours, QPS 20 / burst 30 per group/version (default)", "ours-5": "ours, QPS 5 / burst 10 per group/version", "go": "Go sample-controller, QPS 5 / burst 10 per group/version (client-go default)"}
 med = lambda rs, k: statistics.median(r[k] for r in rs)
-print("| controller | Foos | converged (s, median) | CPU user+sys (s) | peak RSS (MiB) | requests (audit log) | requests (own metric) | runs |")
-print("|---|---|---|---|---|---|---|---|")
+anon = lambda rs: (f"{med(rs,'peak_anon_kib')/1024:.1f} / {med(rs,'peak_file_kib')/1024:.1f}"
+                   if all("peak_anon_kib" in r for r in rs) else "-")
+print("| controller | Foos | converged (s, median) | CPU user+sys (s) | peak RSS (MiB) | peak anon / file RSS (MiB, sampled) | requests (audit log) | requests (own metric) | runs |")
+print("|---|---|---|---|---|---|---|---|---|")
 for c in ("ours", "ours-5", "go"):
     rs = g.get(c)
     if not rs: continue
     m = [r["metric_requests"] for r in rs if r["metric_requests"] is not None]
     ok = all(r["deployments"] >= r["foos"] and r["statuses"] >= r["foos"] for r in rs)
     print(f"| {names[c]} | {rs[0]['foos']} | {med(rs,'converge_secs'):.1f}{'' if ok else ' (TIMEOUT)'} | {med(rs,'cpu_secs'):.2f} | "
-          f"{med(rs,'max_rss_kib')/1024:.1f} | {med(rs,'audit_requests'):.0f} | {statistics.median(m) if m else '-'} | {len(rs)} |")
+          f"{med(rs,'max_rss_kib')/1024:.1f} | {anon(rs)} | {med(rs,'audit_requests'):.0f} | {statistics.median(m) if m else '-'} | {len(rs)} |")
 EOF
 cat "$RESULTS/controller.md"
