@@ -725,8 +725,10 @@ fn spam_key(event: &Event) -> String {
 struct Lru<V> {
     capacity: usize,
     tick: u64,
-    map: HashMap<String, (u64, V)>,
-    order: BTreeMap<u64, String>,
+    /// Keys are long (every field of an event that makes it "the same"): the map and the
+    /// recency order share one allocation of each.
+    map: HashMap<Arc<str>, (u64, V)>,
+    order: BTreeMap<u64, Arc<str>>,
 }
 
 impl<V> Lru<V> {
@@ -740,11 +742,14 @@ impl<V> Lru<V> {
     }
 
     fn touch(&mut self, key: &str) {
-        if let Some((tick, _)) = self.map.get_mut(key) {
-            self.order.remove(tick);
+        if let Some((shared, (tick, _))) = self.map.get_key_value(key) {
+            let (shared, old) = (shared.clone(), *tick);
+            self.order.remove(&old);
             self.tick += 1;
-            *tick = self.tick;
-            self.order.insert(self.tick, key.to_owned());
+            self.order.insert(self.tick, shared);
+            if let Some((tick, _)) = self.map.get_mut(key) {
+                *tick = self.tick;
+            }
         }
     }
 
@@ -766,8 +771,9 @@ impl<V> Lru<V> {
             self.map.remove(&oldest);
         }
         self.tick += 1;
-        self.map.insert(key.to_owned(), (self.tick, value));
-        self.order.insert(self.tick, key.to_owned());
+        let shared: Arc<str> = Arc::from(key);
+        self.map.insert(shared.clone(), (self.tick, value));
+        self.order.insert(self.tick, shared);
     }
 
     fn get_or_insert_with(&mut self, key: &str, f: impl FnOnce() -> V) -> &mut V {
