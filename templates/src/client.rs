@@ -116,6 +116,7 @@ fn custom_method(kind: &Kind, m: &Method) -> TokenStream {
     match m.verb.as_str() {
         "get" => quote! {
             #[doc = #doc]
+            #[inline]
             pub async fn #name(&self, name: &str) -> ::kube_codegen_runtime::Result<#result> {
                 self.inner.get_subresource::<#result>(#sub, name).await
             }
@@ -133,6 +134,7 @@ fn custom_method(kind: &Kind, m: &Method) -> TokenStream {
             );
             quote! {
                 #[doc = #doc]
+                #[inline]
                 pub async fn #name(&self, name: &str, body: &#input) -> ::kube_codegen_runtime::Result<#result> {
                     self.inner.#call::<#input, #result>(#sub, name, body).await
                 }
@@ -161,10 +163,12 @@ pub fn group_version_client(pkg: &Package) -> TokenStream {
             );
             accessors.push(quote! {
                 #[doc = #doc_ns]
+                #[inline]
                 pub fn #plural(&self, namespace: &str) -> #typed {
                     #typed::new(::kube_codegen_runtime::client::ResourceClient::<#ty>::namespaced(self.client.clone(), namespace))
                 }
                 #[doc = #doc_all]
+                #[inline]
                 pub fn #all(&self) -> #typed {
                     #typed::new(::kube_codegen_runtime::client::ResourceClient::<#ty>::all_namespaces(self.client.clone()))
                 }
@@ -173,6 +177,7 @@ pub fn group_version_client(pkg: &Package) -> TokenStream {
             let doc = format!(" {} (cluster-scoped).", kind.name);
             accessors.push(quote! {
                 #[doc = #doc]
+                #[inline]
                 pub fn #plural(&self) -> #typed {
                     #typed::new(::kube_codegen_runtime::client::ResourceClient::<#ty>::cluster(self.client.clone()))
                 }
@@ -187,6 +192,7 @@ pub fn group_version_client(pkg: &Package) -> TokenStream {
         }
 
         impl #client {
+            #[inline]
             pub fn new(client: ::kube::Client) -> Self {
                 Self { client }
             }
@@ -217,6 +223,7 @@ pub fn clientset(packages: &[Package]) -> TokenStream {
         });
         accessors.push(quote! {
             #[doc = #doc]
+            #[inline]
             pub fn #module(&self) -> #module::#client {
                 #module::#client::new(self.client.clone())
             }
@@ -233,11 +240,13 @@ pub fn clientset(packages: &[Package]) -> TokenStream {
         }
 
         impl Clientset {
+            #[inline]
             pub fn new(client: ::kube::Client) -> Self {
                 Self { client }
             }
 
             /// The underlying client, e.g. for built-in kinds.
+            #[inline]
             pub fn client(&self) -> &::kube::Client {
                 &self.client
             }

@@ -30,6 +30,7 @@ pub fn deepcopy(types: &[CopyType]) -> TokenStream {
         };
         quote! {
             impl ::kube_codegen_runtime::DeepCopy for #ty {
+                #[inline]
                 fn deep_copy_into(&self, out: &mut Self) {
                     #body
                 }

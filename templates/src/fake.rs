@@ -29,11 +29,13 @@ pub fn fake(packages: &[Package]) -> TokenStream {
         //! Use the server handle to seed objects, read the action log and inject errors.
 
         /// Register every kind of this crate with a fake API server.
+        #[inline]
         pub fn register_kinds(server: &::kube_codegen_runtime::fake::FakeApiServer) {
             #(#registrations)*
         }
 
         /// A `Clientset` over a fresh in-memory API server, and the server's handle.
+        #[inline]
         pub fn new_clientset() -> (super::clientset::Clientset, ::kube_codegen_runtime::fake::FakeApiServer) {
             let server = ::kube_codegen_runtime::fake::FakeApiServer::new();
             register_kinds(&server);

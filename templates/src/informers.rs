@@ -24,6 +24,7 @@ pub fn informers(packages: &[Package]) -> TokenStream {
         let group_doc = format!(" Informers of the {} group.", pkgs[0].group);
         group_accessors.push(quote! {
             #[doc = #group_doc]
+            #[inline]
             pub fn #group_mod(&self) -> #group_mod::#group_ty {
                 #group_mod::#group_ty { factory: self.inner.clone() }
             }
@@ -37,6 +38,7 @@ pub fn informers(packages: &[Package]) -> TokenStream {
             let version_doc = format!(" Informers of {}/{}.", pkg.group, pkg.version);
             version_accessors.push(quote! {
                 #[doc = #version_doc]
+                #[inline]
                 pub fn #version_mod(&self) -> #version_mod::#version_ty {
                     #version_mod::#version_ty { factory: self.factory.clone() }
                 }
@@ -59,6 +61,7 @@ pub fn informers(packages: &[Package]) -> TokenStream {
                 );
                 kind_accessors.push(quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #plural(&self) -> #informer_ty {
                         #informer_ty { informer: self.factory.#get::<#ty>() }
                     }
@@ -73,11 +76,13 @@ pub fn informers(packages: &[Package]) -> TokenStream {
 
                     impl #informer_ty {
                         /// Add handlers, indexes, transforms; check `has_synced`.
+                        #[inline]
                         pub fn informer(&self) -> &::kube_codegen_runtime::informer::Informer<#ty> {
                             &self.informer
                         }
 
                         /// A typed lister over the informer's cache.
+                        #[inline]
                         pub fn lister(&self) -> crate_listers::#listers_mod::#lister {
                             crate_listers::#listers_mod::#lister::new(self.informer.lister())
                         }
@@ -135,12 +140,14 @@ pub fn informers(packages: &[Package]) -> TokenStream {
 
         impl SharedInformerFactory {
             /// A factory over every namespace with no resync.
+            #[inline]
             pub fn new(client: ::kube::Client) -> Self {
                 Self { inner: ::kube_codegen_runtime::informer::SharedInformerFactory::new(client) }
             }
 
             /// A factory with options (`with_namespace`, `with_tweak_list_options`,
             /// `with_transform`, `with_default_resync`).
+            #[inline]
             pub fn from_runtime(inner: ::kube_codegen_runtime::informer::SharedInformerFactory) -> Self {
                 Self { inner }
             }
@@ -150,6 +157,7 @@ pub fn informers(packages: &[Package]) -> TokenStream {
 
         impl ::std::ops::Deref for SharedInformerFactory {
             type Target = ::kube_codegen_runtime::informer::SharedInformerFactory;
+            #[inline]
             fn deref(&self) -> &Self::Target {
                 &self.inner
             }

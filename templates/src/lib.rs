@@ -11,6 +11,17 @@
 //!
 //! [`format_file`] is the one place tokens become text (`syn::parse2` +
 //! `prettyplease::unparse`), so all generated Rust is formatted alike.
+//!
+//! **Every generated function is `#[inline]`.** They are thin, non-generic wrappers over the
+//! runtime's generic code (`ResourceClient<K>`, `informer_for::<K>()`, `Lister<K>`, ...).
+//! A non-generic function without `#[inline]` is code-generated in the crate that defines
+//! it, with every generic instantiation it reaches: the informer accessors alone
+//! (`informer_for::<Foo>()`) pulled the whole watcher, store and deserializer of every kind
+//! into the API crate (about 90% of its LLVM IR), although the API crate runs none of it.
+//! With `#[inline]` a function is code-generated only in the crates that call it, as
+//! `Api<Foo>` is with kube-derive: the API crate compiles its types, and each consumer
+//! compiles what it uses (BENCHMARKS.md part 4). Async verbs were cheap even without it (a
+//! future's body is compiled only where it is polled), but they follow the same rule.
 
 pub mod client;
 pub mod deepcopy;

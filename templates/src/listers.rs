@@ -23,6 +23,7 @@ pub fn listers(packages: &[Package]) -> TokenStream {
                 quote! {
                     impl #lister {
                         #[doc = #ns_doc]
+                        #[inline]
                         pub fn #plural(&self, namespace: &str) -> #ns_lister {
                             #ns_lister { inner: self.inner.namespaced(namespace) }
                         }
@@ -35,11 +36,13 @@ pub fn listers(packages: &[Package]) -> TokenStream {
 
                     impl #ns_lister {
                         /// The object with this name, if cached.
+                        #[inline]
                         pub fn get(&self, name: &str) -> Option<::std::sync::Arc<#ty>> {
                             self.inner.get(name)
                         }
 
                         /// Cached objects of this namespace whose labels match.
+                        #[inline]
                         pub fn list(&self, selector: &::kube::core::Selector) -> Vec<::std::sync::Arc<#ty>> {
                             self.inner.list(selector)
                         }
@@ -49,6 +52,7 @@ pub fn listers(packages: &[Package]) -> TokenStream {
                 quote! {
                     impl #lister {
                         /// The object with this name, if cached.
+                        #[inline]
                         pub fn get(&self, name: &str) -> Option<::std::sync::Arc<#ty>> {
                             self.inner.get(name)
                         }
@@ -63,16 +67,19 @@ pub fn listers(packages: &[Package]) -> TokenStream {
                 }
 
                 impl #lister {
+                    #[inline]
                     pub fn new(inner: ::kube_codegen_runtime::lister::Lister<#ty>) -> Self {
                         Self { inner }
                     }
 
                     /// Cached objects whose labels match, in every namespace.
+                    #[inline]
                     pub fn list(&self, selector: &::kube::core::Selector) -> Vec<::std::sync::Arc<#ty>> {
                         self.inner.list(selector)
                     }
 
                     /// Cached objects whose index `index` has `value`.
+                    #[inline]
                     pub fn by_index(&self, index: &str, value: &str) -> Vec<::std::sync::Arc<#ty>> {
                         self.inner.by_index(index, value)
                     }

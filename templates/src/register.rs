@@ -34,6 +34,7 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
         };
         quote! {
             /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+            #[inline]
             pub fn new(name: &str, spec: #spec) -> Self {
                 Self {
                     types: Self::type_meta(),
@@ -52,9 +53,11 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
         quote! {
             impl ::kube::core::object::HasSpec for #ty {
                 type Spec = #spec;
+                #[inline]
                 fn spec(&self) -> &#spec {
                     &self.spec
                 }
+                #[inline]
                 fn spec_mut(&mut self) -> &mut #spec {
                     &mut self.spec
                 }
@@ -66,9 +69,11 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
         quote! {
             impl ::kube::core::object::HasStatus for #ty {
                 type Status = #status;
+                #[inline]
                 fn status(&self) -> Option<&#status> {
                     self.status.as_ref()
                 }
+                #[inline]
                 fn status_mut(&mut self) -> &mut Option<#status> {
                     &mut self.status
                 }
@@ -80,24 +85,31 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
             type DynamicType = ();
             type Scope = #scope;
 
+            #[inline]
             fn kind(_: &()) -> ::std::borrow::Cow<'_, str> {
                 ::std::borrow::Cow::Borrowed(#name)
             }
+            #[inline]
             fn group(_: &()) -> ::std::borrow::Cow<'_, str> {
                 ::std::borrow::Cow::Borrowed(#group)
             }
+            #[inline]
             fn version(_: &()) -> ::std::borrow::Cow<'_, str> {
                 ::std::borrow::Cow::Borrowed(#version)
             }
+            #[inline]
             fn api_version(_: &()) -> ::std::borrow::Cow<'_, str> {
                 ::std::borrow::Cow::Borrowed(#api_version)
             }
+            #[inline]
             fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
                 ::std::borrow::Cow::Borrowed(#plural)
             }
+            #[inline]
             fn meta(&self) -> &::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &self.metadata
             }
+            #[inline]
             fn meta_mut(&mut self) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &mut self.metadata
             }
@@ -113,11 +125,13 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
             pub const SHORT_NAMES: &'static [&'static str] = &[#(#short_names),*];
 
             /// `apiVersion` and `kind` of this kind.
+            #[inline]
             pub fn type_meta() -> ::kube::core::TypeMeta {
                 ::kube::core::TypeMeta { api_version: Self::API_VERSION.to_owned(), kind: Self::KIND.to_owned() }
             }
 
             /// The `ApiResource` of this kind, for dynamic clients and the registry.
+            #[inline]
             pub fn api_resource() -> ::kube::core::ApiResource {
                 ::kube::core::ApiResource::erase::<Self>(&())
             }
@@ -151,6 +165,7 @@ pub fn register(packages: &[Package]) -> TokenStream {
                 pub const VERSION: &str = #version;
 
                 /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
+                #[inline]
                 pub fn api_resources() -> Vec<::kube::core::ApiResource> {
                     vec![#(#resources),*]
                 }
@@ -170,6 +185,7 @@ pub fn register(packages: &[Package]) -> TokenStream {
         #(#modules)*
 
         /// Every kind of this crate, in every group/version.
+        #[inline]
         pub fn api_resources() -> Vec<::kube::core::ApiResource> {
             let mut out = Vec::new();
             #(#all)*

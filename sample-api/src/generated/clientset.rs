@@ -8,18 +8,22 @@ pub struct Clientset {
     client: ::kube::Client,
 }
 impl Clientset {
+    #[inline]
     pub fn new(client: ::kube::Client) -> Self {
         Self { client }
     }
     /// The underlying client, e.g. for built-in kinds.
+    #[inline]
     pub fn client(&self) -> &::kube::Client {
         &self.client
     }
     /// Clients for insujang.github.io/v1beta1.
+    #[inline]
     pub fn insujang_v1beta1(&self) -> insujang_v1beta1::InsujangV1beta1Client {
         insujang_v1beta1::InsujangV1beta1Client::new(self.client.clone())
     }
     /// Clients for samplecontroller.k8s.io/v1alpha1.
+    #[inline]
     pub fn samplecontroller_v1alpha1(
         &self,
     ) -> samplecontroller_v1alpha1::SamplecontrollerV1alpha1Client {
@@ -36,10 +40,12 @@ pub mod insujang_v1beta1 {
         client: ::kube::Client,
     }
     impl InsujangV1beta1Client {
+        #[inline]
         pub fn new(client: ::kube::Client) -> Self {
             Self { client }
         }
         /// TestResource in `namespace`.
+        #[inline]
         pub fn testresources(&self, namespace: &str) -> TestResourceClient {
             TestResourceClient::new(
                 ::kube_codegen_runtime::client::ResourceClient::<
@@ -48,6 +54,7 @@ pub mod insujang_v1beta1 {
             )
         }
         /// TestResource in every namespace (for list, watch and delete_collection).
+        #[inline]
         pub fn testresources_all_namespaces(&self) -> TestResourceClient {
             TestResourceClient::new(
                 ::kube_codegen_runtime::client::ResourceClient::<
@@ -66,6 +73,7 @@ pub mod insujang_v1beta1 {
     }
     impl TestResourceClient {
         /// Wrap the generic client for this kind.
+        #[inline]
         pub fn new(
             inner: ::kube_codegen_runtime::client::ResourceClient<
                 crate::apis::insujang::v1beta1::TestResource,
@@ -74,6 +82,7 @@ pub mod insujang_v1beta1 {
             Self { inner }
         }
         /// Create the object.
+        #[inline]
         pub async fn create(
             &self,
             obj: &crate::apis::insujang::v1beta1::TestResource,
@@ -84,6 +93,7 @@ pub mod insujang_v1beta1 {
             self.inner.create(obj, params).await
         }
         /// Replace the object; a stale `metadata.resourceVersion` fails with `Error::Conflict`.
+        #[inline]
         pub async fn update(
             &self,
             obj: &crate::apis::insujang::v1beta1::TestResource,
@@ -94,6 +104,7 @@ pub mod insujang_v1beta1 {
             self.inner.update(obj, params).await
         }
         /// Delete the object by name.
+        #[inline]
         pub async fn delete(
             &self,
             name: &str,
@@ -102,6 +113,7 @@ pub mod insujang_v1beta1 {
             self.inner.delete(name, params).await
         }
         /// Delete every object the list parameters select.
+        #[inline]
         pub async fn delete_collection(
             &self,
             params: &::kube::api::DeleteParams,
@@ -110,6 +122,7 @@ pub mod insujang_v1beta1 {
             self.inner.delete_collection(params, list).await
         }
         /// Get the object by name.
+        #[inline]
         pub async fn get(
             &self,
             name: &str,
@@ -119,6 +132,7 @@ pub mod insujang_v1beta1 {
             self.inner.get(name).await
         }
         /// List objects, filtered by label and field selectors.
+        #[inline]
         pub async fn list(
             &self,
             params: &::kube::api::ListParams,
@@ -128,6 +142,7 @@ pub mod insujang_v1beta1 {
             self.inner.list(params).await
         }
         /// Watch from a resourceVersion; for caches, prefer the generated informers.
+        #[inline]
         pub async fn watch(
             &self,
             params: &::kube::api::WatchParams,
@@ -140,6 +155,7 @@ pub mod insujang_v1beta1 {
             self.inner.watch(params, resource_version).await
         }
         /// Patch the object (merge, JSON patch, or strategic merge for built-in kinds).
+        #[inline]
         pub async fn patch<P: ::serde::Serialize + ::std::fmt::Debug>(
             &self,
             name: &str,
@@ -151,6 +167,7 @@ pub mod insujang_v1beta1 {
             self.inner.patch(name, patch, params).await
         }
         /// Server-side apply; `obj` holds the fields this field manager owns.
+        #[inline]
         pub async fn apply(
             &self,
             obj: &crate::apis::insujang::v1beta1::TestResource,
@@ -170,10 +187,12 @@ pub mod samplecontroller_v1alpha1 {
         client: ::kube::Client,
     }
     impl SamplecontrollerV1alpha1Client {
+        #[inline]
         pub fn new(client: ::kube::Client) -> Self {
             Self { client }
         }
         /// Foo in `namespace`.
+        #[inline]
         pub fn foos(&self, namespace: &str) -> FooClient {
             FooClient::new(
                 ::kube_codegen_runtime::client::ResourceClient::<
@@ -182,6 +201,7 @@ pub mod samplecontroller_v1alpha1 {
             )
         }
         /// Foo in every namespace (for list, watch and delete_collection).
+        #[inline]
         pub fn foos_all_namespaces(&self) -> FooClient {
             FooClient::new(
                 ::kube_codegen_runtime::client::ResourceClient::<
@@ -200,6 +220,7 @@ pub mod samplecontroller_v1alpha1 {
     }
     impl FooClient {
         /// Wrap the generic client for this kind.
+        #[inline]
         pub fn new(
             inner: ::kube_codegen_runtime::client::ResourceClient<
                 crate::apis::samplecontroller::v1alpha1::Foo,
@@ -208,6 +229,7 @@ pub mod samplecontroller_v1alpha1 {
             Self { inner }
         }
         /// Create the object.
+        #[inline]
         pub async fn create(
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
@@ -218,6 +240,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.create(obj, params).await
         }
         /// Replace the object; a stale `metadata.resourceVersion` fails with `Error::Conflict`.
+        #[inline]
         pub async fn update(
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
@@ -228,6 +251,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.update(obj, params).await
         }
         /// Replace the status subresource: only `.status` changes.
+        #[inline]
         pub async fn update_status(
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
@@ -238,6 +262,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.update_status(obj, params).await
         }
         /// Delete the object by name.
+        #[inline]
         pub async fn delete(
             &self,
             name: &str,
@@ -246,6 +271,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.delete(name, params).await
         }
         /// Delete every object the list parameters select.
+        #[inline]
         pub async fn delete_collection(
             &self,
             params: &::kube::api::DeleteParams,
@@ -254,6 +280,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.delete_collection(params, list).await
         }
         /// Get the object by name.
+        #[inline]
         pub async fn get(
             &self,
             name: &str,
@@ -263,6 +290,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.get(name).await
         }
         /// List objects, filtered by label and field selectors.
+        #[inline]
         pub async fn list(
             &self,
             params: &::kube::api::ListParams,
@@ -272,6 +300,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.list(params).await
         }
         /// Watch from a resourceVersion; for caches, prefer the generated informers.
+        #[inline]
         pub async fn watch(
             &self,
             params: &::kube::api::WatchParams,
@@ -284,6 +313,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.watch(params, resource_version).await
         }
         /// Patch the object (merge, JSON patch, or strategic merge for built-in kinds).
+        #[inline]
         pub async fn patch<P: ::serde::Serialize + ::std::fmt::Debug>(
             &self,
             name: &str,
@@ -295,6 +325,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.patch(name, patch, params).await
         }
         /// Server-side apply; `obj` holds the fields this field manager owns.
+        #[inline]
         pub async fn apply(
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,
@@ -305,6 +336,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.apply(obj, options).await
         }
         /// Server-side apply of the status subresource.
+        #[inline]
         pub async fn apply_status(
             &self,
             obj: &crate::apis::samplecontroller::v1alpha1::Foo,

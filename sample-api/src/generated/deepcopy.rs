@@ -2,6 +2,7 @@
 
 //! `DeepCopy` for every API type: `deep_copy_into` reuses the destination's allocations.
 impl ::kube_codegen_runtime::DeepCopy for crate::apis::insujang::v1beta1::TestResource {
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         out.types.clone_from(&self.types);
         out.metadata.clone_from(&self.metadata);
@@ -11,12 +12,14 @@ impl ::kube_codegen_runtime::DeepCopy for crate::apis::insujang::v1beta1::TestRe
 }
 impl ::kube_codegen_runtime::DeepCopy
 for crate::apis::insujang::v1beta1::TestResourceSpec {
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         out.command.clone_from(&self.command);
         out.custom_property.clone_from(&self.custom_property);
     }
 }
 impl ::kube_codegen_runtime::DeepCopy for crate::apis::samplecontroller::v1alpha1::Foo {
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         out.types.clone_from(&self.types);
         out.metadata.clone_from(&self.metadata);
@@ -26,6 +29,7 @@ impl ::kube_codegen_runtime::DeepCopy for crate::apis::samplecontroller::v1alpha
 }
 impl ::kube_codegen_runtime::DeepCopy
 for crate::apis::samplecontroller::v1alpha1::FooSpec {
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         out.deployment_name.clone_from(&self.deployment_name);
         out.replicas.clone_from(&self.replicas);
@@ -33,6 +37,7 @@ for crate::apis::samplecontroller::v1alpha1::FooSpec {
 }
 impl ::kube_codegen_runtime::DeepCopy
 for crate::apis::samplecontroller::v1alpha1::FooStatus {
+    #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         out.available_replicas.clone_from(&self.available_replicas);
     }

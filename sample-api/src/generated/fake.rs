@@ -4,6 +4,7 @@
 //! server (`kube_codegen_runtime::fake::FakeApiServer`) that knows this crate's kinds.
 //! Use the server handle to seed objects, read the action log and inject errors.
 /// Register every kind of this crate with a fake API server.
+#[inline]
 pub fn register_kinds(server: &::kube_codegen_runtime::fake::FakeApiServer) {
     server
         .register(::kube_codegen_runtime::fake::FakeResource {
@@ -25,6 +26,7 @@ pub fn register_kinds(server: &::kube_codegen_runtime::fake::FakeApiServer) {
         });
 }
 /// A `Clientset` over a fresh in-memory API server, and the server's handle.
+#[inline]
 pub fn new_clientset() -> (
     super::clientset::Clientset,
     ::kube_codegen_runtime::fake::FakeApiServer,

@@ -11,6 +11,7 @@ pub struct SharedInformerFactory {
 }
 impl SharedInformerFactory {
     /// A factory over every namespace with no resync.
+    #[inline]
     pub fn new(client: ::kube::Client) -> Self {
         Self {
             inner: ::kube_codegen_runtime::informer::SharedInformerFactory::new(client),
@@ -18,18 +19,21 @@ impl SharedInformerFactory {
     }
     /// A factory with options (`with_namespace`, `with_tweak_list_options`,
     /// `with_transform`, `with_default_resync`).
+    #[inline]
     pub fn from_runtime(
         inner: ::kube_codegen_runtime::informer::SharedInformerFactory,
     ) -> Self {
         Self { inner }
     }
     /// Informers of the insujang.github.io group.
+    #[inline]
     pub fn insujang(&self) -> insujang::InsujangInformers {
         insujang::InsujangInformers {
             factory: self.inner.clone(),
         }
     }
     /// Informers of the samplecontroller.k8s.io group.
+    #[inline]
     pub fn samplecontroller(&self) -> samplecontroller::SamplecontrollerInformers {
         samplecontroller::SamplecontrollerInformers {
             factory: self.inner.clone(),
@@ -38,6 +42,7 @@ impl SharedInformerFactory {
 }
 impl ::std::ops::Deref for SharedInformerFactory {
     type Target = ::kube_codegen_runtime::informer::SharedInformerFactory;
+    #[inline]
     fn deref(&self) -> &Self::Target {
         &self.inner
     }
@@ -51,6 +56,7 @@ pub mod insujang {
     }
     impl InsujangInformers {
         /// Informers of insujang.github.io/v1beta1.
+        #[inline]
         pub fn v1beta1(&self) -> v1beta1::V1beta1Informers {
             v1beta1::V1beta1Informers {
                 factory: self.factory.clone(),
@@ -67,6 +73,7 @@ pub mod insujang {
         }
         impl V1beta1Informers {
             /// The shared informer of TestResource (one watch for every caller).
+            #[inline]
             pub fn testresources(&self) -> TestResourceInformer {
                 TestResourceInformer {
                     informer: self
@@ -84,6 +91,7 @@ pub mod insujang {
         }
         impl TestResourceInformer {
             /// Add handlers, indexes, transforms; check `has_synced`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> &::kube_codegen_runtime::informer::Informer<
@@ -92,6 +100,7 @@ pub mod insujang {
                 &self.informer
             }
             /// A typed lister over the informer's cache.
+            #[inline]
             pub fn lister(&self) -> crate_listers::insujang_v1beta1::TestResourceLister {
                 crate_listers::insujang_v1beta1::TestResourceLister::new(
                     self.informer.lister(),
@@ -109,6 +118,7 @@ pub mod samplecontroller {
     }
     impl SamplecontrollerInformers {
         /// Informers of samplecontroller.k8s.io/v1alpha1.
+        #[inline]
         pub fn v1alpha1(&self) -> v1alpha1::V1alpha1Informers {
             v1alpha1::V1alpha1Informers {
                 factory: self.factory.clone(),
@@ -125,6 +135,7 @@ pub mod samplecontroller {
         }
         impl V1alpha1Informers {
             /// The shared informer of Foo (one watch for every caller).
+            #[inline]
             pub fn foos(&self) -> FooInformer {
                 FooInformer {
                     informer: self
@@ -142,6 +153,7 @@ pub mod samplecontroller {
         }
         impl FooInformer {
             /// Add handlers, indexes, transforms; check `has_synced`.
+            #[inline]
             pub fn informer(
                 &self,
             ) -> &::kube_codegen_runtime::informer::Informer<
@@ -150,6 +162,7 @@ pub mod samplecontroller {
                 &self.informer
             }
             /// A typed lister over the informer's cache.
+            #[inline]
             pub fn lister(&self) -> crate_listers::samplecontroller_v1alpha1::FooLister {
                 crate_listers::samplecontroller_v1alpha1::FooLister::new(
                     self.informer.lister(),

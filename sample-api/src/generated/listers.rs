@@ -11,6 +11,7 @@ pub mod insujang_v1beta1 {
         >,
     }
     impl TestResourceLister {
+        #[inline]
         pub fn new(
             inner: ::kube_codegen_runtime::lister::Lister<
                 crate::apis::insujang::v1beta1::TestResource,
@@ -19,6 +20,7 @@ pub mod insujang_v1beta1 {
             Self { inner }
         }
         /// Cached objects whose labels match, in every namespace.
+        #[inline]
         pub fn list(
             &self,
             selector: &::kube::core::Selector,
@@ -26,6 +28,7 @@ pub mod insujang_v1beta1 {
             self.inner.list(selector)
         }
         /// Cached objects whose index `index` has `value`.
+        #[inline]
         pub fn by_index(
             &self,
             index: &str,
@@ -36,6 +39,7 @@ pub mod insujang_v1beta1 {
     }
     impl TestResourceLister {
         /// TestResource in one namespace.
+        #[inline]
         pub fn testresources(&self, namespace: &str) -> TestResourceNamespaceLister {
             TestResourceNamespaceLister {
                 inner: self.inner.namespaced(namespace),
@@ -50,6 +54,7 @@ pub mod insujang_v1beta1 {
     }
     impl TestResourceNamespaceLister {
         /// The object with this name, if cached.
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -57,6 +62,7 @@ pub mod insujang_v1beta1 {
             self.inner.get(name)
         }
         /// Cached objects of this namespace whose labels match.
+        #[inline]
         pub fn list(
             &self,
             selector: &::kube::core::Selector,
@@ -75,6 +81,7 @@ pub mod samplecontroller_v1alpha1 {
         >,
     }
     impl FooLister {
+        #[inline]
         pub fn new(
             inner: ::kube_codegen_runtime::lister::Lister<
                 crate::apis::samplecontroller::v1alpha1::Foo,
@@ -83,6 +90,7 @@ pub mod samplecontroller_v1alpha1 {
             Self { inner }
         }
         /// Cached objects whose labels match, in every namespace.
+        #[inline]
         pub fn list(
             &self,
             selector: &::kube::core::Selector,
@@ -90,6 +98,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.list(selector)
         }
         /// Cached objects whose index `index` has `value`.
+        #[inline]
         pub fn by_index(
             &self,
             index: &str,
@@ -100,6 +109,7 @@ pub mod samplecontroller_v1alpha1 {
     }
     impl FooLister {
         /// Foo in one namespace.
+        #[inline]
         pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
             FooNamespaceLister {
                 inner: self.inner.namespaced(namespace),
@@ -114,6 +124,7 @@ pub mod samplecontroller_v1alpha1 {
     }
     impl FooNamespaceLister {
         /// The object with this name, if cached.
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -121,6 +132,7 @@ pub mod samplecontroller_v1alpha1 {
             self.inner.get(name)
         }
         /// Cached objects of this namespace whose labels match.
+        #[inline]
         pub fn list(
             &self,
             selector: &::kube::core::Selector,

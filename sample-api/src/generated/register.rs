@@ -7,30 +7,38 @@ pub mod insujang_v1beta1 {
     pub const GROUP: &str = "insujang.github.io";
     pub const VERSION: &str = "v1beta1";
     /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
+    #[inline]
     pub fn api_resources() -> Vec<::kube::core::ApiResource> {
         vec![< crate ::apis::insujang::v1beta1::TestResource > ::api_resource()]
     }
     impl ::kube::Resource for crate::apis::insujang::v1beta1::TestResource {
         type DynamicType = ();
         type Scope = ::kube::core::NamespaceResourceScope;
+        #[inline]
         fn kind(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("TestResource")
         }
+        #[inline]
         fn group(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("insujang.github.io")
         }
+        #[inline]
         fn version(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("v1beta1")
         }
+        #[inline]
         fn api_version(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("insujang.github.io/v1beta1")
         }
+        #[inline]
         fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("testresources")
         }
+        #[inline]
         fn meta(&self) -> &::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
             &self.metadata
         }
+        #[inline]
         fn meta_mut(
             &mut self,
         ) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -46,6 +54,7 @@ pub mod insujang_v1beta1 {
         pub const SINGULAR: &'static str = "testresource";
         pub const SHORT_NAMES: &'static [&'static str] = &["ts"];
         /// `apiVersion` and `kind` of this kind.
+        #[inline]
         pub fn type_meta() -> ::kube::core::TypeMeta {
             ::kube::core::TypeMeta {
                 api_version: Self::API_VERSION.to_owned(),
@@ -53,10 +62,12 @@ pub mod insujang_v1beta1 {
             }
         }
         /// The `ApiResource` of this kind, for dynamic clients and the registry.
+        #[inline]
         pub fn api_resource() -> ::kube::core::ApiResource {
             ::kube::core::ApiResource::erase::<Self>(&())
         }
         /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+        #[inline]
         pub fn new(
             name: &str,
             spec: crate::apis::insujang::v1beta1::TestResourceSpec,
@@ -74,9 +85,11 @@ pub mod insujang_v1beta1 {
     }
     impl ::kube::core::object::HasSpec for crate::apis::insujang::v1beta1::TestResource {
         type Spec = crate::apis::insujang::v1beta1::TestResourceSpec;
+        #[inline]
         fn spec(&self) -> &crate::apis::insujang::v1beta1::TestResourceSpec {
             &self.spec
         }
+        #[inline]
         fn spec_mut(&mut self) -> &mut crate::apis::insujang::v1beta1::TestResourceSpec {
             &mut self.spec
         }
@@ -84,9 +97,11 @@ pub mod insujang_v1beta1 {
     impl ::kube::core::object::HasStatus
     for crate::apis::insujang::v1beta1::TestResource {
         type Status = ::std::string::String;
+        #[inline]
         fn status(&self) -> Option<&::std::string::String> {
             self.status.as_ref()
         }
+        #[inline]
         fn status_mut(&mut self) -> &mut Option<::std::string::String> {
             &mut self.status
         }
@@ -101,30 +116,38 @@ pub mod samplecontroller_v1alpha1 {
     pub const GROUP: &str = "samplecontroller.k8s.io";
     pub const VERSION: &str = "v1alpha1";
     /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
+    #[inline]
     pub fn api_resources() -> Vec<::kube::core::ApiResource> {
         vec![< crate ::apis::samplecontroller::v1alpha1::Foo > ::api_resource()]
     }
     impl ::kube::Resource for crate::apis::samplecontroller::v1alpha1::Foo {
         type DynamicType = ();
         type Scope = ::kube::core::NamespaceResourceScope;
+        #[inline]
         fn kind(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("Foo")
         }
+        #[inline]
         fn group(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("samplecontroller.k8s.io")
         }
+        #[inline]
         fn version(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("v1alpha1")
         }
+        #[inline]
         fn api_version(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("samplecontroller.k8s.io/v1alpha1")
         }
+        #[inline]
         fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
             ::std::borrow::Cow::Borrowed("foos")
         }
+        #[inline]
         fn meta(&self) -> &::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
             &self.metadata
         }
+        #[inline]
         fn meta_mut(
             &mut self,
         ) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -140,6 +163,7 @@ pub mod samplecontroller_v1alpha1 {
         pub const SINGULAR: &'static str = "foo";
         pub const SHORT_NAMES: &'static [&'static str] = &["fo"];
         /// `apiVersion` and `kind` of this kind.
+        #[inline]
         pub fn type_meta() -> ::kube::core::TypeMeta {
             ::kube::core::TypeMeta {
                 api_version: Self::API_VERSION.to_owned(),
@@ -147,10 +171,12 @@ pub mod samplecontroller_v1alpha1 {
             }
         }
         /// The `ApiResource` of this kind, for dynamic clients and the registry.
+        #[inline]
         pub fn api_resource() -> ::kube::core::ApiResource {
             ::kube::core::ApiResource::erase::<Self>(&())
         }
         /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+        #[inline]
         pub fn new(
             name: &str,
             spec: crate::apis::samplecontroller::v1alpha1::FooSpec,
@@ -168,9 +194,11 @@ pub mod samplecontroller_v1alpha1 {
     }
     impl ::kube::core::object::HasSpec for crate::apis::samplecontroller::v1alpha1::Foo {
         type Spec = crate::apis::samplecontroller::v1alpha1::FooSpec;
+        #[inline]
         fn spec(&self) -> &crate::apis::samplecontroller::v1alpha1::FooSpec {
             &self.spec
         }
+        #[inline]
         fn spec_mut(&mut self) -> &mut crate::apis::samplecontroller::v1alpha1::FooSpec {
             &mut self.spec
         }
@@ -178,9 +206,11 @@ pub mod samplecontroller_v1alpha1 {
     impl ::kube::core::object::HasStatus
     for crate::apis::samplecontroller::v1alpha1::Foo {
         type Status = crate::apis::samplecontroller::v1alpha1::FooStatus;
+        #[inline]
         fn status(&self) -> Option<&crate::apis::samplecontroller::v1alpha1::FooStatus> {
             self.status.as_ref()
         }
+        #[inline]
         fn status_mut(
             &mut self,
         ) -> &mut Option<crate::apis::samplecontroller::v1alpha1::FooStatus> {
@@ -193,6 +223,7 @@ pub mod samplecontroller_v1alpha1 {
     >;
 }
 /// Every kind of this crate, in every group/version.
+#[inline]
 pub fn api_resources() -> Vec<::kube::core::ApiResource> {
     let mut out = Vec::new();
     out.extend(insujang_v1beta1::api_resources());

@@ -4,6 +4,9 @@
 //! keeps `new` plus the methods named after the kind's allowed verbs, and renames
 //! `PlaceholderKind` to the real kind. A method's name IS its verb: keep them in sync with
 //! `ALL_VERBS` in the generator's model.
+//!
+//! Every method is `#[inline]` (see the crate docs): the API crate then compiles none of
+//! the verbs, and a crate that calls one compiles it with `ResourceClient<Kind>`'s code.
 
 use super::placeholder::PlaceholderKind;
 
@@ -16,11 +19,13 @@ pub struct PlaceholderKindClient {
 
 impl PlaceholderKindClient {
     /// Wrap the generic client for this kind.
+    #[inline]
     pub fn new(inner: ::kube_codegen_runtime::client::ResourceClient<PlaceholderKind>) -> Self {
         Self { inner }
     }
 
     /// Create the object.
+    #[inline]
     pub async fn create(
         &self,
         obj: &PlaceholderKind,
@@ -30,6 +35,7 @@ impl PlaceholderKindClient {
     }
 
     /// Replace the object; a stale `metadata.resourceVersion` fails with `Error::Conflict`.
+    #[inline]
     pub async fn update(
         &self,
         obj: &PlaceholderKind,
@@ -39,6 +45,7 @@ impl PlaceholderKindClient {
     }
 
     /// Replace the status subresource: only `.status` changes.
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &PlaceholderKind,
@@ -48,6 +55,7 @@ impl PlaceholderKindClient {
     }
 
     /// Delete the object by name.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -57,6 +65,7 @@ impl PlaceholderKindClient {
     }
 
     /// Delete every object the list parameters select.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kube::api::DeleteParams,
@@ -66,11 +75,13 @@ impl PlaceholderKindClient {
     }
 
     /// Get the object by name.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
         self.inner.get(name).await
     }
 
     /// List objects, filtered by label and field selectors.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kube::api::ListParams,
@@ -79,6 +90,7 @@ impl PlaceholderKindClient {
     }
 
     /// Watch from a resourceVersion; for caches, prefer the generated informers.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kube::api::WatchParams,
@@ -89,6 +101,7 @@ impl PlaceholderKindClient {
     }
 
     /// Patch the object (merge, JSON patch, or strategic merge for built-in kinds).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::std::fmt::Debug>(
         &self,
         name: &str,
@@ -99,6 +112,7 @@ impl PlaceholderKindClient {
     }
 
     /// Server-side apply; `obj` holds the fields this field manager owns.
+    #[inline]
     pub async fn apply(
         &self,
         obj: &PlaceholderKind,
@@ -108,6 +122,7 @@ impl PlaceholderKindClient {
     }
 
     /// Server-side apply of the status subresource.
+    #[inline]
     pub async fn apply_status(
         &self,
         obj: &PlaceholderKind,
