@@ -4,16 +4,19 @@
 #   bench/compile.sh            BENCH_RUNS (default 5) runs of each build
 #   bench/compile.sh --smoke    1 run each (BENCH_RUNS=1)
 #
-# Two crates are written into a temp dir by this script, each its own workspace:
+# Three crates are written into a temp dir by this script, each its own workspace:
 #   ours        the sample-api crate as committed (src/apis + src/generated: register,
 #               deep-copy, clientset + fake, listers, informers), path-depending on the
 #               workspace's runtime crate
+#   ourstypes   the same crate without the client code: src/apis + generated register and
+#               deep-copy only (clientset, fake, listers, informers removed), to separate
+#               the cost of the types from the cost of the generated client code
 #   kubederive  the same Foo / TestResource types with #[derive(CustomResource, JsonSchema)]
 #               (kube "derive" feature + schemars), nothing else: kube-derive writes no
 #               clientset, listers or informers; Api<Foo> and kube::runtime are used instead
-# Both enable k8s-openapi/v1_37, dev profile (the workspace's debug settings), lib target.
+# All enable k8s-openapi/v1_37, dev profile (the workspace's debug settings), lib target.
 #
-# Builds measured (wall clock, one `cargo build` each):
+# Builds measured (wall clock and user+sys CPU, one `cargo build` each):
 #   clean        the API crate alone, dependencies already built: `cargo clean -p <crate>`
 #                (only in the benchmark's own target dir) then `cargo build`
 #   incremental  one type file modified (a field's doc comment changed) then `cargo build`
@@ -26,9 +29,9 @@ TGT=$CACHE_ROOT/bench-compile-target
 W=$(mktemp -d /tmp/kcg-bench-compile.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$RESULTS"
-rm -f "$RESULTS"/compile-*.txt
+rm -f "$RESULTS"/compile-*.txt "$RESULTS"/compile-*.cpu
 
-# Pin the dependency versions the workspace resolved, so both crates build the same ones.
+# Pin the dependency versions the workspace resolved, so every crate builds the same ones.
 LOCK=$REPO_ROOT/Cargo.lock
 
 # ---- ours -----------------------------------------------------------------------------
@@ -59,6 +62,21 @@ debug = false
 [workspace]
 EOF
 cp "$LOCK" "$W/ours/Cargo.lock"
+
+# ---- ours, types only (register + deep-copy, no client code) -----------------------------
+mkdir -p "$W/ourstypes"
+cp -r "$REPO_ROOT/sample-api/src" "$W/ourstypes/"
+rm "$W/ourstypes/src/generated/"{clientset,fake,informers,listers}.rs
+cat >"$W/ourstypes/src/generated/mod.rs" <<'EOF'
+//! register and deep-copy only (bench/compile.sh).
+#[rustfmt::skip]
+pub mod deepcopy;
+#[rustfmt::skip]
+pub mod register;
+EOF
+sed -i '/^pub use generated::clientset::Clientset;$/d' "$W/ourstypes/src/lib.rs"
+sed 's/^name = "bench-api-ours"$/name = "bench-api-ourstypes"/' "$W/ours/Cargo.toml" >"$W/ourstypes/Cargo.toml"
+cp "$LOCK" "$W/ourstypes/Cargo.lock"
 
 # ---- kube-derive -------------------------------------------------------------------------
 mkdir -p "$W/kubederive/src"
@@ -155,39 +173,48 @@ pub struct TestResourceSpec {
 EOF
 
 # ---- measure ----------------------------------------------------------------------------
-build() { # dir -> seconds
+build() { # dir [crate kind]: with crate and kind, appends wall and CPU seconds to results
   local s e
   s=$(date +%s.%N)
-  cargo build -q --lib --manifest-path "$1/Cargo.toml" --target-dir "$TGT" >"$W/build.log" 2>&1 ||
+  /usr/bin/time -o "$W/time" -f '%U %S' \
+    cargo build -q --lib --manifest-path "$1/Cargo.toml" --target-dir "$TGT" >"$W/build.log" 2>&1 ||
     { cat "$W/build.log" >&2; return 1; }
   e=$(date +%s.%N)
-  echo "$e - $s" | bc
+  if [[ -n ${2:-} ]]; then
+    echo "$e - $s" | bc >>"$RESULTS/compile-$2-$3.txt"
+    awk '{print $1 + $2}' "$W/time" >>"$RESULTS/compile-$2-$3.cpu"
+  fi
 }
 
-declare -A FILE=([ours]=src/apis/samplecontroller/v1alpha1.rs [kubederive]=src/foo.rs)
-declare -A PKG=([ours]=bench-api-ours [kubederive]=bench-api-kubederive)
-for c in ours kubederive; do
+CRATES=(ours ourstypes kubederive)
+declare -A FILE=([ours]=src/apis/samplecontroller/v1alpha1.rs
+  [ourstypes]=src/apis/samplecontroller/v1alpha1.rs [kubederive]=src/foo.rs)
+declare -A PKG=([ours]=bench-api-ours [ourstypes]=bench-api-ourstypes
+  [kubederive]=bench-api-kubederive)
+for c in "${CRATES[@]}"; do
   blog "compile: $c (deps first, not timed)"
-  build "$W/$c" >/dev/null
+  build "$W/$c"
   for i in $(seq "$RUNS"); do
     cargo clean -q -p "${PKG[$c]}" --manifest-path "$W/$c/Cargo.toml" --target-dir "$TGT"
-    build "$W/$c" >>"$RESULTS/compile-$c-clean.txt"
+    build "$W/$c" "$c" clean
   done
   for i in $(seq "$RUNS"); do
     # Modify the doc comment of one field in the Foo type file (changes the item, not just mtime).
     sed -i "s|/// How many replicas the Deployment runs\..*|/// How many replicas the Deployment runs. (edit $i)|" "$W/$c/${FILE[$c]}"
-    build "$W/$c" >>"$RESULTS/compile-$c-incremental.txt"
+    build "$W/$c" "$c" incremental
   done
 done
 
 if [[ ${BENCH_COMPILE_FULL:-0} == 1 ]]; then
-  for c in ours kubederive; do
+  for c in "${CRATES[@]}"; do
     for i in $(seq "$RUNS"); do
       rm -rf "$W/full-target"
       s=$(date +%s.%N)
-      cargo build -q --lib --manifest-path "$W/$c/Cargo.toml" --target-dir "$W/full-target"
+      /usr/bin/time -o "$W/time" -f '%U %S' \
+        cargo build -q --lib --manifest-path "$W/$c/Cargo.toml" --target-dir "$W/full-target"
       e=$(date +%s.%N)
       echo "$e - $s" | bc >>"$RESULTS/compile-$c-full.txt"
+      awk '{print $1 + $2}' "$W/time" >>"$RESULTS/compile-$c-full.cpu"
     done
   done
   rm -rf "$W/full-target"
@@ -196,7 +223,21 @@ fi
 # Lines each crate hands the compiler.
 {
   echo "ours: $(cat $(find "$W/ours/src" -name '*.rs') | wc -l) lines of Rust (types + generated)"
+  echo "ourstypes: $(cat $(find "$W/ourstypes/src" -name '*.rs') | wc -l) lines of Rust (types + generated register, deep-copy)"
   echo "kubederive: $(cat $(find "$W/kubederive/src" -name '*.rs') | wc -l) lines of Rust (types; derive expands at compile time)"
 } >"$RESULTS/compile-sizes.txt"
-python3 "$BENCH_DIR/summarize.py" compile "$RESULTS" >"$RESULTS/compile.md"
+{
+  python3 "$BENCH_DIR/summarize.py" compile "$RESULTS"
+  # CPU time (user+sys of cargo and rustc): steadier than wall clock on a shared machine.
+  echo
+  echo "| crate | build | CPU user+sys (median) | runs | all runs (s) |"
+  echo "|---|---|---|---|---|"
+  for c in "${CRATES[@]}"; do
+    for k in clean incremental full; do
+      f=$RESULTS/compile-$c-$k.cpu
+      [[ -s $f ]] || continue
+      echo "| $c | $k | $(median <"$f") s | $(wc -l <"$f") | $(tr '\n' ' ' <"$f" | sed 's/ $//') |"
+    done
+  done
+} >"$RESULTS/compile.md"
 cat "$RESULTS/compile.md" "$RESULTS/compile-sizes.txt"
