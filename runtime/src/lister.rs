@@ -31,16 +31,12 @@ impl<K: Resource + 'static> Lister<K> {
         Lister { store }
     }
 
-    /// Every cached object the selector matches, in every namespace.
+    /// Every cached object the selector matches, in every namespace, ordered by key.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        self.store
-            .list()
-            .into_iter()
-            .filter(|o| matches(o.as_ref(), selector))
-            .collect()
+        self.store.list_filtered(|o| matches(o, selector))
     }
 
-    /// Every cached object.
+    /// Every cached object, ordered by key.
     pub fn list_all(&self) -> Vec<Arc<K>> {
         self.store.list()
     }
@@ -58,7 +54,7 @@ impl<K: Resource + 'static> Lister<K> {
         }
     }
 
-    /// Objects whose index `index` has `value`.
+    /// Objects whose index `index` has `value`, ordered by key.
     pub fn by_index(&self, index: &str, value: &str) -> Vec<Arc<K>> {
         self.store.by_index(index, value)
     }
@@ -76,16 +72,15 @@ pub struct NamespaceLister<K> {
 }
 
 impl<K: Resource + 'static> NamespaceLister<K> {
+    /// The object `name` in this namespace.
     pub fn get(&self, name: &str) -> Option<Arc<K>> {
-        self.store.get(&format!("{}/{name}", self.namespace))
+        self.store.get_in(&self.namespace, name)
     }
 
-    /// Objects in this namespace matching the selector (served by the namespace index).
+    /// Objects in this namespace matching the selector (served by the namespace index),
+    /// ordered by name.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         self.store
-            .by_index(NAMESPACE_INDEX, &self.namespace)
-            .into_iter()
-            .filter(|o| matches(o.as_ref(), selector))
-            .collect()
+            .by_index_filtered(NAMESPACE_INDEX, &self.namespace, |o| matches(o, selector))
     }
 }

@@ -1,10 +1,23 @@
 //! The informer cache: objects by `namespace/name` key, shared read-only as `Arc<K>`, with
 //! named indexes (client-go's `cache.Indexer`). One lock guards objects and indexes
 //! together, so readers always see a consistent snapshot while the watch applies events.
+//!
+//! Layout: a hash table (foldhash) of `(key, Arc<K>)` for `get`, the only place a key string
+//! is kept; a B-tree of the same `Arc`s in key order for `list`, namespaces and the order of
+//! index results, which compares objects by the namespace and name in their own metadata.
+//! The namespace index is that B-tree's key ranges (`ns/...` keys are contiguous), so it
+//! costs nothing per object; other indexes map each value to the objects that have it (a
+//! value with one object, such as an owner UID, holds it inline). Per object that is about
+//! 80 bytes for 10,000 objects (the key, a table bucket, a B-tree slot), plus the indexes.
 
+use std::borrow::Borrow;
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::BuildHasher;
+use std::ops::Bound;
 use std::sync::Arc;
 
+use hashbrown::HashTable;
 use kube::Resource;
 use parking_lot::RwLock;
 
@@ -16,11 +29,15 @@ pub const NAMESPACE_INDEX: &str = "namespace";
 
 /// `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc).
 pub fn key_of<K: Resource>(obj: &K) -> String {
-    let meta = obj.meta();
-    let name = meta.name.as_deref().unwrap_or_default();
-    match meta.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
-        _ => name.to_owned(),
+    let (ns, name) = parts_of(obj);
+    if ns.is_empty() {
+        name.to_owned()
+    } else {
+        let mut key = String::with_capacity(ns.len() + 1 + name.len());
+        key.push_str(ns);
+        key.push('/');
+        key.push_str(name);
+        key
     }
 }
 
@@ -32,34 +49,269 @@ pub fn split_key(key: &str) -> (Option<&str>, &str) {
     }
 }
 
-struct Inner<K> {
-    items: BTreeMap<String, Arc<K>>,
-    indexers: HashMap<String, IndexFn<K>>,
-    /// index name -> index value -> keys
-    indices: HashMap<String, HashMap<String, BTreeSet<String>>>,
+/// An object's key as (namespace, name); the namespace is empty for cluster-scoped objects
+/// (as in [`key_of`], an empty namespace and no namespace are the same key).
+fn parts_of<K: Resource>(obj: &K) -> (&str, &str) {
+    let meta = obj.meta();
+    (
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    )
 }
 
-impl<K> Inner<K> {
-    fn unindex(&mut self, key: &str, obj: &K) {
+/// Whether `key` is the key of (namespace, name).
+fn key_eq(key: &str, (ns, name): (&str, &str)) -> bool {
+    if ns.is_empty() {
+        key == name
+    } else {
+        key.len() == ns.len() + 1 + name.len()
+            && key.as_bytes()[ns.len()] == b'/'
+            && key.starts_with(ns)
+            && key.ends_with(name)
+    }
+}
+
+/// A key's (namespace, name).
+fn parts_of_key(key: &str) -> (&str, &str) {
+    let (ns, name) = split_key(key);
+    (ns.unwrap_or_default(), name)
+}
+
+/// Orders keys given as (namespace, name) exactly as the `namespace/name` strings
+/// [`key_of`] would build, without building them.
+fn cmp_parts(a: (&str, &str), b: (&str, &str)) -> Ordering {
+    if a.0 == b.0 {
+        return a.1.cmp(b.1);
+    }
+    fn bytes<'a>((ns, name): (&'a str, &'a str)) -> impl Iterator<Item = u8> + 'a {
+        let sep: &[u8] = if ns.is_empty() { b"" } else { b"/" };
+        ns.bytes().chain(sep.iter().copied()).chain(name.bytes())
+    }
+    bytes(a).cmp(bytes(b))
+}
+
+/// What the key-ordered sets are searched by: a key as (namespace, name).
+trait KeyParts {
+    fn parts(&self) -> (&str, &str);
+}
+
+/// A key to search for.
+struct Key<'a>(&'a str, &'a str);
+
+impl KeyParts for Key<'_> {
+    fn parts(&self) -> (&str, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl PartialEq for dyn KeyParts + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyParts + '_ {}
+
+impl PartialOrd for dyn KeyParts + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn KeyParts + '_ {
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp_parts(self.parts(), other.parts())
+    }
+}
+
+/// A cached object, ordered by its key.
+struct ByKey<K>(Arc<K>);
+
+impl<K> Clone for ByKey<K> {
+    fn clone(&self) -> Self {
+        ByKey(self.0.clone())
+    }
+}
+
+impl<K: Resource> KeyParts for ByKey<K> {
+    fn parts(&self) -> (&str, &str) {
+        parts_of(self.0.as_ref())
+    }
+}
+
+impl<'a, K: Resource + 'a> Borrow<dyn KeyParts + 'a> for ByKey<K> {
+    fn borrow(&self) -> &(dyn KeyParts + 'a) {
+        self
+    }
+}
+
+impl<K: Resource> PartialEq for ByKey<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl<K: Resource> Eq for ByKey<K> {}
+
+impl<K: Resource> PartialOrd for ByKey<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<K: Resource> Ord for ByKey<K> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp_parts(self.parts(), other.parts())
+    }
+}
+
+/// The objects that have one index value, in key order.
+enum IndexSet<K> {
+    /// Most values of an index by owner or by UID have one object: no node for it.
+    One(ByKey<K>),
+    Many(BTreeSet<ByKey<K>>),
+}
+
+impl<K: Resource> IndexSet<K> {
+    fn insert(&mut self, obj: ByKey<K>) {
+        match self {
+            IndexSet::One(one) if *one == obj => *one = obj,
+            IndexSet::One(one) => {
+                let one = one.clone();
+                *self = IndexSet::Many(BTreeSet::from([one, obj]));
+            }
+            IndexSet::Many(set) => {
+                set.replace(obj);
+            }
+        }
+    }
+
+    /// Removes the object with key `key`; returns whether the set is now empty.
+    fn remove(&mut self, key: &dyn KeyParts) -> bool {
+        match self {
+            IndexSet::One(one) => {
+                let one: &dyn KeyParts = one;
+                one == key
+            }
+            IndexSet::Many(set) => {
+                set.remove(key);
+                match set.len() {
+                    0 => true,
+                    1 => {
+                        let last = set.pop_first().expect("one element");
+                        *self = IndexSet::One(last);
+                        false
+                    }
+                    _ => false,
+                }
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Arc<K>> {
+        let (one, many) = match self {
+            IndexSet::One(one) => (Some(one), None),
+            IndexSet::Many(set) => (None, Some(set)),
+        };
+        one.into_iter()
+            .chain(many.into_iter().flatten())
+            .map(|o| &o.0)
+    }
+}
+
+type Hasher = foldhash::fast::RandomState;
+
+/// One index: value -> the objects with that value.
+type Index<K> = HashMap<String, IndexSet<K>, Hasher>;
+
+struct Inner<K> {
+    /// Every object with its key, found by the hash of its (namespace, name). The key is
+    /// here so that `get` compares it without reading the object (one cache miss less
+    /// than comparing the object's namespace and name strings).
+    objects: HashTable<(Box<str>, Arc<K>)>,
+    hasher: Hasher,
+    /// Every object again, in key order.
+    ordered: BTreeSet<ByKey<K>>,
+    /// Index functions other than the namespace index.
+    indexers: HashMap<String, IndexFn<K>, Hasher>,
+    /// index name -> index value -> objects; an entry for every indexer.
+    indices: HashMap<String, Index<K>, Hasher>,
+}
+
+impl<K: Resource> Inner<K> {
+    fn hash(&self, (ns, name): (&str, &str)) -> u64 {
+        self.hasher.hash_one((ns, name))
+    }
+
+    fn get(&self, key: (&str, &str)) -> Option<&Arc<K>> {
+        self.objects
+            .find(self.hash(key), |o| key_eq(&o.0, key))
+            .map(|o| &o.1)
+    }
+
+    fn unindex(&mut self, obj: &K) {
+        let key = parts_of(obj);
         for (name, f) in &self.indexers {
-            let index = self.indices.entry(name.clone()).or_default();
+            let Some(index) = self.indices.get_mut(name) else {
+                continue;
+            };
             for value in f(obj) {
-                if let Some(keys) = index.get_mut(&value) {
-                    keys.remove(key);
-                    if keys.is_empty() {
-                        index.remove(&value);
+                if let Some(set) = index.get_mut(&value)
+                    && set.remove(&Key(key.0, key.1))
+                {
+                    index.remove(&value);
+                }
+            }
+        }
+    }
+
+    fn index(&mut self, obj: &Arc<K>) {
+        for (name, f) in &self.indexers {
+            // Every indexer has its index (`add_indexers` and `replace` build them).
+            let Some(index) = self.indices.get_mut(name) else {
+                continue;
+            };
+            for value in f(obj) {
+                match index.get_mut(&value) {
+                    Some(set) => set.insert(ByKey(obj.clone())),
+                    None => {
+                        index.insert(value, IndexSet::One(ByKey(obj.clone())));
                     }
                 }
             }
         }
     }
 
-    fn index(&mut self, key: &str, obj: &K) {
-        for (name, f) in &self.indexers {
-            let index = self.indices.entry(name.clone()).or_default();
-            for value in f(obj) {
-                index.entry(value).or_default().insert(key.to_owned());
-            }
+    /// The objects in namespace `ns`, in key order.
+    fn in_namespace<'a>(&'a self, ns: &'a str) -> Box<dyn Iterator<Item = &'a Arc<K>> + 'a> {
+        let in_ns = move |o: &&ByKey<K>| o.0.meta().namespace.as_deref() == Some(ns);
+        if ns.is_empty() {
+            // Objects whose namespace is set but empty: keyed like cluster-scoped ones.
+            return Box::new(self.ordered.iter().filter(in_ns).map(|o| &o.0));
+        }
+        // Keys `ns/...` are contiguous, from `ns/` on.
+        let from = Key(ns, "");
+        let from: &dyn KeyParts = &from;
+        Box::new(
+            self.ordered
+                .range::<dyn KeyParts, _>((Bound::Included(from), Bound::Unbounded))
+                .take_while(in_ns)
+                .map(|o| &o.0),
+        )
+    }
+
+    /// The objects whose index `index` has value `value`, in key order.
+    fn by_index<'a>(
+        &'a self,
+        index: &str,
+        value: &'a str,
+    ) -> Box<dyn Iterator<Item = &'a Arc<K>> + 'a> {
+        if index == NAMESPACE_INDEX {
+            return self.in_namespace(value);
+        }
+        match self.indices.get(index).and_then(|i| i.get(value)) {
+            Some(set) => Box::new(set.iter()),
+            None => Box::new(std::iter::empty()),
         }
     }
 }
@@ -90,16 +342,13 @@ pub struct IndexExists(pub String);
 impl<K: Resource + 'static> Store<K> {
     /// An empty store with the namespace index.
     pub fn new() -> Self {
-        let mut indexers: HashMap<String, IndexFn<K>> = HashMap::new();
-        indexers.insert(
-            NAMESPACE_INDEX.to_owned(),
-            Arc::new(|o: &K| o.meta().namespace.clone().into_iter().collect()),
-        );
         Store {
             inner: Arc::new(RwLock::new(Inner {
-                items: BTreeMap::new(),
-                indexers,
-                indices: HashMap::new(),
+                objects: HashTable::new(),
+                hasher: Hasher::default(),
+                ordered: BTreeSet::new(),
+                indexers: HashMap::default(),
+                indices: HashMap::default(),
             })),
         }
     }
@@ -111,16 +360,14 @@ impl<K: Resource + 'static> Store<K> {
     ) -> Result<(), IndexExists> {
         let mut inner = self.inner.write();
         let new: Vec<(String, IndexFn<K>)> = indexers.into_iter().collect();
-        if let Some((name, _)) = new.iter().find(|(n, _)| inner.indexers.contains_key(n)) {
+        if let Some((name, _)) = new
+            .iter()
+            .find(|(n, _)| n == NAMESPACE_INDEX || inner.indexers.contains_key(n))
+        {
             return Err(IndexExists(name.clone()));
         }
         for (name, f) in new {
-            let mut index: HashMap<String, BTreeSet<String>> = HashMap::new();
-            for (key, obj) in &inner.items {
-                for value in f(obj) {
-                    index.entry(value).or_default().insert(key.clone());
-                }
-            }
+            let index = build_index(inner.ordered.iter(), &f);
             inner.indices.insert(name.clone(), index);
             inner.indexers.insert(name, f);
         }
@@ -129,96 +376,216 @@ impl<K: Resource + 'static> Store<K> {
 
     /// Insert or replace; returns the previous object.
     pub fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
-        let key = key_of(obj.as_ref());
         let mut inner = self.inner.write();
-        let old = inner.items.remove(&key);
+        let inner = &mut *inner;
+        let key = parts_of(obj.as_ref());
+        let hash = inner.hash(key);
+        let old = match inner.objects.find_mut(hash, |o| key_eq(&o.0, key)) {
+            Some(slot) => Some(std::mem::replace(&mut slot.1, obj.clone())),
+            None => {
+                let hasher = &inner.hasher;
+                inner.objects.insert_unique(
+                    hash,
+                    (key_of(obj.as_ref()).into_boxed_str(), obj.clone()),
+                    |o| hasher.hash_one(parts_of(o.1.as_ref())),
+                );
+                None
+            }
+        };
         if let Some(o) = &old {
-            inner.unindex(&key, o);
+            inner.unindex(o);
         }
-        inner.index(&key, &obj);
-        inner.items.insert(key, obj);
+        inner.ordered.replace(ByKey(obj.clone()));
+        inner.index(&obj);
         old
     }
 
     /// Remove by key; returns the removed object.
     pub fn remove(&self, key: &str) -> Option<Arc<K>> {
+        let key = parts_of_key(key);
         let mut inner = self.inner.write();
-        let old = inner.items.remove(key)?;
-        inner.unindex(key, &old);
+        let hash = inner.hash(key);
+        let ((_, old), _) = inner
+            .objects
+            .find_entry(hash, |o| key_eq(&o.0, key))
+            .ok()?
+            .remove();
+        inner.ordered.remove(&Key(key.0, key.1) as &dyn KeyParts);
+        inner.unindex(&old);
         Some(old)
     }
 
-    /// Replace everything (after a relist); returns the previous contents.
+    /// Replace everything (after a relist); returns the previous contents by key.
     pub fn replace(&self, objects: Vec<Arc<K>>) -> BTreeMap<String, Arc<K>> {
         let mut inner = self.inner.write();
-        let old = std::mem::take(&mut inner.items);
-        inner.indices.clear();
+        let inner = &mut *inner;
+        let hasher = &inner.hasher;
+        let mut table: HashTable<(Box<str>, Arc<K>)> = HashTable::with_capacity(objects.len());
         for obj in objects {
-            let key = key_of(obj.as_ref());
-            inner.index(&key, &obj);
-            inner.items.insert(key, obj);
+            let key = parts_of(obj.as_ref());
+            let hash = hasher.hash_one(key);
+            // A key listed twice: the later object wins, as with upserts.
+            match table.find_mut(hash, |o| key_eq(&o.0, key)) {
+                Some(slot) => slot.1 = obj,
+                None => {
+                    let k = key_of(obj.as_ref()).into_boxed_str();
+                    table
+                        .insert_unique(hash, (k, obj), |o| hasher.hash_one(parts_of(o.1.as_ref())));
+                }
+            }
         }
-        old
+        // Built from sorted input, the B-trees' nodes are full.
+        let ordered: BTreeSet<ByKey<K>> = table.iter().map(|o| ByKey(o.1.clone())).collect();
+        inner.objects = table;
+        let old = std::mem::replace(&mut inner.ordered, ordered);
+        inner.indices = inner
+            .indexers
+            .iter()
+            .map(|(name, f)| (name.clone(), build_index(inner.ordered.iter(), f)))
+            .collect();
+        old.into_iter()
+            .map(|o| (key_of(o.0.as_ref()), o.0))
+            .collect()
     }
 
+    /// The object with key `key` (`namespace/name`, or `name` if cluster-scoped).
     pub fn get(&self, key: &str) -> Option<Arc<K>> {
-        self.inner.read().items.get(key).cloned()
+        self.inner.read().get(parts_of_key(key)).cloned()
+    }
+
+    /// The object `name` in `namespace` (`""`: a cluster-scoped object); the same as
+    /// [`get`](Self::get) of its key, without building the key.
+    pub fn get_in(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        self.inner.read().get((namespace, name)).cloned()
     }
 
     /// Every object, ordered by key.
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.inner.read().items.values().cloned().collect()
+        let inner = self.inner.read();
+        inner.ordered.iter().map(|o| o.0.clone()).collect()
     }
 
+    /// The objects `keep` returns true for, ordered by key; `keep` runs under the store's
+    /// read lock, and only the kept objects are cloned.
+    pub fn list_filtered(&self, mut keep: impl FnMut(&K) -> bool) -> Vec<Arc<K>> {
+        let inner = self.inner.read();
+        inner
+            .ordered
+            .iter()
+            .filter(|o| keep(o.0.as_ref()))
+            .map(|o| o.0.clone())
+            .collect()
+    }
+
+    /// Every key, in order.
     pub fn keys(&self) -> Vec<String> {
-        self.inner.read().items.keys().cloned().collect()
+        let inner = self.inner.read();
+        inner.ordered.iter().map(|o| key_of(o.0.as_ref())).collect()
     }
 
     pub fn len(&self) -> usize {
-        self.inner.read().items.len()
+        self.inner.read().objects.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Objects whose index `index` has value `value` (client-go's `ByIndex`).
+    /// Objects whose index `index` has value `value` (client-go's `ByIndex`), ordered by
+    /// key.
     pub fn by_index(&self, index: &str, value: &str) -> Vec<Arc<K>> {
+        self.by_index_filtered(index, value, |_| true)
+    }
+
+    /// [`by_index`](Self::by_index) of the objects `keep` returns true for; `keep` runs
+    /// under the store's read lock, and only the kept objects are cloned.
+    pub fn by_index_filtered(
+        &self,
+        index: &str,
+        value: &str,
+        mut keep: impl FnMut(&K) -> bool,
+    ) -> Vec<Arc<K>> {
         let inner = self.inner.read();
-        let Some(keys) = inner.indices.get(index).and_then(|i| i.get(value)) else {
-            return vec![];
-        };
-        keys.iter()
-            .filter_map(|k| inner.items.get(k).cloned())
+        inner
+            .by_index(index, value)
+            .filter(|o| keep(o.as_ref()))
+            .cloned()
             .collect()
     }
 
-    /// Keys whose index `index` has value `value` (client-go's `IndexKeys`).
+    /// Keys whose index `index` has value `value` (client-go's `IndexKeys`), in order.
     pub fn index_keys(&self, index: &str, value: &str) -> Vec<String> {
         let inner = self.inner.read();
         inner
-            .indices
-            .get(index)
-            .and_then(|i| i.get(value))
-            .map(|k| k.iter().cloned().collect())
-            .unwrap_or_default()
+            .by_index(index, value)
+            .map(|o| key_of(o.as_ref()))
+            .collect()
     }
 
-    /// The values an index currently holds (client-go's `ListIndexFuncValues`).
+    /// The values an index currently holds (client-go's `ListIndexFuncValues`), sorted.
     pub fn index_values(&self, index: &str) -> Vec<String> {
         let inner = self.inner.read();
-        let mut values: Vec<String> = inner
-            .indices
-            .get(index)
-            .map(|i| i.keys().cloned().collect())
-            .unwrap_or_default();
+        let mut values: Vec<String> = if index == NAMESPACE_INDEX {
+            // Namespaces are contiguous in key order; objects with an empty namespace (not
+            // cluster-scoped ones, which have none) are indexed under "".
+            let mut values: Vec<String> = vec![];
+            let mut empty = false;
+            for o in &inner.ordered {
+                match o.0.meta().namespace.as_deref() {
+                    Some("") => empty = true,
+                    Some(ns) if values.last().is_none_or(|last| last != ns) => {
+                        values.push(ns.to_owned())
+                    }
+                    _ => {}
+                }
+            }
+            if empty {
+                values.push(String::new());
+            }
+            values
+        } else {
+            inner
+                .indices
+                .get(index)
+                .map(|i| i.keys().cloned().collect())
+                .unwrap_or_default()
+        };
         values.sort();
+        values.dedup();
         values
     }
 
     pub fn has_index(&self, index: &str) -> bool {
-        self.inner.read().indexers.contains_key(index)
+        index == NAMESPACE_INDEX || self.inner.read().indexers.contains_key(index)
     }
+}
+
+/// One index over `objects` (given in key order, so every set is built from sorted input).
+fn build_index<'a, K: Resource + 'a>(
+    objects: impl Iterator<Item = &'a ByKey<K>>,
+    f: &IndexFn<K>,
+) -> Index<K> {
+    let mut grouped: HashMap<String, Vec<ByKey<K>>, Hasher> = HashMap::default();
+    for obj in objects {
+        for value in f(obj.0.as_ref()) {
+            let objects = grouped.entry(value).or_default();
+            // An index function that returns a value twice indexes the object once.
+            if objects.last().is_none_or(|last| last != obj) {
+                objects.push(obj.clone());
+            }
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(value, mut objects)| {
+            let set = if objects.len() == 1 {
+                IndexSet::One(objects.pop().expect("one object"))
+            } else {
+                IndexSet::Many(objects.into_iter().collect())
+            };
+            (value, set)
+        })
+        .collect()
 }
 
 /// Index objects by the UIDs of their owners (for "which Foo owns this Deployment").
@@ -285,5 +652,241 @@ mod tests {
         assert_eq!(store.keys(), ["c/z"]);
         assert_eq!(store.index_keys("app", "web"), ["c/z"]);
         assert!(store.index_keys("app", "db").is_empty());
+    }
+
+    #[test]
+    fn keys_sort_as_strings_across_namespaces_and_scopes() {
+        let store: Store<ConfigMap> = Store::new();
+        for (ns, name) in [
+            ("a", "x"),
+            ("a-b", "x"),
+            ("a.b", "y"),
+            ("ab", "z"),
+            ("a", "w"),
+        ] {
+            store.upsert(cm(ns, name, "web"));
+        }
+        let mut cluster = ConfigMap::default();
+        cluster.metadata.name = Some("a".into());
+        store.upsert(Arc::new(cluster));
+        // '-' and '.' sort before '/', so "a-b/x" < "a.b/y" < "a/w".
+        let expected = ["a", "a-b/x", "a.b/y", "a/w", "a/x", "ab/z"];
+        assert_eq!(store.keys(), expected);
+        let mut sorted = expected.map(str::to_owned).to_vec();
+        sorted.sort();
+        assert_eq!(store.keys(), sorted);
+        assert_eq!(store.index_keys(NAMESPACE_INDEX, "a"), ["a/w", "a/x"]);
+        assert_eq!(
+            store.index_values(NAMESPACE_INDEX),
+            ["a", "a-b", "a.b", "ab"]
+        );
+        assert_eq!(
+            store.get_in("a", "x").unwrap().metadata.name.as_deref(),
+            Some("x")
+        );
+        assert!(store.get_in("", "a").is_some());
+        assert!(store.get("a/a").is_none());
+        assert!(store.get_in("a", "z").is_none());
+        assert!(store.has_index(NAMESPACE_INDEX));
+        let ns_again = [(NAMESPACE_INDEX.to_owned(), label_index::<ConfigMap>("app"))];
+        assert!(store.add_indexers(ns_again).is_err());
+    }
+
+    #[test]
+    fn an_index_value_with_one_object_grows_and_shrinks() {
+        let store: Store<ConfigMap> = Store::new();
+        store
+            .add_indexers([("app".to_string(), label_index::<ConfigMap>("app"))])
+            .unwrap();
+        store.upsert(cm("a", "x", "web"));
+        store.upsert(cm("a", "x", "web")); // same object again: still one
+        assert_eq!(store.index_keys("app", "web"), ["a/x"]);
+        store.upsert(cm("b", "y", "web"));
+        store.upsert(cm("a", "w", "web"));
+        assert_eq!(store.index_keys("app", "web"), ["a/w", "a/x", "b/y"]);
+        store.remove("a/x");
+        store.remove("a/w");
+        assert_eq!(store.index_keys("app", "web"), ["b/y"]);
+        assert!(matches!(
+            store.inner.read().indices["app"]["web"],
+            IndexSet::One(_)
+        ));
+        store.remove("b/y");
+        assert!(store.index_values("app").is_empty());
+        assert!(store.is_empty());
+    }
+
+    // ===== property test against a plain model: a map from key string to object =====
+
+    use proptest::prelude::*;
+
+    /// `None`: no namespace; `Some("")`: an empty one (the same key as none).
+    /// Around '/' (0x2f) in byte order: '-' and '.' before it, '0' right after it.
+    const NAMESPACES: [Option<&str>; 8] = [
+        None,
+        Some(""),
+        Some("a"),
+        Some("a-b"),
+        Some("a.b"),
+        Some("a0"),
+        Some("ab"),
+        Some("b"),
+    ];
+    const NAMES: [&str; 5] = ["x", "y", "x-1", "x.1", "z"];
+    const APPS: [Option<&str>; 3] = [Some("web"), Some("db"), None];
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Upsert(usize, usize, usize),
+        Remove(usize, usize),
+        Replace(Vec<(usize, usize, usize)>),
+        AddAppIndex,
+    }
+
+    fn object((ns, name, app): (usize, usize, usize)) -> Arc<ConfigMap> {
+        let mut c = ConfigMap::default();
+        c.metadata.namespace = NAMESPACES[ns].map(str::to_owned);
+        c.metadata.name = Some(NAMES[name].to_owned());
+        c.metadata.labels = APPS[app].map(|a| [("app".to_owned(), a.to_owned())].into());
+        Arc::new(c)
+    }
+
+    fn key(ns: usize, name: usize) -> String {
+        match NAMESPACES[ns] {
+            Some(ns) if !ns.is_empty() => format!("{ns}/{}", NAMES[name]),
+            _ => NAMES[name].to_owned(),
+        }
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let obj = || (0..NAMESPACES.len(), 0..NAMES.len(), 0..APPS.len());
+        prop_oneof![
+            6 => obj().prop_map(|(a, b, c)| Op::Upsert(a, b, c)),
+            3 => (0..NAMESPACES.len(), 0..NAMES.len()).prop_map(|(a, b)| Op::Remove(a, b)),
+            1 => proptest::collection::vec(obj(), 0..12).prop_map(Op::Replace),
+            1 => Just(Op::AddAppIndex),
+        ]
+    }
+
+    fn check(
+        store: &Store<ConfigMap>,
+        model: &BTreeMap<String, Arc<ConfigMap>>,
+        app_index: bool,
+    ) -> Result<(), TestCaseError> {
+        let keys: Vec<String> = model.keys().cloned().collect();
+        prop_assert_eq!(store.keys(), keys);
+        prop_assert_eq!(store.len(), model.len());
+        let listed = store.list();
+        prop_assert!(
+            listed
+                .iter()
+                .zip(model.values())
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+        );
+        {
+            let inner = store.inner.read();
+            prop_assert_eq!(inner.objects.len(), inner.ordered.len());
+            for (key, obj) in inner.objects.iter() {
+                prop_assert_eq!(&**key, key_of(obj.as_ref()));
+            }
+        }
+        for (ns, ns_str) in NAMESPACES.iter().enumerate() {
+            for (name, name_str) in NAMES.iter().enumerate() {
+                let k = key(ns, name);
+                let got = store.get(&k);
+                prop_assert_eq!(got.is_some(), model.contains_key(&k));
+                if let Some(got) = got {
+                    prop_assert!(Arc::ptr_eq(&got, &model[&k]));
+                }
+                prop_assert_eq!(
+                    store.get_in(ns_str.unwrap_or_default(), name_str).is_some(),
+                    model.contains_key(&k)
+                );
+            }
+        }
+        // The namespace index: objects by their namespace, if set (even if empty).
+        let mut ns_values: Vec<String> = model
+            .values()
+            .filter_map(|o| o.metadata.namespace.clone())
+            .collect();
+        ns_values.sort();
+        ns_values.dedup();
+        prop_assert_eq!(store.index_values(NAMESPACE_INDEX), ns_values.clone());
+        for ns in ns_values.iter().map(String::as_str).chain(["zz", "a/"]) {
+            let expected: Vec<String> = model
+                .iter()
+                .filter(|(_, o)| o.metadata.namespace.as_deref() == Some(ns))
+                .map(|(k, _)| k.clone())
+                .collect();
+            prop_assert_eq!(store.index_keys(NAMESPACE_INDEX, ns), expected);
+        }
+        if app_index {
+            let app_of = |o: &ConfigMap| {
+                o.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("app").cloned())
+            };
+            let mut values: Vec<String> = model.values().filter_map(|o| app_of(o)).collect();
+            values.sort();
+            values.dedup();
+            prop_assert_eq!(store.index_values("app"), values);
+            for app in ["web", "db"] {
+                let expected: Vec<String> = model
+                    .iter()
+                    .filter(|(_, o)| app_of(o).as_deref() == Some(app))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                prop_assert_eq!(store.index_keys("app", app), expected);
+                let objects = store.by_index("app", app);
+                prop_assert!(objects.iter().all(|o| app_of(o).as_deref() == Some(app)));
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Every read agrees with a `BTreeMap` of key strings after any sequence of writes.
+        #[test]
+        fn prop_store_matches_a_map_of_keys(ops in proptest::collection::vec(op(), 1..60)) {
+            let store: Store<ConfigMap> = Store::new();
+            let mut model: BTreeMap<String, Arc<ConfigMap>> = BTreeMap::new();
+            let mut app_index = false;
+            for op in ops {
+                match op {
+                    Op::Upsert(ns, name, app) => {
+                        let obj = object((ns, name, app));
+                        let old = store.upsert(obj.clone());
+                        let model_old = model.insert(key(ns, name), obj);
+                        prop_assert_eq!(old.is_some(), model_old.is_some());
+                    }
+                    Op::Remove(ns, name) => {
+                        let old = store.remove(&key(ns, name));
+                        let model_old = model.remove(&key(ns, name));
+                        prop_assert_eq!(old.is_some(), model_old.is_some());
+                    }
+                    Op::Replace(objects) => {
+                        let objects: Vec<(String, Arc<ConfigMap>)> = objects
+                            .into_iter()
+                            .map(|o| (key(o.0, o.1), object(o)))
+                            .collect();
+                        let old = store.replace(objects.iter().map(|(_, o)| o.clone()).collect());
+                        let old_keys: Vec<&String> = old.keys().collect();
+                        let model_keys: Vec<&String> = model.keys().collect();
+                        prop_assert_eq!(old_keys, model_keys);
+                        model = objects.into_iter().collect();
+                    }
+                    Op::AddAppIndex => {
+                        let added = store
+                            .add_indexers([("app".to_string(), label_index::<ConfigMap>("app"))]);
+                        prop_assert_eq!(added.is_ok(), !app_index);
+                        app_index = true;
+                    }
+                }
+                check(&store, &model, app_index)?;
+            }
+        }
     }
 }
