@@ -13,7 +13,11 @@
 # lists+watches the namespace; memory = (after sync - before the informer started) / N.
 #   heap: ours = live bytes by a counting global allocator; Go = MemStats.HeapAlloc after GC
 #   rss:  /proc/self/statm resident pages, both
-# Output: bench/results/cache.md and cache-*.jsonl
+# Per-object byte breakdown of our cache (runtime/examples/cache_bytes.rs, no timing): one
+# of the ConfigMaps as the apiserver returns it, decoded N times, and the store's overhead.
+# Workqueue lines: ours runs each scenario with the queue's timing metrics (default) and
+# without (`-no-timing`: what client-go's default no-op metrics provider records).
+# Output: bench/results/cache.md, cache-*.jsonl and cache-bytes.txt
 . "$(dirname "$0")/lib.sh"
 SMOKE=0
 [[ ${1:-} == --smoke ]] && SMOKE=1 RUNS=1
@@ -28,9 +32,10 @@ trap 'rm -rf "$W"' EXIT
 
 blog "building the Rust probes ($BENCH_PROFILE)"
 cargo build --profile "$BENCH_PROFILE" -q -p kube-codegen-runtime --example informer_memory --example workqueue_throughput \
-  --manifest-path "$REPO_ROOT/Cargo.toml"
+  --example cache_bytes --manifest-path "$REPO_ROOT/Cargo.toml"
 RUST_INF=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/informer_memory
 RUST_WQ=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/workqueue_throughput
+RUST_BYTES=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/cache_bytes
 
 GO_PROBE=
 if have_go; then
@@ -63,7 +68,7 @@ for i in $(seq "$RUNS"); do
 import sys, json
 for line in sys.stdin:
     kv = dict(p.split("=", 1) for p in line.split()[1:])
-    print(json.dumps({"impl": "rust", "scenario": kv["scenario"], "ops_per_sec": float(kv["ops_per_sec"]), "processed": int(kv["processed"])}))
+    print(json.dumps({"impl": "rust", "scenario": kv["scenario"], "ops_per_sec": float(kv["ops_per_sec"]), "processed": int(kv["processed"]), "cpu_ms": float(kv["cpu_ms"])}))
 ' >>"$RESULTS/cache-workqueue.jsonl"
   [[ -n $GO_PROBE ]] && "$GO_PROBE" workqueue "$QUEUE_ITEMS" "$WORKERS" >>"$RESULTS/cache-workqueue.jsonl"
 done
@@ -108,6 +113,10 @@ for i in $(seq "$RUNS"); do
 done
 # The namespace is kept for the next run (same N); delete it by hand when done.
 
+blog "byte breakdown of one cached ConfigMap"
+kubectl get configmap -n "$NS" bench-cm-000000 -o json --show-managed-fields >"$W/cm.json"
+"$RUST_BYTES" "$N" "$W/cm.json" >"$RESULTS/cache-bytes.txt"
+
 python3 - "$RESULTS" >"$RESULTS/cache.md" <<'EOF'
 import json, statistics, sys, collections
 d = sys.argv[1]
@@ -135,5 +144,11 @@ print("| workqueue | scenario | ops/s (add+get+done, median) | runs |")
 print("|---|---|---|---|")
 for (impl, sc), v in sorted(g.items()):
     print(f"| {'ours' if impl == 'rust' else 'client-go'} | {sc} | {statistics.median(v):,.0f} | {len(v)} |")
+print()
+print("Byte breakdown of our cache (runtime/examples/cache_bytes.rs):")
+print()
+print("```text")
+print(open(f"{d}/cache-bytes.txt").read().rstrip())
+print("```")
 EOF
 cat "$RESULTS/cache.md"

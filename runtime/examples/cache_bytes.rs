@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
 use kube::core::Selector;
 use kube_codegen_runtime::lister::Lister;
 use kube_codegen_runtime::store::{Store, label_index};
@@ -143,8 +143,11 @@ fn object_json(template: Option<&serde_json::Value>, i: usize) -> Vec<u8> {
         Some(t) => {
             let mut v = t.clone();
             let meta = &mut v["metadata"];
-            let name = meta["name"].as_str().unwrap_or("cm").to_owned();
-            meta["name"] = format!("{name}-{i:06}").into();
+            // bench-cm-000123 -> bench-cm-<i>, as long as the template's own number.
+            let name = meta["name"].as_str().unwrap_or("cm");
+            let prefix = name.trim_end_matches(|c: char| c.is_ascii_digit());
+            let width = name.len() - prefix.len();
+            meta["name"] = format!("{prefix}{i:0width$}").into();
             if let Some(uid) = meta["uid"].as_str() {
                 meta["uid"] = format!("{}{i:012x}", &uid[..uid.len().saturating_sub(12)]).into();
             }
@@ -285,6 +288,20 @@ fn main() {
                 "managedFields (FieldsV1 as a serde_json::Value tree)",
                 l - vec_live,
             );
+            // A clone allocates exactly; the decoded Vec grew as serde pushed entries.
+            let spare = objects
+                .iter()
+                .filter_map(|o| o.metadata.managed_fields.as_ref())
+                .fold(Live(0, 0, 0), |acc, v| {
+                    let size = size_of::<ManagedFieldsEntry>();
+                    let (cap, len) = (v.capacity() * size, v.len() * size);
+                    Live(
+                        acc.0 + (cap - len) as isize,
+                        acc.1 + chunk(cap) - chunk(len),
+                        acc.2,
+                    )
+                });
+            part("managedFields: the decoded Vec's spare capacity", spare);
         }
         row("  other", objects_only - parts, per);
 
