@@ -2,13 +2,14 @@
 //! named indexes (client-go's `cache.Indexer`). One lock guards objects and indexes
 //! together, so readers always see a consistent snapshot while the watch applies events.
 //!
-//! Layout: a hash table (foldhash) of `(key, Arc<K>)` for `get`, the only place a key string
-//! is kept; a B-tree of the same `Arc`s in key order for `list`, namespaces and the order of
-//! index results, which compares objects by the namespace and name in their own metadata.
-//! The namespace index is that B-tree's key ranges (`ns/...` keys are contiguous), so it
-//! costs nothing per object; other indexes map each value to the objects that have it (a
-//! value with one object, such as an owner UID, holds it inline). Per object that is about
-//! 80 bytes for 10,000 objects (the key, a table bucket, a B-tree slot), plus the indexes.
+//! Layout: a hash table (foldhash) of `(key, Arc<K>)` for `get`, the only place a key is
+//! kept (inline in the table when it has at most 30 bytes); a B-tree of the same `Arc`s in
+//! key order for `list`, namespaces and the order of index results, which compares objects
+//! by the namespace and name in their own metadata. The namespace index is that B-tree's key
+//! ranges (`ns/...` keys are contiguous), so it costs nothing per object; other indexes map
+//! each value to the objects that have it (a value with one object, such as an owner UID,
+//! holds it inline). For 10,000 objects that is about 80 bytes per object (a table bucket
+//! with the key, a B-tree slot), plus the indexes.
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
@@ -59,15 +60,59 @@ fn parts_of<K: Resource>(obj: &K) -> (&str, &str) {
     )
 }
 
-/// Whether `key` is the key of (namespace, name).
-fn key_eq(key: &str, (ns, name): (&str, &str)) -> bool {
-    if ns.is_empty() {
-        key == name
-    } else {
-        key.len() == ns.len() + 1 + name.len()
-            && key.as_bytes()[ns.len()] == b'/'
-            && key.starts_with(ns)
-            && key.ends_with(name)
+/// A key as the store's hash table keeps it: inline when it fits (most `namespace/name`
+/// keys do), so that `get` compares it without following a pointer; the table's buckets
+/// are then as large as a boxed key plus its allocation would be.
+enum StoredKey {
+    Inline { len: u8, bytes: [u8; INLINE_KEY] },
+    Heap(Box<str>),
+}
+
+/// With the tag, an inline key is 32 bytes.
+const INLINE_KEY: usize = 30;
+
+impl StoredKey {
+    fn new((ns, name): (&str, &str)) -> Self {
+        let sep: &[u8] = if ns.is_empty() { b"" } else { b"/" };
+        let len = ns.len() + sep.len() + name.len();
+        if len <= INLINE_KEY {
+            let mut bytes = [0; INLINE_KEY];
+            let mut at = 0;
+            for part in [ns.as_bytes(), sep, name.as_bytes()] {
+                bytes[at..at + part.len()].copy_from_slice(part);
+                at += part.len();
+            }
+            StoredKey::Inline {
+                len: len as u8,
+                bytes,
+            }
+        } else {
+            let mut key = String::with_capacity(len);
+            key.push_str(ns);
+            key.push_str(if ns.is_empty() { "" } else { "/" });
+            key.push_str(name);
+            StoredKey::Heap(key.into_boxed_str())
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            StoredKey::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            StoredKey::Heap(key) => key.as_bytes(),
+        }
+    }
+
+    /// Whether this is the key of (namespace, name).
+    fn is(&self, (ns, name): (&str, &str)) -> bool {
+        let key = self.as_bytes();
+        if ns.is_empty() {
+            key == name.as_bytes()
+        } else {
+            key.len() == ns.len() + 1 + name.len()
+                && key[ns.len()] == b'/'
+                && key.starts_with(ns.as_bytes())
+                && key.ends_with(name.as_bytes())
+        }
     }
 }
 
@@ -226,9 +271,9 @@ type Index<K> = HashMap<String, IndexSet<K>, Hasher>;
 
 struct Inner<K> {
     /// Every object with its key, found by the hash of its (namespace, name). The key is
-    /// here so that `get` compares it without reading the object (one cache miss less
+    /// here so that `get` compares it without reading the object (two cache misses less
     /// than comparing the object's namespace and name strings).
-    objects: HashTable<(Box<str>, Arc<K>)>,
+    objects: HashTable<(StoredKey, Arc<K>)>,
     hasher: Hasher,
     /// Every object again, in key order.
     ordered: BTreeSet<ByKey<K>>,
@@ -245,7 +290,7 @@ impl<K: Resource> Inner<K> {
 
     fn get(&self, key: (&str, &str)) -> Option<&Arc<K>> {
         self.objects
-            .find(self.hash(key), |o| key_eq(&o.0, key))
+            .find(self.hash(key), |o| o.0.is(key))
             .map(|o| &o.1)
     }
 
@@ -380,15 +425,15 @@ impl<K: Resource + 'static> Store<K> {
         let inner = &mut *inner;
         let key = parts_of(obj.as_ref());
         let hash = inner.hash(key);
-        let old = match inner.objects.find_mut(hash, |o| key_eq(&o.0, key)) {
+        let old = match inner.objects.find_mut(hash, |o| o.0.is(key)) {
             Some(slot) => Some(std::mem::replace(&mut slot.1, obj.clone())),
             None => {
                 let hasher = &inner.hasher;
-                inner.objects.insert_unique(
-                    hash,
-                    (key_of(obj.as_ref()).into_boxed_str(), obj.clone()),
-                    |o| hasher.hash_one(parts_of(o.1.as_ref())),
-                );
+                inner
+                    .objects
+                    .insert_unique(hash, (StoredKey::new(key), obj.clone()), |o| {
+                        hasher.hash_one(parts_of(o.1.as_ref()))
+                    });
                 None
             }
         };
@@ -407,7 +452,7 @@ impl<K: Resource + 'static> Store<K> {
         let hash = inner.hash(key);
         let ((_, old), _) = inner
             .objects
-            .find_entry(hash, |o| key_eq(&o.0, key))
+            .find_entry(hash, |o| o.0.is(key))
             .ok()?
             .remove();
         inner.ordered.remove(&Key(key.0, key.1) as &dyn KeyParts);
@@ -420,15 +465,15 @@ impl<K: Resource + 'static> Store<K> {
         let mut inner = self.inner.write();
         let inner = &mut *inner;
         let hasher = &inner.hasher;
-        let mut table: HashTable<(Box<str>, Arc<K>)> = HashTable::with_capacity(objects.len());
+        let mut table: HashTable<(StoredKey, Arc<K>)> = HashTable::with_capacity(objects.len());
         for obj in objects {
             let key = parts_of(obj.as_ref());
             let hash = hasher.hash_one(key);
             // A key listed twice: the later object wins, as with upserts.
-            match table.find_mut(hash, |o| key_eq(&o.0, key)) {
+            match table.find_mut(hash, |o| o.0.is(key)) {
                 Some(slot) => slot.1 = obj,
                 None => {
-                    let k = key_of(obj.as_ref()).into_boxed_str();
+                    let k = StoredKey::new(key);
                     table
                         .insert_unique(hash, (k, obj), |o| hasher.hash_one(parts_of(o.1.as_ref())));
                 }
@@ -693,6 +738,22 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_inline_up_to_30_bytes() {
+        assert_eq!(size_of::<StoredKey>(), 32);
+        let short = StoredKey::new(("bench-cache", "bench-cm-000123"));
+        assert!(matches!(short, StoredKey::Inline { .. }));
+        assert_eq!(short.as_bytes(), b"bench-cache/bench-cm-000123");
+        assert!(short.is(("bench-cache", "bench-cm-000123")));
+        assert!(!short.is(("bench-cach", "e/bench-cm-000123")));
+        let long = StoredKey::new(("kube-system", "a-name-longer-than-the-rest"));
+        assert!(matches!(long, StoredKey::Heap(_)));
+        assert!(long.is(("kube-system", "a-name-longer-than-the-rest")));
+        let cluster = StoredKey::new(("", "node-1"));
+        assert!(cluster.is(("", "node-1")));
+        assert!(!cluster.is(("node-1", "")));
+    }
+
+    #[test]
     fn an_index_value_with_one_object_grows_and_shrinks() {
         let store: Store<ConfigMap> = Store::new();
         store
@@ -732,7 +793,15 @@ mod tests {
         Some("ab"),
         Some("b"),
     ];
-    const NAMES: [&str; 5] = ["x", "y", "x-1", "x.1", "z"];
+    /// The last one is too long for an inline key.
+    const NAMES: [&str; 6] = [
+        "x",
+        "y",
+        "x-1",
+        "x.1",
+        "z",
+        "x-name-too-long-for-an-inline-key",
+    ];
     const APPS: [Option<&str>; 3] = [Some("web"), Some("db"), None];
 
     #[derive(Debug, Clone)]
@@ -787,7 +856,8 @@ mod tests {
             let inner = store.inner.read();
             prop_assert_eq!(inner.objects.len(), inner.ordered.len());
             for (key, obj) in inner.objects.iter() {
-                prop_assert_eq!(&**key, key_of(obj.as_ref()));
+                let expected = key_of(obj.as_ref());
+                prop_assert_eq!(key.as_bytes(), expected.as_bytes());
             }
         }
         for (ns, ns_str) in NAMESPACES.iter().enumerate() {
