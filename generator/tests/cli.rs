@@ -466,3 +466,50 @@ fn flags_override_cargo_metadata() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("description: Foo is a s\n"), "{stdout}");
 }
+
+#[test]
+fn output_does_not_depend_on_the_number_of_threads() {
+    // Parsing and rendering run on a pool of threads; the bytes written must be the same
+    // whatever the pool's size (results are collected in input order).
+    let generate_with = |threads: &str| {
+        let sb = Sandbox::new("../sample-api");
+        for generated in ["src/generated", "crds"] {
+            let _ = std::fs::remove_dir_all(sb.path(generated));
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+            .args(["generate", "crate"])
+            .env("KUBE_CODEGEN_THREADS", threads)
+            .current_dir(sb.tmp.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let files: Vec<_> = sb
+            .snapshot()
+            .into_iter()
+            .map(|(path, contents, _)| (path, contents))
+            .collect();
+        (sb, files)
+    };
+    let (one, single) = generate_with("1");
+    let (four, pooled) = generate_with("4");
+    let rel = |sb: &Sandbox, files: Vec<(PathBuf, Vec<u8>)>| -> Vec<(PathBuf, Vec<u8>)> {
+        files
+            .into_iter()
+            .map(|(p, c)| (p.strip_prefix(sb.path("")).unwrap().to_owned(), c))
+            .collect()
+    };
+    let (single, pooled) = (rel(&one, single), rel(&four, pooled));
+    assert!(
+        single
+            .iter()
+            .filter(|(p, _)| p.starts_with("src/generated"))
+            .count()
+            >= 5,
+        "{single:?}"
+    );
+    assert_eq!(single, pooled);
+}
