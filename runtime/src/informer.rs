@@ -318,6 +318,11 @@ where
         if let Some(t) = &self.inner.meta_transform {
             t(obj.meta_mut());
         }
+        // serde grows the managedFields Vec to 4 slots for the usual one entry; the cache
+        // keeps the object for its lifetime, so give the spare capacity back.
+        if let Some(managed) = obj.meta_mut().managed_fields.as_mut() {
+            managed.shrink_to_fit();
+        }
         if let Some(t) = self.inner.transform.lock().clone() {
             t(&mut obj);
         }
