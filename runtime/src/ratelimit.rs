@@ -218,12 +218,6 @@ pub struct ClientRateLimitLayer {
 }
 
 impl ClientRateLimitLayer {
-    /// One bucket for the whole client (`qps <= 0` disables limiting).
-    pub fn new(qps: f32, burst: u32) -> Self {
-        Self::from_options(&ClientOptions::new(qps, burst).scope(LimitScope::Client))
-            .expect("no user agent to validate")
-    }
-
     /// Fails only on a user agent that is not a valid header value.
     pub fn from_options(options: &ClientOptions) -> Result<Self, http::header::InvalidHeaderValue> {
         let buckets = (options.qps > 0.0).then(|| {
@@ -338,18 +332,6 @@ where
             result
         })
     }
-}
-
-/// A client with one client-go-style QPS/burst bucket for all requests, and request counting.
-pub fn client_with_limits(
-    config: kube::Config,
-    qps: f32,
-    burst: u32,
-) -> Result<(kube::Client, Arc<RequestMetrics>), kube::Error> {
-    client_with_options(
-        config,
-        &ClientOptions::new(qps, burst).scope(LimitScope::Client),
-    )
 }
 
 /// A client with QPS/burst limits per [`ClientOptions::scope`], request counting and an
