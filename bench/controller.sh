@@ -50,8 +50,7 @@ if [[ ! -x $GOCTL ]] && ((!SMOKE)); then bash "$BENCH_DIR/install-anchors.sh" co
 [[ -x $GOCTL ]] || { CONFIGS=${CONFIGS//go/}; blog "Go sample-controller not installed: ours only"; }
 
 bench_cluster_up
-kubectl apply -f "$REPO_ROOT/sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml" >/dev/null
-kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
+install_foo_crd
 
 # Each controller runs as its own ServiceAccount (cluster-admin), so the audit log can
 # count its requests by user name (and shows each one's User-Agent).
@@ -77,25 +76,7 @@ K
 KC_OURS=$(kubeconfig_for bench-ours)
 KC_GO=$(kubeconfig_for bench-go)
 
-python3 - "$W/foos" "$N" <<'EOF'
-import os, sys
-out, n = sys.argv[1], int(sys.argv[2])
-os.makedirs(out)
-chunk = 250
-for c in range(0, n, chunk):
-    with open(f"{out}/{c:05d}.yaml", "w") as f:
-        for i in range(c, min(n, c + chunk)):
-            f.write(f"---\napiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata:\n"
-                    f"  name: foo-{i:05d}\nspec:\n  deploymentName: foo-{i:05d}-deploy\n  replicas: 1\n")
-EOF
-
-# "<deployments owned by a Foo> <foos with status written>"
-progress() {
-  local d s
-  d=$(kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' 2>/dev/null | grep -c '^Foo$' || true)
-  s=$(kubectl get foos -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null | grep -c . || true)
-  echo "$d $s"
-}
+write_foos "$W/foos" "$N"
 
 audit_count() { # start-epoch end-epoch user-name -> count, and the user-agent table
   python3 - "$BENCH_AUDIT_DIR/audit.log" "$@" <<'EOF'
@@ -156,7 +137,7 @@ run_one() { # config run#
   while :; do
     kill -0 "$CTRL_PID" 2>/dev/null || { tail -20 "$W/log-$cfg-$run" >&2; blog "$cfg run $run: controller exited"; exit 1; }
     sample_mem
-    read -r d s < <(progress "$ns")
+    read -r d s < <(foo_progress "$ns")
     [[ $d -ge $N && $s -ge $N ]] && break
     if (($(echo "$(date +%s.%N) - $t0 > $TIMEOUT" | bc))); then blog "$cfg run $run: timeout ($d deployments, $s statuses)"; break; fi
     sleep 0.5

@@ -63,3 +63,33 @@ P
   blog "control plane: $KUBECONFIG ($(kubectl version -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])'))"
 }
 bench_cluster_down() { "$REPO_ROOT/hack/testenv.sh" down; }
+
+# ---- part 2's workload (bench/controller.sh, bench/profile-controller.sh) ---------------
+# The Foo CRD (status subresource on), installed and Established.
+install_foo_crd() {
+  kubectl apply -f "$REPO_ROOT/sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml" >/dev/null
+  kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
+}
+
+# write_foos DIR N: N Foos (replicas 1) as files of 250 objects each, for parallel creates.
+write_foos() {
+  python3 - "$1" "$2" <<'EOF'
+import os, sys
+out, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(out)
+chunk = 250
+for c in range(0, n, chunk):
+    with open(f"{out}/{c:05d}.yaml", "w") as f:
+        for i in range(c, min(n, c + chunk)):
+            f.write(f"---\napiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata:\n"
+                    f"  name: foo-{i:05d}\nspec:\n  deploymentName: foo-{i:05d}-deploy\n  replicas: 1\n")
+EOF
+}
+
+# foo_progress NS: "<deployments owned by a Foo> <foos with status written>"
+foo_progress() {
+  local d s
+  d=$(kubectl get deployments -n "$1" -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' 2>/dev/null | grep -c '^Foo$' || true)
+  s=$(kubectl get foos -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null | grep -c . || true)
+  echo "$d $s"
+}

@@ -18,17 +18,10 @@ blog "building sample-controller ($BENCH_PROFILE)"
 cargo build --profile "$BENCH_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
 OURS=$CARGO_TARGET_DIR/$PROFILE_DIR/sample-controller
 bench_cluster_up
-kubectl apply -f "$REPO_ROOT/sample-controller/config/crd/samplecontroller.k8s.io_foos.yaml" >/dev/null
-kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
+install_foo_crd
 ns=bench-profile-$$
 kubectl create namespace "$ns" >/dev/null
-python3 - "$W/foos.yaml" "$N" <<'EOF'
-import sys
-with open(sys.argv[1], "w") as f:
-    for i in range(int(sys.argv[2])):
-        f.write(f"---\napiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata:\n"
-                f"  name: foo-{i:05d}\nspec:\n  deploymentName: foo-{i:05d}-deploy\n  replicas: 1\n")
-EOF
+write_foos "$W/foos" "$N"
 port=$((18800 + RANDOM % 100))
 # shellcheck disable=SC2086
 perf record -F 999 -g -o "$W/perf.data" -- "$OURS" --controllers foo --workers 2 \
@@ -37,10 +30,9 @@ perf record -F 999 -g -o "$W/perf.data" -- "$OURS" --controllers foo --workers 2
 PERF_PID=$!
 for _ in $(seq 100); do curl -sf "127.0.0.1:$((port + 1))/readyz" >/dev/null && break; sleep 0.1; done
 t0=$(date +%s.%N)
-kubectl create -n "$ns" -f "$W/foos.yaml" >/dev/null
+ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
 while :; do
-  d=$(kubectl get deployments -n "$ns" --no-headers 2>/dev/null | wc -l)
-  s=$(kubectl get foos -n "$ns" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' | grep -c . || true)
+  read -r d s < <(foo_progress "$ns")
   [[ $d -ge $N && $s -ge $N ]] && break
   sleep 0.5
 done
