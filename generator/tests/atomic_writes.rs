@@ -12,47 +12,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{copy_dir, tree};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kube-codegen");
-
-/// Every file below `dir` with its bytes and modification time.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
-                out.insert(
-                    path.strip_prefix(dir).unwrap().to_owned(),
-                    (std::fs::read(&path).unwrap(), modified),
-                );
-            }
-        }
-    }
-    out
-}
 
 /// Every file below `dir` with its bytes.
 fn contents(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     tree(dir).into_iter().map(|(p, (b, _))| (p, b)).collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 fn run(cwd: &Path, args: &[&str]) -> Output {

@@ -3,11 +3,15 @@
 //! Every command runs with the temp dir as its working directory and the crate given as the
 //! relative path `crate`, so paths in its output are short and stable.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+mod common;
+use common::{copy_dir, tree};
 
 const FOO_CRD: &str = "config/crd/samplecontroller.k8s.io_foos.yaml";
 
@@ -68,36 +72,9 @@ impl Sandbox {
         stderr
     }
 
-    /// Every file of the crate with its contents and mtime.
-    fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>, SystemTime)> {
-        let mut out = vec![];
-        let mut stack = vec![self.path("")];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    let m = std::fs::metadata(&p).unwrap().modified().unwrap();
-                    out.push((p.clone(), std::fs::read(&p).unwrap(), m));
-                }
-            }
-        }
-        out.sort();
-        out
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
+    /// Every file of the crate (paths relative to it) with its contents and mtime.
+    fn snapshot(&self) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+        tree(&self.path(""))
     }
 }
 
@@ -487,22 +464,13 @@ fn output_does_not_depend_on_the_number_of_threads() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let files: Vec<_> = sb
-            .snapshot()
+        sb.snapshot()
             .into_iter()
-            .map(|(path, contents, _)| (path, contents))
-            .collect();
-        (sb, files)
+            .map(|(path, (contents, _))| (path, contents))
+            .collect::<Vec<_>>()
     };
-    let (one, single) = generate_with("1");
-    let (four, pooled) = generate_with("4");
-    let rel = |sb: &Sandbox, files: Vec<(PathBuf, Vec<u8>)>| -> Vec<(PathBuf, Vec<u8>)> {
-        files
-            .into_iter()
-            .map(|(p, c)| (p.strip_prefix(sb.path("")).unwrap().to_owned(), c))
-            .collect()
-    };
-    let (single, pooled) = (rel(&one, single), rel(&four, pooled));
+    let single = generate_with("1");
+    let pooled = generate_with("4");
     assert!(
         single
             .iter()

@@ -7,11 +7,12 @@
 //! every annotation must be matched. The rendered text is snapshotted as `errors__<case>`,
 //! and a failed `write()` must leave a copy of the crate exactly as it was.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use kube_codegen::{Config, Diagnostic, Error};
+
+mod common;
+use common::{copy_dir, tree};
 
 const ERRORS_DIR: &str = "tests/errors";
 
@@ -76,40 +77,6 @@ fn input_errors(config: &Config, what: &str) -> (Vec<Diagnostic>, String) {
             "{what}: expected input errors, but generation succeeded with {} files",
             g.files.len()
         ),
-    }
-}
-
-/// Every file below `dir` with its bytes and modification time.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
-                out.insert(
-                    path.strip_prefix(dir).unwrap().to_owned(),
-                    (std::fs::read(&path).unwrap(), modified),
-                );
-            }
-        }
-    }
-    out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
     }
 }
 
