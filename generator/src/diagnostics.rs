@@ -34,9 +34,27 @@ impl fmt::Display for Location {
     }
 }
 
+/// How bad a diagnostic is: an error stops generation (nothing is written); a warning is
+/// reported and generation goes on, so input we understand only in part is never silent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
 /// One problem in the input, with where it is, what is wrong and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    pub severity: Severity,
     pub loc: Location,
     pub message: String,
     /// The marker text at fault (without `+`), if a marker is at fault.
@@ -45,13 +63,27 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An error: generation fails and nothing is written.
     pub fn new(loc: Location, message: impl Into<String>) -> Self {
         Diagnostic {
+            severity: Severity::Error,
             loc,
             message: message.into(),
             marker: None,
             hint: None,
         }
+    }
+
+    /// A warning: reported, generation goes on.
+    pub fn warning(loc: Location, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::new(loc, message)
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
     }
 
     pub fn with_marker(mut self, marker: &str) -> Self {
@@ -67,7 +99,7 @@ impl Diagnostic {
     /// Render like rustc: message, arrow with location, the source line and a caret.
     /// `source` is the file's text when it could be read.
     pub fn render(&self, source: Option<&str>) -> String {
-        let mut out = format!("error: {}\n  --> {}\n", self.message, self.loc);
+        let mut out = format!("{}: {}\n  --> {}\n", self.severity, self.message, self.loc);
         if let Some(line) = source.and_then(|s| s.lines().nth(self.loc.line.saturating_sub(1))) {
             let number = self.loc.line.to_string();
             let pad = " ".repeat(number.len());
@@ -94,7 +126,7 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.loc, self.message)?;
+        write!(f, "{}: {}: {}", self.loc, self.severity, self.message)?;
         if let Some(h) = &self.hint {
             write!(f, " (help: {h})")?;
         }
@@ -102,7 +134,7 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// All the problems of one run, sorted by location so output is stable.
+/// All the problems of one run, errors and warnings, sorted by location so output is stable.
 #[derive(Debug, Default)]
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
@@ -111,8 +143,17 @@ impl Diagnostics {
         self.0.push(d);
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// Whether any diagnostic is an error (warnings do not stop generation).
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    /// The warnings, sorted by location, each once.
+    pub fn warnings(&self) -> Vec<Diagnostic> {
+        self.sorted()
+            .into_iter()
+            .filter(|d| !d.is_error())
+            .collect()
     }
 
     /// Keep going after an error so one run reports everything it can.
@@ -128,26 +169,42 @@ impl Diagnostics {
         sorted
     }
 
-    /// Render all diagnostics, reading each file once for its source lines.
+    /// The errors sorted by location, each once.
+    pub fn errors(&self) -> Vec<Diagnostic> {
+        self.sorted()
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect()
+    }
+
+    /// Render the errors and warnings, reading each file once for its source lines, and
+    /// close with the count of errors.
     pub fn render(&self) -> String {
         let sorted = self.sorted();
-        let mut out = String::new();
-        let mut cache: Option<(PathBuf, Option<String>)> = None;
-        for d in &sorted {
-            if cache.as_ref().is_none_or(|(p, _)| p != &d.loc.file) {
-                let text = std::fs::read(&d.loc.file)
-                    .ok()
-                    .map(|b| String::from_utf8_lossy(&b).into_owned());
-                cache = Some((d.loc.file.clone(), text));
-            }
-            out += &d.render(cache.as_ref().and_then(|(_, t)| t.as_deref()));
-            out += "\n";
-        }
+        let errors = sorted.iter().filter(|d| d.is_error()).count();
+        let mut out = render_all(&sorted);
         out += &format!(
             "error: generation failed with {} error{}; nothing was written\n",
-            sorted.len(),
-            if sorted.len() == 1 { "" } else { "s" }
+            errors,
+            if errors == 1 { "" } else { "s" }
         );
         out
     }
+}
+
+/// Render diagnostics with their source lines, reading each file once.
+pub fn render_all(sorted: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    let mut cache: Option<(PathBuf, Option<String>)> = None;
+    for d in sorted {
+        if cache.as_ref().is_none_or(|(p, _)| p != &d.loc.file) {
+            let text = std::fs::read(&d.loc.file)
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            cache = Some((d.loc.file.clone(), text));
+        }
+        out += &d.render(cache.as_ref().and_then(|(_, t)| t.as_deref()));
+        out += "\n";
+    }
+    out
 }

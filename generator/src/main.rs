@@ -79,6 +79,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             match opts.output.as_deref() {
                 Some("-") => {
                     let generated = config.generate()?;
+                    eprint!("{}", generated.render_warnings());
                     let mut out = std::io::stdout().lock();
                     // stdout carries the CRDs only, as one YAML stream for `| kubectl apply -f -`.
                     let crds = generated
@@ -100,7 +101,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                     return Ok(ExitCode::from(2));
                 }
                 None => {
-                    let report = config.write()?;
+                    let generated = config.generate()?;
+                    eprint!("{}", generated.render_warnings());
+                    let report = config.write_generated(&generated)?;
                     for p in &report.written {
                         eprintln!("wrote {}", p.display());
                     }
@@ -118,7 +121,10 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check(opts) => {
-            let report = opts.config()?.check()?;
+            let config = opts.config()?;
+            let generated = config.generate()?;
+            eprint!("{}", generated.render_warnings());
+            let report = config.check_generated(&generated)?;
             if report.is_clean() {
                 eprintln!(
                     "kube-codegen: generated files in {} are up to date",

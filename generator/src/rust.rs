@@ -101,7 +101,7 @@ impl Renderer {
     pub fn new(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Option<Self> {
         let packages = packages(api, options, diags);
         let copy_types = copy_types(api, options, diags);
-        if !diags.is_empty() {
+        if diags.has_errors() {
             return None;
         }
         Some(Renderer {
