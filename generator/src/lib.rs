@@ -30,7 +30,7 @@ pub mod source;
 
 use std::path::{Path, PathBuf};
 
-pub use diagnostics::{Diagnostic, Diagnostics, Location};
+pub use diagnostics::{Diagnostic, Diagnostics, Location, Severity};
 pub use output::{CheckReport, GeneratedFile, WriteReport};
 pub use schema::SchemaOptions;
 
@@ -105,9 +105,57 @@ pub struct Generated {
     /// Input understood only in part (a marker of another tool, a group/version without
     /// kinds): generation went on, and the user is told.
     pub warnings: Vec<Diagnostic>,
+    /// What was found: each group/version with its kinds, in order.
+    pub found: Vec<FoundGroupVersion>,
+}
+
+/// A group/version the run found, for the closing summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundGroupVersion {
+    pub group: String,
+    pub version: String,
+    /// Where its `+groupName` marker is.
+    pub loc: Location,
+    pub kinds: Vec<String>,
 }
 
 impl Generated {
+    /// One line per group/version with its kinds, and one counting the files, so a user sees
+    /// at a glance what a run found and made.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        for gv in &self.found {
+            let kinds = if gv.kinds.is_empty() {
+                "no kinds".to_owned()
+            } else {
+                gv.kinds.join(", ")
+            };
+            out += &format!(
+                "kube-codegen: {}/{} ({}): {kinds}\n",
+                gv.group,
+                gv.version,
+                gv.loc.file.display()
+            );
+        }
+        let crds = self
+            .files
+            .iter()
+            .filter(|f| f.path.extension().is_some_and(|e| e == "yaml"))
+            .count();
+        out += &format!(
+            "kube-codegen: generated {} CRD{} and {} Rust file{}\n",
+            crds,
+            if crds == 1 { "" } else { "s" },
+            self.files.len() - crds,
+            if self.files.len() - crds == 1 {
+                ""
+            } else {
+                "s"
+            },
+        );
+        out
+    }
+
     /// The warnings rendered with their source lines, as the CLI prints them.
     pub fn render_warnings(&self) -> String {
         diagnostics::render_all(&self.warnings)
@@ -306,17 +354,7 @@ impl Config {
         files.retain(|f| !f.starts_with(&rust_dir));
         files.sort();
         files.dedup();
-        // Files are parsed in parallel, each into plain data (see `source::Item`).
-        let mut modules = vec![];
-        let parsed = par::map(files.iter().collect(), |f| {
-            let mut found = Diagnostics::default();
-            let m = source::parse_file(&src_root, f, &mut found);
-            (m, found)
-        });
-        for (m, found) in parsed {
-            modules.extend(m);
-            diags.0.extend(found.0);
-        }
+        let modules = self.parse_modules(&src_root, &files, &mut diags);
         let mut rust_options = self.rust.clone();
         if let Some(h) = &self.header_file {
             let path = self.resolve_path(h);
@@ -392,6 +430,16 @@ impl Config {
             }
         }
         let warnings = diags.warnings();
+        let found = api
+            .packages
+            .values()
+            .map(|p| FoundGroupVersion {
+                group: p.group.clone(),
+                version: p.version.clone(),
+                loc: p.loc.clone(),
+                kinds: p.kinds.iter().map(|k| k.name.clone()).collect(),
+            })
+            .collect();
         if self.emit_rerun_if_changed {
             // build.rs: cargo shows `cargo:warning=` lines to the user.
             for w in &warnings {
@@ -402,7 +450,77 @@ impl Config {
             files: out,
             inputs: files,
             warnings,
+            found,
         })
+    }
+
+    /// Parse every input file into modules placed in the crate's module tree: first at the
+    /// paths their file names give, in parallel; then the few files that `mod` declarations
+    /// place elsewhere (`#[path]`) again, at their declared paths.
+    fn parse_modules(
+        &self,
+        src_root: &Path,
+        files: &[PathBuf],
+        diags: &mut Diagnostics,
+    ) -> Vec<source::Module> {
+        let parse = |f: &PathBuf, path: Vec<String>| {
+            let mut found = Diagnostics::default();
+            let m = source::parse_file(path, true, f, &mut found);
+            (m, found)
+        };
+        let mut modules = vec![];
+        for (m, found) in par::map(files.iter().collect(), |f| {
+            parse(f, source::module_path_of(src_root, f))
+        }) {
+            modules.extend(m);
+            diags.0.extend(found.0);
+        }
+        let mut crate_roots = vec![src_root.join("lib.rs"), src_root.join("main.rs")];
+        if let Ok(bins) = source::rust_files(&src_root.join("bin")) {
+            crate_roots.extend(bins);
+        }
+        let tree = source::module_tree(&modules, files, &crate_roots, src_root);
+        for orphan in &tree.orphans {
+            diags.push(
+                Diagnostic::warning(
+                    Location::new(orphan, 1, 1),
+                    "file skipped: no `mod` declaration reaches it from the crate root",
+                )
+                .with_hint(
+                    "declare it (`mod name;` in its parent module) or remove it; a file rustc does not compile is not part of the API",
+                ),
+            );
+        }
+        let mut reparse = vec![];
+        modules.retain_mut(|m| {
+            let file = source::normalize(&m.file);
+            if tree.orphans.contains(&file) {
+                return false;
+            }
+            let Some((path, visible)) = tree.declared.get(&file) else {
+                return true;
+            };
+            let derived = source::module_path_of(src_root, &m.file);
+            if *path == derived {
+                // Where its file name says: only the declaration's visibility is news.
+                if m.path == derived {
+                    m.visible = *visible;
+                }
+                return true;
+            }
+            if !reparse.contains(&m.file) {
+                reparse.push(m.file.clone());
+            }
+            false
+        });
+        for f in reparse {
+            let (path, visible) = tree.declared[&source::normalize(&f)].clone();
+            let mut found = Diagnostics::default();
+            let mut parsed = source::parse_file(path, visible, &f, &mut found);
+            modules.append(&mut parsed);
+            diags.0.extend(found.0);
+        }
+        modules
     }
 
     /// Generate and write what changed; remove generated files no longer produced.

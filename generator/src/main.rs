@@ -104,6 +104,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                     let generated = config.generate()?;
                     eprint!("{}", generated.render_warnings());
                     let report = config.write_generated(&generated)?;
+                    eprint!("{}", generated.summary());
                     for p in &report.written {
                         eprintln!("wrote {}", p.display());
                     }

@@ -239,6 +239,9 @@ pub struct TypeDecl {
     pub derives: Vec<String>,
     /// Visible outside its module (`pub` or `pub(crate)`).
     pub visible: bool,
+    /// The module path (without `crate`) and name generated code names the type by; `None`
+    /// when no reachable module defines or re-exports it.
+    pub rust_path: Option<Vec<String>>,
     pub loc: Location,
 }
 

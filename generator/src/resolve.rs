@@ -36,43 +36,108 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
     }
     let mut resolver = Resolver {
         raw: &raw,
+        modules,
         types: BTreeMap::new(),
         pending: vec![],
     };
     let mut api = Api::default();
 
+    // Group/version modules by module path. Child modules belong to the nearest one around
+    // them, as the files of a Go package do (`v1/mod.rs` holds doc.go's markers,
+    // `v1/types.rs` the kinds).
+    let mut packages: BTreeMap<&[String], Package> = BTreeMap::new();
     for m in modules {
         let pkg_markers = parse_markers(&m.inner_docs, Level::Package, diags);
-        let Some(package) = package_of(m, &pkg_markers, diags) else {
-            continue;
-        };
-        let mut package = package;
-        let mut names: Vec<(&String, &RawType)> = raw
-            .iter()
-            .filter(|(_, r)| std::ptr::eq(r.module, m))
-            .collect();
-        names.sort_by_key(|(k, _)| *k);
-        for (type_key, r) in names {
-            let ident = &r.item.ident;
-            let type_markers = parse_markers(&r.item.docs, Level::Type, diags);
-            if !is_kind(&type_markers) {
-                if let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name)) {
-                    diags.push(
-                        mk.error(format!(
-                            "`+{}` only applies to a kind, and `{ident}` is not one",
-                            mk.name
-                        ))
-                        .with_hint(
-                            "mark the kind with `+genclient` or `+kubebuilder:object:root=true`",
-                        ),
-                    );
-                }
+        if let Some(package) = package_of(m, &pkg_markers, diags) {
+            if let Some(prev) = packages.get(m.path.as_slice()) {
+                diags.push(
+                    Diagnostic::new(
+                        package.loc.clone(),
+                        format!("module `{}` is read twice", m.path.join("::")),
+                    )
+                    .with_hint(format!("also read at {}", prev.loc)),
+                );
                 continue;
             }
-            resolver.require(type_key);
-            if let Some(kind) = kind_of(&mut resolver, type_key, r, &type_markers, diags) {
-                package.kinds.push(kind);
+            packages.insert(&m.path, package);
+        }
+    }
+    // Packages with a struct marked as a kind, valid or not: only the others are empty.
+    let mut with_kinds = std::collections::BTreeSet::new();
+    for (type_key, r) in &raw {
+        let ident = &r.item.ident;
+        let owner = packages
+            .keys()
+            .filter(|p| r.module.path.starts_with(p))
+            .max_by_key(|p| p.len())
+            .copied();
+        let type_markers = if owner.is_some() {
+            parse_markers(&r.item.docs, Level::Type, diags)
+        } else {
+            // Outside every group/version only the kind markers matter: a kind there is
+            // reported below; other markers are not ours to judge.
+            parse_markers(&r.item.docs, Level::Type, &mut Diagnostics::default())
+        };
+        if !is_kind(&type_markers) {
+            if owner.is_some()
+                && let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name))
+            {
+                diags.push(
+                    mk.error(format!(
+                        "`+{}` only applies to a kind, and `{ident}` is not one",
+                        mk.name
+                    ))
+                    .with_hint(
+                        "mark the kind with `+genclient` or `+kubebuilder:object:root=true`",
+                    ),
+                );
             }
+            continue;
+        }
+        let Some(owner) = owner else {
+            let message = format!(
+                "kind `{ident}` is outside every group/version module, so nothing would be generated for it"
+            );
+            let module = if r.module.path.is_empty() {
+                "the crate root".to_owned()
+            } else {
+                format!("`{}`", r.module.path.join("::"))
+            };
+            let hint = format!(
+                "put `//! +groupName=<group>` in the inner doc comment of {module} or of a module around it (the Rust `doc.go`: `v1/mod.rs` or `v1.rs`)"
+            );
+            let diagnostic = match type_markers
+                .iter()
+                .find(|mk| is_kind(std::slice::from_ref(*mk)))
+            {
+                Some(mk) => mk.error(message),
+                None => Diagnostic::new(r.item.loc.clone(), message),
+            };
+            diags.push(diagnostic.with_hint(hint));
+            continue;
+        };
+        with_kinds.insert(owner);
+        resolver.require(type_key);
+        if let Some(kind) = kind_of(&mut resolver, type_key, r, &type_markers, diags) {
+            packages
+                .get_mut(owner)
+                .expect("owner is a package key")
+                .kinds
+                .push(kind);
+        }
+    }
+    for (path, package) in packages {
+        if !with_kinds.contains(path) {
+            diags.push(
+                Diagnostic::warning(
+                    package.loc.clone(),
+                    format!(
+                        "group/version {}/{} has no kinds: no CRD and no client for it",
+                        package.group, package.version
+                    ),
+                )
+                .with_hint("mark a struct with `+genclient` or `+kubebuilder:object:root=true` in this module or a module inside it"),
+            );
         }
         let id = (package.group.clone(), package.version.clone());
         if let Some(prev) = api.packages.get(&id) {
@@ -656,6 +721,7 @@ pub fn rename(name: &str, rule: &str, is_variant: bool) -> Result<String, String
 
 struct Resolver<'a> {
     raw: &'a BTreeMap<String, RawType<'a>>,
+    modules: &'a [Module],
     types: BTreeMap<String, TypeDecl>,
     pending: Vec<String>,
 }
@@ -950,9 +1016,62 @@ impl Resolver<'_> {
             shape,
             derives: item.derives.clone(),
             visible: item.visible,
+            rust_path: public_path(self.modules, module, item),
             loc,
         })
     }
+}
+
+/// The path generated code (in another module of the crate) can name `item` by: where it
+/// is defined if every module on the way is `pub`/`pub(crate)`, else where a reachable module
+/// re-exports it (`mod types; pub use types::*;`, the usual port of a Go package's files).
+fn public_path(modules: &[Module], module: &Module, item: &src::Item) -> Option<Vec<String>> {
+    if !item.visible {
+        return None;
+    }
+    // A module this run did not read (a parent outside the inputs) is taken as reachable.
+    let reachable = |path: &[String]| {
+        (1..=path.len()).all(|n| {
+            modules
+                .iter()
+                .find(|m| m.path == path[..n])
+                .is_none_or(|m| m.visible)
+        })
+    };
+    let at = |path: &[String]| {
+        let mut p = path.to_vec();
+        p.push(item.ident.clone());
+        p
+    };
+    if reachable(&module.path) {
+        return Some(at(&module.path));
+    }
+    let mut defined = vec!["crate".to_owned()];
+    defined.extend(module.path.iter().cloned());
+    let mut item_path = defined.clone();
+    item_path.push(item.ident.clone());
+    // `use` paths may start at a child module (`pub use types::*;`): make them absolute.
+    let absolute = |m: &Module, target: &[String]| -> Vec<String> {
+        match target.first() {
+            Some(first) if m.children.contains(first) => {
+                let mut p = vec!["crate".to_owned()];
+                p.extend(m.path.iter().cloned());
+                p.extend(target.iter().cloned());
+                p
+            }
+            _ => target.to_vec(),
+        }
+    };
+    modules
+        .iter()
+        .filter(|m| {
+            m.reexported_globs.iter().any(|g| absolute(m, g) == defined)
+                || (m.reexports.contains(&item.ident)
+                    && m.uses.get(&item.ident).map(|u| absolute(m, u)) == Some(item_path.clone()))
+        })
+        .filter(|m| reachable(&m.path))
+        .min_by_key(|m| m.path.len())
+        .map(|m| at(&m.path))
 }
 
 /// An identifier without its `r#`.

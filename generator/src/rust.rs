@@ -178,16 +178,21 @@ pub fn render(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
     crate::par::map(renderer.files(), |f| renderer.render(f))
 }
 
-fn type_path(options: &RustOptions, key: &str) -> String {
-    format!("{}::{key}", options.types_prefix)
+/// The path generated code names a local type by: where a reachable module defines or
+/// re-exports it (see [`TypeDecl::rust_path`]).
+fn type_path(api: &Api, options: &RustOptions, key: &str) -> String {
+    match api.types.get(key).and_then(|d| d.rust_path.as_ref()) {
+        Some(path) => format!("{}::{}", options.types_prefix, path.join("::")),
+        None => format!("{}::{key}", options.types_prefix),
+    }
 }
 
 /// The Rust spelling of a TypeRef where the registered traits need it.
-fn rust_type(options: &RustOptions, ty: &TypeRef) -> Option<String> {
+fn rust_type(api: &Api, options: &RustOptions, ty: &TypeRef) -> Option<String> {
     Some(match ty {
         TypeRef::String => "::std::string::String".into(),
         TypeRef::Bool => "bool".into(),
-        TypeRef::Local(key) => type_path(options, key),
+        TypeRef::Local(key) => type_path(api, options, key),
         TypeRef::K8s(path) => format!("::k8s_openapi::{path}"),
         _ => return None,
     })
@@ -255,7 +260,7 @@ fn packages(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<t:
                     || (f.json_name == "status" && f.ty.is_option())
             });
             let spec_type = field("spec")
-                .and_then(|f| rust_type(options, &f.ty))
+                .and_then(|f| rust_type(api, options, &f.ty))
                 .filter(|_| {
                     known
                         && type_meta.is_some_and(|t| t.rust_name == "types")
@@ -265,7 +270,7 @@ fn packages(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<t:
             let status_type = field("status")
                 .filter(|f| f.rust_name == "status")
                 .and_then(|f| match &f.ty {
-                    TypeRef::Option(inner) => rust_type(options, inner),
+                    TypeRef::Option(inner) => rust_type(api, options, inner),
                     _ => None,
                 });
             if field("metadata").is_some_and(|m| m.rust_name != "metadata") {
@@ -303,7 +308,7 @@ fn packages(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<t:
             }
             kinds.push(t::Kind {
                 name: k.name.clone(),
-                type_path: type_path(options, &k.type_key),
+                type_path: type_path(api, options, &k.type_key),
                 plural: k.plural.clone(),
                 singular: k.singular.clone(),
                 short_names: k.short_names.clone(),
@@ -362,6 +367,21 @@ fn copy_types(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
                 )
                 .with_hint("generated code in another module refers to it"),
             );
+        } else if decl.rust_path.is_none() {
+            let module = decl.module_path.join("::");
+            diags.push(
+                Diagnostic::new(
+                    decl.loc.clone(),
+                    format!(
+                        "`{}` cannot be named from generated code: module `{module}` is private and no reachable module re-exports it",
+                        decl.name
+                    ),
+                )
+                .with_hint(format!(
+                    "re-export it from the group/version module (`pub use {}::*;`) or declare the module `pub mod`",
+                    decl.module_path.last().map_or("types", String::as_str)
+                )),
+            );
         }
         let shape = match &decl.shape {
             Shape::Struct(fields) => {
@@ -393,7 +413,7 @@ fn copy_types(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
             Shape::Enum(_) => CopyShape::Enum,
         };
         out.push(CopyType {
-            type_path: type_path(options, key),
+            type_path: type_path(api, options, key),
             shape,
         });
     }

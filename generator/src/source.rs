@@ -9,6 +9,18 @@ use syn::spanned::Spanned;
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::model::SerdeContainer;
 
+/// A `mod name;` declaration, whose module lives in another file.
+#[derive(Clone, Debug)]
+pub struct ModDecl {
+    pub name: String,
+    /// `#[path = "..."]`, as written.
+    pub path_attr: Option<String>,
+    pub visible: bool,
+    /// Names of the inline modules around the declaration inside its file
+    /// (`mod a { mod b; }` in `x.rs` loads `x/a/b.rs`).
+    pub inline_parents: Vec<String>,
+}
+
 /// One doc comment line with where it starts.
 #[derive(Clone, Debug)]
 pub struct DocLine {
@@ -23,6 +35,15 @@ pub struct Module {
     pub path: Vec<String>,
     pub file: PathBuf,
     pub loc: Location,
+    /// Declared `pub` or `pub(crate)` (a file module: by the `mod` declaration that loads
+    /// it; a crate root, or a file no scanned declaration reaches, counts as visible).
+    pub visible: bool,
+    /// `mod name;` declarations: the files that hold child modules.
+    pub file_children: Vec<ModDecl>,
+    /// Names imported by `pub use` (or `pub(crate) use`): re-exports.
+    pub reexports: std::collections::BTreeSet<String>,
+    /// Absolute paths of `pub use path::*;` glob re-exports.
+    pub reexported_globs: Vec<Vec<String>>,
     /// Inner doc lines (`//!`), where package markers live.
     pub inner_docs: Vec<DocLine>,
     /// `use` imports: local name -> absolute path (crate-local paths start with `crate`).
@@ -172,7 +193,8 @@ pub fn doc_text(lines: &[DocLine]) -> String {
 }
 
 /// The module path of a file below `src/`: `lib.rs` -> [], `a/mod.rs` -> [a], `a/b.rs` -> [a, b].
-fn module_path_of(src_root: &Path, file: &Path) -> Vec<String> {
+/// Where the crate's `mod` declarations say otherwise (`#[path]`), [`module_tree`] wins.
+pub fn module_path_of(src_root: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src_root).unwrap_or(file);
     let mut parts: Vec<String> = rel
         .iter()
@@ -186,6 +208,133 @@ fn module_path_of(src_root: &Path, file: &Path) -> Vec<String> {
         }
     }
     parts
+}
+
+/// Where scanned files sit in the crate's module tree, found by following `mod name;`
+/// declarations (and their `#[path]`) from the files no declaration reaches, as rustc does.
+#[derive(Debug, Default)]
+pub struct ModuleTree {
+    /// Every file a scanned declaration reaches: its module path and whether that
+    /// declaration is `pub`/`pub(crate)`.
+    pub declared: BTreeMap<PathBuf, (Vec<String>, bool)>,
+    /// Files that no declaration reaches although the crate root was scanned: not part of
+    /// the crate, so not part of its API.
+    pub orphans: Vec<PathBuf>,
+}
+
+/// A file whose children live beside it (`lib.rs`, `main.rs`, `mod.rs`, or any file loaded
+/// through `#[path]`) rather than in a directory named after it.
+fn is_mod_rs(file: &Path, via_path_attr: bool) -> bool {
+    via_path_attr
+        || file
+            .file_name()
+            .is_some_and(|n| n == "mod.rs" || n == "lib.rs" || n == "main.rs")
+}
+
+/// `a/./b/../c` -> `a/c`, without touching the file system (the file may be a symlink).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Follow the `mod` declarations of parsed files (parsed with [`module_path_of`]'s paths).
+/// `crate_roots` are the files rustc starts from (`src/lib.rs`, `src/main.rs`, `src/bin/*`).
+pub fn module_tree(
+    modules: &[Module],
+    files: &[PathBuf],
+    crate_roots: &[PathBuf],
+    src_root: &Path,
+) -> ModuleTree {
+    let known: std::collections::BTreeSet<PathBuf> = files.iter().map(|f| normalize(f)).collect();
+    let mut decls: BTreeMap<PathBuf, Vec<&ModDecl>> = BTreeMap::new();
+    for m in modules {
+        decls
+            .entry(normalize(&m.file))
+            .or_default()
+            .extend(&m.file_children);
+    }
+    // The file a declaration in `file` loads, if it was scanned.
+    let target = |file: &Path, via_path_attr: bool, d: &ModDecl| -> Option<PathBuf> {
+        let parent = file.parent().unwrap_or(Path::new(""));
+        let mut dir = if is_mod_rs(file, via_path_attr) {
+            parent.to_owned()
+        } else {
+            parent.join(file.file_stem().unwrap_or_default())
+        };
+        for inline in &d.inline_parents {
+            dir.push(inline.trim_start_matches("r#"));
+        }
+        let candidates = match &d.path_attr {
+            // Outside inline modules `#[path]` is relative to the declaring file's directory.
+            Some(p) if d.inline_parents.is_empty() => vec![parent.join(p)],
+            Some(p) => vec![dir.join(p)],
+            None => {
+                let name = d.name.trim_start_matches("r#");
+                vec![
+                    dir.join(format!("{name}.rs")),
+                    dir.join(name).join("mod.rs"),
+                ]
+            }
+        };
+        candidates
+            .into_iter()
+            .map(|c| normalize(&c))
+            .find(|c| known.contains(c))
+    };
+    let mut targeted = std::collections::BTreeSet::new();
+    for (file, ds) in &decls {
+        for d in ds {
+            // Whether `file` was itself loaded through `#[path]` is not known yet; both
+            // readings only matter for a non-mod-rs file with a `#[path]` child.
+            if let Some(t) = target(file, false, d) {
+                targeted.insert(t);
+            }
+        }
+    }
+    let mut tree = ModuleTree::default();
+    // With a crate root scanned, the tree starts there, as rustc's does; otherwise (inputs
+    // below `src/`, say `src/apis`) at every file no scanned declaration reaches.
+    let scanned_root = crate_roots.iter().any(|r| known.contains(&normalize(r)));
+    let mut queue: std::collections::VecDeque<(PathBuf, Vec<String>, bool)> = known
+        .iter()
+        .filter(|f| {
+            if scanned_root {
+                crate_roots.iter().any(|c| normalize(c) == **f)
+            } else {
+                !targeted.contains(*f)
+            }
+        })
+        .map(|r| (r.clone(), module_path_of(src_root, r), false))
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some((file, path, via_path_attr)) = queue.pop_front() {
+        if !seen.insert(file.clone()) {
+            continue;
+        }
+        for d in decls.get(&file).into_iter().flatten() {
+            let Some(t) = target(&file, via_path_attr, d) else {
+                continue;
+            };
+            let mut child = path.clone();
+            child.extend(d.inline_parents.iter().cloned());
+            child.push(d.name.clone());
+            tree.declared
+                .entry(t.clone())
+                .or_insert((child.clone(), d.visible));
+            queue.push_back((t, child, d.path_attr.is_some()));
+        }
+    }
+    tree.orphans = known.into_iter().filter(|f| !seen.contains(f)).collect();
+    tree
 }
 
 /// Collect all `.rs` files below `dir` (or `dir` itself if it is a file), sorted.
@@ -218,8 +367,14 @@ fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Read and parse one file into its modules.
-pub fn parse_file(src_root: &Path, file: &Path, diags: &mut Diagnostics) -> Vec<Module> {
+/// Read and parse one file into its modules; `path` is the file's module path and
+/// `visible` whether its declaration makes it reachable from outside its parent.
+pub fn parse_file(
+    path: Vec<String>,
+    visible: bool,
+    file: &Path,
+    diags: &mut Diagnostics,
+) -> Vec<Module> {
     let bytes = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) => {
@@ -256,11 +411,14 @@ pub fn parse_file(src_root: &Path, file: &Path, diags: &mut Diagnostics) -> Vec<
         }
     };
     let mut out = Vec::new();
-    let path = module_path_of(src_root, file);
     collect_module(
         file,
-        path,
-        Location::new(file, 1, 1),
+        ModuleAt {
+            path,
+            loc: Location::new(file, 1, 1),
+            visible,
+            inline_parents: vec![],
+        },
         &parsed.attrs,
         parsed.items,
         &mut out,
@@ -268,14 +426,27 @@ pub fn parse_file(src_root: &Path, file: &Path, diags: &mut Diagnostics) -> Vec<
     out
 }
 
-fn collect_module(
-    file: &Path,
+/// Where a module sits: its path, declaration and the inline modules around it in its file.
+struct ModuleAt {
     path: Vec<String>,
     loc: Location,
+    visible: bool,
+    inline_parents: Vec<String>,
+}
+
+fn collect_module(
+    file: &Path,
+    at: ModuleAt,
     attrs: &[syn::Attribute],
     items: Vec<syn::Item>,
     out: &mut Vec<Module>,
 ) {
+    let ModuleAt {
+        path,
+        loc,
+        visible,
+        inline_parents,
+    } = at;
     let inner: Vec<syn::Attribute> = attrs
         .iter()
         .filter(|a| matches!(a.style, syn::AttrStyle::Inner(_)))
@@ -286,6 +457,10 @@ fn collect_module(
         path: path.clone(),
         file: file.to_owned(),
         loc,
+        visible,
+        file_children: vec![],
+        reexports: Default::default(),
+        reexported_globs: vec![],
         uses: BTreeMap::new(),
         globs: vec![],
         structs: vec![],
@@ -299,18 +474,37 @@ fn collect_module(
         match item {
             syn::Item::Struct(s) => structs.push(s),
             syn::Item::Enum(e) => enums.push(e),
-            syn::Item::Use(u) => collect_use(&path, &u.tree, vec![], &mut module),
+            syn::Item::Use(u) => {
+                let export = is_visible(&u.vis);
+                collect_use(&path, &u.tree, vec![], export, &mut module)
+            }
             syn::Item::Mod(m) => {
-                module.children.push(m.ident.to_string());
+                // As written (`r#type` stays raw): generated code spells module paths with it.
+                let name = m.ident.to_string();
+                module.children.push(name.clone());
+                let mod_visible = is_visible(&m.vis);
                 if let Some((_, items)) = m.content {
                     let mut child = path.clone();
-                    child.push(m.ident.to_string());
+                    child.push(name.clone());
+                    let mut child_inline = inline_parents.clone();
+                    child_inline.push(name);
                     nested.push((
-                        child,
-                        Location::of_span(file, m.ident.span()),
+                        ModuleAt {
+                            path: child,
+                            loc: Location::of_span(file, m.ident.span()),
+                            visible: mod_visible,
+                            inline_parents: child_inline,
+                        },
                         m.attrs,
                         items,
                     ));
+                } else {
+                    module.file_children.push(ModDecl {
+                        name,
+                        path_attr: path_attr(&m.attrs),
+                        visible: mod_visible,
+                        inline_parents: inline_parents.clone(),
+                    });
                 }
             }
             _ => {}
@@ -346,9 +540,23 @@ fn collect_module(
         })
         .collect();
     out.push(module);
-    for (child, loc, attrs, items) in nested {
-        collect_module(file, child, loc, &attrs, items, out);
+    for (at, attrs, items) in nested {
+        collect_module(file, at, &attrs, items, out);
     }
+}
+
+/// The value of a `#[path = "..."]` attribute.
+fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 fn item_of(
@@ -641,27 +849,35 @@ pub fn absolutize(module: &[String], segs: &[String]) -> Vec<String> {
     out
 }
 
+/// Record a `use` tree's imports; `export` for `pub use`, which re-exports them.
 fn collect_use(
     module_path: &[String],
     tree: &syn::UseTree,
     prefix: Vec<String>,
+    export: bool,
     module: &mut Module,
 ) {
+    let import = |module: &mut Module, name: String, full: &[String]| {
+        if export {
+            module.reexports.insert(name.clone());
+        }
+        module.uses.insert(name, absolutize(module_path, full));
+    };
     match tree {
         syn::UseTree::Path(p) => {
             let mut next = prefix;
             next.push(p.ident.to_string());
-            collect_use(module_path, &p.tree, next, module);
+            collect_use(module_path, &p.tree, next, export, module);
         }
         syn::UseTree::Name(n) => {
             let name = n.ident.to_string();
             let mut full = prefix;
             if name == "self" {
                 let alias = full.last().cloned().unwrap_or_default();
-                module.uses.insert(alias, absolutize(module_path, &full));
+                import(module, alias, &full);
             } else {
                 full.push(name.clone());
-                module.uses.insert(name, absolutize(module_path, &full));
+                import(module, name, &full);
             }
         }
         syn::UseTree::Rename(r) => {
@@ -669,14 +885,18 @@ fn collect_use(
             if r.ident != "self" {
                 full.push(r.ident.to_string());
             }
-            module
-                .uses
-                .insert(r.rename.to_string(), absolutize(module_path, &full));
+            import(module, r.rename.to_string(), &full);
         }
-        syn::UseTree::Glob(_) => module.globs.push(absolutize(module_path, &prefix)),
+        syn::UseTree::Glob(_) => {
+            let target = absolutize(module_path, &prefix);
+            if export {
+                module.reexported_globs.push(target.clone());
+            }
+            module.globs.push(target);
+        }
         syn::UseTree::Group(g) => {
             for t in &g.items {
-                collect_use(module_path, t, prefix.clone(), module);
+                collect_use(module_path, t, prefix.clone(), export, module);
             }
         }
     }

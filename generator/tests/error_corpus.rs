@@ -2,14 +2,14 @@
 //! in several), and generation must fail with located, helpful diagnostics.
 //!
 //! Expected errors are annotated in the sources, compiletest style: `//~ ERROR text` expects
-//! an error on its own line, `//~^ ERROR text` on the line above (one `^` per line up). Every
-//! diagnostic must match an annotation (same file and line, message containing `text`) and
-//! every annotation must be matched. The rendered text is snapshotted as `errors__<case>`,
+//! an error on its own line, `//~^ ERROR text` on the line above (one `^` per line up), and
+//! `//~ WARNING text` a warning. Every diagnostic must match an annotation (same severity,
+//! file and line, message containing `text`) and every annotation must be matched. The rendered text is snapshotted as `errors__<case>`,
 //! and a failed `write()` must leave a copy of the crate exactly as it was.
 
 use std::path::{Path, PathBuf};
 
-use kube_codegen::{Config, Diagnostic, Error};
+use kube_codegen::{Config, Diagnostic, Error, Severity};
 
 mod common;
 use common::{copy_dir, tree};
@@ -19,6 +19,7 @@ const ERRORS_DIR: &str = "tests/errors";
 /// An expected error: file, line and a piece of its message.
 #[derive(Debug)]
 struct Expected {
+    severity: Severity,
     file: PathBuf,
     line: usize,
     text: String,
@@ -47,10 +48,19 @@ fn expectations(case_dir: &Path) -> Vec<Expected> {
             let rest = &line[at + 3..];
             let up = rest.chars().take_while(|c| *c == '^').count();
             let rest = rest[up..].trim_start();
-            let text = rest
-                .strip_prefix("ERROR")
-                .unwrap_or_else(|| panic!("{}:{}: `//~` without ERROR", file.display(), i + 1));
+            let (severity, text) = if let Some(t) = rest.strip_prefix("ERROR") {
+                (Severity::Error, t)
+            } else if let Some(t) = rest.strip_prefix("WARNING") {
+                (Severity::Warning, t)
+            } else {
+                panic!(
+                    "{}:{}: `//~` without ERROR or WARNING",
+                    file.display(),
+                    i + 1
+                )
+            };
             out.push(Expected {
+                severity,
                 file: file.clone(),
                 line: i + 1 - up,
                 text: text.trim().to_owned(),
@@ -142,18 +152,21 @@ fn run_case(case: &str) {
             "{case}: {loc} not in\n{rendered}"
         );
         assert!(
-            expected
-                .iter()
-                .any(|e| e.file == loc.file && e.line == loc.line && d.message.contains(&e.text)),
+            expected.iter().any(|e| e.severity == d.severity
+                && e.file == loc.file
+                && e.line == loc.line
+                && d.message.contains(&e.text)),
             "{case}: unexpected diagnostic {d}\nexpected: {expected:#?}"
         );
     }
     for e in &expected {
         assert!(
-            diagnostics.iter().any(|d| d.loc.file == e.file
+            diagnostics.iter().any(|d| d.severity == e.severity
+                && d.loc.file == e.file
                 && d.loc.line == e.line
                 && d.message.contains(&e.text)),
-            "{case}: no error `{}` at {}:{}; got:\n{rendered}",
+            "{case}: no {} `{}` at {}:{}; got:\n{rendered}",
+            e.severity,
             e.text,
             e.file.display(),
             e.line
@@ -200,6 +213,9 @@ macro_rules! error_cases {
 }
 
 error_cases! {
+    // module layout: nothing is dropped without a word
+    kind_outside_group_version,
+    kind_in_private_module,
     // marker values
     bad_minimum,
     bad_max_length,

@@ -52,9 +52,54 @@ fn register_constants_and_resources() {
     assert_eq!(
         kinds,
         [
+            // golayout/v1: kinds in a private `types.rs`, a `#[path]` file and an inline module.
+            "Gadget", "Gizmo", "Widget", // shapes/v1
             "Cluster", "Full", "NoClient", "ReadOnly", "Scaled", "Silent", "Skipper"
         ]
     );
+}
+
+/// Kinds of a Go-style layout (doc.go -> `v1/mod.rs`, types.go -> private `v1/types.rs`
+/// re-exported, a `#[path]` file, an inline module) get clients under their re-exported paths.
+#[tokio::test]
+async fn go_layout_kinds_have_clients() {
+    use kube_codegen_shapes::api::golayout::v1 as golayout;
+    assert_eq!(golayout::Gizmo::API_VERSION, "golayout.kube-codegen.dev/v1");
+    assert_eq!(golayout::GROUP_NAME, "golayout.kube-codegen.dev");
+    let (cs, _server) = fake::new_clientset();
+    let gizmo = golayout::Gizmo::new(
+        "g",
+        golayout::GizmoSpec {
+            deployment_name: "d".into(),
+            replicas: Some(1),
+        },
+    );
+    let created = cs
+        .golayout_v1()
+        .gizmos("ns")
+        .create(&gizmo, &PostParams::default())
+        .await
+        .unwrap();
+    assert_eq!(created.spec.deployment_name, "d");
+    let widget = golayout::Widget::new(
+        "w",
+        golayout::WidgetSpec {
+            color: "red".into(),
+        },
+    );
+    cs.golayout_v1()
+        .widgets("ns")
+        .create(&widget, &PostParams::default())
+        .await
+        .unwrap();
+    let gadget = golayout::inline::Gadget::new("x", golayout::inline::GadgetSpec { size: 3 });
+    let gadget = cs
+        .golayout_v1()
+        .gadgets()
+        .create(&gadget, &PostParams::default())
+        .await
+        .unwrap();
+    assert_eq!(gadget.metadata.namespace, None, "cluster-scoped");
 }
 
 #[test]

@@ -1,1 +1,2 @@
+pub mod golayout;
 pub mod v1;

@@ -1,4 +1,5 @@
 //! +groupName=errors.example.com
 //! +versionName=v1
+//~^^ WARNING has no kinds
 
 pub struct Nothing;

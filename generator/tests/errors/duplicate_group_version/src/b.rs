@@ -1,5 +1,6 @@
 //! +groupName=errors.example.com
 //! +versionName=v1
-//~^^ ERROR declared twice
+//~^^ WARNING has no kinds
+//~^^^ ERROR declared twice
 
 pub struct Nothing;

@@ -1,0 +1,3 @@
+//! +groupName=errors.example.com
+
+mod types;
