@@ -43,9 +43,14 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
 
     for m in modules {
         let pkg_markers = parse_markers(&m.inner_docs, Level::Package, diags);
+        collect_tool_markers(&mut api, &pkg_markers, diags);
         let Some(package) = package_of(m, &pkg_markers, diags) else {
             continue;
         };
+        // controller-gen's `+kubebuilder:skip`: not an API version, no CRDs from it.
+        if pkg_markers.iter().any(|mk| mk.name == "kubebuilder:skip") {
+            continue;
+        }
         let mut package = package;
         let mut names: Vec<(&String, &RawType)> = raw
             .iter()
@@ -55,7 +60,10 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
         for (type_key, r) in names {
             let ident = &r.item.ident;
             let type_markers = parse_markers(&r.item.docs, Level::Type, diags);
-            if !is_kind(&type_markers) {
+            collect_tool_markers(&mut api, &type_markers, diags);
+            // `FooList` carries `+kubebuilder:object:root=true` for deep-copy, as in Go; like
+            // controller-gen (which wants ObjectMeta in a kind), it is no kind.
+            if !is_kind(&type_markers) || is_list_type(r.item) {
                 if let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name)) {
                     diags.push(
                         mk.error(format!(
@@ -129,6 +137,43 @@ const KIND_ONLY: &[&str] = &[
     "kubebuilder:metadata",
 ];
 
+/// Keep the markers of generators to come (RBAC, webhooks), validated now.
+fn collect_tool_markers(api: &mut Api, markers: &[Marker], diags: &mut Diagnostics) {
+    for mk in markers {
+        match mk.name {
+            "kubebuilder:rbac" => {
+                if let Some(r) = diags.collect(markers::rbac_rule(mk)) {
+                    api.rbac_rules.push(r);
+                }
+            }
+            "kubebuilder:webhook" => {
+                if let Some(w) = diags.collect(markers::webhook(mk)) {
+                    api.webhooks.push(w);
+                }
+            }
+            "kubebuilder:webhookconfiguration" => {
+                if let Some(w) = diags.collect(markers::webhook_configuration(mk)) {
+                    api.webhook_configurations.push(w);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A list type: `metadata` is a `ListMeta`, or it is named `...List` and has `items`.
+fn is_list_type(item: &src::Item) -> bool {
+    let src::Body::Struct(src::Fields::Named(fields)) = &item.body else {
+        return false;
+    };
+    let named =
+        |f: &src::Field, n: &str| f.serde.rename.as_deref().or(f.ident.as_deref()) == Some(n);
+    fields
+        .iter()
+        .any(|f| named(f, "metadata") && f.ty.text().ends_with("ListMeta"))
+        || (item.ident.ends_with("List") && fields.iter().any(|f| named(f, "items")))
+}
+
 fn is_kind(markers: &[Marker]) -> bool {
     markers.iter().any(|m| match m.name {
         "genclient" | "kubebuilder:resource" => true,
@@ -147,7 +192,17 @@ fn is_dns_subdomain(s: &str) -> bool {
 fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option<Package> {
     let group = markers.iter().find(|mk| mk.name == "groupName");
     let Some(group_marker) = group else {
-        if let Some(other) = markers.first() {
+        // Markers that make sense only for a group/version; rbac, webhook, object:generate
+        // and the like may sit on any module.
+        let group_bound = |mk: &&Marker| {
+            matches!(
+                mk.name,
+                "versionName"
+                    | "kubebuilder:validation:Optional"
+                    | "kubebuilder:validation:Required"
+            )
+        };
+        if let Some(other) = markers.iter().find(group_bound) {
             diags.push(
                 other
                     .error(format!("package marker `+{}` without `+groupName`", other.name))
