@@ -1118,7 +1118,9 @@ fn unknown_marker(body: &str, loc: Location) -> Result<Option<Marker>, Diagnosti
             Some((written, candidate)) if written.eq_ignore_ascii_case(&candidate) => Err(
                 Diagnostic::new(loc, format!("unexpected text after `+{written}`"))
                     .with_marker(body)
-                    .with_hint(format!("write `+{candidate}` or `+{candidate}=<value>`")),
+                    .with_hint(format!(
+                        "a marker stands alone on its line: `+{candidate}` or `+{candidate}=<value>`; put prose on another line"
+                    )),
             ),
             _ => Ok(None),
         };
