@@ -1597,6 +1597,199 @@ mod tests {
         assert!(e.message.contains("missing its `JSONPath`"));
     }
 
+    fn any(raw: &str) -> serde_json::Value {
+        parse_any(raw).unwrap_or_else(|e| panic!("{raw}: {e}"))
+    }
+
+    /// controller-gen v0.23's readings of these values, from its output on the same markers.
+    #[test]
+    fn go_literals_parse_as_controller_gen_does() {
+        use serde_json::json;
+        assert_eq!(any("{a,b}"), json!(["a", "b"]));
+        assert_eq!(any("{}"), json!({}));
+        assert_eq!(any("{80, 443}"), json!([80, 443]));
+        assert_eq!(any("{a, 1}"), json!(["a", "1"]));
+        assert_eq!(
+            any("{{name: x, n: 1},{name: y}}"),
+            json!([{"name": "x", "n": 1}, {"name": "y"}])
+        );
+        assert_eq!(
+            any("{a: {b: 1, c: x;y}, d: true}"),
+            json!({"a": {"b": 1, "c": ["x", "y"]}, "d": true})
+        );
+        assert_eq!(any(r#"{"policy": "delete"}"#), json!({"policy": "delete"}));
+        assert_eq!(any("a;b;c"), json!(["a", "b", "c"]));
+        assert_eq!(any("ClusterIP"), json!("ClusterIP"));
+        assert_eq!(any("\"Cluster IP\""), json!("Cluster IP"));
+        assert_eq!(any("`raw, text`"), json!("raw, text"));
+        assert_eq!(any("'x'"), json!("x"));
+        assert_eq!(any("true"), json!(true));
+        assert_eq!(any("trueish"), json!("trueish"));
+        assert_eq!(any("-3"), json!(-3));
+        assert_eq!(any("2.0"), json!(2));
+        assert_eq!(any("1.5"), json!(1.5));
+        assert_eq!(any("100Mi"), json!("100Mi"));
+        assert_eq!(any("2024-01-15"), json!("2024-01-15"));
+        assert_eq!(any("null"), json!("null"));
+        assert!(
+            parse_any("{1, two}")
+                .unwrap_err()
+                .contains("expected an integer")
+        );
+        assert!(parse_any("{a: 1").is_err());
+        assert!(parse_any("a, b").unwrap_err().contains("extra text"));
+    }
+
+    #[test]
+    fn items_forms_name_the_plain_marker() {
+        let m = parse_line(
+            "+kubebuilder:validation:items:MaxLength=3",
+            Level::Field,
+            loc(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(m.name, "kubebuilder:validation:MaxLength");
+        assert!(m.items);
+        assert_eq!(m.value.as_deref(), Some("3"));
+        let m = parse_line(
+            "+kubebuilder:validation:items:XValidation:rule=\"self != ''\"",
+            Level::Type,
+            loc(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(m.name, "kubebuilder:validation:XValidation");
+        assert!(m.items);
+        let e = parse_line(
+            "+kubebuilder:validation:items:Required",
+            Level::Field,
+            loc(),
+        )
+        .unwrap_err();
+        assert!(
+            e.is_error() && e.message.contains("has no `items:` form"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn declarative_markers_drop_trailing_comments() {
+        let m = parse_line("+k8s:maxItems=16 # the cap", Level::Field, loc())
+            .unwrap()
+            .unwrap();
+        assert_eq!(m.parse_value::<i64>("n").unwrap(), 16);
+    }
+
+    #[test]
+    fn other_tools_markers_warn_and_typos_fail() {
+        for foreign in [
+            "+operator-sdk:csv:customresourcedefinitions:displayName=\"Thing\"",
+            "+kubebuilder:scaffold:imports",
+            "+kubebuilder:docs-gen:collapse=Advanced",
+            "+patchStrategy=merge",
+            "+k8s:unionMember",
+            "+k8s:format=k8s-short-name",
+            "+enum",
+        ] {
+            let d = parse_line(foreign, Level::Field, loc()).unwrap_err();
+            assert!(!d.is_error(), "{foreign}: {d}");
+            assert!(d.message.contains("not a kube-codegen marker"), "{d}");
+        }
+        for silent in [
+            "+k8s:deepcopy-gen=package",
+            "+k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object",
+            "+k8s:openapi-gen=true",
+            "+k8s:prerelease-lifecycle-gen:introduced=1.20",
+            "+groupGoName=Things",
+        ] {
+            assert!(
+                parse_line(silent, Level::Type, loc()).unwrap().is_none(),
+                "{silent}"
+            );
+        }
+        for (typo, meant) in [
+            (
+                "+kubebuilder:validation:MaxLenght=3",
+                "kubebuilder:validation:MaxLength",
+            ),
+            (
+                "+kubebuilder:validation:minimum=3",
+                "kubebuilder:validation:Minimum",
+            ),
+            (
+                "+kubebuilder:printcolum:name=a,type=string,JSONPath=.x",
+                "kubebuilder:printcolumn",
+            ),
+            ("+k8s:requried", "k8s:required"),
+            ("+optinal", "optional"),
+            (
+                "+kubebuilder:validation:items:MaxLenght=3",
+                "kubebuilder:validation:items:MaxLength",
+            ),
+        ] {
+            let d = parse_line(typo, Level::Field, loc()).unwrap_err();
+            assert!(d.is_error(), "{typo}: {d}");
+            assert_eq!(
+                d.hint.as_deref(),
+                Some(format!("did you mean `+{meant}`?").as_str()),
+                "{typo}"
+            );
+        }
+        let d = parse_line("+default=ref(DefaultPolicy)", Level::Field, loc()).unwrap_err();
+        assert!(!d.is_error() && d.message.contains("not evaluated"), "{d}");
+    }
+
+    #[test]
+    fn rbac_and_webhook_markers_read_as_controller_gen_does() {
+        let m = parse_line(
+            "+kubebuilder:rbac:groups=\"\",resources=pods;services,verbs=get;list,namespace=ns",
+            Level::Package,
+            loc(),
+        )
+        .unwrap()
+        .unwrap();
+        let r = rbac_rule(&m).unwrap();
+        assert_eq!(r.groups, vec![""]);
+        assert_eq!(r.resources, vec!["pods", "services"]);
+        assert_eq!(r.verbs, vec!["get", "list"]);
+        assert_eq!(r.namespace.as_deref(), Some("ns"));
+        let m = parse_line(
+            "+kubebuilder:webhook:path=/mutate,mutating=true,failurePolicy=ignore,sideEffects=none,groups=core;apps,resources=pods,verbs=Create;UPDATE,versions=v1,name=m.example.com,admissionReviewVersions=v1;v1beta1,timeoutSeconds=5",
+            Level::Type,
+            loc(),
+        )
+        .unwrap()
+        .unwrap();
+        let w = webhook(&m).unwrap();
+        assert_eq!(w.kind, crate::model::WebhookKind::Mutating);
+        assert_eq!(w.failure_policy, "Ignore");
+        assert_eq!(w.side_effects.as_deref(), Some("None"));
+        assert_eq!(w.groups, vec!["", "apps"]);
+        assert_eq!(w.verbs, vec!["create", "update"]);
+        assert_eq!(w.admission_review_versions, vec!["v1", "v1beta1"]);
+        assert_eq!(w.timeout_seconds, Some(5));
+        let base = "+kubebuilder:webhook:path=/v,mutating=false,failurePolicy=Fail,groups=a,\
+                    resources=b,verbs=create,versions=v1,name=v.example.com,\
+                    admissionReviewVersions=v1";
+        for (bad, says) in [
+            ("sideEffects=None,timeoutSeconds=60", "out of range"),
+            ("sideEffects=Some", "not allowed"),
+            ("sideEffects=None,matchPolicy=Fuzzy", "invalid matchPolicy"),
+            (
+                "sideEffects=None,webhookVersions=v1beta1",
+                "unsupported webhookVersions",
+            ),
+            ("timeoutSeconds=5", "needs `sideEffects`"),
+        ] {
+            let m = parse_line(&format!("{base},{bad}"), Level::Package, loc())
+                .unwrap()
+                .unwrap();
+            let e = webhook(&m).unwrap_err();
+            assert!(e.message.contains(says), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn lists_split_both_ways() {
         assert_eq!(split_list("a;b;c"), vec!["a", "b", "c"]);

@@ -161,17 +161,23 @@ fn collect_tool_markers(api: &mut Api, markers: &[Marker], diags: &mut Diagnosti
     }
 }
 
-/// A list type: `metadata` is a `ListMeta`, or it is named `...List` and has `items`.
+/// A list type: `metadata` is a `ListMeta`, or, without an `ObjectMeta`, it is named
+/// `...List` and has `items`. controller-gen tells kinds by their ObjectMeta the same way.
 fn is_list_type(item: &src::Item) -> bool {
     let src::Body::Struct(src::Fields::Named(fields)) = &item.body else {
         return false;
     };
     let named =
         |f: &src::Field, n: &str| f.serde.rename.as_deref().or(f.ident.as_deref()) == Some(n);
-    fields
+    let metadata = fields
         .iter()
-        .any(|f| named(f, "metadata") && f.ty.text().ends_with("ListMeta"))
-        || (item.ident.ends_with("List") && fields.iter().any(|f| named(f, "items")))
+        .find(|f| named(f, "metadata"))
+        .map(|f| f.ty.text());
+    match metadata {
+        Some(t) if t.ends_with("ListMeta") => true,
+        Some(t) if t.ends_with("ObjectMeta") => false,
+        _ => item.ident.ends_with("List") && fields.iter().any(|f| named(f, "items")),
+    }
 }
 
 fn is_kind(markers: &[Marker]) -> bool {

@@ -1231,12 +1231,10 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                         ..Default::default()
                     });
             }
-            "k8s:enum" => {
-                if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() {
-                    return Err(m
-                        .error("`+k8s:enum` marks a string enum, and this type is not one")
-                        .with_hint("put it on an enum of unit variants (its variants are the values), or use `+kubebuilder:validation:Enum=a;b`"));
-                }
+            "k8s:enum" if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() => {
+                return Err(m
+                    .error("`+k8s:enum` marks a string enum, and this type is not one")
+                    .with_hint("put it on an enum of unit variants (its variants are the values), or use `+kubebuilder:validation:Enum=a;b`"));
             }
             "mapType" | "structType" => {
                 need_type(schema, m, &["object"])?;
