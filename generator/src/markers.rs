@@ -1083,7 +1083,10 @@ fn typo_of(name: &str) -> Option<(String, String)> {
             let d = strsim::damerau_levenshtein(&lower, &candidate.to_lowercase());
             // One edit in a short name, two in a long one: `+optinal` is a typo, while
             // `+kubebuilder:scaffold` (kubebuilder's own) is nowhere near `+kubebuilder:skip`.
-            let allowed = if candidate.len() < 10 { 1 } else { 2 };
+            // The last segment decides, so `+k8s:minItems` (declarative validation's, not
+            // ours) is not taken for `+k8s:maxItems`.
+            let last = candidate.rsplit(':').next().unwrap_or(&candidate);
+            let allowed = if last.len() < 9 { 1 } else { 2 };
             if d <= allowed && best.as_ref().is_none_or(|(bd, _, _)| d < *bd) {
                 best = Some((d, written.to_owned(), candidate));
             }
@@ -1690,6 +1693,7 @@ mod tests {
             "+patchStrategy=merge",
             "+k8s:unionMember",
             "+k8s:format=k8s-short-name",
+            "+k8s:minItems=1",
             "+enum",
         ] {
             let d = parse_line(foreign, Level::Field, loc()).unwrap_err();
