@@ -17,6 +17,73 @@ pub struct Api {
     pub types: BTreeMap<String, TypeDecl>,
     /// Every input file, for `cargo:rerun-if-changed`.
     pub files: Vec<PathBuf>,
+    /// `+kubebuilder:rbac` rules, validated; for the RBAC generator to come.
+    pub rbac_rules: Vec<RbacRule>,
+    /// `+kubebuilder:webhook` markers, validated; for the webhook generator to come.
+    pub webhooks: Vec<Webhook>,
+    /// `+kubebuilder:webhookconfiguration` markers (names of the generated configurations).
+    pub webhook_configurations: Vec<WebhookConfiguration>,
+}
+
+/// One `+kubebuilder:rbac:...` marker: a rule of the ClusterRole (or, with `namespace`, Role).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RbacRule {
+    /// `""` is the core group.
+    pub groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub resource_names: Vec<String>,
+    pub verbs: Vec<String>,
+    pub urls: Vec<String>,
+    pub namespace: Option<String>,
+    pub role_name: Option<String>,
+    pub loc: Location,
+}
+
+/// Whether an admission webhook may change the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WebhookKind {
+    Mutating,
+    Validating,
+}
+
+/// One `+kubebuilder:webhook:...` marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Webhook {
+    pub kind: WebhookKind,
+    pub name: String,
+    /// `Fail` or `Ignore`.
+    pub failure_policy: String,
+    /// `Exact` or `Equivalent`.
+    pub match_policy: Option<String>,
+    /// `None` or `NoneOnDryRun`.
+    pub side_effects: Option<String>,
+    pub timeout_seconds: Option<i32>,
+    pub groups: Vec<String>,
+    pub resources: Vec<String>,
+    /// Lowercase operations: create, update, delete, connect or `*`.
+    pub verbs: Vec<String>,
+    pub versions: Vec<String>,
+    pub service_name: Option<String>,
+    pub service_namespace: Option<String>,
+    /// Exactly one of `path` (served by the service) and `url`.
+    pub path: Option<String>,
+    pub url: Option<String>,
+    pub service_port: Option<i32>,
+    pub webhook_versions: Vec<String>,
+    pub admission_review_versions: Vec<String>,
+    /// `Never` or `IfNeeded`.
+    pub reinvocation_policy: Option<String>,
+    /// A strategic merge patch over the generated webhook, kept as written.
+    pub patch: Option<String>,
+    pub loc: Location,
+}
+
+/// One `+kubebuilder:webhookconfiguration:...` marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookConfiguration {
+    pub kind: WebhookKind,
+    pub name: Option<String>,
+    pub loc: Location,
 }
 
 /// A group/version module: the Rust analogue of a Go `doc.go` package.

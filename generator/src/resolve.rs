@@ -46,9 +46,17 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
     // them, as the files of a Go package do (`v1/mod.rs` holds doc.go's markers,
     // `v1/types.rs` the kinds).
     let mut packages: BTreeMap<&[String], Package> = BTreeMap::new();
+    let mut skipped: Vec<&[String]> = vec![];
     for m in modules {
         let pkg_markers = parse_markers(&m.inner_docs, Level::Package, diags);
+        collect_tool_markers(&mut api, &pkg_markers, diags);
         if let Some(package) = package_of(m, &pkg_markers, diags) {
+            // controller-gen's `+kubebuilder:skip`: not an API version, no CRDs from it;
+            // its types still belong to it, so they are not reported as outside.
+            if pkg_markers.iter().any(|mk| mk.name == "kubebuilder:skip") {
+                skipped.push(&m.path);
+                continue;
+            }
             if let Some(prev) = packages.get(m.path.as_slice()) {
                 diags.push(
                     Diagnostic::new(
@@ -68,17 +76,25 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
         let ident = &r.item.ident;
         let owner = packages
             .keys()
+            .chain(&skipped)
             .filter(|p| r.module.path.starts_with(p))
             .max_by_key(|p| p.len())
             .copied();
+        if owner.is_some_and(|o| skipped.contains(&o)) {
+            continue;
+        }
         let type_markers = if owner.is_some() {
-            parse_markers(&r.item.docs, Level::Type, diags)
+            let markers = parse_markers(&r.item.docs, Level::Type, diags);
+            collect_tool_markers(&mut api, &markers, diags);
+            markers
         } else {
             // Outside every group/version only the kind markers matter: a kind there is
             // reported below; other markers are not ours to judge.
             parse_markers(&r.item.docs, Level::Type, &mut Diagnostics::default())
         };
-        if !is_kind(&type_markers) {
+        // `FooList` carries `+kubebuilder:object:root=true` for deep-copy, as in Go; like
+        // controller-gen (which wants ObjectMeta in a kind), it is no kind.
+        if !is_kind(&type_markers) || is_list_type(r.item) {
             if owner.is_some()
                 && let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name))
             {
@@ -194,6 +210,49 @@ const KIND_ONLY: &[&str] = &[
     "kubebuilder:metadata",
 ];
 
+/// Keep the markers of generators to come (RBAC, webhooks), validated now.
+fn collect_tool_markers(api: &mut Api, markers: &[Marker], diags: &mut Diagnostics) {
+    for mk in markers {
+        match mk.name {
+            "kubebuilder:rbac" => {
+                if let Some(r) = diags.collect(markers::rbac_rule(mk)) {
+                    api.rbac_rules.push(r);
+                }
+            }
+            "kubebuilder:webhook" => {
+                if let Some(w) = diags.collect(markers::webhook(mk)) {
+                    api.webhooks.push(w);
+                }
+            }
+            "kubebuilder:webhookconfiguration" => {
+                if let Some(w) = diags.collect(markers::webhook_configuration(mk)) {
+                    api.webhook_configurations.push(w);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A list type: `metadata` is a `ListMeta`, or, without an `ObjectMeta`, it is named
+/// `...List` and has `items`. controller-gen tells kinds by their ObjectMeta the same way.
+fn is_list_type(item: &src::Item) -> bool {
+    let src::Body::Struct(src::Fields::Named(fields)) = &item.body else {
+        return false;
+    };
+    let named =
+        |f: &src::Field, n: &str| f.serde.rename.as_deref().or(f.ident.as_deref()) == Some(n);
+    let metadata = fields
+        .iter()
+        .find(|f| named(f, "metadata"))
+        .map(|f| f.ty.text());
+    match metadata {
+        Some(t) if t.ends_with("ListMeta") => true,
+        Some(t) if t.ends_with("ObjectMeta") => false,
+        _ => item.ident.ends_with("List") && fields.iter().any(|f| named(f, "items")),
+    }
+}
+
 fn is_kind(markers: &[Marker]) -> bool {
     markers.iter().any(|m| match m.name {
         "genclient" | "kubebuilder:resource" => true,
@@ -212,7 +271,17 @@ fn is_dns_subdomain(s: &str) -> bool {
 fn package_of(m: &Module, markers: &[Marker], diags: &mut Diagnostics) -> Option<Package> {
     let group = markers.iter().find(|mk| mk.name == "groupName");
     let Some(group_marker) = group else {
-        if let Some(other) = markers.first() {
+        // Markers that make sense only for a group/version; rbac, webhook, object:generate
+        // and the like may sit on any module.
+        let group_bound = |mk: &&Marker| {
+            matches!(
+                mk.name,
+                "versionName"
+                    | "kubebuilder:validation:Optional"
+                    | "kubebuilder:validation:Required"
+            )
+        };
+        if let Some(other) = markers.iter().find(group_bound) {
             diags.push(
                 other
                     .error(format!("package marker `+{}` without `+groupName`", other.name))

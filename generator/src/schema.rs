@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
+    ExternalDocumentation, JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+    ValidationRule,
 };
 use serde_json::Value;
 
@@ -147,14 +148,18 @@ impl<'a> SchemaBuilder<'a> {
 
     /// Whether the schema requires the field, by the rules in README ("Required fields").
     fn is_required(&self, f: &Field) -> Result<bool, Diagnostic> {
-        let explicit_required = f
-            .markers
-            .iter()
-            .find(|m| matches!(m.name, "required" | "kubebuilder:validation:Required"));
-        let explicit_optional = f
-            .markers
-            .iter()
-            .find(|m| matches!(m.name, "optional" | "kubebuilder:validation:Optional"));
+        let explicit_required = f.markers.iter().find(|m| {
+            matches!(
+                m.name,
+                "required" | "kubebuilder:validation:Required" | "k8s:required"
+            )
+        });
+        let explicit_optional = f.markers.iter().find(|m| {
+            matches!(
+                m.name,
+                "optional" | "kubebuilder:validation:Optional" | "k8s:optional"
+            )
+        });
         let can_be_absent = f.ty.is_option() || f.has_default;
         match (explicit_required, explicit_optional) {
             (Some(r), Some(_)) => Err(r.error(format!("field `{}` is marked both required and optional", f.rust_name)).with_hint("keep one of the two markers")),
@@ -242,6 +247,23 @@ impl<'a> SchemaBuilder<'a> {
                 .with_hint("check #[serde(rename)] attributes"));
             }
         }
+        // An optional `+k8s:immutable` field could be unset, which its own rule cannot see:
+        // controller-gen adds this rule to the parent.
+        for f in fields.iter().filter(|f| !f.skip && !f.flatten) {
+            if f.markers.iter().any(|m| m.name == "k8s:immutable")
+                && !required.contains(&f.json_name)
+            {
+                let name = &f.json_name;
+                schema
+                    .x_kubernetes_validations
+                    .get_or_insert_with(Vec::new)
+                    .push(ValidationRule {
+                        rule: format!("!has(oldSelf.{name}) || has(self.{name})"),
+                        message: Some(format!("field {name} is immutable once set")),
+                        ..Default::default()
+                    });
+            }
+        }
         schema.properties = Some(properties);
         if !required.is_empty() {
             required.sort();
@@ -264,7 +286,14 @@ impl<'a> SchemaBuilder<'a> {
         if let Some(d) = self.describe(&f.doc) {
             schema.description = Some(d);
         }
+        // A named type's schema, before the field's markers go on top of it.
+        let by_name = matches!(f.ty, TypeRef::Local(_) | TypeRef::K8s(_))
+            || matches!(&f.ty, TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)));
+        let type_schema = (by_name && !schemaless).then(|| schema.clone());
         apply_markers(&mut schema, &f.markers)?;
+        if let Some(type_schema) = type_schema {
+            keep_both(&type_schema, &mut schema, &f.markers);
+        }
         if f.markers.iter().any(|m| m.name == "nullable") {
             schema.nullable = Some(true);
         }
@@ -618,6 +647,80 @@ fn trim_object_meta(node: &mut JSONSchemaProps, meta_keys: &[&String]) {
     }
 }
 
+/// When a field and its named type both set a keyword, controller-gen keeps both, as its
+/// flattener does (pkg/crd/flatten.go): `merged` is the type's schema with the field's markers
+/// applied over it, and this puts back what the type said. Bounds held by pointer in Go
+/// (minimum, maxLength, ...) go to an `allOf` of the type's and the field's values even when
+/// equal; formats, patterns and property counts only when they differ. The type's `enum`
+/// wins; the field's CEL rules come before the type's. Defaults, titles, examples and
+/// descriptions are the field's (controller-gen has no type-level default).
+fn keep_both(ty: &JSONSchemaProps, merged: &mut JSONSchemaProps, markers: &[Marker]) {
+    let set = |names: &[&str]| markers.iter().any(|m| !m.items && names.contains(&m.name));
+    let mut type_part = JSONSchemaProps::default();
+    let mut field_part = JSONSchemaProps::default();
+    let mut hoisted = false;
+    macro_rules! both {
+        ($field:ident, $names:expr, $when_equal:expr) => {
+            if set($names)
+                && ty.$field.is_some()
+                && merged.$field.is_some()
+                && ($when_equal || ty.$field != merged.$field)
+            {
+                type_part.$field = ty.$field.clone();
+                field_part.$field = merged.$field.take();
+                hoisted = true;
+            }
+        };
+    }
+    both!(
+        maximum,
+        &["kubebuilder:validation:Maximum", "k8s:maximum"],
+        true
+    );
+    both!(
+        minimum,
+        &["kubebuilder:validation:Minimum", "k8s:minimum"],
+        true
+    );
+    both!(multiple_of, &["kubebuilder:validation:MultipleOf"], true);
+    both!(max_length, &["kubebuilder:validation:MaxLength"], true);
+    both!(min_length, &["kubebuilder:validation:MinLength"], true);
+    both!(
+        max_items,
+        &["kubebuilder:validation:MaxItems", "k8s:maxItems"],
+        true
+    );
+    both!(min_items, &["kubebuilder:validation:MinItems"], true);
+    both!(
+        max_properties,
+        &["kubebuilder:validation:MaxProperties"],
+        false
+    );
+    both!(
+        min_properties,
+        &["kubebuilder:validation:MinProperties"],
+        false
+    );
+    both!(format, &["kubebuilder:validation:Format"], false);
+    both!(pattern, &["kubebuilder:validation:Pattern"], false);
+    if set(&["kubebuilder:validation:Enum"]) && ty.enum_.is_some() {
+        merged.enum_ = ty.enum_.clone();
+    }
+    let type_rules = ty.x_kubernetes_validations.as_deref().unwrap_or_default();
+    if let Some(rules) = &mut merged.x_kubernetes_validations
+        && !type_rules.is_empty()
+        && rules.len() > type_rules.len()
+    {
+        rules.rotate_left(type_rules.len());
+    }
+    if hoisted {
+        merged
+            .all_of
+            .get_or_insert_with(Vec::new)
+            .extend([type_part, field_part]);
+    }
+}
+
 /// The API server takes sets only of scalars or of atomic items (it validates CRDs with
 /// `requireAtomicSetType`): "must be atomic as item of a list with x-kubernetes-list-type=set".
 fn check_set_items(schema: &JSONSchemaProps, f: &Field) -> Result<(), Diagnostic> {
@@ -743,6 +846,47 @@ fn typed_value(schema: &JSONSchemaProps, m: &Marker, raw: &str) -> Result<Value,
         .with_hint("write the value as JSON, e.g. 5, \"text\", true, {\"a\": 1} or [1, 2]"))
 }
 
+/// The value of a default or example marker. `+kubebuilder:default`/`example` take
+/// controller-gen's Go literals (`{a,b}`, `{k: v}`, bare words), with JSON arrays beside
+/// them; `+default` takes JSON, as Kubernetes' defaulter does, and Go literals beside it.
+fn literal_value(schema: &JSONSchemaProps, m: &Marker) -> Result<Value, Diagnostic> {
+    let raw = m.string_value_raw()?;
+    let raw = raw.trim();
+    let parsed = if m.name == "default" {
+        serde_json::from_str::<Value>(raw).or_else(|_| crate::markers::parse_any(raw))
+    } else {
+        crate::markers::parse_any(raw)
+            .or_else(|e| serde_json::from_str::<Value>(raw).map_err(|_| e))
+    };
+    let v = parsed.map_err(|e| {
+        m.error(format!("cannot read the value `{raw}`: {e}"))
+            .with_hint(
+                "write a number, true/false, a string, a list `{a,b}` or an object `{key: value}`",
+            )
+    })?;
+    // controller-gen writes `{}` on an array as `[]`.
+    let v = match v {
+        Value::Object(o) if o.is_empty() && schema.type_.as_deref() == Some("array") => {
+            Value::Array(vec![])
+        }
+        v => v,
+    };
+    if fits(schema, &v) {
+        return Ok(v);
+    }
+    if schema.type_.as_deref() == Some("string") {
+        return Ok(Value::String(
+            crate::markers::unquote(raw).unwrap_or_else(|_| raw.to_owned()),
+        ));
+    }
+    Err(m
+        .error(format!(
+            "value `{raw}` does not fit the field's type `{}`",
+            schema.type_.as_deref().unwrap_or("int-or-string")
+        ))
+        .with_hint("e.g. 5, \"text\", true, {a,b} for a list or {key: value} for an object"))
+}
+
 fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(), Diagnostic> {
     let t = schema.type_.as_deref();
     let ok = t.is_some_and(|t| allowed.contains(&t))
@@ -754,7 +898,7 @@ fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(
     Err(m
         .error(format!(
             "`+{}` applies to {} values, but this one is {}",
-            m.name,
+            m.written_name(),
             allowed.join("/"),
             t.unwrap_or("untyped")
         ))
@@ -818,8 +962,34 @@ fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
         )))
 }
 
-/// Apply the validation and schema-shaping markers of a type or field.
+/// Apply the validation and schema-shaping markers of a type or field. As in controller-gen,
+/// the `kubebuilder:validation:items:<X>` forms go last, onto the array's items.
 pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
+    let (items, own): (Vec<&Marker>, Vec<&Marker>) = markers.iter().partition(|m| m.items);
+    apply_own_markers(schema, &own)?;
+    let Some(first) = items.first() else {
+        return Ok(());
+    };
+    match &mut schema.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) if schema.type_.as_deref() == Some("array") => {
+            apply_own_markers(item, &items)
+        }
+        _ => Err(first
+            .error(format!(
+                "`+{}` applies to the items of an array, but this is {}",
+                first.written_name(),
+                schema.type_.as_deref().unwrap_or("untyped")
+            ))
+            .with_hint("put it on a `Vec<T>` field (or on a type that is one)")),
+    }
+}
+
+/// Whether one of these markers is present.
+fn has(markers: &[&Marker], names: &[&str]) -> bool {
+    markers.iter().any(|m| names.contains(&m.name))
+}
+
+fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
     // Type and Schemaless reshape the node, so they go first.
     for m in markers
         .iter()
@@ -837,8 +1007,23 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
         }
         schema.type_ = Some(t);
     }
-    for m in markers {
+    // `+kubebuilder:default` goes after `+default`, so it wins when both are given
+    // (controller-gen's apply priorities 10 and 9).
+    let kubebuilder_default = has(markers, &["kubebuilder:default"]);
+    for m in markers.iter().copied() {
         let num = |w: &str| m.parse_value::<f64>(w);
+        // controller-gen refuses a fractional bound on an integer.
+        let integral = |n: f64| -> Result<f64, Diagnostic> {
+            if schema.type_.as_deref() == Some("integer") && n.fract() != 0.0 {
+                return Err(m
+                    .error(format!(
+                        "`+{}={n}` is not a whole number, but the value is an integer",
+                        m.written_name()
+                    ))
+                    .with_hint("use a whole number, or make the field a float"));
+            }
+            Ok(n)
+        };
         let count = |w: &str| -> Result<i64, Diagnostic> {
             let n = m.parse_value::<i64>(w)?;
             if n < 0 {
@@ -847,13 +1032,13 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
             Ok(n)
         };
         match m.name {
-            "kubebuilder:validation:Minimum" => {
+            "kubebuilder:validation:Minimum" | "k8s:minimum" => {
                 need_type(schema, m, &["integer", "number"])?;
-                schema.minimum = Some(num("a number")?);
+                schema.minimum = Some(integral(num("a number")?)?);
             }
-            "kubebuilder:validation:Maximum" => {
+            "kubebuilder:validation:Maximum" | "k8s:maximum" => {
                 need_type(schema, m, &["integer", "number"])?;
-                schema.maximum = Some(num("a number")?);
+                schema.maximum = Some(integral(num("a number")?)?);
             }
             // `false` is the default, and Go's omitempty leaves it out: so do we.
             "kubebuilder:validation:ExclusiveMinimum" => {
@@ -870,7 +1055,7 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                         m.error("`+kubebuilder:validation:MultipleOf` must be greater than 0")
                     );
                 }
-                schema.multiple_of = Some(n);
+                schema.multiple_of = Some(integral(n)?);
             }
             "kubebuilder:validation:MinLength" => {
                 need_type(schema, m, &["string"])?;
@@ -892,7 +1077,7 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 need_type(schema, m, &["array"])?;
                 schema.min_items = Some(count("a non-negative integer")?);
             }
-            "kubebuilder:validation:MaxItems" => {
+            "kubebuilder:validation:MaxItems" | "k8s:maxItems" => {
                 need_type(schema, m, &["array"])?;
                 schema.max_items = Some(count("a non-negative integer")?);
             }
@@ -981,7 +1166,8 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
             | "kubebuilder:pruning:PreserveUnknownFields" => {
                 schema.x_kubernetes_preserve_unknown_fields = Some(true)
             }
-            "kubebuilder:validation:XEmbeddedResource" => {
+            "kubebuilder:validation:XEmbeddedResource"
+            | "kubebuilder:validation:EmbeddedResource" => {
                 need_type(schema, m, &["object"])?;
                 schema.x_kubernetes_embedded_resource = Some(true);
             }
@@ -991,16 +1177,15 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                     ..int_or_string()
                 };
             }
+            "default" if kubebuilder_default => {}
             "kubebuilder:default" | "default" => {
-                let raw = m.string_value_raw()?;
-                schema.default = Some(JSON(typed_value(schema, m, &raw)?));
+                schema.default = Some(JSON(literal_value(schema, m)?));
             }
             "kubebuilder:example" => {
-                let raw = m.string_value_raw()?;
-                schema.example = Some(JSON(typed_value(schema, m, &raw)?));
+                schema.example = Some(JSON(literal_value(schema, m)?));
             }
             "kubebuilder:title" => schema.title = Some(m.string_value()?),
-            "listType" => {
+            "listType" | "k8s:listType" => {
                 need_type(schema, m, &["array"])?;
                 let v = m.string_value()?;
                 if !matches!(v.as_str(), "atomic" | "set" | "map") {
@@ -1010,12 +1195,46 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
                 }
                 schema.x_kubernetes_list_type = Some(v);
             }
-            "listMapKey" => {
+            "listMapKey" | "k8s:listMapKey" => {
                 need_type(schema, m, &["array"])?;
                 schema
                     .x_kubernetes_list_map_keys
                     .get_or_insert_with(Vec::new)
                     .push(m.string_value()?);
+            }
+            "kubebuilder:externalDocs" => {
+                let url = m.arg("url").unwrap_or_default().trim().to_owned();
+                static URI: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+                    regex::Regex::new(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|/)\S*$").expect("static regex")
+                });
+                // Go's url.ParseRequestURI, which controller-gen applies: absolute URL or path.
+                if !URI.is_match(&url) {
+                    return Err(m
+                        .error(format!(
+                            "invalid url `{url}` in `+kubebuilder:externalDocs`"
+                        ))
+                        .with_hint("give an absolute URL such as `https://example.com/docs`"));
+                }
+                schema.external_docs = Some(ExternalDocumentation {
+                    url: Some(url),
+                    description: m.arg("description").map(str::to_owned),
+                });
+            }
+            "k8s:immutable" => {
+                // controller-gen's rule; the parent object gets one more for optional fields.
+                schema
+                    .x_kubernetes_validations
+                    .get_or_insert_with(Vec::new)
+                    .push(ValidationRule {
+                        rule: "self == oldSelf".into(),
+                        message: Some("field is immutable".into()),
+                        ..Default::default()
+                    });
+            }
+            "k8s:enum" if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() => {
+                return Err(m
+                    .error("`+k8s:enum` marks a string enum, and this type is not one")
+                    .with_hint("put it on an enum of unit variants (its variants are the values), or use `+kubebuilder:validation:Enum=a;b`"));
             }
             "mapType" | "structType" => {
                 need_type(schema, m, &["object"])?;
@@ -1030,13 +1249,133 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
             _ => {}
         }
     }
+    // `+k8s:required` also asks for a non-empty value, unless a bound is set already.
+    if has(markers, &["k8s:required"]) {
+        match schema.type_.as_deref() {
+            Some("string") => {
+                schema.min_length.get_or_insert(1);
+            }
+            Some("array") => {
+                schema.min_items.get_or_insert(1);
+            }
+            Some("object") => {
+                schema.min_properties.get_or_insert(1);
+            }
+            _ => {}
+        }
+    }
+    // The one-of rules go after the XValidation rules, in controller-gen's order.
+    for kind in [OneOf::AtMost, OneOf::Exactly, OneOf::AtLeast] {
+        for m in markers.iter().filter(|m| m.name == kind.marker()) {
+            one_of_rule(schema, m, kind)?;
+        }
+    }
     check_list_map(schema, markers)
 }
 
+/// controller-gen's union markers on a struct: CEL rules over which fields are set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OneOf {
+    AtMost,
+    Exactly,
+    AtLeast,
+}
+
+impl OneOf {
+    fn marker(self) -> &'static str {
+        match self {
+            OneOf::AtMost => "kubebuilder:validation:AtMostOneOf",
+            OneOf::Exactly => "kubebuilder:validation:ExactlyOneOf",
+            OneOf::AtLeast => "kubebuilder:validation:AtLeastOneOf",
+        }
+    }
+}
+
+/// Add the rule of one `AtMostOneOf`/`ExactlyOneOf`/`AtLeastOneOf` marker, with
+/// controller-gen's exact rule text and message.
+fn one_of_rule(schema: &mut JSONSchemaProps, m: &Marker, kind: OneOf) -> Result<(), Diagnostic> {
+    let fields = split_list(&m.string_value()?);
+    if fields.is_empty() {
+        return Err(m
+            .error(format!("`+{}` names no fields", m.name))
+            .with_hint("list the JSON names of the fields, e.g. `=configMapRef;secretRef`"));
+    }
+    let props = schema.properties.as_ref();
+    for f in &fields {
+        if f.contains('.') {
+            return Err(m
+                .error(format!("`+{}` cannot name the nested field `{f}`", m.name))
+                .with_hint(
+                    "name fields of this struct only; put the marker on the nested struct",
+                ));
+        }
+        if !props.is_some_and(|p| p.contains_key(f)) {
+            let known: Vec<&String> = props.iter().flat_map(|p| p.keys()).collect();
+            return Err(m
+                .error(format!(
+                    "`+{}` names `{f}`, which is not a field of this struct",
+                    m.name
+                ))
+                .with_hint(format!(
+                    "use the fields' JSON names: {}",
+                    known
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+        }
+        if schema.required.iter().flatten().any(|r| r == f) {
+            return Err(m
+                .error(format!("field `{f}` is in `+{}`, so it cannot be required", m.name))
+                .with_hint("make the field optional: `Option<T>` (or `#[serde(default)]`), without `+required`"));
+        }
+    }
+    let sum = || {
+        fields
+            .iter()
+            .map(|f| format!("(has(self.{f})?1:0)"))
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    // Go's `%v` of a []string: `[a b]`.
+    let list = format!("[{}]", fields.join(" "));
+    let (rule, message) = match kind {
+        OneOf::AtMost => (
+            format!("{} <= 1", sum()),
+            format!("at most one of the fields in {list} may be set"),
+        ),
+        OneOf::Exactly => (
+            format!("{} == 1", sum()),
+            format!("exactly one of the fields in {list} must be set"),
+        ),
+        OneOf::AtLeast => (
+            fields
+                .iter()
+                .map(|f| format!("has(self.{f})"))
+                .collect::<Vec<_>>()
+                .join("||"),
+            format!("at least one of the fields in {list} must be set"),
+        ),
+    };
+    schema
+        .x_kubernetes_validations
+        .get_or_insert_with(Vec::new)
+        .push(ValidationRule {
+            rule,
+            message: Some(message),
+            ..Default::default()
+        });
+    Ok(())
+}
+
 /// `listType=map` needs `listMapKey`s naming required-or-defaulted scalar item properties.
-fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
-    let key_marker = markers.iter().find(|m| m.name == "listMapKey");
-    let type_marker = markers.iter().find(|m| m.name == "listType");
+fn check_list_map(schema: &JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
+    let is_key = |m: &&&Marker| matches!(m.name, "listMapKey" | "k8s:listMapKey");
+    let key_marker = markers.iter().find(is_key);
+    let type_marker = markers
+        .iter()
+        .find(|m| matches!(m.name, "listType" | "k8s:listType"));
     match (
         schema.x_kubernetes_list_type.as_deref(),
         &schema.x_kubernetes_list_map_keys,
@@ -1057,7 +1396,7 @@ fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Di
                 let at = || {
                     markers
                         .iter()
-                        .find(|m| m.name == "listMapKey" && m.string_value().is_ok_and(|v| &v == k))
+                        .find(|m| is_key(m) && m.string_value().is_ok_and(|v| &v == k))
                         .or(key_marker)
                         .expect("set")
                 };
@@ -1096,6 +1435,14 @@ fn check_list_map(schema: &JSONSchemaProps, markers: &[Marker]) -> Result<(), Di
 }
 
 impl Marker {
+    /// The marker's name as written: the `items:` form says so.
+    pub fn written_name(&self) -> String {
+        match self.name.strip_prefix("kubebuilder:validation:") {
+            Some(rest) if self.items => format!("{}{rest}", crate::markers::ITEMS_PREFIX),
+            _ => self.name.to_owned(),
+        }
+    }
+
     /// The value exactly as written (quotes kept), for JSON-ish values such as defaults.
     pub fn string_value_raw(&self) -> Result<String, Diagnostic> {
         self.value

@@ -32,7 +32,33 @@ fn generate(name: &str) -> Generated {
 /// Walk a schema and fail on anything a structural schema may not contain.
 fn assert_structural(path: &str, s: &JSONSchemaProps) {
     assert!(s.ref_path.is_none(), "{path}: $ref");
-    assert!(s.all_of.is_none() && s.not.is_none(), "{path}: allOf/not");
+    assert!(s.not.is_none(), "{path}: not");
+    // allOf appears when a field and its type both bound a value (as controller-gen keeps
+    // both); a structural schema allows only value validations in it.
+    for (i, part) in s.all_of.iter().flatten().enumerate() {
+        let bare = JSONSchemaProps {
+            type_: None,
+            description: None,
+            default: None,
+            nullable: None,
+            title: None,
+            properties: None,
+            items: None,
+            additional_properties: None,
+            x_kubernetes_preserve_unknown_fields: None,
+            x_kubernetes_embedded_resource: None,
+            x_kubernetes_int_or_string: None,
+            x_kubernetes_list_type: None,
+            x_kubernetes_list_map_keys: None,
+            x_kubernetes_map_type: None,
+            x_kubernetes_validations: None,
+            ..part.clone()
+        };
+        assert_eq!(
+            &bare, part,
+            "{path}.allOf[{i}]: more than value validations"
+        );
+    }
     let int_or_string = s.x_kubernetes_int_or_string == Some(true);
     let preserve = s.x_kubernetes_preserve_unknown_fields == Some(true);
     assert!(
@@ -192,6 +218,95 @@ fn maps_flatten_embedded() {
 #[test]
 fn validation() {
     snapshot_fixture("validation", &["widgets.example.com_widgets.yaml"]);
+}
+
+/// controller-gen's markers beyond the basics, and other tools' markers beside them.
+#[test]
+fn markers_controller_gen() {
+    snapshot_fixture(
+        "markers_controller_gen",
+        &["things.example.com_things.yaml"],
+    );
+    // Markers of other tools are accepted with a warning each, never refused or silent;
+    // code-generator's `+k8s:deepcopy-gen` and the like pass without a word.
+    let g = generate("markers_controller_gen");
+    let warned: Vec<(String, usize)> = g
+        .warnings
+        .iter()
+        .map(|w| (w.marker.clone().unwrap_or_default(), w.loc.line))
+        .collect();
+    let expected = [
+        "operator-sdk:csv:customresourcedefinitions:displayName=\"Thing\"",
+        "default=ref(DefaultPolicy)",
+        "patchStrategy=merge",
+        "patchMergeKey=name",
+        "kubebuilder:docs-gen:collapse=Advanced",
+    ];
+    assert_eq!(
+        warned.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(),
+        expected,
+        "{warned:?}"
+    );
+    assert!(g.warnings.iter().all(|w| !w.is_error() && w.hint.is_some()));
+}
+
+/// RBAC and webhook markers are validated and kept in the model for the generators to
+/// come; `+kubebuilder:skip` drops its package; `ThingList` is not a kind.
+#[test]
+fn markers_controller_gen_model() {
+    use kube_codegen::{Diagnostics, model::WebhookKind, resolve, source};
+    let root = Path::new("tests/fixtures/markers_controller_gen/src");
+    let mut diags = Diagnostics::default();
+    let mut modules = vec![];
+    for f in source::rust_files(root).unwrap() {
+        let path = source::module_path_of(root, &f);
+        modules.extend(source::parse_file(path, true, &f, &mut diags));
+    }
+    let api = resolve::build(&modules, &mut diags);
+    assert!(!diags.has_errors(), "{:?}", diags.errors());
+    let kinds: Vec<(&str, &str)> = api
+        .packages
+        .values()
+        .flat_map(|p| {
+            p.kinds
+                .iter()
+                .map(move |k| (p.group.as_str(), k.name.as_str()))
+        })
+        .collect();
+    assert_eq!(kinds, [("things.example.com", "Thing")]);
+    let rbac: Vec<(Vec<String>, Vec<String>, Vec<String>)> = api
+        .rbac_rules
+        .iter()
+        .map(|r| (r.groups.clone(), r.resources.clone(), r.urls.clone()))
+        .collect();
+    let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        rbac,
+        [
+            (
+                s(&["things.example.com"]),
+                s(&["things", "things/status"]),
+                vec![]
+            ),
+            (s(&[""]), s(&["events"]), vec![]),
+            (vec![], vec![], s(&["/metrics"])),
+            (s(&["apps"]), s(&["deployments"]), vec![]),
+        ]
+    );
+    assert_eq!(api.webhooks.len(), 1);
+    let w = &api.webhooks[0];
+    assert_eq!(w.kind, WebhookKind::Validating);
+    assert_eq!(w.failure_policy, "Fail");
+    assert_eq!(w.verbs, s(&["create", "update"]));
+    assert_eq!(
+        w.path.as_deref(),
+        Some("/validate-things-example-com-v1-thing")
+    );
+    assert_eq!(api.webhook_configurations.len(), 1);
+    assert_eq!(
+        api.webhook_configurations[0].name.as_deref(),
+        Some("things-validating")
+    );
 }
 
 /// The CRDs committed in sample-api are what the generator makes of it now.

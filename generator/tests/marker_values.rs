@@ -3,7 +3,7 @@
 //! error corpus has hand-written crates for many markers; this table covers all of them,
 //! and fails when a marker is added to `MARKERS` without a row here.
 
-use kube_codegen::markers::MARKERS;
+use kube_codegen::markers::{ITEMS_MARKERS, ITEMS_PREFIX, MARKERS};
 use kube_codegen::{Config, Error};
 
 #[derive(Clone, Copy)]
@@ -246,6 +246,83 @@ const BAD: &[(&str, At, &str)] = &[
         "+mapType=chunky",
     ),
     ("structType", At::Field("Inner"), "+structType=loose"),
+    (
+        "kubebuilder:validation:EmbeddedResource",
+        At::Field("String"),
+        "+kubebuilder:validation:EmbeddedResource",
+    ),
+    (
+        "kubebuilder:validation:AtMostOneOf",
+        At::Kind,
+        "+kubebuilder:validation:AtMostOneOf=nothing;status",
+    ),
+    (
+        "kubebuilder:validation:ExactlyOneOf",
+        At::Kind,
+        "+kubebuilder:validation:ExactlyOneOf=spec.name;status",
+    ),
+    (
+        "kubebuilder:validation:AtLeastOneOf",
+        At::Kind,
+        "+kubebuilder:validation:AtLeastOneOf=spec;status",
+    ),
+    (
+        "kubebuilder:externalDocs",
+        At::Field("String"),
+        "+kubebuilder:externalDocs:url=\"not a url\"",
+    ),
+    ("kubebuilder:skip", At::Package, "+kubebuilder:skip=true"),
+    (
+        "kubebuilder:object:generate",
+        At::Kind,
+        "+kubebuilder:object:generate=maybe",
+    ),
+    (
+        "kubebuilder:ac:generate",
+        At::Kind,
+        "+kubebuilder:ac:generate=perhaps",
+    ),
+    (
+        "kubebuilder:ac:output:package",
+        At::Package,
+        "+kubebuilder:ac:output:package",
+    ),
+    (
+        "kubebuilder:rbac",
+        At::Kind,
+        "+kubebuilder:rbac:groups=apps,resources=deployments,verb=get",
+    ),
+    (
+        "kubebuilder:webhook",
+        At::Package,
+        "+kubebuilder:webhook:path=/validate,mutating=false,failurePolicy=fail,sideEffects=None,groups=errors.example.com,resources=things,verbs=create;explode,versions=v1,name=vthing.example.com,admissionReviewVersions=v1",
+    ),
+    (
+        "kubebuilder:webhookconfiguration",
+        At::Package,
+        "+kubebuilder:webhookconfiguration:mutating=perhaps",
+    ),
+    (
+        "k8s:listType",
+        At::Field("Vec<String>"),
+        "+k8s:listType=bag",
+    ),
+    (
+        "k8s:listMapKey",
+        At::Field("Vec<String>"),
+        "+k8s:listMapKey=name",
+    ),
+    ("k8s:required", At::Field("String"), "+k8s:required=true"),
+    ("k8s:optional", At::Field("String"), "+k8s:optional"),
+    ("k8s:enum", At::Kind, "+k8s:enum"),
+    ("k8s:immutable", At::Field("String"), "+k8s:immutable=yes"),
+    ("k8s:maxItems", At::Field("String"), "+k8s:maxItems=3"),
+    (
+        "k8s:minimum",
+        At::Field("i32"),
+        "+k8s:minimum=1.5 # a comment",
+    ),
+    ("k8s:maximum", At::Field("String"), "+k8s:maximum=3"),
 ];
 
 /// The crate for one row; returns its source and the line of the bad marker. The row's
@@ -324,7 +401,10 @@ fn every_marker_with_a_bad_value_is_a_located_error() {
         std::fs::write(dir.join("src/lib.rs"), &src).unwrap();
         match Config::new().crate_dir(&dir).generate() {
             Err(Error::Input { diagnostics, .. }) => {
-                if !diagnostics.iter().any(|d| d.loc.line == marker_line) {
+                if !diagnostics
+                    .iter()
+                    .any(|d| d.is_error() && d.loc.line == marker_line)
+                {
                     failures.push(format!(
                         "{name}: `{line}`: errors, but none at line {marker_line}: {}",
                         diagnostics
@@ -337,6 +417,51 @@ fn every_marker_with_a_bad_value_is_a_located_error() {
             }
             Err(other) => failures.push(format!("{name}: `{line}`: {other}")),
             Ok(_) => failures.push(format!("{name}: `{line}` was accepted:\n{src}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every `kubebuilder:validation:items:<X>` form is known, and applies to array items only:
+/// on a string field each is a located error that says so (the `markers_controller_gen`
+/// fixture shows them taken on lists).
+#[test]
+fn every_items_form_applies_to_array_items() {
+    let mut failures = vec![];
+    for plain in ITEMS_MARKERS {
+        let form = format!(
+            "{ITEMS_PREFIX}{}",
+            &plain["kubebuilder:validation:".len()..]
+        );
+        let value = match *plain {
+            "kubebuilder:validation:Pattern" => "=`^a`",
+            "kubebuilder:validation:Enum" => "=a;b",
+            "kubebuilder:validation:Format" => "=date",
+            "kubebuilder:validation:Type" => "=string",
+            "kubebuilder:validation:XValidation" => ":rule=\"self != ''\"",
+            "kubebuilder:validation:ExclusiveMaximum"
+            | "kubebuilder:validation:ExclusiveMinimum"
+            | "kubebuilder:validation:UniqueItems" => "=false",
+            "kubebuilder:validation:XPreserveUnknownFields"
+            | "kubebuilder:validation:XEmbeddedResource"
+            | "kubebuilder:validation:XIntOrString" => "",
+            _ => "=1",
+        };
+        let line = format!("+{form}{value}");
+        let (src, marker_line) = source("items", At::Field("String"), &line);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("c");
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/lib.rs"), &src).unwrap();
+        match Config::new().crate_dir(&dir).generate() {
+            Err(Error::Input { diagnostics, .. })
+                if diagnostics.iter().any(|d| {
+                    d.is_error()
+                        && d.loc.line == marker_line
+                        && d.message.contains("applies to the items of an array")
+                }) => {}
+            Err(other) => failures.push(format!("`{line}` on a String: {other}")),
+            Ok(_) => failures.push(format!("`{line}` on a String was accepted")),
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
