@@ -370,8 +370,65 @@ fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
 pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
     let mut value = serde_json::to_value(crd).expect("CRDs always serialize");
     integral_floats_to_ints(&mut value);
-    let body = serde_yaml::to_string(&value).expect("JSON values always serialize");
+    let mut quoted = Vec::new();
+    hide_yaml11_scalars(&mut value, &mut quoted);
+    let mut body = serde_yaml::to_string(&value).expect("JSON values always serialize");
+    // Placeholders end in `Z`, so `…QUOTE1Z` never matches inside `…QUOTE12Z`.
+    for (i, original) in quoted.iter().enumerate() {
+        body = body.replace(
+            &placeholder(i),
+            &format!("'{}'", original.replace('\'', "''")),
+        );
+    }
     format!("{}\n{body}", crate::YAML_HEADER)
+}
+
+/// serde_yaml writes YAML 1.2, where `y`, `no`, `on` and `1_000` are plain strings; kubectl
+/// and client-go read YAML through go-yaml v2, which follows YAML 1.1 and reads them as
+/// booleans and numbers, so an enum value `y` would arrive as `true`. Such strings, keys
+/// included, are swapped for placeholders that serialize plain, then quoted in the text.
+fn hide_yaml11_scalars(v: &mut serde_json::Value, quoted: &mut Vec<String>) {
+    let mut hide = |s: &mut String| {
+        if yaml11_reads_as_non_string(s) {
+            quoted.push(std::mem::replace(s, placeholder(quoted.len())));
+        }
+    };
+    match v {
+        serde_json::Value::String(s) => hide(s),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| hide_yaml11_scalars(x, quoted)),
+        serde_json::Value::Object(o) => {
+            let entries = std::mem::take(o);
+            for (mut k, mut x) in entries {
+                if yaml11_reads_as_non_string(&k) {
+                    quoted.push(std::mem::replace(&mut k, placeholder(quoted.len())));
+                }
+                hide_yaml11_scalars(&mut x, quoted);
+                o.insert(k, x);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn placeholder(i: usize) -> String {
+    format!("KUBECODEGENYAMLQUOTE{i}Z")
+}
+
+/// Plain scalars that go-yaml v2 (YAML 1.1) resolves to something other than a string and
+/// serde_yaml (YAML 1.2) leaves unquoted: the 1.1 booleans, numbers with `_` separators and
+/// base-60 numbers.
+fn yaml11_reads_as_non_string(s: &str) -> bool {
+    const BOOLS: &[&str] = &[
+        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+        "OFF",
+    ];
+    static NUMBER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^[-+]?(0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?|\.[0-9_]+([eE][-+]?[0-9]+)?|[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?)$",
+        )
+        .expect("static regex")
+    });
+    BOOLS.contains(&s) || (s.contains(['_', ':']) && NUMBER.is_match(s))
 }
 
 /// `minimum: 1` rather than `minimum: 1.0`: JSONSchemaProps keeps bounds as f64, but
@@ -395,6 +452,33 @@ fn integral_floats_to_ints(v: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_1_1_booleans_and_numbers_are_quoted() {
+        let mut crd = CustomResourceDefinition::default();
+        crd.metadata.name = Some("y".into());
+        crd.metadata.labels = Some(
+            [
+                ("on", "no"),
+                ("plain", "1_000"),
+                ("time", "12:30"),
+                ("ok", "yes please"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        );
+        let yaml = to_yaml(&crd);
+        assert!(yaml.contains("name: 'y'\n"), "{yaml}");
+        assert!(yaml.contains("'on': 'no'\n"), "{yaml}");
+        assert!(yaml.contains("plain: '1_000'\n"), "{yaml}");
+        assert!(yaml.contains("time: '12:30'\n"), "{yaml}");
+        assert!(yaml.contains("ok: yes please\n"), "{yaml}");
+        // The strings survive a round trip through a YAML reader.
+        let back: CustomResourceDefinition =
+            serde_yaml::from_str(yaml.trim_start_matches(crate::YAML_HEADER)).unwrap();
+        assert_eq!(back.metadata, crd.metadata);
+    }
 
     #[test]
     fn versions_sort_by_kubernetes_priority() {
