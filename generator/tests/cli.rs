@@ -481,3 +481,42 @@ fn output_does_not_depend_on_the_number_of_threads() {
     );
     assert_eq!(single, pooled);
 }
+
+/// Go's file layout, ported as Go teams do: doc.go's markers in `v1/mod.rs`, the kinds in a
+/// private `v1/types.rs` re-exported. The kinds are generated, and the closing summary names
+/// each group/version with its kinds and counts the files, so a run that found nothing
+/// cannot pass for one that worked.
+#[test]
+fn go_layout_generates_and_the_summary_says_what_was_found() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    std::fs::remove_dir_all(sb.path("src/apis")).unwrap();
+    sb.write("src/apis/mod.rs", "pub mod samplecontroller;\n");
+    sb.write("src/apis/samplecontroller/mod.rs", "pub mod v1alpha1;\n");
+    sb.write(
+        "src/apis/samplecontroller/v1alpha1/mod.rs",
+        "//! Package v1alpha1 is the v1alpha1 version of the API.\n//!\n//! +k8s:deepcopy-gen=package\n//! +groupName=samplecontroller.k8s.io\n\nmod register;\nmod types;\n\npub use register::*;\npub use types::*;\n",
+    );
+    sb.write(
+        "src/apis/samplecontroller/v1alpha1/register.rs",
+        "/// GroupName is the group name used in this package.\npub const GROUP_NAME: &str = \"samplecontroller.k8s.io\";\n",
+    );
+    sb.write(
+        "src/apis/samplecontroller/v1alpha1/types.rs",
+        "use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\nuse kube::core::TypeMeta;\nuse serde::{Deserialize, Serialize};\n\n/// Foo is a specification for a Foo resource.\n///\n/// +genclient\n/// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object\n/// +kubebuilder:metadata:annotations=\"api-approved.kubernetes.io=unapproved, experimental-only\"\n#[derive(Clone, Debug, Default, Serialize, Deserialize)]\npub struct Foo {\n    #[serde(flatten)]\n    pub types: TypeMeta,\n    pub metadata: ObjectMeta,\n    pub spec: FooSpec,\n}\n\n/// FooSpec is the spec for a Foo resource.\n#[derive(Clone, Debug, Default, Serialize, Deserialize)]\n#[serde(rename_all = \"camelCase\")]\npub struct FooSpec {\n    pub deployment_name: String,\n}\n",
+    );
+    let stderr = sb.ok(&["generate", "crate"]);
+    assert!(
+        stderr.contains("kube-codegen: samplecontroller.k8s.io/v1alpha1 (crate/src/apis/samplecontroller/v1alpha1/mod.rs): Foo\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("kube-codegen: generated 1 CRD and "),
+        "{stderr}"
+    );
+    assert!(sb.read(FOO_CRD).contains("deploymentName"));
+    assert!(
+        sb.read("src/generated/register.rs")
+            .contains("crate::apis::samplecontroller::v1alpha1::Foo"),
+        "generated code names the kind where `pub use types::*` re-exports it"
+    );
+}
