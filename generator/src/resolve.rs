@@ -866,8 +866,8 @@ impl Resolver<'_> {
                             loc,
                             format!("map keys must be strings, not `{key}` in `{}`", ty.text()),
                         )
-                        .with_hint("JSON object keys are strings: use String, a newtype of String, a unit-only enum, or a type with `#[serde(into = \"String\", try_from = \"String\")]`. \
-                                    Integer keys are refused, as controller-gen refuses Go's: serde_json writes them as strings, but no CRD schema can require a key to be numeric, so the API server would keep objects this type cannot read"));
+                        .with_hint("JSON object keys are strings: use String, a newtype of String, a unit-only enum, or a type with `#[serde(into = \"String\", try_from = \"String\")]`; \
+                                    integer keys are refused as controller-gen refuses Go's: no CRD schema can require numeric keys, so the API server would store objects this type cannot read back"));
                     }
                     return Ok(TypeRef::Map(Box::new(one(self, 1)?)));
                 }
