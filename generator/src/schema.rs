@@ -124,8 +124,13 @@ impl<'a> SchemaBuilder<'a> {
         let result = self.decl_schema_inner(decl);
         self.stack.pop();
         let mut schema = result?;
-        if schema.description.is_none() {
-            schema.description = self.describe(&decl.doc);
+        // An alias or newtype is the port of a Go named type (`type Endpoint Target`), whose
+        // own doc wins over its underlying type's in controller-gen.
+        let named = matches!(decl.shape, Shape::Alias(_) | Shape::Newtype(_));
+        if let Some(doc) = self.describe(&decl.doc)
+            && (named || schema.description.is_none())
+        {
+            schema.description = Some(doc);
         }
         apply_markers(&mut schema, &decl.markers)?;
         Ok(schema)
