@@ -257,6 +257,19 @@ fn kind_of(
     };
     let name = item.ident.clone();
     let loc = item.loc.clone();
+    if let Some(c) = item.conversions.first() {
+        diags.push(
+            Diagnostic::new(
+                c.loc.clone(),
+                format!(
+                    "kind `{name}` cannot be serialized through `{} = ...`",
+                    c.kind.attr()
+                ),
+            )
+            .with_hint("a kind is an object with apiVersion, kind and metadata; put the conversion on the type of one of its fields"),
+        );
+        return None;
+    }
     let src::Fields::Named(fields) = fields else {
         diags.push(Diagnostic::new(
             loc,

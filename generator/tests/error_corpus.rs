@@ -263,6 +263,7 @@ error_cases! {
     serde_with_incomplete_type,
     serde_with_on_variant,
     serde_with_newtype_without_type,
+    kind_with_serde_into,
     // kinds
     kind_without_type_meta,
     kind_without_metadata,
