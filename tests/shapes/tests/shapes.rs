@@ -112,6 +112,7 @@ fn ported_shapes_round_trip_in_their_wire_form() {
         host: "example.com".into(),
         phase: Phase("Running".into()),
         fixed: [1, 2, 3],
+        blob: Blob(b"hi".to_vec()),
         version: Version { major: 1, minor: 2 },
         timeout: std::time::Duration::from_secs(90),
         ..Default::default()
@@ -125,6 +126,7 @@ fn ported_shapes_round_trip_in_their_wire_form() {
     assert_eq!(json["timeout"], "90s");
     assert_eq!(json["fixed"], serde_json::json!([1, 2, 3]));
     assert_eq!(json["phase"], "Running");
+    assert_eq!(json["blob"], "aGk=");
     assert_eq!(json["byPhase"], serde_json::json!({"Pending": 1}));
     assert!(json["byMode"]["Safe"].is_object());
     assert_eq!(json["byVersion"], serde_json::json!({"v2.0": "x"}));

@@ -216,6 +216,26 @@ impl TryFrom<String> for Version {
     }
 }
 
+/// Bytes as base64, as Go's `[]byte`: serde writes a `Vec<u8>` as numbers.
+/// +kubebuilder:validation:Type=string
+/// +kubebuilder:validation:Format=byte
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Blob(#[serde(with = "base64")] pub Vec<u8>);
+
+/// base64 through k8s-openapi's ByteString, which writes it.
+pub mod base64 {
+    use k8s_openapi::ByteString;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        ByteString(b.to_vec()).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        Ok(ByteString::deserialize(d)?.0)
+    }
+}
+
 /// Whole seconds as `<n>s`.
 pub mod seconds {
     use std::time::Duration;
@@ -248,6 +268,7 @@ pub struct PortedSpec {
     pub selector: Option<Selector>,
     pub phase: Phase,
     pub fixed: [i32; 3],
+    pub blob: Blob,
     pub by_phase: BTreeMap<Phase, i32>,
     pub by_mode: BTreeMap<Mode, Entry>,
     pub by_version: BTreeMap<Version, Name>,
