@@ -347,7 +347,8 @@ fn contains_local(ty: &TypeRef) -> bool {
 fn copy_types(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<CopyType> {
     let mut out = vec![];
     for (key, decl) in &api.types {
-        // An alias is another name for a type that has (or needs) no impl of its own.
+        // An alias is another name for a type that has (or needs) no impl of its own, and
+        // needs neither Clone nor visibility.
         if matches!(decl.shape, Shape::Alias(_)) {
             continue;
         }
@@ -400,7 +401,7 @@ fn copy_types(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
             // A whole clone: the fields of a type serialized `into` another need not be API
             // types, so they are not resolved, nor copied one by one.
             Shape::Enum(_) | Shape::Wire(_) => CopyShape::Enum,
-            Shape::Alias(_) => unreachable!("skipped above"),
+            Shape::Alias(_) => continue,
         };
         out.push(CopyType {
             type_path: type_path(options, key),
