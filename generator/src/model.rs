@@ -209,7 +209,12 @@ pub enum TypeRef {
         item: Box<TypeRef>,
         set: bool,
     },
-    /// A map with string keys.
+    /// `[T; N]`: serde reads and writes exactly N items.
+    Array {
+        item: Box<TypeRef>,
+        len: usize,
+    },
+    /// A map whose keys serialize as strings.
     Map(Box<TypeRef>),
     /// `serde_json::Value`: anything goes.
     Json,
@@ -224,12 +229,29 @@ pub enum TypeRef {
     K8s(String),
     /// A type of the scanned crate, by key into [`Api::types`].
     Local(String),
+    /// A `type` alias of the scanned crate (key into [`Api::types`], whose markers and doc
+    /// apply) and what it stands for.
+    Alias {
+        key: String,
+        target: Box<TypeRef>,
+    },
+    /// A field serialized by custom code (`#[serde(with = ...)]`): its Rust type says
+    /// nothing about the wire, so its schema comes from its markers alone.
+    Opaque,
 }
 
 impl TypeRef {
     /// Whether an absent value deserializes (so the field may be optional).
     pub fn is_option(&self) -> bool {
-        matches!(self, TypeRef::Option(_))
+        matches!(self.unalias(), TypeRef::Option(_))
+    }
+
+    /// The type an alias (or an alias of an alias) stands for; any other type itself.
+    pub fn unalias(&self) -> &TypeRef {
+        match self {
+            TypeRef::Alias { target, .. } => target.unalias(),
+            other => other,
+        }
     }
 }
 
@@ -290,6 +312,11 @@ pub enum Shape {
     /// `struct Foo(T);` — serialized as T.
     Newtype(TypeRef),
     Enum(Vec<Variant>),
+    /// `type Foo = T;`: T, with the alias's markers and doc.
+    Alias(TypeRef),
+    /// A struct or enum with serde's `into = "T"` and `from`/`try_from = "T"`: on the wire
+    /// it is a T, whatever its own fields are.
+    Wire(TypeRef),
 }
 
 /// A struct or enum from the scanned modules.

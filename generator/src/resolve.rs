@@ -30,7 +30,7 @@ struct RawType<'a> {
 pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
     let mut raw: BTreeMap<String, RawType> = BTreeMap::new();
     for m in modules {
-        for item in m.structs.iter().chain(&m.enums) {
+        for item in m.structs.iter().chain(&m.enums).chain(&m.aliases) {
             raw.insert(key(&m.path, &item.ident), RawType { module: m, item });
         }
     }
@@ -39,6 +39,7 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
         modules,
         types: BTreeMap::new(),
         pending: vec![],
+        aliases: vec![],
     };
     let mut api = Api::default();
 
@@ -390,6 +391,19 @@ fn kind_of(
     };
     let name = item.ident.clone();
     let loc = item.loc.clone();
+    if let Some(c) = item.conversions.first() {
+        diags.push(
+            Diagnostic::new(
+                c.loc.clone(),
+                format!(
+                    "kind `{name}` cannot be serialized through `{} = ...`",
+                    c.kind.attr()
+                ),
+            )
+            .with_hint("a kind is an object with apiVersion, kind and metadata; put the conversion on the type of one of its fields"),
+        );
+        return None;
+    }
     let src::Fields::Named(fields) = fields else {
         diags.push(Diagnostic::new(
             loc,
@@ -404,7 +418,9 @@ fn kind_of(
     for f in fields {
         let fname = f.ident.clone().unwrap_or_default();
         let ser = &f.serde;
-        let ty = resolver.resolve_type(raw.module, &f.ty);
+        let ty = resolver
+            .resolve_type(raw.module, &f.ty)
+            .map(|t| t.unalias().clone());
         if ser.flatten && matches!(ty, Ok(TypeRef::TypeMeta)) {
             has_type_meta = true;
         }
@@ -793,6 +809,69 @@ struct Resolver<'a> {
     modules: &'a [Module],
     types: BTreeMap<String, TypeDecl>,
     pending: Vec<String>,
+    /// Aliases being resolved, to stop on one that stands for itself.
+    aliases: Vec<String>,
+}
+
+/// Markers that tell the wire form of a value serialized by custom code.
+const WIRE_MARKERS: &[&str] = &[
+    "kubebuilder:validation:Type",
+    "kubebuilder:validation:XIntOrString",
+    "kubebuilder:validation:XPreserveUnknownFields",
+    "kubebuilder:pruning:PreserveUnknownFields",
+];
+
+/// A value serialized by custom code (`#[serde(with = ...)]`) has the schema its markers
+/// give, and they must give a complete structural one: `what` names it in messages.
+fn check_opaque(
+    markers: &[Marker],
+    loc: &crate::diagnostics::Location,
+    what: &str,
+    attr: &str,
+) -> Result<(), Diagnostic> {
+    let hint = "describe its wire form with markers: `+kubebuilder:validation:Type=string` \
+                (and Format, Pattern, ... as needed), `+kubebuilder:validation:XIntOrString`, \
+                or `+kubebuilder:validation:Type=object` with \
+                `+kubebuilder:pruning:PreserveUnknownFields`";
+    if !markers.iter().any(|m| WIRE_MARKERS.contains(&m.name)) {
+        return Err(Diagnostic::new(
+            loc.clone(),
+            format!(
+                "the schema of {what} cannot be inferred: `#[serde({attr} = ...)]` serializes it with custom code"
+            ),
+        )
+        .with_hint(hint));
+    }
+    let preserve = markers.iter().any(|m| {
+        matches!(
+            m.name,
+            "kubebuilder:validation:XPreserveUnknownFields"
+                | "kubebuilder:pruning:PreserveUnknownFields"
+        )
+    });
+    for m in markers
+        .iter()
+        .filter(|m| m.name == "kubebuilder:validation:Type")
+    {
+        match m.string_value()?.as_str() {
+            "array" => {
+                return Err(m
+                    .error(format!(
+                        "{what} is serialized by custom code, so `Type=array` has no item schema"
+                    ))
+                    .with_hint("serialize a `Vec<T>` of a type that describes the items, or use `Type=object` with `+kubebuilder:pruning:PreserveUnknownFields`"));
+            }
+            "object" if !preserve => {
+                return Err(m
+                    .error(format!(
+                        "{what} is serialized by custom code, so `Type=object` has no properties and the API server would drop every field of it"
+                    ))
+                    .with_hint("add `+kubebuilder:pruning:PreserveUnknownFields`"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl Resolver<'_> {
@@ -854,6 +933,31 @@ impl Resolver<'_> {
                  for free-form data use serde_json::Value",
             )
         };
+        if let src::TyKind::Array { elem, len } = &ty.kind {
+            let Some(len) = *len else {
+                return Err(Diagnostic::new(
+                    loc,
+                    format!("the length of `{}` is not an integer literal", ty.text()),
+                )
+                .with_hint("write the length as a literal such as `[u8; 16]`: the schema's minItems and maxItems are that length"));
+            };
+            // serde implements Serialize and Deserialize for arrays up to 32 items only.
+            if len > 32 {
+                return Err(Diagnostic::new(
+                    loc,
+                    format!(
+                        "serde (de)serializes arrays of at most 32 items, and `{}` has {len}",
+                        ty.text()
+                    ),
+                )
+                .with_hint("use `Vec<T>` with `+kubebuilder:validation:MinItems` and `MaxItems`"));
+            }
+            let item = self.resolve_type(module, elem)?;
+            return Ok(TypeRef::Array {
+                item: Box::new(item),
+                len,
+            });
+        }
         let src::TyKind::Path {
             leading_colon,
             segments,
@@ -904,13 +1008,14 @@ impl Resolver<'_> {
                 }
                 "BTreeMap" | "HashMap" | "IndexMap" => {
                     let k = one(self, 0)?;
-                    if k != TypeRef::String {
+                    if !self.key_is_string(&k, 0) {
                         let key = args.first().map(|k| k.text()).unwrap_or_default();
                         return Err(Diagnostic::new(
                             loc,
                             format!("map keys must be strings, not `{key}` in `{}`", ty.text()),
                         )
-                        .with_hint("JSON object keys are strings; use String keys"));
+                        .with_hint("JSON object keys are strings: use String, a newtype of String, a unit-only enum, or a type with `#[serde(into = \"String\", try_from = \"String\")]`; \
+                                    integer keys are refused as controller-gen refuses Go's: no CRD schema can require numeric keys, so the API server would store objects this type cannot read back"));
                     }
                     return Ok(TypeRef::Map(Box::new(one(self, 1)?)));
                 }
@@ -926,11 +1031,17 @@ impl Resolver<'_> {
         match abs[0].as_str() {
             "crate" => {
                 let k = abs[1..].join("::");
-                if self.raw.contains_key(&k) {
-                    self.require(&k);
-                    return Ok(TypeRef::Local(k));
+                let raw = self.raw;
+                match raw.get(&k) {
+                    Some(r) => match &r.item.body {
+                        src::Body::Alias(target) => self.resolve_alias(&k, r, target, &loc),
+                        _ => {
+                            self.require(&k);
+                            Ok(TypeRef::Local(k))
+                        }
+                    },
+                    None => Err(unsupported(joined)),
                 }
-                Err(unsupported(joined))
             }
             "k8s_openapi" => classify_k8s(&abs[1..].join("::")).ok_or_else(|| {
                 Diagnostic::new(loc, format!("`{joined}` has no schema in k8s-openapi"))
@@ -939,6 +1050,176 @@ impl Resolver<'_> {
             "kube" | "kube_core" if name == "ObjectMeta" => Ok(TypeRef::ObjectMeta),
             "kube" | "kube_core" if name == "TypeMeta" => Ok(TypeRef::TypeMeta),
             _ => Err(unsupported(joined)),
+        }
+    }
+
+    /// A use of `type` alias `key`: what it stands for, resolved where the alias is.
+    fn resolve_alias(
+        &mut self,
+        key: &str,
+        raw: &RawType,
+        target: &src::Ty,
+        used_at: &crate::diagnostics::Location,
+    ) -> Result<TypeRef, Diagnostic> {
+        let ident = &raw.item.ident;
+        if raw.item.generic {
+            return Err(Diagnostic::new(
+                used_at.clone(),
+                format!("generic alias `{ident}` cannot be an API type"),
+            )
+            .with_hint(format!(
+                "write out what `{ident}` stands for here, or make the alias concrete (it is at {})",
+                raw.item.loc
+            )));
+        }
+        if self.aliases.iter().any(|a| a == key) {
+            return Err(Diagnostic::new(
+                raw.item.loc.clone(),
+                format!("alias `{ident}` stands for itself"),
+            ));
+        }
+        self.aliases.push(key.to_owned());
+        let resolved = self.resolve_type(raw.module, target);
+        self.aliases.pop();
+        let target = resolved?;
+        self.require(key);
+        Ok(TypeRef::Alias {
+            key: key.to_owned(),
+            target: Box::new(target),
+        })
+    }
+
+    /// Whether serde_json writes a map key of this type as a JSON string: a String, a
+    /// newtype of one, a unit-only externally tagged enum, or a type serialized `into` one.
+    fn key_is_string(&mut self, key: &TypeRef, depth: usize) -> bool {
+        let key_of = match key.unalias() {
+            TypeRef::String => return true,
+            TypeRef::Local(k) if depth < 8 => k.clone(),
+            _ => return false,
+        };
+        let raw = self.raw;
+        let Some(r) = raw.get(&key_of) else {
+            return false;
+        };
+        let item = r.item;
+        // A problem inside the key's own type is reported where that type is.
+        let inner = |s: &mut Self, ty: &src::Ty| match s.resolve_type(r.module, ty) {
+            Ok(t) => s.key_is_string(&t, depth + 1),
+            Err(_) => true,
+        };
+        if let Some(c) = item
+            .conversions
+            .iter()
+            .find(|c| c.kind == src::ConversionKind::Into)
+        {
+            return c.ty.as_ref().is_none_or(|t| inner(self, t));
+        }
+        match &item.body {
+            src::Body::Struct(src::Fields::Unnamed(f)) if f.len() == 1 => inner(self, &f[0].ty),
+            src::Body::Struct(src::Fields::Named(f)) if item.serde.transparent => {
+                match f.iter().find(|f| !f.serde.skip) {
+                    Some(f) => inner(self, &f.ty),
+                    None => false,
+                }
+            }
+            src::Body::Enum(variants) => {
+                let s = &item.serde;
+                s.tag.is_none()
+                    && !s.untagged
+                    && variants
+                        .iter()
+                        .all(|v| matches!(v.fields, src::Fields::Unit) && !v.serde.untagged)
+            }
+            _ => false,
+        }
+    }
+
+    /// The wire type of a struct or enum with serde's `into`/`from`/`try_from`, if any:
+    /// both directions must agree, as a CRD has one schema for what is written and read.
+    fn wire_type(&mut self, raw: &RawType, diags: &mut Diagnostics) -> Result<Option<TypeRef>, ()> {
+        let item = raw.item;
+        let ident = &item.ident;
+        let mut into = None;
+        let mut from = None;
+        for c in &item.conversions {
+            let Some(t) = &c.ty else {
+                diags.push(
+                    Diagnostic::new(
+                        c.loc.clone(),
+                        format!(
+                            "`{} = ...` on `{ident}` does not name a type",
+                            c.kind.attr()
+                        ),
+                    )
+                    .with_hint("write a Rust type in the string, e.g. `into = \"String\"`"),
+                );
+                return Err(());
+            };
+            let resolved = diags.collect(self.resolve_type(raw.module, t)).ok_or(())?;
+            match c.kind {
+                src::ConversionKind::Into => into = Some((c, t, resolved)),
+                _ => from = Some((c, t, resolved)),
+            }
+        }
+        let derives = |t: &str| item.derives.iter().any(|d| d == t);
+        match (into, from) {
+            (None, None) => Ok(None),
+            (Some((i, it, ir)), Some((f, ft, fr))) => {
+                if ir.unalias() != fr.unalias() {
+                    diags.push(
+                        Diagnostic::new(
+                            f.loc.clone(),
+                            format!(
+                                "`{ident}` serializes as `{}` (`into`) but deserializes from `{}` (`{}`)",
+                                it.text(),
+                                ft.text(),
+                                f.kind.attr()
+                            ),
+                        )
+                        .with_hint(format!(
+                            "a CRD has one schema for what is written and what is read: use one type in both (`into` is at {})",
+                            i.loc
+                        )),
+                    );
+                    return Err(());
+                }
+                Ok(Some(ir))
+            }
+            (Some((i, it, _)), None) if derives("Deserialize") => {
+                diags.push(
+                    Diagnostic::new(
+                        i.loc.clone(),
+                        format!(
+                            "`{ident}` serializes as `{}` (`into`) but deserializes from its own fields",
+                            it.text()
+                        ),
+                    )
+                    .with_hint(format!(
+                        "add `from = \"{0}\"` or `try_from = \"{0}\"`, so objects read back in the form they are written",
+                        it.text()
+                    )),
+                );
+                Err(())
+            }
+            (None, Some((f, ft, _))) if derives("Serialize") => {
+                diags.push(
+                    Diagnostic::new(
+                        f.loc.clone(),
+                        format!(
+                            "`{ident}` deserializes from `{}` (`{}`) but serializes its own fields",
+                            ft.text(),
+                            f.kind.attr()
+                        ),
+                    )
+                    .with_hint(format!(
+                        "add `into = \"{}\"`, so objects are written in the form they are read",
+                        ft.text()
+                    )),
+                );
+                Err(())
+            }
+            // The other direction is written by hand: its form is this one, we trust.
+            (Some((_, _, t)), None) | (None, Some((_, _, t))) => Ok(Some(t)),
         }
     }
 
@@ -968,8 +1249,22 @@ impl Resolver<'_> {
             };
             let docs = &f.docs;
             let markers = parse_markers(docs, Level::Field, diags);
-            let Some(ty) = diags.collect(self.resolve_type(module, &f.ty)) else {
-                continue;
+            let ty = match ser.with {
+                // Custom code decides the wire form: the Rust type tells nothing.
+                Some(attr) => {
+                    let what = format!("field `{rust_name}`");
+                    if diags
+                        .collect(check_opaque(&markers, &floc, &what, attr))
+                        .is_none()
+                    {
+                        continue;
+                    }
+                    TypeRef::Opaque
+                }
+                None => match diags.collect(self.resolve_type(module, &f.ty)) {
+                    Some(ty) => ty,
+                    None => continue,
+                },
             };
             out.push(Field {
                 rust_name,
@@ -1004,15 +1299,25 @@ impl Resolver<'_> {
             );
             return None;
         }
+        let wire = self.wire_type(raw, diags).ok()?;
         let shape = match &item.body {
+            _ if wire.is_some() => Shape::Wire(wire.expect("checked")),
+            src::Body::Alias(target) => {
+                Shape::Alias(diags.collect(self.resolve_type(module, target))?)
+            }
             src::Body::Struct(fields) => match fields {
                 src::Fields::Named(named) => {
                     let rule = serde.rename_all.clone();
                     Shape::Struct(self.fields(module, named, &serde, rule.as_deref(), diags))
                 }
-                src::Fields::Unnamed(u) if u.len() == 1 => {
-                    Shape::Newtype(diags.collect(self.resolve_type(module, &u[0].ty))?)
-                }
+                src::Fields::Unnamed(u) if u.len() == 1 => match u[0].serde.with {
+                    Some(attr) => {
+                        let what = format!("`{ident}`");
+                        diags.collect(check_opaque(&markers, &loc, &what, attr))?;
+                        Shape::Newtype(TypeRef::Opaque)
+                    }
+                    None => Shape::Newtype(diags.collect(self.resolve_type(module, &u[0].ty))?),
+                },
                 _ => {
                     diags.push(
                         Diagnostic::new(
@@ -1043,6 +1348,16 @@ impl Resolver<'_> {
                     let shape = match &v.fields {
                         src::Fields::Unit => VariantShape::Unit,
                         src::Fields::Unnamed(u) if u.len() == 1 => {
+                            if let Some(attr) = u[0].serde.with {
+                                diags.push(
+                                    Diagnostic::new(
+                                        vloc,
+                                        format!("the schema of variant `{ident}::{rust_name}` cannot be inferred: `#[serde({attr} = ...)]` serializes it with custom code"),
+                                    )
+                                    .with_hint("hold a newtype struct instead, whose doc comment describes its wire form with `+kubebuilder:validation:Type=...`"),
+                                );
+                                continue;
+                            }
                             let Some(t) = diags.collect(self.resolve_type(module, &u[0].ty)) else {
                                 continue;
                             };

@@ -194,6 +194,7 @@ fn rust_type(api: &Api, options: &RustOptions, ty: &TypeRef) -> Option<String> {
         TypeRef::Bool => "bool".into(),
         TypeRef::Local(key) => type_path(api, options, key),
         TypeRef::K8s(path) => format!("::k8s_openapi::{path}"),
+        TypeRef::Alias { target, .. } => return rust_type(api, options, target),
         _ => return None,
     })
 }
@@ -339,9 +340,11 @@ fn packages(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<t:
 fn contains_local(ty: &TypeRef) -> bool {
     match ty {
         TypeRef::Local(_) => true,
-        TypeRef::Option(inner) | TypeRef::List { item: inner, .. } | TypeRef::Map(inner) => {
-            contains_local(inner)
-        }
+        TypeRef::Option(inner)
+        | TypeRef::List { item: inner, .. }
+        | TypeRef::Map(inner)
+        | TypeRef::Alias { target: inner, .. } => contains_local(inner),
+        // The runtime has no DeepCopy for arrays: they clone.
         _ => false,
     }
 }
@@ -349,6 +352,11 @@ fn contains_local(ty: &TypeRef) -> bool {
 fn copy_types(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<CopyType> {
     let mut out = vec![];
     for (key, decl) in &api.types {
+        // An alias is another name for a type that has (or needs) no impl of its own, and
+        // needs neither Clone nor visibility.
+        if matches!(decl.shape, Shape::Alias(_)) {
+            continue;
+        }
         if !decl.derives.iter().any(|d| d == "Clone") {
             diags.push(
                 Diagnostic::new(
@@ -410,7 +418,10 @@ fn copy_types(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<
             Shape::Newtype(inner) => CopyShape::Newtype {
                 deep: contains_local(inner),
             },
-            Shape::Enum(_) => CopyShape::Enum,
+            // A whole clone: the fields of a type serialized `into` another need not be API
+            // types, so they are not resolved, nor copied one by one.
+            Shape::Enum(_) | Shape::Wire(_) => CopyShape::Enum,
+            Shape::Alias(_) => continue,
         };
         out.push(CopyType {
             type_path: type_path(api, options, key),

@@ -125,8 +125,13 @@ impl<'a> SchemaBuilder<'a> {
         let result = self.decl_schema_inner(decl);
         self.stack.pop();
         let mut schema = result?;
-        if schema.description.is_none() {
-            schema.description = self.describe(&decl.doc);
+        // An alias or newtype is the port of a Go named type (`type Endpoint Target`), whose
+        // own doc wins over its underlying type's in controller-gen.
+        let named = matches!(decl.shape, Shape::Alias(_) | Shape::Newtype(_));
+        if let Some(doc) = self.describe(&decl.doc)
+            && (named || schema.description.is_none())
+        {
+            schema.description = Some(doc);
         }
         apply_markers(&mut schema, &decl.markers)?;
         Ok(schema)
@@ -134,7 +139,9 @@ impl<'a> SchemaBuilder<'a> {
 
     fn decl_schema_inner(&mut self, decl: &TypeDecl) -> Result<JSONSchemaProps, Diagnostic> {
         match &decl.shape {
-            Shape::Newtype(inner) => self.ref_schema(inner, &decl.loc),
+            Shape::Newtype(inner) | Shape::Alias(inner) | Shape::Wire(inner) => {
+                self.ref_schema(inner, &decl.loc)
+            }
             Shape::Struct(fields) if decl.serde.transparent => {
                 let f = fields.iter().find(|f| !f.skip).ok_or_else(|| {
                     Diagnostic::new(decl.loc.clone(), "transparent struct without a field")
@@ -186,7 +193,7 @@ impl<'a> SchemaBuilder<'a> {
         let mut required = vec![];
         for f in fields.iter().filter(|f| !f.skip) {
             if f.flatten {
-                match &f.ty {
+                match f.ty.unalias() {
                     TypeRef::TypeMeta => continue,
                     TypeRef::Local(key) => {
                         let inner = self.decl_schema(key, &f.loc)?;
@@ -341,6 +348,16 @@ impl<'a> SchemaBuilder<'a> {
                 x_kubernetes_list_type: set.then(|| "set".to_owned()),
                 ..typed("array")
             },
+            // serde reads exactly `len` items; Go's decoder drops extra items and zero-fills
+            // missing ones, so controller-gen leaves the bounds out.
+            TypeRef::Array { item, len } => JSONSchemaProps {
+                items: Some(JSONSchemaPropsOrArray::Schema(Box::new(
+                    self.ref_schema(item, loc)?,
+                ))),
+                min_items: Some(*len as i64),
+                max_items: Some(*len as i64),
+                ..typed("array")
+            },
             TypeRef::Map(value) => JSONSchemaProps {
                 additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(
                     self.ref_schema(value, loc)?,
@@ -370,7 +387,9 @@ impl<'a> SchemaBuilder<'a> {
                     .with_hint("add #[serde(flatten)] to the field"));
             }
             TypeRef::K8s(path) => self.k8s_schema(path, loc)?,
-            TypeRef::Local(key) => self.decl_schema(key, loc)?,
+            TypeRef::Local(key) | TypeRef::Alias { key, .. } => self.decl_schema(key, loc)?,
+            // Resolution made sure the markers give the schema.
+            TypeRef::Opaque => JSONSchemaProps::default(),
         })
     }
 

@@ -52,6 +52,8 @@ pub struct Module {
     pub globs: Vec<Vec<String>>,
     pub structs: Vec<Item>,
     pub enums: Vec<Item>,
+    /// `type Name = Target;` items.
+    pub aliases: Vec<Item>,
     /// Names of child modules, to resolve `child::Type` paths.
     pub children: Vec<String>,
 }
@@ -68,6 +70,9 @@ pub struct Item {
     pub serde: SerdeContainer,
     /// The trait names of `#[derive(...)]`.
     pub derives: Vec<String>,
+    /// serde's `into`, `from` and `try_from` container attributes: the type is
+    /// serialized as (or deserialized from) another one.
+    pub conversions: Vec<Conversion>,
     /// Has type parameters.
     pub generic: bool,
     /// `pub` or `pub(crate)`.
@@ -79,6 +84,36 @@ pub struct Item {
 pub enum Body {
     Struct(Fields),
     Enum(Vec<Variant>),
+    /// `type Name = Target;`
+    Alias(Ty),
+}
+
+/// Which serde conversion attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConversionKind {
+    Into,
+    From,
+    TryFrom,
+}
+
+impl ConversionKind {
+    pub fn attr(self) -> &'static str {
+        match self {
+            ConversionKind::Into => "into",
+            ConversionKind::From => "from",
+            ConversionKind::TryFrom => "try_from",
+        }
+    }
+}
+
+/// `#[serde(into = "T")]` (or `from`, `try_from`).
+#[derive(Clone, Debug)]
+pub struct Conversion {
+    pub kind: ConversionKind,
+    /// Where the attribute's string is.
+    pub loc: Location,
+    /// The type named in the string; `None` if it does not parse as a type.
+    pub ty: Option<Ty>,
 }
 
 #[derive(Clone, Debug)]
@@ -133,6 +168,8 @@ pub enum TyKind {
         segments: Vec<String>,
         args: Vec<Ty>,
     },
+    /// `[T; N]`; `len` is `None` when N is not an integer literal.
+    Array { elem: Box<Ty>, len: Option<usize> },
     /// Anything else (a reference, tuple, `<T as Trait>::X`...): not an API type.
     Other,
 }
@@ -143,6 +180,10 @@ impl Ty {
         match (&self.text, &self.kind) {
             (Some(t), _) => t.clone(),
             (None, TyKind::Path { segments, .. }) => segments.join("::"),
+            (None, TyKind::Array { elem, len }) => match len {
+                Some(n) => format!("[{}; {n}]", elem.text()),
+                None => format!("[{}; _]", elem.text()),
+            },
             (None, TyKind::Other) => String::new(),
         }
     }
@@ -465,15 +506,18 @@ fn collect_module(
         globs: vec![],
         structs: vec![],
         enums: vec![],
+        aliases: vec![],
         children: vec![],
     };
     let mut nested = Vec::new();
     let mut structs = Vec::new();
     let mut enums = Vec::new();
+    let mut aliases = Vec::new();
     for item in items {
         match item {
             syn::Item::Struct(s) => structs.push(s),
             syn::Item::Enum(e) => enums.push(e),
+            syn::Item::Type(t) => aliases.push(t),
             syn::Item::Use(u) => {
                 let export = is_visible(&u.vis);
                 collect_use(&path, &u.tree, vec![], export, &mut module)
@@ -539,6 +583,20 @@ fn collect_module(
             )
         })
         .collect();
+    module.aliases = aliases
+        .iter()
+        .map(|a| {
+            let target = ty_of(&module, &a.ty);
+            item_of(
+                &module,
+                &a.attrs,
+                &a.ident,
+                &a.generics,
+                &a.vis,
+                Body::Alias(target),
+            )
+        })
+        .collect();
     out.push(module);
     for (at, attrs, items) in nested {
         collect_module(file, at, &attrs, items, out);
@@ -573,6 +631,7 @@ fn item_of(
         docs: doc_lines(&module.file, attrs),
         serde: serde_container(attrs),
         derives: derives(attrs),
+        conversions: conversions(module, attrs),
         generic: generics.type_params().next().is_some(),
         visible: is_visible(vis),
         body,
@@ -626,6 +685,24 @@ fn ty_of(module: &Module, ty: &syn::Type) -> Ty {
     let loc = Location::of_span(&module.file, ty.span());
     let tp = match ty {
         syn::Type::Path(tp) if tp.qself.is_none() => tp,
+        syn::Type::Array(a) => {
+            let len = match &a.len {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(n),
+                    ..
+                }) => n.base10_parse::<usize>().ok(),
+                _ => None,
+            };
+            return Ty {
+                loc,
+                text: Some(type_text(ty)),
+                kind: TyKind::Array {
+                    elem: Box::new(ty_of(module, &a.elem)),
+                    len,
+                },
+            };
+        }
+        syn::Type::Paren(p) => return ty_of(module, &p.elem),
         _ => {
             return Ty {
                 loc,
@@ -699,6 +776,8 @@ pub struct SerdeField {
     pub default: bool,
     pub skip_serializing_if: bool,
     pub untagged: bool,
+    /// `with`, `serialize_with` or `deserialize_with`: custom code decides the wire form.
+    pub with: Option<&'static str>,
 }
 
 /// Skip the value of a serde attribute we do not care about.
@@ -749,6 +828,12 @@ fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
                 skip_meta_value(&meta)?;
             } else if p.is_ident("untagged") {
                 out.untagged = true;
+            } else if let Some(attr) = ["with", "serialize_with", "deserialize_with"]
+                .into_iter()
+                .find(|a| p.is_ident(a))
+            {
+                out.with.get_or_insert(attr);
+                skip_meta_value(&meta)?;
             } else {
                 skip_meta_value(&meta)?;
             }
@@ -756,6 +841,57 @@ fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
         });
     }
     out
+}
+
+/// serde's `into`/`from`/`try_from` container attributes, their type strings parsed.
+fn conversions(module: &Module, attrs: &[syn::Attribute]) -> Vec<Conversion> {
+    let mut out = vec![];
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            let kind = [
+                ConversionKind::Into,
+                ConversionKind::From,
+                ConversionKind::TryFrom,
+            ]
+            .into_iter()
+            .find(|k| meta.path.is_ident(k.attr()));
+            let Some(kind) = kind else {
+                return skip_meta_value(&meta);
+            };
+            let lit: syn::LitStr = meta.value()?.parse()?;
+            let loc = Location::of_span(&module.file, lit.span());
+            // The type is in a string, whose tokens have no place in the file: every part
+            // of it is located at the string.
+            let ty = lit
+                .parse::<syn::Type>()
+                .ok()
+                .map(|t| relocate(ty_of(module, &t), &loc));
+            out.push(Conversion { kind, loc, ty });
+            Ok(())
+        });
+    }
+    out
+}
+
+fn relocate(mut ty: Ty, loc: &Location) -> Ty {
+    ty.loc = loc.clone();
+    ty.kind = match ty.kind {
+        TyKind::Path {
+            leading_colon,
+            segments,
+            args,
+        } => TyKind::Path {
+            leading_colon,
+            segments,
+            args: args.into_iter().map(|a| relocate(a, loc)).collect(),
+        },
+        TyKind::Array { elem, len } => TyKind::Array {
+            elem: Box::new(relocate(*elem, loc)),
+            len,
+        },
+        TyKind::Other => TyKind::Other,
+    };
+    ty
 }
 
 fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {

@@ -54,7 +54,7 @@ fn register_constants_and_resources() {
         [
             // golayout/v1: kinds in a private `types.rs`, a `#[path]` file and an inline module.
             "Gadget", "Gizmo", "Widget", // shapes/v1
-            "Cluster", "Full", "NoClient", "ReadOnly", "Scaled", "Silent", "Skipper"
+            "Cluster", "Full", "NoClient", "Ported", "ReadOnly", "Scaled", "Silent", "Skipper"
         ]
     );
 }
@@ -144,4 +144,39 @@ fn deep_copy_into_equals_clone_and_reuses_buffers() {
         "the destination's string buffer was reused"
     );
     assert_eq!(src.deep_copy(), src);
+}
+
+/// The ported shapes serialize as their CRD schema says (aliases as their targets, `into`
+/// as a String, fixed arrays as arrays, enum and newtype keys as strings), read back, and
+/// deep-copy.
+#[test]
+fn ported_shapes_round_trip_in_their_wire_form() {
+    let mut spec = PortedSpec {
+        name: "a".into(),
+        other: "b".into(),
+        host: "example.com".into(),
+        phase: Phase("Running".into()),
+        fixed: [1, 2, 3],
+        blob: Blob(b"hi".to_vec()),
+        version: Version { major: 1, minor: 2 },
+        timeout: std::time::Duration::from_secs(90),
+        ..Default::default()
+    };
+    spec.by_phase.insert(Phase("Pending".into()), 1);
+    spec.by_mode.insert(Mode::Safe, Item::default());
+    spec.by_version
+        .insert(Version { major: 2, minor: 0 }, "x".into());
+    let json = serde_json::to_value(&spec).unwrap();
+    assert_eq!(json["version"], "v1.2");
+    assert_eq!(json["timeout"], "90s");
+    assert_eq!(json["fixed"], serde_json::json!([1, 2, 3]));
+    assert_eq!(json["phase"], "Running");
+    assert_eq!(json["blob"], "aGk=");
+    assert_eq!(json["byPhase"], serde_json::json!({"Pending": 1}));
+    assert!(json["byMode"]["Safe"].is_object());
+    assert_eq!(json["byVersion"], serde_json::json!({"v2.0": "x"}));
+    let back: PortedSpec = serde_json::from_value(json).unwrap();
+    assert_eq!(back, spec);
+    let obj = Ported::new("p", spec);
+    assert_eq!(obj.deep_copy(), obj);
 }

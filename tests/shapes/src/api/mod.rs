@@ -1,2 +1,3 @@
+pub mod common;
 pub mod golayout;
 pub mod v1;

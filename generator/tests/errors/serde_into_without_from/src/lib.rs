@@ -1,0 +1,34 @@
+// Written as a String, read from fields: a CRD has one schema for both directions.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(into = "String")]
+//~^ ERROR serializes as `String` (`into`) but deserializes from its own fields
+pub struct Version {
+    pub major: u32,
+}
+
+impl From<Version> for String {
+    fn from(v: Version) -> String {
+        format!("v{}", v.major)
+    }
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+pub struct ThingSpec {
+    pub version: Version,
+}
