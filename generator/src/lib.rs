@@ -16,17 +16,18 @@
 //! }
 //! ```
 
-pub mod crd;
 pub mod diagnostics;
-pub mod k8s_types;
+mod generators;
 pub mod markers;
 pub mod model;
 pub mod output;
 pub mod par;
 pub mod resolve;
-pub mod rust;
-pub mod schema;
 pub mod source;
+
+pub use generators::GeneratorName;
+pub(crate) use generators::crd::{k8s_types, schema};
+use generators::rust;
 
 use std::path::{Path, PathBuf};
 
@@ -64,6 +65,10 @@ pub struct Metadata {
     pub out_dir: Option<PathBuf>,
     /// Directory for CRD YAML (default `crds`).
     pub crd_dir: Option<PathBuf>,
+    /// The generators to run (default: all); those they require run too.
+    pub generators: Option<Vec<GeneratorName>>,
+    /// Output directories of YAML generators other than `crd`, e.g. `{ rbac = "config/rbac" }`.
+    pub output_dirs: Option<std::collections::BTreeMap<GeneratorName, PathBuf>>,
     /// A file whose text (a licence, say) goes under the header of every generated Rust file.
     pub header_file: Option<PathBuf>,
     /// Kubernetes version of the embedded k8s-openapi schemas; must match this build.
@@ -82,7 +87,10 @@ pub struct Config {
     crate_dir: PathBuf,
     inputs: Vec<PathBuf>,
     out_dir: Option<PathBuf>,
-    crd_dir: Option<PathBuf>,
+    /// Output directories of YAML generators set explicitly (`crd_dir` is the `crd` one).
+    output_dirs: std::collections::BTreeMap<GeneratorName, PathBuf>,
+    /// `None`: every generator.
+    generators: Option<Vec<GeneratorName>>,
     header_file: Option<PathBuf>,
     schema: SchemaOptions,
     rust: rust::RustOptions,
@@ -107,6 +115,9 @@ pub struct Generated {
     pub warnings: Vec<Diagnostic>,
     /// What was found: each group/version with its kinds, in order.
     pub found: Vec<FoundGroupVersion>,
+    /// What each generator that ran made: files for YAML generators, one module each for
+    /// Rust generators.
+    pub made: Vec<(GeneratorName, usize)>,
 }
 
 /// A group/version the run found, for the closing summary.
@@ -137,21 +148,31 @@ impl Generated {
                 gv.loc.file.display()
             );
         }
-        let crds = self
+        let yaml: Vec<String> = self
+            .made
+            .iter()
+            .filter(|(g, _)| !generators::generator(*g).is_rust())
+            .map(|(g, n)| format!("{g} {n}"))
+            .collect();
+        let rust: Vec<&str> = self
+            .made
+            .iter()
+            .filter_map(|(g, _)| generators::generator(*g).rust_module())
+            .collect();
+        let rust_files = self
             .files
             .iter()
-            .filter(|f| f.path.extension().is_some_and(|e| e == "yaml"))
+            .filter(|f| f.path.extension().is_some_and(|e| e == "rs"))
             .count();
+        let mut parts = yaml;
+        if !rust.is_empty() {
+            parts.push(format!("Rust {rust_files} ({})", rust.join(", ")));
+        }
         out += &format!(
-            "kube-codegen: generated {} CRD{} and {} Rust file{}\n",
-            crds,
-            if crds == 1 { "" } else { "s" },
-            self.files.len() - crds,
-            if self.files.len() - crds == 1 {
-                ""
-            } else {
-                "s"
-            },
+            "kube-codegen: generated {} file{}: {}\n",
+            self.files.len(),
+            if self.files.len() == 1 { "" } else { "s" },
+            parts.join(", ")
         );
         out
     }
@@ -172,7 +193,8 @@ impl Config {
             crate_dir,
             inputs: vec![],
             out_dir: None,
-            crd_dir: None,
+            output_dirs: Default::default(),
+            generators: None,
             header_file: None,
             schema: SchemaOptions::default(),
             rust: rust::RustOptions::default(),
@@ -217,7 +239,11 @@ impl Config {
             }
             config.inputs = meta.input.unwrap_or_default();
             config.out_dir = meta.out_dir;
-            config.crd_dir = meta.crd_dir;
+            config.output_dirs = meta.output_dirs.unwrap_or_default();
+            if let Some(d) = meta.crd_dir {
+                config.output_dirs.insert(GeneratorName::Crd, d);
+            }
+            config.generators = meta.generators;
             config.header_file = meta.header_file;
             config.schema.max_description_len = meta.max_description_len;
             config.emit_rust = meta.rust.unwrap_or(true);
@@ -251,9 +277,34 @@ impl Config {
         self
     }
 
-    pub fn crd_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.crd_dir = Some(dir.into());
+    pub fn crd_dir(self, dir: impl Into<PathBuf>) -> Self {
+        self.output_dir(GeneratorName::Crd, dir)
+    }
+
+    /// Where a YAML generator (`crd`, `rbac`) writes, instead of its default directory.
+    pub fn output_dir(mut self, generator: GeneratorName, dir: impl Into<PathBuf>) -> Self {
+        self.output_dirs.insert(generator, dir.into());
         self
+    }
+
+    /// Run only these generators (and those they require), as controller-gen runs `crd rbac`
+    /// and code-generator its `client`, `lister`, `informer` generators.
+    pub fn generators(mut self, generators: impl IntoIterator<Item = GeneratorName>) -> Self {
+        self.generators = Some(generators.into_iter().collect());
+        self
+    }
+
+    /// The generators this config runs, with their requirements, in registry order.
+    pub fn selected_generators(&self) -> Vec<GeneratorName> {
+        let chosen: Vec<GeneratorName> = match &self.generators {
+            Some(g) => g.clone(),
+            None => GeneratorName::all().collect(),
+        };
+        let chosen: Vec<GeneratorName> = chosen
+            .into_iter()
+            .filter(|g| self.emit_rust || !generators::generator(*g).is_rust())
+            .collect();
+        generators::with_requirements(&chosen)
     }
 
     pub fn header_file(mut self, path: impl Into<PathBuf>) -> Self {
@@ -302,10 +353,22 @@ impl Config {
 
     /// The directory CRD YAML is written to.
     pub fn crd_output_dir(&self) -> PathBuf {
-        match (&self.crd_dir, &self.out_dir) {
+        self.yaml_output_dir(GeneratorName::Crd)
+    }
+
+    /// The directory a YAML generator writes to: as configured, else `<out-dir>/<dir>` when
+    /// an output directory is set (build.rs), else `<crate>/<default dir>`.
+    fn yaml_output_dir(&self, name: GeneratorName) -> PathBuf {
+        let generators::Output::Yaml {
+            dir, default_dir, ..
+        } = generators::generator(name).output
+        else {
+            return self.rust_output_dir();
+        };
+        match (self.output_dirs.get(&name), &self.out_dir) {
             (Some(d), _) => self.resolve_path(d),
-            (None, Some(o)) => self.resolve_path(o).join("crds"),
-            (None, None) => self.crate_dir.join("crds"),
+            (None, Some(o)) => self.resolve_path(o).join(dir),
+            (None, None) => self.crate_dir.join(default_dir),
         }
     }
 
@@ -319,10 +382,16 @@ impl Config {
 
     /// Directories whose generated files this config owns (for pruning and `check`).
     pub fn managed_dirs(&self) -> Vec<PathBuf> {
-        let mut dirs = vec![self.crd_output_dir()];
-        if self.emit_rust {
+        let selected = self.selected_generators();
+        let mut dirs: Vec<PathBuf> = selected
+            .iter()
+            .filter(|g| !generators::generator(**g).is_rust())
+            .map(|g| self.yaml_output_dir(*g))
+            .collect();
+        if selected.iter().any(|g| generators::generator(*g).is_rust()) {
             dirs.push(self.rust_output_dir());
         }
+        dirs.dedup();
         dirs
     }
 
@@ -382,12 +451,39 @@ impl Config {
                     ),
             );
         }
-        let crds = crd::build_crds(&api, &self.schema, &mut diags);
-        let renderer = if self.emit_rust && !diags.has_errors() {
-            rust::Renderer::new(&api, &rust_options, &mut diags)
-        } else {
-            None
-        };
+        // Every selected generator checks and prepares its work before anything is rendered.
+        let cx = generators::Context::new(&api, &self.schema, &rust_options);
+        let mut rust_modules = vec![];
+        let mut yaml = vec![];
+        let mut made: Vec<(GeneratorName, usize)> = vec![];
+        // YAML generators check even a model with errors, so one run reports every problem
+        // (a CRD's schema errors beside the model's); Rust generators need a sound model, and
+        // their checks would only repeat what is already reported.
+        let selected = self.selected_generators();
+        for name in &selected {
+            if let generators::Output::Yaml { prepare, .. } = &generators::generator(*name).output {
+                let files = prepare(&cx, &mut diags);
+                made.push((*name, files.names.len()));
+                yaml.push((self.yaml_output_dir(*name), files));
+            }
+        }
+        for name in &selected {
+            if let generators::Output::Rust {
+                module,
+                doc,
+                cost,
+                prepare,
+            } = &generators::generator(*name).output
+                && !diags.has_errors()
+            {
+                rust_modules.push(rust::RustModule {
+                    module,
+                    doc,
+                    cost: *cost,
+                    render: prepare(&cx, &mut diags),
+                });
+            }
+        }
         if diags.has_errors() {
             let rendered = diags.render();
             return Err(Error::Input {
@@ -396,33 +492,39 @@ impl Config {
             });
         }
         // Every output file is rendered on its own, so they are rendered in parallel: the
-        // Rust files first (the costliest), then a YAML document per CRD.
+        // Rust files first (the costliest), then the YAML files.
         enum Job<'a> {
             Rust(rust::RustFile),
-            Crd(&'a crd::RenderedCrd),
+            Yaml(&'a PathBuf, &'a generators::RenderYaml, usize),
         }
-        let mut jobs: Vec<Job> = renderer
-            .iter()
-            .flat_map(|r| r.files())
-            .map(Job::Rust)
-            .collect();
-        jobs.extend(crds.iter().map(Job::Crd));
-        let crd_dir = self.crd_output_dir();
+        let rust_files = rust::files(&rust_modules, &rust_options);
+        let mut jobs: Vec<Job> = rust_files.iter().copied().map(Job::Rust).collect();
+        for (dir, files) in &yaml {
+            jobs.extend((0..files.names.len()).map(|i| Job::Yaml(dir, files, i)));
+        }
         let rust_dir = self.rust_output_dir();
         let mut out = par::map(jobs, |job| match job {
             Job::Rust(file) => {
-                let renderer = renderer.as_ref().expect("Rust jobs come from the renderer");
-                let (name, contents) = renderer.render(file);
+                let (name, contents) = rust::render(&rust_modules, &rust_options, file);
                 GeneratedFile {
                     path: rust_dir.join(name),
                     contents,
                 }
             }
-            Job::Crd(c) => GeneratedFile {
-                path: crd_dir.join(&c.file_name),
-                contents: crd::to_yaml(&c.crd),
+            Job::Yaml(dir, files, i) => GeneratedFile {
+                path: dir.join(&files.names[i]),
+                contents: (files.render)(i),
             },
         });
+        made.extend(
+            rust_modules
+                .iter()
+                .filter_map(|m| {
+                    GeneratorName::all()
+                        .find(|g| generators::generator(*g).rust_module() == Some(m.module))
+                })
+                .map(|g| (g, 1)),
+        );
         out.sort_by(|a, b| a.path.cmp(&b.path));
         if self.emit_rerun_if_changed {
             for f in &files {
@@ -451,6 +553,7 @@ impl Config {
             inputs: files,
             warnings,
             found,
+            made,
         })
     }
 

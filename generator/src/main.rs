@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use kube_codegen::{Config, Error};
+use kube_codegen::{Config, Error, GeneratorName};
 
 #[derive(Parser)]
 #[command(
@@ -24,6 +24,8 @@ enum Command {
     Generate(Options),
     /// Exit non-zero and list every stale, missing or extra generated file; write nothing.
     Check(Options),
+    /// List the generators, with what each makes.
+    Generators,
 }
 
 #[derive(Args)]
@@ -39,6 +41,10 @@ struct Options {
     /// Where CRD YAML goes (overrides `crd-dir`).
     #[arg(long)]
     crd_dir: Option<PathBuf>,
+    /// Run only these generators and those they require (comma-separated; overrides
+    /// `generators`; `kube-codegen generators` lists them).
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    generators: Vec<GeneratorName>,
     /// Licence text placed under the header of generated Rust files (overrides `header-file`).
     #[arg(long)]
     header_file: Option<PathBuf>,
@@ -61,6 +67,9 @@ impl Options {
         }
         if let Some(d) = &self.crd_dir {
             c = c.crd_dir(d);
+        }
+        if !self.generators.is_empty() {
+            c = c.generators(self.generators.iter().copied());
         }
         if let Some(h) = &self.header_file {
             c = c.header_file(h);
@@ -118,6 +127,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                         report.removed.len()
                     );
                 }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Generators => {
+            for g in GeneratorName::all() {
+                println!("{:<10} {}", g.as_str(), g.about());
             }
             Ok(ExitCode::SUCCESS)
         }

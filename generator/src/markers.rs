@@ -40,12 +40,12 @@ pub struct MarkerSpec {
     pub levels: &'static [Level],
 }
 
-const P: &[Level] = &[Level::Package];
-const T: &[Level] = &[Level::Type];
-const F: &[Level] = &[Level::Field];
-const TF: &[Level] = &[Level::Type, Level::Field];
-const PF: &[Level] = &[Level::Package, Level::Field];
-const PT: &[Level] = &[Level::Package, Level::Type];
+pub(crate) const P: &[Level] = &[Level::Package];
+pub(crate) const T: &[Level] = &[Level::Type];
+pub(crate) const F: &[Level] = &[Level::Field];
+pub(crate) const TF: &[Level] = &[Level::Type, Level::Field];
+pub(crate) const PF: &[Level] = &[Level::Package, Level::Field];
+pub(crate) const PT: &[Level] = &[Level::Package, Level::Type];
 
 /// The prefix of controller-gen's array-item forms: `+kubebuilder:validation:items:MaxLength=5`
 /// applies `MaxLength` to the items of the array it is on.
@@ -110,10 +110,11 @@ pub const WEBHOOK_ARGS: &[&str] = &[
     "patch",
 ];
 
-/// Every marker kube-codegen understands. Order does not matter: the longest name that
-/// matches wins, so `kubebuilder:validation:XValidation` is not read as `kubebuilder:validation`.
-pub static MARKERS: &[MarkerSpec] = &[
-    // package (doc.go)
+/// The markers of the model itself, owned by no generator: group/version and kind identity,
+/// field presence, and markers parsed for generators still to come (webhooks, apply
+/// configurations). Each generator declares the markers whose meaning it owns
+/// (`generators::REGISTRY`); [`MARKERS`] is all of them, so markers are parsed once, by one table.
+pub const CORE_MARKERS: &[MarkerSpec] = &[
     MarkerSpec {
         name: "groupName",
         args: Args::Value,
@@ -124,48 +125,6 @@ pub static MARKERS: &[MarkerSpec] = &[
         args: Args::Value,
         levels: P,
     },
-    // type level: client generation (code-generator)
-    MarkerSpec {
-        name: "genclient",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "genclient:nonNamespaced",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "genclient:noStatus",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "genclient:noVerbs",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "genclient:readonly",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "genclient:onlyVerbs",
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "genclient:skipVerbs",
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "genclient:method",
-        args: Args::Value,
-        levels: T,
-    },
-    // type level: CRD shape (controller-gen)
     MarkerSpec {
         name: "kubebuilder:object:root",
         args: Args::OptionalBool,
@@ -175,171 +134,6 @@ pub static MARKERS: &[MarkerSpec] = &[
         name: "kubebuilder:resource",
         args: Args::Named(&["path", "singular", "shortName", "categories", "scope"]),
         levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:subresource:status",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:subresource:scale",
-        args: Args::Named(&["!specpath", "!statuspath", "selectorpath"]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:printcolumn",
-        args: Args::Named(&[
-            "!name",
-            "!type",
-            "!JSONPath",
-            "description",
-            "format",
-            "priority",
-        ]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:storageversion",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:deprecatedversion",
-        args: Args::Named(&["warning"]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:skipversion",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:unservedversion",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:selectablefield",
-        args: Args::Named(&["!JSONPath"]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:metadata",
-        args: Args::Named(&["annotations", "labels"]),
-        levels: T,
-    },
-    // validation: field and type level
-    MarkerSpec {
-        name: "kubebuilder:validation:Minimum",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:Maximum",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:ExclusiveMinimum",
-        args: Args::OptionalBool,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:ExclusiveMaximum",
-        args: Args::OptionalBool,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:MultipleOf",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:MinLength",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:MaxLength",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:Pattern",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:MinItems",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:MaxItems",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:UniqueItems",
-        args: Args::OptionalBool,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:MinProperties",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:MaxProperties",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:Enum",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:Format",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:Type",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:XValidation",
-        args: Args::Named(&[
-            "!rule",
-            "message",
-            "messageExpression",
-            "reason",
-            "fieldPath",
-            "optionalOldSelf",
-        ]),
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:XPreserveUnknownFields",
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:XEmbeddedResource",
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:XIntOrString",
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:Schemaless",
-        args: Args::Flag,
-        levels: F,
     },
     MarkerSpec {
         name: "kubebuilder:validation:Required",
@@ -352,31 +146,6 @@ pub static MARKERS: &[MarkerSpec] = &[
         levels: PF,
     },
     MarkerSpec {
-        name: "kubebuilder:pruning:PreserveUnknownFields",
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:default",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:example",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "kubebuilder:title",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "default",
-        args: Args::Value,
-        levels: F,
-    },
-    MarkerSpec {
         name: "optional",
         args: Args::Flag,
         levels: F,
@@ -387,66 +156,9 @@ pub static MARKERS: &[MarkerSpec] = &[
         levels: F,
     },
     MarkerSpec {
-        name: "nullable",
-        args: Args::Flag,
-        levels: F,
-    },
-    MarkerSpec {
-        name: "listType",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "listMapKey",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "mapType",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "structType",
-        args: Args::Value,
-        levels: TF,
-    },
-    // controller-gen markers beyond the basic set (pkg/crd/markers, pkg/rbac, pkg/webhook,
-    // pkg/deepcopy, pkg/applyconfiguration), with controller-gen's levels.
-    MarkerSpec {
-        name: "kubebuilder:validation:EmbeddedResource",
-        args: Args::Flag,
-        levels: F,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:AtMostOneOf",
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:ExactlyOneOf",
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:validation:AtLeastOneOf",
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "kubebuilder:externalDocs",
-        args: Args::Named(&["!url", "description"]),
-        levels: TF,
-    },
-    MarkerSpec {
         name: "kubebuilder:skip",
         args: Args::Flag,
         levels: P,
-    },
-    MarkerSpec {
-        name: "kubebuilder:object:generate",
-        args: Args::OptionalBool,
-        levels: PT,
     },
     MarkerSpec {
         name: "kubebuilder:ac:generate",
@@ -458,13 +170,6 @@ pub static MARKERS: &[MarkerSpec] = &[
         args: Args::Value,
         levels: P,
     },
-    // Package markers in controller-gen, which reads them from any declaration's comment
-    // (Go projects put them above `Reconcile`); a struct's doc comment is the Rust analogue.
-    MarkerSpec {
-        name: "kubebuilder:rbac",
-        args: Args::Named(RBAC_ARGS),
-        levels: PT,
-    },
     MarkerSpec {
         name: "kubebuilder:webhook",
         args: Args::Named(WEBHOOK_ARGS),
@@ -474,18 +179,6 @@ pub static MARKERS: &[MarkerSpec] = &[
         name: "kubebuilder:webhookconfiguration",
         args: Args::Named(&["!mutating", "name"]),
         levels: PT,
-    },
-    // Kubernetes declarative validation (`+k8s:`) markers that controller-gen v0.23 gives a
-    // CRD meaning; the rest of `+k8s:` is other tools' business.
-    MarkerSpec {
-        name: "k8s:listType",
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: "k8s:listMapKey",
-        args: Args::Value,
-        levels: TF,
     },
     MarkerSpec {
         name: "k8s:required",
@@ -497,32 +190,18 @@ pub static MARKERS: &[MarkerSpec] = &[
         args: Args::Flag,
         levels: F,
     },
-    MarkerSpec {
-        name: "k8s:enum",
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: "k8s:immutable",
-        args: Args::Flag,
-        levels: F,
-    },
-    MarkerSpec {
-        name: "k8s:maxItems",
-        args: Args::Value,
-        levels: F,
-    },
-    MarkerSpec {
-        name: "k8s:minimum",
-        args: Args::Value,
-        levels: F,
-    },
-    MarkerSpec {
-        name: "k8s:maximum",
-        args: Args::Value,
-        levels: F,
-    },
 ];
+
+/// Every marker kube-codegen understands: the model's and every registered generator's.
+/// Order does not matter: the longest name that matches wins, so
+/// `kubebuilder:validation:XValidation` is not read as `kubebuilder:validation`.
+pub static MARKERS: std::sync::LazyLock<Vec<&'static MarkerSpec>> =
+    std::sync::LazyLock::new(|| {
+        CORE_MARKERS
+            .iter()
+            .chain(crate::generators::REGISTRY.iter().flat_map(|g| g.markers))
+            .collect()
+    });
 
 /// Markers of Kubernetes' code-generator (and its protobuf tooling) that have no meaning for
 /// a CRD or for the Rust we generate: accepted without a word, as controller-gen does.
@@ -1050,6 +729,7 @@ pub fn split_list(raw: &str) -> Vec<String> {
 fn lookup(body: &str) -> Option<(&'static MarkerSpec, &str)> {
     MARKERS
         .iter()
+        .copied()
         .filter_map(|spec| {
             let rest = body.strip_prefix(spec.name)?;
             (rest.is_empty() || rest.starts_with('=') || rest.starts_with(':'))

@@ -1,6 +1,7 @@
-//! Stage 3c: generated Rust (register, deep-copy, clientset, fake clientset). Converts the
-//! model into the templates crate's inputs, checks what generated code relies on (public
-//! fields, `Clone`), renders and formats each file.
+//! What the Rust generators share: converting the model into the templates crate's inputs
+//! (checking what generated code relies on: public fields, `Clone`, reachable paths), and
+//! laying the selected generators' modules out as files (`mod.rs` and one file per module,
+//! or one file of inline modules for build.rs).
 
 use std::collections::BTreeMap;
 
@@ -32,150 +33,89 @@ impl Default for RustOptions {
     }
 }
 
-/// One generated Rust artifact: module name, the module's doc line, its renderer.
-struct Artifact {
-    name: &'static str,
-    doc: &'static str,
-    render: fn(&Renderer) -> proc_macro2::TokenStream,
+/// A Rust generator's module, prepared: rendered on any thread.
+pub(crate) struct RustModule {
+    pub module: &'static str,
+    pub doc: &'static str,
+    pub cost: u8,
+    pub render: super::RenderRust,
 }
 
-/// The artifacts in file-name order (the order of `mod.rs` and of single-file output).
-const ARTIFACTS: &[Artifact] = &[
-    Artifact {
-        name: "clientset",
-        doc: " Typed clients for every `+genclient` kind.",
-        render: |r| kube_codegen_templates::client::clientset(&r.packages),
-    },
-    Artifact {
-        name: "deepcopy",
-        doc: " `DeepCopy` for every API type.",
-        render: |r| kube_codegen_templates::deepcopy::deepcopy(&r.copy_types),
-    },
-    Artifact {
-        name: "fake",
-        doc: " A fake `Clientset` over an in-memory API server, for unit tests.",
-        render: |r| kube_codegen_templates::fake::fake(&r.packages),
-    },
-    Artifact {
-        name: "informers",
-        doc: " Shared informers: one watch per kind, shared by every handler.",
-        render: |r| kube_codegen_templates::informers::informers(&r.packages),
-    },
-    Artifact {
-        name: "listers",
-        doc: " Typed listers over informer caches.",
-        render: |r| kube_codegen_templates::listers::listers(&r.packages),
-    },
-    Artifact {
-        name: "register",
-        doc: " `kube::Resource` impls, list types, constants and the registry of kinds.",
-        render: |r| kube_codegen_templates::register::register(&r.packages),
-    },
-];
-
-/// Indexes into [`ARTIFACTS`], costliest to render first (measured on a 100-kind API), so
-/// that parallel rendering finishes the big files first and fills in with the small ones.
-const BY_COST: [usize; 6] = [0, 5, 1, 4, 3, 2];
-
-/// One generated Rust file, rendered by [`Renderer::render`] on any thread.
+/// One generated Rust file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RustFile {
-    /// `mod.rs`, declaring one module per artifact.
+pub(crate) enum RustFile {
+    /// `mod.rs`, declaring one module per selected Rust generator.
     Mod,
-    /// One artifact's file (an index into the artifact table).
-    Artifact(usize),
-    /// Every artifact in one file of inline modules ([`RustOptions::single_file`]).
+    /// One module's file (an index into the prepared modules).
+    Module(usize),
+    /// Every module in one file of inline modules ([`RustOptions::single_file`]).
     Single,
 }
 
-/// The templates' inputs, checked: renders each generated Rust file independently, so the
-/// files can be rendered in parallel (each on its own thread, as tokens cannot cross threads).
-pub struct Renderer {
-    packages: Vec<t::Package>,
-    copy_types: Vec<CopyType>,
-    options: RustOptions,
-}
-
-impl Renderer {
-    /// Convert the model; `None` (with diagnostics) when generated code could not compile.
-    pub fn new(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Option<Self> {
-        let packages = packages(api, options, diags);
-        let copy_types = copy_types(api, options, diags);
-        if diags.has_errors() {
-            return None;
-        }
-        Some(Renderer {
-            packages,
-            copy_types,
-            options: options.clone(),
-        })
-    }
-
-    /// The files to render, costliest first.
-    pub fn files(&self) -> Vec<RustFile> {
-        if self.options.single_file.is_some() {
-            return vec![RustFile::Single];
-        }
-        let mut files: Vec<RustFile> = BY_COST.iter().map(|&i| RustFile::Artifact(i)).collect();
-        files.push(RustFile::Mod);
-        files
-    }
-
-    /// One file, as (file name, contents).
-    pub fn render(&self, file: RustFile) -> (String, String) {
-        let format = |name: &str, tokens| {
-            kube_codegen_templates::format_file(self.options.boilerplate.as_deref(), tokens)
-                .unwrap_or_else(|e| {
-                    panic!("generated {name} does not parse: {e}; this is a kube-codegen bug")
-                })
-        };
-        match file {
-            RustFile::Artifact(i) => {
-                let a = &ARTIFACTS[i];
-                (format!("{}.rs", a.name), format(a.name, (a.render)(self)))
-            }
-            RustFile::Mod => {
-                let mods = ARTIFACTS.iter().map(|a| {
-                    let ident = quote::format_ident!("{}", a.name);
-                    let doc = a.doc;
-                    // Generated files are formatted by prettyplease; rustfmt must not
-                    // reformat them, or `kube-codegen check` would report them stale.
-                    quote::quote! {
-                        #[doc = #doc]
-                        #[rustfmt::skip]
-                        pub mod #ident;
-                    }
-                });
-                let tokens = quote::quote! {
-                    //! Code generated by kube-codegen from the annotated API types.
-                    #(#mods)*
-                };
-                ("mod.rs".to_owned(), format("mod.rs", tokens))
-            }
-            RustFile::Single => {
-                let file = self.options.single_file.clone().unwrap_or_default();
-                // Each artifact's tokens start with its inner `//!` docs, so no outer doc here.
-                let modules = ARTIFACTS.iter().map(|a| {
-                    let ident = quote::format_ident!("{}", a.name);
-                    let tokens = (a.render)(self);
-                    quote::quote! {
-                        pub mod #ident { #tokens }
-                    }
-                });
-                let contents = format(&file, quote::quote! { #(#modules)* });
-                (file, contents)
-            }
-        }
-    }
-}
-
-/// The generated Rust files, as (file name, contents), costliest first; rendered in
-/// parallel.
-pub fn render(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<(String, String)> {
-    let Some(renderer) = Renderer::new(api, options, diags) else {
+/// The files to render for the prepared modules, costliest first.
+pub(crate) fn files(modules: &[RustModule], options: &RustOptions) -> Vec<RustFile> {
+    if modules.is_empty() {
         return vec![];
+    }
+    if options.single_file.is_some() {
+        return vec![RustFile::Single];
+    }
+    let mut by_cost: Vec<usize> = (0..modules.len()).collect();
+    by_cost.sort_by_key(|&i| modules[i].cost);
+    let mut files: Vec<RustFile> = by_cost.into_iter().map(RustFile::Module).collect();
+    files.push(RustFile::Mod);
+    files
+}
+
+/// One file, as (file name, contents). `modules` are in registry order, the order of
+/// `mod.rs` and of the single file.
+pub(crate) fn render(
+    modules: &[RustModule],
+    options: &RustOptions,
+    file: RustFile,
+) -> (String, String) {
+    let format = |name: &str, tokens| {
+        kube_codegen_templates::format_file(options.boilerplate.as_deref(), tokens).unwrap_or_else(
+            |e| panic!("generated {name} does not parse: {e}; this is a kube-codegen bug"),
+        )
     };
-    crate::par::map(renderer.files(), |f| renderer.render(f))
+    match file {
+        RustFile::Module(i) => {
+            let m = &modules[i];
+            (format!("{}.rs", m.module), format(m.module, (m.render)()))
+        }
+        RustFile::Mod => {
+            let mods = modules.iter().map(|m| {
+                let ident = quote::format_ident!("{}", m.module);
+                let doc = m.doc;
+                // Generated files are formatted by prettyplease; rustfmt must not
+                // reformat them, or `kube-codegen check` would report them stale.
+                quote::quote! {
+                    #[doc = #doc]
+                    #[rustfmt::skip]
+                    pub mod #ident;
+                }
+            });
+            let tokens = quote::quote! {
+                //! Code generated by kube-codegen from the annotated API types.
+                #(#mods)*
+            };
+            ("mod.rs".to_owned(), format("mod.rs", tokens))
+        }
+        RustFile::Single => {
+            let file = options.single_file.clone().unwrap_or_default();
+            // Each module's tokens start with its inner `//!` docs, so no outer doc here.
+            let modules = modules.iter().map(|m| {
+                let ident = quote::format_ident!("{}", m.module);
+                let tokens = (m.render)();
+                quote::quote! {
+                    pub mod #ident { #tokens }
+                }
+            });
+            let contents = format(&file, quote::quote! { #(#modules)* });
+            (file, contents)
+        }
+    }
 }
 
 /// The path generated code names a local type by: where a reachable module defines or
@@ -236,7 +176,11 @@ fn method_type(raw: &str) -> String {
     raw.to_owned()
 }
 
-fn packages(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<t::Package> {
+pub(crate) fn packages(
+    api: &Api,
+    options: &RustOptions,
+    diags: &mut Diagnostics,
+) -> Vec<t::Package> {
     let accessors = accessors(api);
     let mut out = vec![];
     for ((group, version), pkg) in &api.packages {
@@ -349,7 +293,11 @@ fn contains_local(ty: &TypeRef) -> bool {
     }
 }
 
-fn copy_types(api: &Api, options: &RustOptions, diags: &mut Diagnostics) -> Vec<CopyType> {
+pub(crate) fn copy_types(
+    api: &Api,
+    options: &RustOptions,
+    diags: &mut Diagnostics,
+) -> Vec<CopyType> {
     let mut out = vec![];
     for (key, decl) in &api.types {
         // An alias is another name for a type that has (or needs) no impl of its own, and

@@ -1,5 +1,9 @@
-//! Stage 3b: one CustomResourceDefinition (apiextensions.k8s.io/v1) per group and kind,
-//! merging the kind's versions, rendered as YAML.
+//! The `crd` generator: one CustomResourceDefinition (apiextensions.k8s.io/v1) per group
+//! and kind, merging the kind's versions, with structural schemas ([`schema`]) that embed
+//! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
+
+pub(crate) mod k8s_types;
+pub(crate) mod schema;
 
 use std::collections::BTreeMap;
 
@@ -14,7 +18,32 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::*;
 use crate::resolve::crd_groups;
-use crate::schema::{SchemaBuilder, SchemaOptions, lookup_path};
+use schema::{SchemaBuilder, SchemaOptions, lookup_path};
+
+use super::{Context, Generator, GeneratorName, Output, RenderYaml};
+use crate::markers::{Args, F, MarkerSpec, T, TF};
+
+pub(super) const GENERATOR: Generator = Generator {
+    name: GeneratorName::Crd,
+    id: "crd",
+    about: "CustomResourceDefinition YAML with structural schemas and controller-gen's markers (controller-gen's `crd`).",
+    requires: &[],
+    markers: MARKERS,
+    output: Output::Yaml {
+        dir: "crds",
+        default_dir: "crds",
+        prepare,
+    },
+};
+
+/// Build (and so check) every CRD; render each on demand.
+fn prepare(cx: &Context, diags: &mut crate::diagnostics::Diagnostics) -> RenderYaml {
+    let crds = build_crds(cx.api, cx.schema, diags);
+    RenderYaml {
+        names: crds.iter().map(|c| c.file_name.clone()).collect(),
+        render: Box::new(move |i| to_yaml(&crds[i].crd)),
+    }
+}
 
 /// Kubernetes version priority: GA > beta > alpha, then higher numbers first, then by name.
 pub fn version_priority(v: &str) -> (u8, u32, u32, String) {
@@ -448,6 +477,285 @@ fn integral_floats_to_ints(v: &mut serde_json::Value) {
         _ => {}
     }
 }
+
+/// controller-gen's CRD markers: validation, schema shape, defaults, subresources, printer
+/// columns, versions.
+pub(super) const MARKERS: &[MarkerSpec] = &[
+    MarkerSpec {
+        name: "kubebuilder:subresource:status",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:subresource:scale",
+        args: Args::Named(&["!specpath", "!statuspath", "selectorpath"]),
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:printcolumn",
+        args: Args::Named(&[
+            "!name",
+            "!type",
+            "!JSONPath",
+            "description",
+            "format",
+            "priority",
+        ]),
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:storageversion",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:deprecatedversion",
+        args: Args::Named(&["warning"]),
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:skipversion",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:unservedversion",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:selectablefield",
+        args: Args::Named(&["!JSONPath"]),
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:metadata",
+        args: Args::Named(&["annotations", "labels"]),
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Minimum",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Maximum",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:ExclusiveMinimum",
+        args: Args::OptionalBool,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:ExclusiveMaximum",
+        args: Args::OptionalBool,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MultipleOf",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MinLength",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MaxLength",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Pattern",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MinItems",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MaxItems",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:UniqueItems",
+        args: Args::OptionalBool,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MinProperties",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:MaxProperties",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Enum",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Format",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Type",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XValidation",
+        args: Args::Named(&[
+            "!rule",
+            "message",
+            "messageExpression",
+            "reason",
+            "fieldPath",
+            "optionalOldSelf",
+        ]),
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XPreserveUnknownFields",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XEmbeddedResource",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:XIntOrString",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:Schemaless",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "kubebuilder:pruning:PreserveUnknownFields",
+        args: Args::Flag,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:default",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:example",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:title",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "default",
+        args: Args::Value,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "nullable",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "listType",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "listMapKey",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "mapType",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "structType",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:EmbeddedResource",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:AtMostOneOf",
+        args: Args::Value,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:ExactlyOneOf",
+        args: Args::Value,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:validation:AtLeastOneOf",
+        args: Args::Value,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "kubebuilder:externalDocs",
+        args: Args::Named(&["!url", "description"]),
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "k8s:listType",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "k8s:listMapKey",
+        args: Args::Value,
+        levels: TF,
+    },
+    MarkerSpec {
+        name: "k8s:enum",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "k8s:immutable",
+        args: Args::Flag,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "k8s:maxItems",
+        args: Args::Value,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "k8s:minimum",
+        args: Args::Value,
+        levels: F,
+    },
+    MarkerSpec {
+        name: "k8s:maximum",
+        args: Args::Value,
+        levels: F,
+    },
+];
 
 #[cfg(test)]
 mod tests {

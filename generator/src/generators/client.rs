@@ -1,0 +1,68 @@
+//! The `client` generator: the typed clientset: a client per kind with client-go's verbs (client-gen).
+
+use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::diagnostics::Diagnostics;
+use crate::markers::{Args, MarkerSpec, T};
+
+pub(super) const GENERATOR: Generator = Generator {
+    name: GeneratorName::Client,
+    id: "client",
+    about: "The typed clientset: a client per kind with client-go's verbs (client-gen).",
+    requires: &[GeneratorName::Register],
+    markers: MARKERS,
+    output: Output::Rust {
+        module: "clientset",
+        doc: " Typed clients for every `+genclient` kind.",
+        cost: 0,
+        prepare,
+    },
+};
+
+fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
+    let packages = cx.rust_packages(diags);
+    Box::new(move || kube_codegen_templates::client::clientset(&packages))
+}
+
+/// code-generator's client markers: which structs are kinds with a client, and its verbs.
+pub(super) const MARKERS: &[MarkerSpec] = &[
+    MarkerSpec {
+        name: "genclient",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:nonNamespaced",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:noStatus",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:noVerbs",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:readonly",
+        args: Args::Flag,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:onlyVerbs",
+        args: Args::Value,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:skipVerbs",
+        args: Args::Value,
+        levels: T,
+    },
+    MarkerSpec {
+        name: "genclient:method",
+        args: Args::Value,
+        levels: T,
+    },
+];

@@ -1,0 +1,23 @@
+//! The `informers` generator: shared informers: one watch per kind, shared by every handler (informer-gen).
+
+use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::diagnostics::Diagnostics;
+
+pub(super) const GENERATOR: Generator = Generator {
+    name: GeneratorName::Informers,
+    id: "informers",
+    about: "Shared informers: one watch per kind, shared by every handler (informer-gen).",
+    requires: &[GeneratorName::Listers, GeneratorName::Register],
+    markers: &[],
+    output: Output::Rust {
+        module: "informers",
+        doc: " Shared informers: one watch per kind, shared by every handler.",
+        cost: 4,
+        prepare,
+    },
+};
+
+fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
+    let packages = cx.rust_packages(diags);
+    Box::new(move || kube_codegen_templates::informers::informers(&packages))
+}

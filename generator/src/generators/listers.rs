@@ -1,0 +1,23 @@
+//! The `listers` generator: typed listers over informer caches, by namespace and index (lister-gen).
+
+use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::diagnostics::Diagnostics;
+
+pub(super) const GENERATOR: Generator = Generator {
+    name: GeneratorName::Listers,
+    id: "listers",
+    about: "Typed listers over informer caches, by namespace and index (lister-gen).",
+    requires: &[GeneratorName::Register],
+    markers: &[],
+    output: Output::Rust {
+        module: "listers",
+        doc: " Typed listers over informer caches.",
+        cost: 3,
+        prepare,
+    },
+};
+
+fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
+    let packages = cx.rust_packages(diags);
+    Box::new(move || kube_codegen_templates::listers::listers(&packages))
+}

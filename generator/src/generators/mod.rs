@@ -1,0 +1,283 @@
+//! The generators. Each output family is one module that reads the resolved model and
+//! returns files; [`REGISTRY`] lists them, and nothing outside this file names one. Adding a
+//! generator is its module plus a line here: it declares its name, what it needs, the
+//! markers whose meaning it owns (the marker table is [`crate::markers::CORE_MARKERS`] plus
+//! every generator's) and what it makes, a Rust module or files of YAML.
+//!
+//! Every generator works in two steps, so that no output is rendered from input that fails
+//! a check: `prepare` checks what the generator needs beyond the model's own rules (deep-copy
+//! needs `Clone`, a CRD needs a structural schema) and reports problems as located
+//! diagnostics; the renderer it returns then cannot fail, and runs on any thread.
+
+pub(crate) mod crd;
+pub(crate) mod rust;
+
+mod client;
+mod deepcopy;
+mod fake;
+mod informers;
+mod listers;
+mod rbac;
+mod register;
+
+use std::cell::OnceCell;
+use std::fmt;
+use std::sync::Arc;
+
+use kube_codegen_templates::input as t;
+
+use crate::diagnostics::Diagnostics;
+use crate::markers::MarkerSpec;
+use crate::model::Api;
+use crate::schema::SchemaOptions;
+
+/// A generator, by the name users select it with (`generators = ["crd", "client"]` in
+/// Cargo metadata, [`crate::Config::generators`], `--generators crd,client`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GeneratorName {
+    /// CustomResourceDefinition YAML with structural schemas (controller-gen's `crd`).
+    Crd,
+    /// `kube::Resource` impls, constants and the registry of kinds (register-gen).
+    Register,
+    /// `DeepCopy` impls (deepcopy-gen, controller-gen's `object`).
+    Deepcopy,
+    /// The typed clientset (client-gen).
+    Client,
+    /// The fake clientset over an in-memory API server (client-gen's fake).
+    Fake,
+    /// Typed listers over informer caches (lister-gen).
+    Listers,
+    /// Shared informers (informer-gen).
+    Informers,
+    /// A ClusterRole from `+kubebuilder:rbac` markers (controller-gen's `rbac`).
+    Rbac,
+}
+
+impl GeneratorName {
+    /// The name as users write it.
+    pub fn as_str(self) -> &'static str {
+        generator(self).id
+    }
+
+    /// One line on what it makes.
+    pub fn about(self) -> &'static str {
+        generator(self).about
+    }
+
+    /// Every generator, in registry order.
+    pub fn all() -> impl Iterator<Item = GeneratorName> {
+        REGISTRY.iter().map(|g| g.name)
+    }
+}
+
+impl fmt::Display for GeneratorName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for GeneratorName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        REGISTRY
+            .iter()
+            .find(|g| g.id == s)
+            .map(|g| g.name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = REGISTRY.iter().map(|g| g.id).collect();
+                format!("unknown generator `{s}`; known: {}", known.join(", "))
+            })
+    }
+}
+
+impl serde::Serialize for GeneratorName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for GeneratorName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One registered generator.
+pub(crate) struct Generator {
+    pub name: GeneratorName,
+    /// The name users select it by.
+    pub id: &'static str,
+    /// One line for `--help` and the docs.
+    pub about: &'static str,
+    /// Generators whose output this one's output uses; selecting it selects them.
+    pub requires: &'static [GeneratorName],
+    /// The markers whose meaning this generator owns.
+    pub markers: &'static [MarkerSpec],
+    pub output: Output,
+}
+
+impl Generator {
+    /// Whether it makes a Rust module (off with [`crate::Config::emit_rust`]`(false)`).
+    pub fn is_rust(&self) -> bool {
+        matches!(self.output, Output::Rust { .. })
+    }
+
+    /// The Rust module it makes, if any.
+    pub fn rust_module(&self) -> Option<&'static str> {
+        match self.output {
+            Output::Rust { module, .. } => Some(module),
+            Output::Yaml { .. } => None,
+        }
+    }
+}
+
+/// What a generator makes.
+pub(crate) enum Output {
+    /// One module of generated Rust: a file beside `mod.rs`, or an inline module of the
+    /// single file build.rs includes.
+    Rust {
+        /// The module's name (and file stem).
+        module: &'static str,
+        /// The `mod.rs` doc line of the module.
+        doc: &'static str,
+        /// Relative rendering cost: costlier modules are rendered first, so parallel
+        /// rendering finishes the big files first and fills in with the small ones.
+        cost: u8,
+        prepare: fn(&Context, &mut Diagnostics) -> RenderRust,
+    },
+    /// Files of YAML in the generator's own directory: `<out-dir>/<dir>` when an output
+    /// directory is set (build.rs), else `<crate>/<default_dir>`, unless configured.
+    Yaml {
+        dir: &'static str,
+        default_dir: &'static str,
+        prepare: fn(&Context, &mut Diagnostics) -> RenderYaml,
+    },
+}
+
+/// A Rust module's renderer, prepared from checked inputs: callable on any thread (token
+/// streams cannot cross threads, so each file is rendered where it is formatted).
+pub(crate) type RenderRust = Box<dyn Fn() -> proc_macro2::TokenStream + Send + Sync>;
+
+/// A YAML generator's files, prepared from checked inputs: the file names, and a renderer
+/// for one of them by index, callable on any thread.
+pub(crate) struct RenderYaml {
+    pub names: Vec<String>,
+    pub render: Box<dyn Fn(usize) -> String + Send + Sync>,
+}
+
+/// The generators, in the order of `mod.rs` and of the summary.
+pub(crate) static REGISTRY: &[Generator] = &[
+    crd::GENERATOR,
+    client::GENERATOR,
+    deepcopy::GENERATOR,
+    fake::GENERATOR,
+    informers::GENERATOR,
+    listers::GENERATOR,
+    register::GENERATOR,
+    rbac::GENERATOR,
+];
+
+/// The registered generator of a name.
+pub(crate) fn generator(name: GeneratorName) -> &'static Generator {
+    REGISTRY
+        .iter()
+        .find(|g| g.name == name)
+        .expect("every GeneratorName is registered")
+}
+
+/// `selected` with every generator they require, in registry order.
+pub(crate) fn with_requirements(selected: &[GeneratorName]) -> Vec<GeneratorName> {
+    let mut out: Vec<GeneratorName> = selected.to_vec();
+    let mut i = 0;
+    while i < out.len() {
+        for r in generator(out[i]).requires {
+            if !out.contains(r) {
+                out.push(*r);
+            }
+        }
+        i += 1;
+    }
+    REGISTRY
+        .iter()
+        .map(|g| g.name)
+        .filter(|n| out.contains(n))
+        .collect()
+}
+
+/// What generators read: the model and the options, with conversions several generators
+/// share made once.
+pub(crate) struct Context<'a> {
+    pub api: &'a Api,
+    pub schema: &'a SchemaOptions,
+    pub rust: &'a rust::RustOptions,
+    packages: OnceCell<Arc<Vec<t::Package>>>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(api: &'a Api, schema: &'a SchemaOptions, rust: &'a rust::RustOptions) -> Self {
+        Context {
+            api,
+            schema,
+            rust,
+            packages: OnceCell::new(),
+        }
+    }
+
+    /// The group/versions and kinds as the Rust templates take them, converted and checked
+    /// once for every Rust generator (problems are reported by the first to ask).
+    pub fn rust_packages(&self, diags: &mut Diagnostics) -> Arc<Vec<t::Package>> {
+        if let Some(p) = self.packages.get() {
+            return p.clone();
+        }
+        let p = Arc::new(rust::packages(self.api, self.rust, diags));
+        let _ = self.packages.set(p.clone());
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for g in REGISTRY {
+            assert_eq!(g.id.parse::<GeneratorName>(), Ok(g.name));
+            assert_eq!(g.name.to_string(), g.id);
+            assert!(seen.insert(g.id), "{} registered twice", g.id);
+        }
+        assert!("crds".parse::<GeneratorName>().is_err());
+    }
+
+    #[test]
+    fn requirements_are_closed_and_ordered() {
+        use GeneratorName::*;
+        assert_eq!(with_requirements(&[Fake]), [Client, Fake, Register]);
+        assert_eq!(
+            with_requirements(&[Informers]),
+            [Informers, Listers, Register]
+        );
+        assert_eq!(with_requirements(&[Crd]), [Crd]);
+    }
+
+    #[test]
+    fn every_marker_has_one_owner() {
+        let mut seen = std::collections::BTreeMap::new();
+        let owners = crate::markers::CORE_MARKERS
+            .iter()
+            .map(|m| (m.name, "core"))
+            .chain(
+                REGISTRY
+                    .iter()
+                    .flat_map(|g| g.markers.iter().map(|m| (m.name, g.id))),
+            );
+        for (name, owner) in owners {
+            if let Some(prev) = seen.insert(name, owner) {
+                panic!("marker `{name}` owned by both {prev} and {owner}");
+            }
+        }
+    }
+}

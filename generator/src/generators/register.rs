@@ -1,0 +1,23 @@
+//! The `register` generator: `kube::Resource` impls, list types, constants and the registry of kinds per group/version (register-gen).
+
+use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::diagnostics::Diagnostics;
+
+pub(super) const GENERATOR: Generator = Generator {
+    name: GeneratorName::Register,
+    id: "register",
+    about: "`kube::Resource` impls, list types, constants and the registry of kinds per group/version (register-gen).",
+    requires: &[],
+    markers: &[],
+    output: Output::Rust {
+        module: "register",
+        doc: " `kube::Resource` impls, list types, constants and the registry of kinds.",
+        cost: 1,
+        prepare,
+    },
+};
+
+fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
+    let packages = cx.rust_packages(diags);
+    Box::new(move || kube_codegen_templates::register::register(&packages))
+}
