@@ -18,6 +18,7 @@
 
 pub mod crd;
 pub mod diagnostics;
+pub mod k8s_schemas;
 pub mod k8s_types;
 pub mod markers;
 pub mod model;
