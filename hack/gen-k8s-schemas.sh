@@ -87,7 +87,7 @@ while IFS= read -r line; do
       pkg=$(dirname "${file#*/pkg/mod/}"); pkg=${pkg/@$K8S_MODULES_VERSION/}
       ty=$(sed -n 's/.*without JSON tag in type "\([A-Za-z0-9_]*\)".*/\1/p' <<< "$line")
       name=$(sed 's#^k8s\.io/##; s#/#.#g' <<< "$pkg").$ty
-      printf '%s\t%s\n' "$name" "it has a JSON encoding of its own (MarshalJSON), which controller-gen cannot see: it renders the type as an empty object" >> "$work/unsupported.tsv" ;;
+      printf '%s\t%s\n' "$name" "controller-gen cannot see its JSON encoding (a MarshalJSON of its own) and renders it as an empty object" >> "$work/unsupported.tsv" ;;
     *"must apply listMapKey to an associative-list"* | *"must apply listType to an array"*)
       echo "controller-gen refuses a marker of an upstream type, kept out: $line" >&2 ;;
     "Error: not all generators ran successfully" | "run \`controller-gen"*) ;;

@@ -97,11 +97,16 @@ fn run() -> Result<(), String> {
             }
             let mut refs = BTreeSet::new();
             collect_refs(def_of(p)?, &mut refs);
-            if let Some(bad) = refs.iter().find_map(|name| {
+            if let Some((bad, why)) = refs.iter().find_map(|name| {
                 let q = path_of.get(name)?;
-                unsupported_types.contains_key(q).then_some(q)
+                unsupported_types.get_key_value(q)
             }) {
-                let reason = format!("contains `{bad}`, which controller-gen cannot render");
+                // Name the type controller-gen cannot render, however deep it is.
+                let reason = if why.starts_with("it contains ") {
+                    why.clone()
+                } else {
+                    format!("it contains `{bad}`: {why}")
+                };
                 unsupported_types.insert(p.clone(), reason);
                 grew = true;
             }

@@ -566,29 +566,58 @@ impl<'a> SchemaBuilder<'a> {
 /// controller-gen cuts a recursive type where it recurs with an empty schema `{}` (the
 /// scheduling API's CompositePodGroupTemplate lists itself), which is not structural: the
 /// API server refuses the CRD. The closest structural schema is an object that keeps
-/// whatever it holds, so a CRD embedding such a type is accepted (listed in FIDELITY.md).
+/// whatever it holds; as the items of a `listType=map` list it also needs the map keys,
+/// which are properties of the type that recurs: the enclosing object (listed in FIDELITY.md).
 fn fill_recursion_holes(s: &mut JSONSchemaProps) {
-    let fill = |s: &mut JSONSchemaProps| {
-        if *s == JSONSchemaProps::default() {
-            *s = JSONSchemaProps {
-                x_kubernetes_preserve_unknown_fields: Some(true),
-                ..typed("object")
-            };
-        } else {
-            fill_recursion_holes(s);
-        }
+    let open_object = || JSONSchemaProps {
+        x_kubernetes_preserve_unknown_fields: Some(true),
+        ..typed("object")
     };
-    s.properties
-        .iter_mut()
-        .flat_map(|p| p.values_mut())
-        .for_each(fill);
+    let enclosing = s.clone();
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        if *p == JSONSchemaProps::default() {
+            *p = open_object();
+            continue;
+        }
+        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut p.items
+            && **item == JSONSchemaProps::default()
+        {
+            let keys = p.x_kubernetes_list_map_keys.clone().unwrap_or_default();
+            let pick = |k: &&String| keys.contains(*k);
+            **item = JSONSchemaProps {
+                properties: (!keys.is_empty()).then(|| {
+                    enclosing
+                        .properties
+                        .iter()
+                        .flatten()
+                        .filter(|(k, _)| pick(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                }),
+                required: enclosing
+                    .required
+                    .as_ref()
+                    .map(|r| r.iter().filter(pick).cloned().collect::<Vec<_>>())
+                    .filter(|r| !r.is_empty()),
+                ..open_object()
+            };
+            continue;
+        }
+        fill_recursion_holes(p);
+    }
     match &mut s.items {
-        Some(JSONSchemaPropsOrArray::Schema(item)) => fill(item),
-        Some(JSONSchemaPropsOrArray::Schemas(items)) => items.iter_mut().for_each(fill),
-        None => {}
+        Some(JSONSchemaPropsOrArray::Schema(item)) if **item == JSONSchemaProps::default() => {
+            **item = open_object()
+        }
+        Some(JSONSchemaPropsOrArray::Schema(item)) => fill_recursion_holes(item),
+        _ => {}
     }
     if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
-        fill(v);
+        if **v == JSONSchemaProps::default() {
+            **v = open_object();
+        } else {
+            fill_recursion_holes(v);
+        }
     }
 }
 
