@@ -8,14 +8,17 @@
 # apimachinery, apiextensions-apiserver, kube-aggregator at $K8S_MODULES_VERSION), runs
 # controller-gen $CONTROLLER_TOOLS_VERSION on it, and lets examples/gen_k8s_schemas.rs split
 # and de-inline the result; that tool checks that re-inlining gives controller-gen's output
-# exactly. For the next Kubernetes version: bump k8s-openapi's version feature, then
-#   K8S_MODULES_VERSION=v0.38.0 hack/gen-k8s-schemas.sh
+# exactly. For the next Kubernetes version: bump k8s-openapi's version feature in
+# generator/Cargo.toml and K8S_VERSION in hack/testenv.sh, then run this script
+# (K8S_MODULES_VERSION=v0.38.0 overrides the Go modules' version).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The tool versions bench/ pins (controller-gen and where it is installed), without the rest
 # of bench/lib.sh's settings.
 eval "$(bash -c '. bench/lib.sh && declare -p ANCHOR_BIN CONTROLLER_TOOLS_VERSION GO')"
-K8S_MODULES_VERSION=${K8S_MODULES_VERSION:-v0.37.2}
+# The Go modules of the Kubernetes version the test control plane runs (v1.37.2 -> v0.37.2).
+K8S_MODULES_VERSION=${K8S_MODULES_VERSION:-v0.$(sed -n 's/^K8S_VERSION=v1\.//p' hack/testenv.sh)}
+[[ $K8S_MODULES_VERSION =~ ^v0\.[0-9]+\.[0-9]+$ ]] || { echo "no K8S_VERSION in hack/testenv.sh" >&2; exit 1; }
 feature=$(sed -n 's/.*k8s-openapi = {.*features = \["\(v1_[0-9]*\)".*/\1/p' generator/Cargo.toml)
 [[ -n $feature ]] || { echo "no k8s-openapi version feature in generator/Cargo.toml" >&2; exit 1; }
 
