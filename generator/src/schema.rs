@@ -349,6 +349,33 @@ impl<'a> SchemaBuilder<'a> {
     /// The schema of a k8s-openapi type: controller-gen's for the pinned Kubernetes version
     /// (see [`crate::k8s_schemas`]), with recursion holes filled (see [`fill_recursion_holes`]).
     fn k8s_schema(&mut self, path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
+        let mut props = self.k8s_schema_cached(path, loc)?;
+        // `--max-description-len` cuts Kubernetes' descriptions too (they are most of a
+        // CRD embedding a pod template), as controller-gen's maxDescLen does.
+        if self.options.max_description_len.is_some() {
+            self.cut_descriptions(&mut props);
+        }
+        Ok(props)
+    }
+
+    fn cut_descriptions(&self, s: &mut JSONSchemaProps) {
+        s.description = s.description.as_deref().and_then(|d| self.describe(d));
+        for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+            self.cut_descriptions(p);
+        }
+        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut s.items {
+            self.cut_descriptions(item);
+        }
+        if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+            self.cut_descriptions(v);
+        }
+    }
+
+    fn k8s_schema_cached(
+        &mut self,
+        path: &str,
+        loc: &Location,
+    ) -> Result<JSONSchemaProps, Diagnostic> {
         if let Some(s) = lock(&K8S_SCHEMAS).get(path) {
             return Ok(s.clone());
         }

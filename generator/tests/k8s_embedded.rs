@@ -94,7 +94,11 @@ fn schema_of(crd: &Value) -> &Value {
 }
 
 fn ours() -> Value {
-    let generated = Config::new()
+    ours_with(Config::new())
+}
+
+fn ours_with(config: Config) -> Value {
+    let generated = config
         .crate_dir("tests/fixtures/k8s_embedded")
         .generate()
         .unwrap_or_else(|e| panic!("the fixture must generate:\n{e}"));
@@ -219,4 +223,29 @@ fn embedded_types_match_controller_gen() {
         reasons.values().sum::<usize>() > 0,
         "the jobs list carries JobSpec's transition rules; dropping them must show here"
     );
+}
+
+/// `--max-description-len` applies to the embedded types' descriptions too: a CRD with a
+/// pod template is mostly Kubernetes' descriptions, and this is how people keep it small.
+#[test]
+fn max_description_len_cuts_embedded_descriptions() {
+    fn longest(v: &Value) -> usize {
+        match v {
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("description", Value::String(d)) => d.chars().count(),
+                    _ => longest(v),
+                })
+                .max()
+                .unwrap_or(0),
+            Value::Array(a) => a.iter().map(longest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    let full = ours();
+    let cut = ours_with(Config::new().max_description_len(40));
+    let at = "/properties/spec/properties/jobTemplate";
+    assert!(longest(schema_of(&full).pointer(at).unwrap()) > 40);
+    assert_eq!(longest(schema_of(&cut).pointer(at).unwrap()), 40);
 }
