@@ -26,7 +26,10 @@ pub mod resolve;
 pub mod source;
 
 pub use generators::GeneratorName;
-pub(crate) use generators::crd::{k8s_types, schema};
+pub(crate) use generators::crd::schema;
+// For hack/gen-k8s-schemas.sh's example and the embedded-schema tests.
+#[doc(hidden)]
+pub use generators::crd::{k8s_schemas, k8s_types};
 use generators::rust;
 
 use std::path::{Path, PathBuf};

@@ -1044,8 +1044,12 @@ impl Resolver<'_> {
                 }
             }
             "k8s_openapi" => classify_k8s(&abs[1..].join("::")).ok_or_else(|| {
-                Diagnostic::new(loc, format!("`{joined}` has no schema in k8s-openapi"))
-                    .with_hint("check the path; k8s-openapi types live under k8s_openapi::api / apimachinery / apiextensions_apiserver")
+                match crate::k8s_schemas::unsupported(&abs[1..].join("::")) {
+                    Some(why) => Diagnostic::new(loc, format!("`{joined}` has no CRD schema: {why}"))
+                        .with_hint("use serde_json::Value with +kubebuilder:pruning:PreserveUnknownFields, as controller-gen users do"),
+                    None => Diagnostic::new(loc, format!("`{joined}` has no schema in k8s-openapi"))
+                        .with_hint("check the path; k8s-openapi types live under k8s_openapi::api / apimachinery / apiextensions_apiserver"),
+                }
             }),
             "kube" | "kube_core" if name == "ObjectMeta" => Ok(TypeRef::ObjectMeta),
             "kube" | "kube_core" if name == "TypeMeta" => Ok(TypeRef::TypeMeta),
@@ -1472,7 +1476,7 @@ fn classify_k8s(path: &str) -> Option<TypeRef> {
         | "apimachinery::pkg::apis::meta::v1::MicroTime" => TypeRef::Time,
         "apimachinery::pkg::apis::meta::v1::ObjectMeta" => TypeRef::ObjectMeta,
         "ByteString" => TypeRef::Bytes,
-        p if crate::k8s_types::lookup(p).is_some() => TypeRef::K8s(p.to_owned()),
+        p if crate::k8s_schemas::contains(p) => TypeRef::K8s(p.to_owned()),
         _ => return None,
     })
 }

@@ -273,6 +273,7 @@ error_cases! {
     untagged_mixed_types,
     tuple_variant,
     recursive_type,
+    unsupported_k8s_type,
     generic_type,
     generic_kind,
     // Rust shapes: aliases, arrays, map keys, serde conversions and custom serializers

@@ -2,7 +2,8 @@
 //! and kind, merging the kind's versions, with structural schemas ([`schema`]) that embed
 //! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
 
-pub(crate) mod k8s_types;
+pub mod k8s_schemas;
+pub mod k8s_types;
 pub(crate) mod schema;
 
 use std::collections::BTreeMap;

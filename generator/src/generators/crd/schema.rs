@@ -101,6 +101,7 @@ impl<'a> SchemaBuilder<'a> {
                 schema.required = None;
             }
         }
+        drop_uncorrelatable_k8s_rules(&mut schema, true);
         Ok(schema)
     }
 
@@ -393,20 +394,49 @@ impl<'a> SchemaBuilder<'a> {
         })
     }
 
-    /// The schema of a k8s-openapi type, from its schemars impl made structural the way
-    /// kube-derive does it. Like controller-gen, every ObjectMeta in it is just `type: object`.
+    /// The schema of a k8s-openapi type: controller-gen's for the pinned Kubernetes version
+    /// (see [`crate::k8s_schemas`]), with recursion holes filled (see [`fill_recursion_holes`]).
     fn k8s_schema(&mut self, path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
+        let mut props = self.k8s_schema_cached(path, loc)?;
+        // `--max-description-len` cuts Kubernetes' descriptions too (they are most of a
+        // CRD embedding a pod template), as controller-gen's maxDescLen does.
+        if self.options.max_description_len.is_some() {
+            self.cut_descriptions(&mut props);
+        }
+        Ok(props)
+    }
+
+    fn cut_descriptions(&self, s: &mut JSONSchemaProps) {
+        s.description = s.description.as_deref().and_then(|d| self.describe(d));
+        for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+            self.cut_descriptions(p);
+        }
+        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut s.items {
+            self.cut_descriptions(item);
+        }
+        if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+            self.cut_descriptions(v);
+        }
+    }
+
+    fn k8s_schema_cached(
+        &mut self,
+        path: &str,
+        loc: &Location,
+    ) -> Result<JSONSchemaProps, Diagnostic> {
         if let Some(s) = lock(&K8S_SCHEMAS).get(path) {
             return Ok(s.clone());
         }
-        let mut props = if path.ends_with("::ObjectMeta") {
-            typed("object")
-        } else {
-            raw_k8s_schema(path, loc)?
+        let fail = |e: String| {
+            Diagnostic::new(
+                loc.clone(),
+                format!("no schema for k8s-openapi type `{path}`: {e}"),
+            )
         };
-        let meta = raw_k8s_schema("apimachinery::pkg::apis::meta::v1::ObjectMeta", loc)?;
-        let meta_keys: Vec<&String> = meta.properties.iter().flat_map(|p| p.keys()).collect();
-        trim_object_meta(&mut props, &meta_keys);
+        let value = crate::k8s_schemas::schema(path).map_err(fail)?;
+        let mut props: JSONSchemaProps =
+            serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+        fill_recursion_holes(&mut props);
         lock(&K8S_SCHEMAS).insert(path.to_owned(), props.clone());
         Ok(props)
     }
@@ -608,61 +638,103 @@ impl<'a> SchemaBuilder<'a> {
     }
 }
 
-/// The schema of a k8s-openapi type as schemars and kube-core's structural rewriter make it.
-fn raw_k8s_schema(path: &str, loc: &Location) -> Result<JSONSchemaProps, Diagnostic> {
-    let f = crate::k8s_types::lookup(path).ok_or_else(|| {
-        Diagnostic::new(
-            loc.clone(),
-            format!("no schema for k8s-openapi type `{path}`"),
-        )
-    })?;
-    let mut generator = schemars::generate::SchemaSettings::openapi3()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .with_transform(schemars::transform::AddNullable::default())
-        .with_transform(kube_core::schema::StructuralSchemaRewriter)
-        .with_transform(kube_core::schema::OptionalEnum)
-        .with_transform(kube_core::schema::OptionalIntOrString)
-        .into_generator();
-    let mut schema = f(&mut generator);
-    // Transforms run on root schemas only; apply them to this subschema ourselves.
-    use schemars::transform::Transform;
-    kube_core::schema::StructuralSchemaRewriter.transform(&mut schema);
-    let value = schema.to_value();
-    serde_json::from_value(strip_unknown(value)).map_err(|e| {
-        Diagnostic::new(
-            loc.clone(),
-            format!("schema of `{path}` is not a JSONSchemaProps: {e}"),
-        )
-    })
-}
-
-/// Replace every nested ObjectMeta schema (recognised by its exact property names) with
-/// `type: object`, keeping its description: the apiserver owns metadata's schema, and
-/// controller-gen emits embedded metadata (PodTemplateSpec.metadata) the same way.
-fn trim_object_meta(node: &mut JSONSchemaProps, meta_keys: &[&String]) {
-    let is_meta = |p: &JSONSchemaProps| {
-        p.properties
-            .as_ref()
-            .is_some_and(|props| props.keys().eq(meta_keys.iter().copied()))
+/// controller-gen cuts a recursive type where it recurs with an empty schema `{}` (the
+/// scheduling API's CompositePodGroupTemplate lists itself), which is not structural: the
+/// API server refuses the CRD. The closest structural schema is an object that keeps
+/// whatever it holds; as the items of a `listType=map` list it also needs the map keys,
+/// which are properties of the type that recurs: the enclosing object (listed in FIDELITY.md).
+fn fill_recursion_holes(s: &mut JSONSchemaProps) {
+    let open_object = || JSONSchemaProps {
+        x_kubernetes_preserve_unknown_fields: Some(true),
+        ..typed("object")
     };
-    for child in node.properties.iter_mut().flat_map(|p| p.values_mut()) {
-        if is_meta(child) {
-            *child = JSONSchemaProps {
-                description: child.description.take(),
-                ..typed("object")
+    let enclosing = s.clone();
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        if *p == JSONSchemaProps::default() {
+            *p = open_object();
+            continue;
+        }
+        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut p.items
+            && **item == JSONSchemaProps::default()
+        {
+            let keys = p.x_kubernetes_list_map_keys.clone().unwrap_or_default();
+            let pick = |k: &&String| keys.contains(*k);
+            **item = JSONSchemaProps {
+                properties: (!keys.is_empty()).then(|| {
+                    enclosing
+                        .properties
+                        .iter()
+                        .flatten()
+                        .filter(|(k, _)| pick(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                }),
+                required: enclosing
+                    .required
+                    .as_ref()
+                    .map(|r| r.iter().filter(pick).cloned().collect::<Vec<_>>())
+                    .filter(|r| !r.is_empty()),
+                ..open_object()
             };
+            continue;
+        }
+        fill_recursion_holes(p);
+    }
+    match &mut s.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) if **item == JSONSchemaProps::default() => {
+            **item = open_object()
+        }
+        Some(JSONSchemaPropsOrArray::Schema(item)) => fill_recursion_holes(item),
+        _ => {}
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+        if **v == JSONSchemaProps::default() {
+            **v = open_object();
         } else {
-            trim_object_meta(child, meta_keys);
+            fill_recursion_holes(v);
         }
     }
-    if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut node.items {
-        trim_object_meta(item, meta_keys);
+}
+
+/// The API server refuses a transition rule (one using `oldSelf`) where it cannot match an
+/// object's old and new values: below a list that is not `listType=map`, and below the
+/// properties of an atomic map (apiextensions-apiserver's `withForbidOldSelfValidations`).
+/// Kubernetes' own types carry such rules (`+k8s:immutable` is `self == oldSelf`) and
+/// controller-gen keeps them wherever the type lands, so its CRD with a `[]batchv1.JobSpec`
+/// is refused (controller-tools#1473). Drop those rules there, and only there; a rule the
+/// user wrote is not Kubernetes' and stays.
+fn drop_uncorrelatable_k8s_rules(s: &mut JSONSchemaProps, correlatable: bool) {
+    if !correlatable && let Some(rules) = &mut s.x_kubernetes_validations {
+        let k8s = crate::k8s_schemas::transition_rules();
+        rules.retain(|r| !serde_json::to_value(r).is_ok_and(|v| k8s.contains(&v)));
+        if rules.is_empty() {
+            s.x_kubernetes_validations = None;
+        }
     }
-    if let Some(JSONSchemaPropsOrBool::Schema(value)) = &mut node.additional_properties {
-        trim_object_meta(value, meta_keys);
+    let in_props = correlatable && s.x_kubernetes_map_type.as_deref() != Some("atomic");
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        drop_uncorrelatable_k8s_rules(p, in_props);
+    }
+    let in_items = correlatable && s.x_kubernetes_list_type.as_deref() == Some("map");
+    match &mut s.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) => drop_uncorrelatable_k8s_rules(item, in_items),
+        Some(JSONSchemaPropsOrArray::Schemas(items)) => items
+            .iter_mut()
+            .for_each(|i| drop_uncorrelatable_k8s_rules(i, in_items)),
+        None => {}
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+        drop_uncorrelatable_k8s_rules(v, correlatable);
+    }
+    for alt in [&mut s.all_of, &mut s.any_of, &mut s.one_of]
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        drop_uncorrelatable_k8s_rules(alt, correlatable);
+    }
+    if let Some(not) = &mut s.not {
+        drop_uncorrelatable_k8s_rules(not, correlatable);
     }
 }
 
@@ -795,22 +867,6 @@ fn merge_property(
     }
 }
 
-/// Drop keys JSONSchemaProps does not know (schemars adds `$schema`-like extras at times).
-fn strip_unknown(v: Value) -> Value {
-    match v {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(k, _)| {
-                    !matches!(k.as_str(), "$schema" | "$defs" | "definitions" | "examples")
-                })
-                .map(|(k, v)| (k, strip_unknown(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.into_iter().map(strip_unknown).collect()),
-        other => other,
-    }
-}
-
 /// Parse a marker value as JSON, falling back to a YAML flow value, then to a plain string.
 pub fn marker_json(raw: &str) -> Value {
     let raw = raw.trim();
@@ -925,7 +981,7 @@ fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(
 }
 
 /// Schemas of k8s-openapi types by path, once per process: each is a pure function of
-/// the path, and building one through schemars is costly (Condition, ObjectMeta, ...).
+/// the path, and expanding one is costly (PodSpec inlines dozens of types).
 static K8S_SCHEMAS: Mutex<BTreeMap<String, JSONSchemaProps>> = Mutex::new(BTreeMap::new());
 
 /// Whether each `Pattern` compiled, once per distinct pattern: APIs repeat their patterns.

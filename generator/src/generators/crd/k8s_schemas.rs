@@ -1,0 +1,249 @@
+//! Schemas of embedded Kubernetes types, exactly as controller-gen emits them for the pinned
+//! Kubernetes version (validations, defaults, list and map semantics included), from the
+//! data file `k8s_schemas.json` that `hack/gen-k8s-schemas.sh` derives from upstream.
+//!
+//! The data is de-inlined to stay small: each type stores its own level, and where a nested
+//! position holds another stored type it stores `{"$ref": "<path>", ...overlay}` instead.
+//! The overlay's keywords replace the referenced schema's top-level ones (what controller-gen
+//! takes from the field rather than the type: the field's description, listType, defaults);
+//! a `null` removes one. [`inline`] expands a type; the script checks, for every type, that
+//! expanding it reproduces controller-gen's output exactly.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The key of a reference to another stored type.
+pub const REF: &str = "$ref";
+
+/// The data file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Data {
+    /// Where the data comes from (tool versions), for humans.
+    pub source: String,
+    /// Schemas by k8s-openapi path (`api::core::v1::PodSpec`), de-inlined.
+    pub types: BTreeMap<String, Value>,
+    /// Types controller-gen cannot render, with the reason.
+    pub unsupported: BTreeMap<String, String>,
+}
+
+static DATA: LazyLock<Data> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("k8s_schemas.json"))
+        .expect("k8s_schemas.json is written by hack/gen-k8s-schemas.sh and checked there")
+});
+
+/// The embedded data, parsed once per process.
+pub fn data() -> &'static Data {
+    &DATA
+}
+
+/// Whether `path` (below `k8s_openapi::`) has a schema.
+pub fn contains(path: &str) -> bool {
+    DATA.types.contains_key(path)
+}
+
+/// Why controller-gen has no schema for `path`, if it is a k8s-openapi type it cannot render.
+pub fn unsupported(path: &str) -> Option<&'static str> {
+    DATA.unsupported.get(path).map(String::as_str)
+}
+
+/// The full (inlined) schema of the type at `path`, as controller-gen emits it for a field
+/// of that type without a doc comment or markers of its own.
+pub fn schema(path: &str) -> Result<Value, String> {
+    inline(&DATA.types, path)
+}
+
+/// Expand the stored type `path` of `types`, following its references.
+pub fn inline(types: &BTreeMap<String, Value>, path: &str) -> Result<Value, String> {
+    inline_memo(types, path, &mut BTreeMap::new(), &mut vec![])
+}
+
+fn inline_memo(
+    types: &BTreeMap<String, Value>,
+    path: &str,
+    memo: &mut BTreeMap<String, Value>,
+    stack: &mut Vec<String>,
+) -> Result<Value, String> {
+    if let Some(v) = memo.get(path) {
+        return Ok(v.clone());
+    }
+    if stack.iter().any(|p| p == path) {
+        return Err(format!("`{path}` refers to itself"));
+    }
+    let stored = types
+        .get(path)
+        .ok_or_else(|| format!("no stored schema for `{path}`"))?;
+    stack.push(path.to_owned());
+    let v = expand(types, stored, memo, stack);
+    stack.pop();
+    let v = v?;
+    memo.insert(path.to_owned(), v.clone());
+    Ok(v)
+}
+
+/// Expand the references in one schema node and its subschemas. Only schema positions are
+/// walked, so a `$ref` key inside a default or enum value stays data.
+fn expand(
+    types: &BTreeMap<String, Value>,
+    node: &Value,
+    memo: &mut BTreeMap<String, Value>,
+    stack: &mut Vec<String>,
+) -> Result<Value, String> {
+    let Value::Object(m) = node else {
+        return Ok(node.clone());
+    };
+    if let Some(target) = m.get(REF) {
+        let target = target
+            .as_str()
+            .ok_or_else(|| format!("`{REF}` is not a string: {target}"))?;
+        let Value::Object(mut base) = inline_memo(types, target, memo, stack)? else {
+            return Err(format!("`{target}` is not an object schema"));
+        };
+        // Overlay values are controller-gen's own output at that position, never references.
+        for (k, v) in m.iter().filter(|(k, _)| *k != REF) {
+            if v.is_null() {
+                base.remove(k);
+            } else {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+        return Ok(Value::Object(base));
+    }
+    let mut out = Map::new();
+    for (k, v) in m {
+        let v = match (k.as_str(), v) {
+            ("properties" | "patternProperties" | "definitions", Value::Object(props)) => {
+                let mut o = Map::new();
+                for (name, s) in props {
+                    o.insert(name.clone(), expand(types, s, memo, stack)?);
+                }
+                Value::Object(o)
+            }
+            ("items" | "additionalProperties" | "additionalItems" | "not", _) => {
+                expand(types, v, memo, stack)?
+            }
+            ("allOf" | "anyOf" | "oneOf", Value::Array(alts)) => Value::Array(
+                alts.iter()
+                    .map(|s| expand(types, s, memo, stack))
+                    .collect::<Result<_, _>>()?,
+            ),
+            _ => v.clone(),
+        };
+        out.insert(k.clone(), v);
+    }
+    Ok(Value::Object(out))
+}
+
+/// Every distinct `x-kubernetes-validations` entry of the stored types whose rule uses
+/// `oldSelf` (a transition rule), as JSON: [`crate::schema`] drops these, and only these,
+/// where a CRD puts them on a part of the schema the API server cannot correlate.
+pub fn transition_rules() -> &'static [Value] {
+    static RULES: LazyLock<Vec<Value>> = LazyLock::new(|| {
+        let mut out = vec![];
+        for v in DATA.types.values() {
+            collect_transition_rules(v, &mut out);
+        }
+        out
+    });
+    &RULES
+}
+
+fn collect_transition_rules(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::Array(rules)) = m.get("x-kubernetes-validations") {
+                for r in rules {
+                    if r.get("rule")
+                        .and_then(Value::as_str)
+                        .is_some_and(uses_old_self)
+                        && !out.contains(r)
+                    {
+                        out.push(r.clone());
+                    }
+                }
+            }
+            m.values().for_each(|v| collect_transition_rules(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| collect_transition_rules(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether a CEL rule refers to `oldSelf` (the API server asks the compiler; an identifier
+/// match is the same for the rules Kubernetes' types carry).
+pub fn uses_old_self(rule: &str) -> bool {
+    rule.match_indices("oldSelf").any(|(i, m)| {
+        let before = rule[..i].chars().next_back();
+        let after = rule[i + m.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inline_applies_overlays_and_removals() {
+        let types: BTreeMap<String, Value> = [
+            (
+                "A".to_owned(),
+                json!({"type": "object", "properties": {
+                    "b": {"$ref": "B", "description": "field doc", "default": null},
+                    "bs": {"type": "array", "items": {"$ref": "B"}},
+                }}),
+            ),
+            (
+                "B".to_owned(),
+                json!({"type": "object", "description": "type doc", "default": {}}),
+            ),
+        ]
+        .into();
+        let a = inline(&types, "A").unwrap();
+        assert_eq!(
+            a,
+            json!({"type": "object", "properties": {
+                "b": {"type": "object", "description": "field doc"},
+                "bs": {"type": "array", "items": {"type": "object", "description": "type doc", "default": {}}},
+            }})
+        );
+        assert!(inline(&types, "C").is_err());
+    }
+
+    #[test]
+    fn refs_in_values_are_data() {
+        let types: BTreeMap<String, Value> = [(
+            "A".to_owned(),
+            json!({"type": "object", "default": {"$ref": "X"}}),
+        )]
+        .into();
+        assert_eq!(
+            inline(&types, "A").unwrap()["default"],
+            json!({"$ref": "X"})
+        );
+    }
+
+    #[test]
+    fn old_self_is_an_identifier() {
+        assert!(uses_old_self("self == oldSelf"));
+        assert!(uses_old_self("!has(oldSelf.x) || has(self.x)"));
+        assert!(!uses_old_self("self.oldSelfish == 1"));
+        assert!(!uses_old_self("self.x == 1"));
+    }
+
+    /// Every stored type expands, and the data names every k8s-openapi type: stored or
+    /// unsupported with a reason.
+    #[test]
+    fn embedded_data_is_complete() {
+        for path in data().types.keys() {
+            schema(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+        assert!(data().types.len() + data().unsupported.len() >= 700);
+        assert!(contains("api::batch::v1::JobTemplateSpec"));
+        assert!(contains("apimachinery::pkg::apis::meta::v1::Condition"));
+    }
+}
