@@ -80,7 +80,8 @@ fn golden(fixture: &Path) -> BTreeMap<String, Value> {
     out
 }
 
-/// Our CRDs for the port in `rust/`, generated in memory, or the generator's error.
+/// Our CRDs for the port in `rust/`, generated in memory, or the generator's error (also
+/// when it writes no CRD: the golden directory is never empty).
 fn ours(fixture: &Path) -> Result<BTreeMap<String, Value>, String> {
     let config = kube_codegen::Config::from_crate(fixture.join("rust"))
         .map_err(|e| e.to_string())?
@@ -91,6 +92,10 @@ fn ours(fixture: &Path) -> Result<BTreeMap<String, Value>, String> {
         if f.path.extension().is_some_and(|e| e == "yaml") {
             crds_of(&f.contents, &f.path.display().to_string(), &mut out);
         }
+    }
+    // Exiting 0 with no CRD is a failure to generate (the worst kind: a silent one).
+    if out.is_empty() {
+        return Err("generation succeeded but produced no CRD at all".to_owned());
     }
     Ok(out)
 }
