@@ -23,8 +23,11 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use kube_codegen_tests::*;
 use serde_json::{Value, json};
 
+/// `FIDELITY_FIXTURES_DIR` points the test at another corpus (a changed copy of a port).
 fn fixtures() -> Vec<PathBuf> {
-    let dir = repo_root().join("tests/fixtures/fidelity");
+    let dir = std::env::var_os("FIDELITY_FIXTURES_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("tests/fixtures/fidelity"));
     let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/fixtures/fidelity exists")
         .map(|e| e.expect("dir entry").path())
