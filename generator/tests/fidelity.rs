@@ -162,13 +162,17 @@ fn leaves(crd: &Value) -> BTreeMap<String, String> {
     if let Some(obj) = crd.as_object_mut() {
         obj.remove("status");
     }
-    if let Some(ann) = crd["metadata"]["annotations"].as_object_mut() {
-        ann.remove("controller-gen.kubebuilder.io/version");
-        if ann.is_empty() {
-            crd["metadata"]
-                .as_object_mut()
-                .expect("metadata is an object")
-                .remove("annotations");
+    // `get_mut`, not `[]`: indexing a JSON object mutably inserts a null for a missing key.
+    if let Some(meta) = crd.get_mut("metadata").and_then(Value::as_object_mut) {
+        if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            ann.remove("controller-gen.kubebuilder.io/version");
+        }
+        if meta
+            .get("annotations")
+            .and_then(Value::as_object)
+            .is_some_and(|a| a.is_empty())
+        {
+            meta.remove("annotations");
         }
     }
     let mut out = BTreeMap::new();

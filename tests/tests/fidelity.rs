@@ -10,6 +10,9 @@
 //!    must become Established, and must accept the same samples. Every kind must have a
 //!    sample.
 //!
+//! In both phases the objects in `samples/invalid/` (each rejected by controller-gen's CRD, as
+//! its comment says) must be rejected with 422 Invalid.
+//!
 //! A fixture whose port does not generate yet is skipped only if its
 //! `known-differences.txt` lists `generate-error` (the diff test `generator/tests/fidelity.rs`
 //! keeps that list honest), and the skip is printed loudly.
@@ -91,8 +94,13 @@ fn listed_generate_error(fixture: &Path) -> Option<String> {
         })
 }
 
-fn samples(fixture: &Path) -> Vec<Value> {
-    yaml_files(&fixture.join("samples"))
+/// The objects in `dir` (`samples/`: valid for the Go original; `samples/invalid/`: rejected
+/// by it).
+fn samples(dir: &Path) -> Vec<Value> {
+    if !dir.is_dir() {
+        return vec![];
+    }
+    yaml_files(dir)
         .iter()
         .map(|f| {
             serde_yaml::from_str(&std::fs::read_to_string(f).expect("sample readable"))
@@ -107,13 +115,14 @@ fn is_protected_group(group: &str) -> bool {
         .any(|g| group == *g || group.ends_with(&format!(".{g}")))
 }
 
-/// Apply the CRDs, wait for Established, create every sample (and delete it again).
-/// `what` names the phase in messages.
+/// Apply the CRDs, wait for Established, create every sample (and delete it again), and
+/// see every invalid sample rejected. `what` names the phase in messages.
 async fn check_phase(
     client: &Client,
     what: &str,
     crds: &[CustomResourceDefinition],
     samples: &[Value],
+    invalid: &[Value],
     approve_protected: bool,
 ) {
     for crd in crds {
@@ -147,7 +156,7 @@ async fn check_phase(
         );
     }
     let ns = TestNamespace::new(client, "fidelity").await;
-    for sample in samples {
+    let api_for = |sample: &Value| {
         let api_version = sample["apiVersion"].as_str().expect("sample apiVersion");
         let kind = sample["kind"].as_str().expect("sample kind");
         let (group, version) = api_version.split_once('/').expect("group/version");
@@ -165,6 +174,29 @@ async fn check_phase(
             Api::all_with(client.clone(), &ar)
         };
         let obj: DynamicObject = serde_json::from_value(sample.clone()).expect("sample object");
+        (api, obj)
+    };
+    for sample in invalid {
+        let (api, obj) = api_for(sample);
+        let kind = sample["kind"].as_str().unwrap_or_default();
+        let name = obj.metadata.name.clone().expect("sample has a name");
+        match api.create(&PostParams::default(), &obj).await {
+            Err(kube::Error::Api(e)) if e.code == 422 => {
+                eprintln!(
+                    "fidelity e2e: {what}: invalid {kind} {name} rejected: {}",
+                    e.message
+                )
+            }
+            Err(e) => panic!("{what}: invalid {kind} {name}: expected 422 Invalid, got {e}"),
+            Ok(_) => panic!(
+                "{what}: invalid sample {kind} {name} was ACCEPTED: the CRD is weaker than \
+                 controller-gen's for the Go original"
+            ),
+        }
+    }
+    for sample in samples {
+        let (api, obj) = api_for(sample);
+        let kind = sample["kind"].as_str().unwrap_or_default();
         let name = obj.metadata.name.clone().expect("sample has a name");
         match api.create(&PostParams::default(), &obj).await {
             Ok(_) => eprintln!("fidelity e2e: {what}: {kind} {name} accepted"),
@@ -195,13 +227,15 @@ async fn fidelity_corpus_crds_and_samples_are_accepted() {
     let mut skipped = vec![];
     for fixture in fixtures() {
         let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
-        let samples = samples(&fixture);
-        assert!(!samples.is_empty(), "{name}: no samples/");
+        let samples_dir = fixture.join("samples");
+        let (valid, invalid) = (samples(&samples_dir), samples(&samples_dir.join("invalid")));
+        assert!(!valid.is_empty(), "{name}: no samples/");
         check_phase(
             &client,
             &format!("{name} (controller-gen, Go original)"),
             &golden_crds(&fixture),
-            &samples,
+            &valid,
+            &invalid,
             true,
         )
         .await;
@@ -211,7 +245,8 @@ async fn fidelity_corpus_crds_and_samples_are_accepted() {
                     &client,
                     &format!("{name} (kube-codegen, Rust port)"),
                     &crds,
-                    &samples,
+                    &valid,
+                    &invalid,
                     false,
                 )
                 .await
