@@ -605,3 +605,93 @@ fn flatten_treats_scalar_arrays_as_sets_and_defaults_as_one_value() {
     assert!(la.contains_key(".default"));
     assert!(la.contains_key(".x-kubernetes-validations[rule=r].message"));
 }
+
+/// The ratchet itself: a difference not listed fails, a listed one passes, a listed one
+/// that no longer occurs is reported, and a port that does not generate fails unless listed.
+#[test]
+fn ratchet_fails_on_unlisted_differences_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fx = dir.path().join("tiny");
+    std::fs::create_dir_all(fx.join("rust/src")).unwrap();
+    std::fs::create_dir_all(fx.join("golden")).unwrap();
+    std::fs::write(
+        fx.join("rust/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.0.0\"\n\n[package.metadata.kube-codegen]\nrust = false\n",
+    )
+    .unwrap();
+    std::fs::write(fx.join("rust/src/lib.rs"), "pub mod v1;\n").unwrap();
+    std::fs::write(
+        fx.join("rust/src/v1.rs"),
+        r#"//! +groupName=tiny.example.com
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+
+/// +genclient
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+pub struct ThingSpec {
+    /// +kubebuilder:validation:MinLength=1
+    pub name: String,
+}
+"#,
+    )
+    .unwrap();
+    // The golden CRD: ours, with one keyword changed and one removed.
+    let ours = ours(&fx).expect("the tiny port generates");
+    let mut crd = ours.values().next().expect("one CRD").clone();
+    let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    spec["properties"]["name"]["minLength"] = serde_json::json!(2);
+    spec["properties"]["name"]["maxLength"] = serde_json::json!(9);
+    std::fs::write(
+        fx.join("golden/tiny.yaml"),
+        serde_yaml::to_string(&crd).unwrap(),
+    )
+    .unwrap();
+
+    let o = check(&fx, false);
+    assert_eq!(o.failures.len(), 1, "{}", o.report);
+    assert!(o.failures[0].contains("changed ") && o.failures[0].contains(".minLength"));
+    assert!(o.failures[0].contains("missing ") && o.failures[0].contains(".maxLength"));
+    assert_eq!(o.total - o.matched, 2, "{}", o.report);
+
+    // Listed (one exact line, one pattern): passes; a line matching nothing is reported.
+    std::fs::write(
+        fx.join("known-differences.txt"),
+        "changed * *.properties.name.minLength  # reason one\n\
+         missing things.tiny.example.com .spec.versions[name=v1].schema.openAPIV3Schema.properties.spec.properties.name.maxLength  # reason two\n\
+         extra * *.nothing  # never occurs\n",
+    )
+    .unwrap();
+    let o = check(&fx, false);
+    assert!(o.failures.is_empty(), "{:?}", o.failures);
+    assert!(o.report.contains("known: reason one"), "{}", o.report);
+    assert!(o.report.contains("does not occur now"), "{}", o.report);
+
+    // Bless keeps the reasons and drops the line that matches nothing.
+    check(&fx, true);
+    let blessed = std::fs::read_to_string(fx.join("known-differences.txt")).unwrap();
+    assert!(blessed.contains("# reason one") && blessed.contains("# reason two"));
+    assert!(!blessed.contains("never occurs"), "{blessed}");
+
+    // A port that stops generating fails, unless `generate-error` is listed.
+    std::fs::write(
+        fx.join("rust/src/v1.rs"),
+        "//! +groupName=tiny.example.com\n",
+    )
+    .unwrap();
+    let o = check(&fx, false);
+    assert_eq!(o.failures.len(), 1, "{}", o.report);
+    std::fs::write(
+        fx.join("known-differences.txt"),
+        "generate-error  # the port is empty\n",
+    )
+    .unwrap();
+    let o = check(&fx, false);
+    assert!(o.failures.is_empty(), "{:?}", o.failures);
+    assert_eq!(o.matched, 0);
+}
