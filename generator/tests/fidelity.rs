@@ -1,0 +1,697 @@
+//! Fidelity on real Go APIs (issue 13): for each fixture in `tests/fixtures/fidelity/<name>/`,
+//! the CRDs generated from `rust/` (the Rust port of a real Go API package) are compared,
+//! keyword by keyword, with `golden/` (what controller-gen v0.23.0 generates for the Go
+//! original in `go/`, rebuilt by `tests/fixtures/fidelity/regen-golden.sh`).
+//!
+//! A CRD is flattened into leaves `path -> value`: every scalar is a leaf named by its JSON
+//! path (the last segment is the keyword, descriptions included); arrays of scalars
+//! (`required`, `enum`, `shortNames`, ...) are sets, one leaf per element; `default` and
+//! `example` are one leaf each (their whole value); versions, printer columns, selectable
+//! fields and CEL rules are keyed by name, JSON path and rule, so order does not matter.
+//! The score of a fixture is the number of golden leaves we reproduce exactly over the
+//! number of golden leaves; leaves we add are differences too, outside the score.
+//!
+//! Ratchet: `known-differences.txt` of each fixture lists accepted differences, one a line,
+//! `<missing|extra|changed> <crd> <path>  # reason`, where `*` in the crd or path matches any
+//! text (one line can cover a class), or `generate-error  # reason` when the port does not
+//! generate yet. The test fails on a difference (or a generation failure) not listed, and
+//! prints listed ones that no longer occur. `FIDELITY_BLESS=1` rewrites the lists from the
+//! current differences, keeping the reasons of lines that still apply.
+//!
+//! `cargo test -p kube-codegen --test fidelity -- --nocapture` prints the scores.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// `FIDELITY_FIXTURES_DIR` points the test at another corpus (to try a changed port
+/// without touching the committed one).
+fn fixtures_dir() -> PathBuf {
+    let dir = match std::env::var_os("FIDELITY_FIXTURES_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/fidelity"),
+    };
+    // Canonical: a crate path with `..` in it changes the module paths the generator derives
+    // (found with this corpus; reported, not this test's subject).
+    dir.canonicalize()
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+/// Every fixture: a directory with `rust/` and `golden/`.
+fn fixtures() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
+        .expect("tests/fixtures/fidelity exists")
+        .map(|e| e.expect("readable dir entry").path())
+        .filter(|p| p.join("rust").is_dir() && p.join("golden").is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every YAML document of `text`, as JSON, keyed by the CRD's `metadata.name`.
+fn crds_of(text: &str, from: &str, into: &mut BTreeMap<String, Value>) {
+    for doc in serde_yaml::Deserializer::from_str(text) {
+        let v: Value = serde::Deserialize::deserialize(doc)
+            .unwrap_or_else(|e| panic!("{from}: not YAML: {e}"));
+        if v.is_null() {
+            continue;
+        }
+        let name = v["metadata"]["name"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{from}: a document without metadata.name"))
+            .to_owned();
+        assert!(
+            into.insert(name.clone(), v).is_none(),
+            "{from}: CRD {name} twice"
+        );
+    }
+}
+
+fn golden(fixture: &Path) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture.join("golden"))
+        .expect("golden/ readable")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("golden file readable");
+        crds_of(&text, &f.display().to_string(), &mut out);
+    }
+    out
+}
+
+/// Our CRDs for the port in `rust/`, generated in memory, or the generator's error (also
+/// when it writes no CRD: the golden directory is never empty).
+fn ours(fixture: &Path) -> Result<BTreeMap<String, Value>, String> {
+    let config = kube_codegen::Config::from_crate(fixture.join("rust"))
+        .map_err(|e| e.to_string())?
+        .emit_rust(false);
+    let generated = config.generate().map_err(|e| e.to_string())?;
+    let mut out = BTreeMap::new();
+    for f in &generated.files {
+        if f.path.extension().is_some_and(|e| e == "yaml") {
+            crds_of(&f.contents, &f.path.display().to_string(), &mut out);
+        }
+    }
+    // Exiting 0 with no CRD is a failure to generate (the worst kind: a silent one).
+    if out.is_empty() {
+        return Err("generation succeeded but produced no CRD at all".to_owned());
+    }
+    Ok(out)
+}
+
+/// One leaf value in its canonical text form.
+fn text(v: &Value) -> String {
+    serde_json::to_string(v).expect("JSON value serializes")
+}
+
+/// Arrays whose elements are objects identified by one of their fields, not by position.
+fn element_key(key: &str) -> Option<&'static str> {
+    match key {
+        "versions" | "additionalPrinterColumns" => Some("name"),
+        "selectableFields" => Some("jsonPath"),
+        "x-kubernetes-validations" => Some("rule"),
+        _ => None,
+    }
+}
+
+/// Flatten `v` (found at `path` under `key`) into `out`.
+fn flatten(path: &str, key: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        // A default or example is one value: controller-gen and we must agree on all of it.
+        _ if key == "default" || key == "example" => {
+            out.insert(path.to_owned(), text(v));
+        }
+        Value::Object(map) => {
+            for (k, child) in map {
+                flatten(&format!("{path}.{k}"), k, child, out);
+            }
+        }
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+            // A set of scalars: one leaf per element, so a missing `required` entry is one
+            // difference, and order (meaningless here) is ignored.
+            if items.is_empty() {
+                out.insert(path.to_owned(), "[]".to_owned());
+            }
+            for i in items {
+                let elem = i.as_str().map(str::to_owned).unwrap_or_else(|| text(i));
+                out.insert(format!("{path}[{elem}]"), text(i));
+            }
+        }
+        Value::Array(items) => {
+            let by = element_key(key);
+            for (n, item) in items.iter().enumerate() {
+                let id = by
+                    .and_then(|f| item.get(f))
+                    .and_then(Value::as_str)
+                    .map(|s| format!("{}={s}", by.unwrap_or_default()))
+                    .unwrap_or_else(|| n.to_string());
+                flatten(&format!("{path}[{id}]"), key, item, out);
+            }
+        }
+        _ => {
+            out.insert(path.to_owned(), text(v));
+        }
+    }
+}
+
+/// The leaves of a CRD that a generator decides: everything but the CRD's status and the
+/// generator's own version stamp.
+fn leaves(crd: &Value) -> BTreeMap<String, String> {
+    let mut crd = crd.clone();
+    if let Some(obj) = crd.as_object_mut() {
+        obj.remove("status");
+    }
+    // `get_mut`, not `[]`: indexing a JSON object mutably inserts a null for a missing key.
+    if let Some(meta) = crd.get_mut("metadata").and_then(Value::as_object_mut) {
+        if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            ann.remove("controller-gen.kubebuilder.io/version");
+        }
+        if meta
+            .get("annotations")
+            .and_then(Value::as_object)
+            .is_some_and(|a| a.is_empty())
+        {
+            meta.remove("annotations");
+        }
+    }
+    let mut out = BTreeMap::new();
+    flatten("", "", &crd, &mut out);
+    out
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    /// controller-gen has the leaf, we do not.
+    Missing,
+    /// We have the leaf, controller-gen does not.
+    Extra,
+    /// Both have it, with different values.
+    Changed,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Missing => "missing",
+            Kind::Extra => "extra",
+            Kind::Changed => "changed",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "missing" => Some(Kind::Missing),
+            "extra" => Some(Kind::Extra),
+            "changed" => Some(Kind::Changed),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Difference {
+    kind: Kind,
+    crd: String,
+    path: String,
+    /// What controller-gen and we have, for the report only (not part of the identity).
+    golden: Option<String>,
+    ours: Option<String>,
+}
+
+impl Difference {
+    /// The text of its line in known-differences.txt.
+    fn key(&self) -> String {
+        format!("{} {} {}", self.kind.as_str(), self.crd, self.path)
+    }
+}
+
+/// A line of known-differences.txt.
+#[derive(Debug)]
+enum Known {
+    GenerateError {
+        reason: String,
+    },
+    Diff {
+        kind: Kind,
+        crd: String,
+        path: String,
+        reason: String,
+    },
+}
+
+fn parse_known(fixture: &Path) -> Vec<Known> {
+    let file = fixture.join("known-differences.txt");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (body, reason) = match line.split_once(" # ") {
+            Some((b, r)) => (b.trim(), r.trim().to_owned()),
+            None => (line.trim(), String::new()),
+        };
+        if body == "generate-error" {
+            out.push(Known::GenerateError { reason });
+            continue;
+        }
+        let mut parts = body.splitn(3, ' ');
+        let (Some(kind), Some(crd), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            panic!(
+                "{}:{}: expected `<missing|extra|changed> <crd> <path>  # reason` or `generate-error  # reason`",
+                file.display(),
+                n + 1
+            );
+        };
+        let kind = Kind::parse(kind).unwrap_or_else(|| {
+            panic!(
+                "{}:{}: `{kind}` is not missing, extra or changed",
+                file.display(),
+                n + 1
+            )
+        });
+        out.push(Known::Diff {
+            kind,
+            crd: crd.to_owned(),
+            path: path.trim().to_owned(),
+            reason,
+        });
+    }
+    out
+}
+
+/// `*` matches any text (including none); everything else literally.
+fn glob(pattern: &str, s: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == s;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !s.starts_with(first) || !s[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &s[first.len()..s.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+fn covers(known: &Known, d: &Difference) -> bool {
+    match known {
+        Known::GenerateError { .. } => false,
+        Known::Diff {
+            kind, crd, path, ..
+        } => *kind == d.kind && glob(crd, &d.crd) && glob(path, &d.path),
+    }
+}
+
+fn diff(golden: &BTreeMap<String, Value>, ours: &BTreeMap<String, Value>) -> Vec<Difference> {
+    let mut out = vec![];
+    let names: BTreeSet<&String> = golden.keys().chain(ours.keys()).collect();
+    for name in names {
+        let g = golden.get(name).map(leaves).unwrap_or_default();
+        let o = ours.get(name).map(leaves).unwrap_or_default();
+        let paths: BTreeSet<&String> = g.keys().chain(o.keys()).collect();
+        for path in paths {
+            let (gv, ov) = (g.get(path), o.get(path));
+            let kind = match (gv, ov) {
+                (Some(a), Some(b)) if a == b => continue,
+                (Some(_), Some(_)) => Kind::Changed,
+                (Some(_), None) => Kind::Missing,
+                (None, Some(_)) => Kind::Extra,
+                (None, None) => unreachable!("path comes from one of the two"),
+            };
+            out.push(Difference {
+                kind,
+                crd: name.clone(),
+                path: path.clone(),
+                golden: gv.cloned(),
+                ours: ov.cloned(),
+            });
+        }
+    }
+    out
+}
+
+fn short(v: &Option<String>) -> String {
+    match v {
+        None => "-".to_owned(),
+        Some(s) if s.chars().count() > 100 => {
+            format!("{}...", s.chars().take(100).collect::<String>())
+        }
+        Some(s) => s.clone(),
+    }
+}
+
+struct Outcome {
+    report: String,
+    failures: Vec<String>,
+    matched: usize,
+    total: usize,
+}
+
+fn check(fixture: &Path, bless: bool) -> Outcome {
+    let name = fixture
+        .file_name()
+        .expect("fixture dir has a name")
+        .to_string_lossy()
+        .into_owned();
+    let golden = golden(fixture);
+    let total: usize = golden.values().map(|c| leaves(c).len()).sum();
+    let known = parse_known(fixture);
+    let mut report = String::new();
+    let mut failures = vec![];
+    let listed_error = known.iter().find_map(|k| match k {
+        Known::GenerateError { reason } => Some(reason.clone()),
+        Known::Diff { .. } => None,
+    });
+    let ours = match ours(fixture) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = writeln!(
+                report,
+                "fidelity: {name}: 0/{total} leaves match: GENERATION FAILED ({} CRDs expected)",
+                golden.len()
+            );
+            for l in e.lines().take(12) {
+                let _ = writeln!(report, "    | {l}");
+            }
+            match &listed_error {
+                Some(reason) => {
+                    let _ = writeln!(report, "  listed as generate-error: {reason}");
+                }
+                None if bless => {}
+                None => failures.push(format!(
+                    "{name}: generation failed and `generate-error` is not in known-differences.txt:\n{e}"
+                )),
+            }
+            if bless {
+                let reason = listed_error.unwrap_or_else(|| {
+                    e.lines()
+                        .next()
+                        .unwrap_or("generation failed")
+                        .trim()
+                        .to_owned()
+                });
+                write_known(fixture, &[], &known, Some(&reason));
+            }
+            return Outcome {
+                report,
+                failures,
+                matched: 0,
+                total,
+            };
+        }
+    };
+    let diffs = diff(&golden, &ours);
+    let unmatched_golden = diffs.iter().filter(|d| d.kind != Kind::Extra).count();
+    let matched = total - unmatched_golden;
+    let extra = diffs.iter().filter(|d| d.kind == Kind::Extra).count();
+    let _ = writeln!(
+        report,
+        "fidelity: {name}: {matched}/{total} leaves match ({:.1}%), {extra} extra; CRDs: {} golden, {} ours",
+        100.0 * matched as f64 / total.max(1) as f64,
+        golden.len(),
+        ours.len()
+    );
+    if let Some(reason) = &listed_error {
+        let _ = writeln!(
+            report,
+            "  stale: `generate-error` is listed ({reason}) but the port generates now: re-bless"
+        );
+    }
+    let mut unlisted = vec![];
+    for d in &diffs {
+        let by = known.iter().find(|k| covers(k, d));
+        let mark = match by {
+            Some(Known::Diff { reason, .. }) => format!("known: {reason}"),
+            _ => {
+                unlisted.push(d);
+                "NEW".to_owned()
+            }
+        };
+        let _ = writeln!(
+            report,
+            "  {} [{mark}]\n      golden: {}\n      ours:   {}",
+            d.key(),
+            short(&d.golden),
+            short(&d.ours)
+        );
+    }
+    for k in &known {
+        if let Known::Diff {
+            kind,
+            crd,
+            path,
+            reason,
+        } = k
+            && !diffs.iter().any(|d| covers(k, d))
+        {
+            let _ = writeln!(
+                report,
+                "  listed, does not occur now (remove it unless expected after a pending fix): {} {crd} {path}  # {reason}",
+                kind.as_str()
+            );
+        }
+    }
+    if bless {
+        write_known(fixture, &diffs, &known, None);
+    } else if !unlisted.is_empty() {
+        failures.push(format!(
+            "{name}: {} difference(s) not in known-differences.txt (fix them, or list them with a reason; FIDELITY_BLESS=1 rewrites the list):\n{}",
+            unlisted.len(),
+            unlisted
+                .iter()
+                .map(|d| format!("  {}", d.key()))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ));
+    }
+    Outcome {
+        report,
+        failures,
+        matched,
+        total,
+    }
+}
+
+/// Rewrite known-differences.txt: pattern lines that still match something stay (with
+/// their reasons), every other current difference gets an exact line (its old reason if it
+/// had one, else a marker that asks for one).
+fn write_known(
+    fixture: &Path,
+    diffs: &[Difference],
+    known: &[Known],
+    generate_error: Option<&str>,
+) {
+    let mut out = String::from(
+        "# Accepted differences from controller-gen's CRDs (see generator/tests/fidelity.rs).\n\
+         # <missing|extra|changed> <crd> <path>  # reason   (`*` matches any text)\n\
+         # generate-error  # reason                      (the port does not generate yet)\n",
+    );
+    if let Some(reason) = generate_error {
+        let _ = writeln!(out, "generate-error  # {reason}");
+        // Keep the lines written for after the fix: they describe expected differences.
+        for k in known {
+            if let Known::Diff {
+                kind,
+                crd,
+                path,
+                reason,
+            } = k
+            {
+                let _ = writeln!(out, "{} {crd} {path}  # {reason}", kind.as_str());
+            }
+        }
+    } else {
+        let mut covered = vec![false; diffs.len()];
+        for k in known {
+            let Known::Diff {
+                kind,
+                crd,
+                path,
+                reason,
+            } = k
+            else {
+                continue;
+            };
+            let is_pattern = crd.contains('*') || path.contains('*');
+            let hits: Vec<usize> = (0..diffs.len())
+                .filter(|&i| !covered[i] && covers(k, &diffs[i]))
+                .collect();
+            if is_pattern && !hits.is_empty() {
+                let _ = writeln!(out, "{} {crd} {path}  # {reason}", kind.as_str());
+                for i in hits {
+                    covered[i] = true;
+                }
+            }
+        }
+        for (i, d) in diffs.iter().enumerate() {
+            if covered[i] {
+                continue;
+            }
+            let reason = known
+                .iter()
+                .find_map(|k| match k {
+                    Known::Diff { reason, .. } if covers(k, d) => Some(reason.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "UNEXPLAINED: give the reason".to_owned());
+            let _ = writeln!(out, "{}  # {reason}", d.key());
+        }
+    }
+    std::fs::write(fixture.join("known-differences.txt"), out)
+        .expect("known-differences.txt writable");
+}
+
+#[test]
+fn fidelity_against_controller_gen() {
+    let bless = std::env::var_os("FIDELITY_BLESS").is_some_and(|v| v == "1");
+    let fixtures = fixtures();
+    assert!(
+        fixtures.len() >= 3,
+        "expected at least three fidelity fixtures, found {}",
+        fixtures.len()
+    );
+    let mut failures = vec![];
+    let (mut matched, mut total) = (0, 0);
+    for f in &fixtures {
+        let o = check(f, bless);
+        print!("{}", o.report);
+        failures.extend(o.failures);
+        matched += o.matched;
+        total += o.total;
+    }
+    println!(
+        "fidelity: all fixtures: {matched}/{total} leaves match ({:.1}%)",
+        100.0 * matched as f64 / total.max(1) as f64
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn glob_matches_like_a_shell_star() {
+    assert!(glob("a*c", "abbbc"));
+    assert!(glob("*", ""));
+    assert!(glob("*.description", ".spec.x.description"));
+    assert!(!glob("*.description", ".spec.description.type"));
+    assert!(glob("a*b*c", "a-b-c"));
+    assert!(!glob("a*b*c", "a-c"));
+    assert!(glob("exact", "exact"));
+    assert!(!glob("ab*ba", "aba"));
+}
+
+#[test]
+fn flatten_treats_scalar_arrays_as_sets_and_defaults_as_one_value() {
+    let a = serde_json::json!({"required": ["a", "b"], "default": {"x": [1]}, "x-kubernetes-validations": [{"rule": "r", "message": "m"}]});
+    let b = serde_json::json!({"required": ["b", "a"], "default": {"x": [1]}, "x-kubernetes-validations": [{"message": "m", "rule": "r"}]});
+    let (mut la, mut lb) = (BTreeMap::new(), BTreeMap::new());
+    flatten("", "", &a, &mut la);
+    flatten("", "", &b, &mut lb);
+    assert_eq!(la, lb);
+    assert!(la.contains_key(".required[a]"));
+    assert!(la.contains_key(".default"));
+    assert!(la.contains_key(".x-kubernetes-validations[rule=r].message"));
+}
+
+/// The ratchet itself: a difference not listed fails, a listed one passes, a listed one
+/// that no longer occurs is reported, and a port that does not generate fails unless listed.
+#[test]
+fn ratchet_fails_on_unlisted_differences_only() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fx = dir.path().join("tiny");
+    std::fs::create_dir_all(fx.join("rust/src")).unwrap();
+    std::fs::create_dir_all(fx.join("golden")).unwrap();
+    std::fs::write(
+        fx.join("rust/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.0.0\"\n\n[package.metadata.kube-codegen]\nrust = false\n",
+    )
+    .unwrap();
+    std::fs::write(fx.join("rust/src/lib.rs"), "pub mod v1;\n").unwrap();
+    std::fs::write(
+        fx.join("rust/src/v1.rs"),
+        r#"//! +groupName=tiny.example.com
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+
+/// +genclient
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+pub struct ThingSpec {
+    /// +kubebuilder:validation:MinLength=1
+    pub name: String,
+}
+"#,
+    )
+    .unwrap();
+    // The golden CRD: ours, with one keyword changed and one removed.
+    let ours = ours(&fx).expect("the tiny port generates");
+    let mut crd = ours.values().next().expect("one CRD").clone();
+    let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    spec["properties"]["name"]["minLength"] = serde_json::json!(2);
+    spec["properties"]["name"]["maxLength"] = serde_json::json!(9);
+    std::fs::write(
+        fx.join("golden/tiny.yaml"),
+        serde_yaml::to_string(&crd).unwrap(),
+    )
+    .unwrap();
+
+    let o = check(&fx, false);
+    assert_eq!(o.failures.len(), 1, "{}", o.report);
+    assert!(o.failures[0].contains("changed ") && o.failures[0].contains(".minLength"));
+    assert!(o.failures[0].contains("missing ") && o.failures[0].contains(".maxLength"));
+    assert_eq!(o.total - o.matched, 2, "{}", o.report);
+
+    // Listed (one exact line, one pattern): passes; a line matching nothing is reported.
+    std::fs::write(
+        fx.join("known-differences.txt"),
+        "changed * *.properties.name.minLength  # reason one\n\
+         missing things.tiny.example.com .spec.versions[name=v1].schema.openAPIV3Schema.properties.spec.properties.name.maxLength  # reason two\n\
+         extra * *.nothing  # never occurs\n",
+    )
+    .unwrap();
+    let o = check(&fx, false);
+    assert!(o.failures.is_empty(), "{:?}", o.failures);
+    assert!(o.report.contains("known: reason one"), "{}", o.report);
+    assert!(o.report.contains("does not occur now"), "{}", o.report);
+
+    // Bless keeps the reasons and drops the line that matches nothing.
+    check(&fx, true);
+    let blessed = std::fs::read_to_string(fx.join("known-differences.txt")).unwrap();
+    assert!(blessed.contains("# reason one") && blessed.contains("# reason two"));
+    assert!(!blessed.contains("never occurs"), "{blessed}");
+
+    // A port that stops generating fails, unless `generate-error` is listed.
+    std::fs::write(
+        fx.join("rust/src/v1.rs"),
+        "//! +groupName=tiny.example.com\n",
+    )
+    .unwrap();
+    let o = check(&fx, false);
+    assert_eq!(o.failures.len(), 1, "{}", o.report);
+    std::fs::write(
+        fx.join("known-differences.txt"),
+        "generate-error  # the port is empty\n",
+    )
+    .unwrap();
+    let o = check(&fx, false);
+    assert!(o.failures.is_empty(), "{:?}", o.failures);
+    assert_eq!(o.matched, 0);
+}
