@@ -406,12 +406,14 @@ impl Config {
         } else {
             self.inputs.clone()
         };
-        let src_root = self.crate_dir.join("src");
+        // Lexically normalized (`a/../b` -> `b`), so module paths derived from file paths
+        // agree however the crate directory was spelled.
+        let src_root = source::normalize(&self.crate_dir.join("src"));
         let mut files = vec![];
         for input in &inputs {
             let path = self.resolve_path(input);
             match source::rust_files(&path) {
-                Ok(found) => files.extend(found),
+                Ok(found) => files.extend(found.iter().map(|f| source::normalize(f))),
                 Err(e) => diags.push(
                     Diagnostic::new(
                         Location::new(&path, 1, 1),
@@ -422,7 +424,7 @@ impl Config {
             }
         }
         // Our own output is never input, even when it lives under `src/`.
-        let rust_dir = self.rust_output_dir();
+        let rust_dir = source::normalize(&self.rust_output_dir());
         files.retain(|f| !f.starts_with(&rust_dir));
         files.sort();
         files.dedup();

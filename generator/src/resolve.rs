@@ -648,7 +648,11 @@ fn print_column(m: &Marker) -> Result<PrintColumn, Diagnostic> {
         name: m.arg("name").unwrap_or_default().to_owned(),
         type_,
         json_path,
-        description: m.arg("description").map(str::to_owned),
+        // An empty description is no description, as controller-gen's `omitempty` has it.
+        description: m
+            .arg("description")
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned),
         format,
         priority,
         loc: m.loc.clone(),
@@ -892,7 +896,7 @@ impl Resolver<'_> {
             return crate::source::absolutize(&module.path, &segs);
         }
         if let Some(target) = module.uses.get(first) {
-            let mut out = target.clone();
+            let mut out = anchored(module, target);
             out.extend(segs[1..].iter().cloned());
             return out;
         }
@@ -911,8 +915,9 @@ impl Resolver<'_> {
         }
         if segs.len() == 1 {
             for glob in &module.globs {
-                let mut candidate = glob.clone();
+                let mut candidate = anchored(module, glob);
                 candidate.push(segs[0].clone());
+                let candidate = self.follow_reexports(candidate, 0);
                 let is_local =
                     candidate[0] == "crate" && self.raw.contains_key(&candidate[1..].join("::"));
                 let is_k8s = candidate[0] == "k8s_openapi"
@@ -923,6 +928,45 @@ impl Resolver<'_> {
             }
         }
         segs
+    }
+
+    /// Where a crate-local path's item is defined, following `use` re-exports: the port of a
+    /// Go package keeps its types in files (`mod types; pub use types::*;`), and other
+    /// modules name them through the package (`use super::v1::Group`).
+    fn follow_reexports(&self, abs: Vec<String>, depth: usize) -> Vec<String> {
+        // Deep enough for any real chain of re-exports, and a guard against `use` cycles.
+        const MAX_DEPTH: usize = 16;
+        if depth > MAX_DEPTH
+            || abs.first().is_none_or(|f| f != "crate")
+            || abs.len() < 2
+            || self.raw.contains_key(&abs[1..].join("::"))
+        {
+            return abs;
+        }
+        let (name, parent) = abs[1..].split_last().expect("checked above");
+        let Some(m) = self.modules.iter().find(|m| m.path == parent) else {
+            return abs;
+        };
+        if let Some(target) = m.uses.get(name) {
+            let target = anchored(m, target);
+            if target != abs {
+                return self.follow_reexports(target, depth + 1);
+            }
+        }
+        for glob in &m.globs {
+            let mut candidate = anchored(m, glob);
+            if candidate == abs[..abs.len() - 1] {
+                continue;
+            }
+            candidate.push(name.clone());
+            let found = self.follow_reexports(candidate, depth + 1);
+            if found.first().is_some_and(|f| f == "crate")
+                && self.raw.contains_key(&found[1..].join("::"))
+            {
+                return found;
+            }
+        }
+        abs
     }
 
     fn resolve_type(&mut self, module: &Module, ty: &src::Ty) -> Result<TypeRef, Diagnostic> {
@@ -967,6 +1011,7 @@ impl Resolver<'_> {
             return Err(unsupported(ty.text()));
         };
         let abs = self.absolute(module, *leading_colon, segments);
+        let abs = self.follow_reexports(abs, 0);
         let name = abs.last().cloned().unwrap_or_default();
         let one = |s: &mut Self, n: usize| -> Result<TypeRef, Diagnostic> {
             match args.get(n) {
@@ -1410,6 +1455,20 @@ impl Resolver<'_> {
     }
 }
 
+/// A `use` path of module `m`, absolute: `use` paths may start at a child module
+/// (`pub use types::*;`), which `source` cannot tell from an external crate.
+fn anchored(m: &Module, path: &[String]) -> Vec<String> {
+    match path.first() {
+        Some(first) if m.children.contains(first) => {
+            let mut p = vec!["crate".to_owned()];
+            p.extend(m.path.iter().cloned());
+            p.extend(path.iter().cloned());
+            p
+        }
+        _ => path.to_vec(),
+    }
+}
+
 /// The path generated code (in another module of the crate) can name `item` by: where it
 /// is defined if every module on the way is `pub`/`pub(crate)`, else where a reachable module
 /// re-exports it (`mod types; pub use types::*;`, the usual port of a Go package's files).
@@ -1438,24 +1497,12 @@ fn public_path(modules: &[Module], module: &Module, item: &src::Item) -> Option<
     defined.extend(module.path.iter().cloned());
     let mut item_path = defined.clone();
     item_path.push(item.ident.clone());
-    // `use` paths may start at a child module (`pub use types::*;`): make them absolute.
-    let absolute = |m: &Module, target: &[String]| -> Vec<String> {
-        match target.first() {
-            Some(first) if m.children.contains(first) => {
-                let mut p = vec!["crate".to_owned()];
-                p.extend(m.path.iter().cloned());
-                p.extend(target.iter().cloned());
-                p
-            }
-            _ => target.to_vec(),
-        }
-    };
     modules
         .iter()
         .filter(|m| {
-            m.reexported_globs.iter().any(|g| absolute(m, g) == defined)
+            m.reexported_globs.iter().any(|g| anchored(m, g) == defined)
                 || (m.reexports.contains(&item.ident)
-                    && m.uses.get(&item.ident).map(|u| absolute(m, u)) == Some(item_path.clone()))
+                    && m.uses.get(&item.ident).map(|u| anchored(m, u)) == Some(item_path.clone()))
         })
         .filter(|m| reachable(&m.path))
         .min_by_key(|m| m.path.len())
