@@ -138,8 +138,8 @@ pub struct PrintColumn {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CustomMethod {
     pub name: String,
-    pub verb: String,
-    pub subresource: Option<String>,
+    pub verb: MethodVerb,
+    pub subresource: String,
     pub input: Option<String>,
     pub result: Option<String>,
 }
@@ -148,24 +148,100 @@ pub struct CustomMethod {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientOptions {
     /// The verbs to generate, after onlyVerbs/skipVerbs/readonly/noStatus/noVerbs.
-    pub verbs: Vec<String>,
+    pub verbs: Vec<Verb>,
     pub methods: Vec<CustomMethod>,
 }
 
-/// Every verb client-go's typed clients have, in a fixed order.
-pub const ALL_VERBS: &[&str] = &[
-    "create",
-    "update",
-    "updateStatus",
-    "delete",
-    "deleteCollection",
-    "get",
-    "list",
-    "watch",
-    "patch",
-    "apply",
-    "applyStatus",
-];
+/// A verb of client-go's typed clients, as `+genclient:onlyVerbs`/`skipVerbs` name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verb {
+    Create,
+    Update,
+    UpdateStatus,
+    Delete,
+    DeleteCollection,
+    Get,
+    List,
+    Watch,
+    Patch,
+    Apply,
+    ApplyStatus,
+}
+
+impl Verb {
+    /// Every verb, in client-go's order.
+    pub const ALL: [Verb; 11] = [
+        Verb::Create,
+        Verb::Update,
+        Verb::UpdateStatus,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Watch,
+        Verb::Patch,
+        Verb::Apply,
+        Verb::ApplyStatus,
+    ];
+
+    /// The name as the markers write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::UpdateStatus => "updateStatus",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deleteCollection",
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Patch => "patch",
+            Verb::Apply => "apply",
+            Verb::ApplyStatus => "applyStatus",
+        }
+    }
+
+    /// A verb on the status subresource.
+    pub fn is_status(self) -> bool {
+        matches!(self, Verb::UpdateStatus | Verb::ApplyStatus)
+    }
+
+    /// The verbs `+genclient:readonly` keeps.
+    pub fn is_read(self) -> bool {
+        matches!(self, Verb::Get | Verb::List | Verb::Watch)
+    }
+
+    pub fn parse(s: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// The verb of a `+genclient:method` custom method: a call on a subresource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodVerb {
+    Get,
+    Create,
+    Update,
+    Patch,
+}
+
+impl MethodVerb {
+    pub const ALL: [MethodVerb; 4] = [
+        MethodVerb::Get,
+        MethodVerb::Create,
+        MethodVerb::Update,
+        MethodVerb::Patch,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MethodVerb::Get => "get",
+            MethodVerb::Create => "create",
+            MethodVerb::Update => "update",
+            MethodVerb::Patch => "patch",
+        }
+    }
+}
 
 /// A top-level API type: one version of one CRD.
 #[derive(Debug)]

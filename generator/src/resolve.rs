@@ -575,9 +575,8 @@ fn kind_of(
             }
         }
     }
-    let client = diags
-        .collect(client_options(markers, status_subresource))
-        .flatten();
+    let client = client_options(markers, status_subresource, diags);
+    let client = diags.collect(client).flatten();
     Some(Kind {
         name,
         type_key: type_key.to_owned(),
@@ -659,112 +658,111 @@ fn print_column(m: &Marker) -> Result<PrintColumn, Diagnostic> {
     })
 }
 
+/// The client a kind asked for; a bad `+genclient:method` is reported into `diags` and
+/// left out, so every such marker is reported in one run.
 fn client_options(
     markers: &[Marker],
     status_subresource: bool,
+    diags: &mut Diagnostics,
 ) -> Result<Option<ClientOptions>, Diagnostic> {
     if !markers.iter().any(|m| m.name == "genclient") {
         return Ok(None);
     }
-    let check_verb = |m: &Marker, v: &str| -> Result<(), Diagnostic> {
-        if ALL_VERBS.contains(&v) {
-            return Ok(());
-        }
-        let close = ALL_VERBS
-            .iter()
-            .max_by(|a, b| strsim::jaro_winkler(a, v).total_cmp(&strsim::jaro_winkler(b, v)));
-        Err(m.error(format!("unknown verb `{v}`")).with_hint(format!(
-            "did you mean `{}`? verbs: {}",
-            close.expect("non-empty"),
-            ALL_VERBS.join(", ")
-        )))
+    let all: Vec<&str> = Verb::ALL.iter().map(|v| v.as_str()).collect();
+    let parse_verb = |m: &Marker, v: &str| -> Result<Verb, Diagnostic> {
+        Verb::parse(v).ok_or_else(|| {
+            let close = all
+                .iter()
+                .max_by(|a, b| strsim::jaro_winkler(a, v).total_cmp(&strsim::jaro_winkler(b, v)));
+            m.error(format!("unknown verb `{v}`")).with_hint(format!(
+                "did you mean `{}`? verbs: {}",
+                close.expect("non-empty"),
+                all.join(", ")
+            ))
+        })
     };
-    let mut verbs: Vec<String> = ALL_VERBS.iter().map(|s| s.to_string()).collect();
+    let verb_list = |m: &Marker| -> Result<Vec<Verb>, Diagnostic> {
+        m.string_value()?
+            .split(',')
+            .map(|s| parse_verb(m, s.trim()))
+            .collect()
+    };
+    let mut verbs: Vec<Verb> = Verb::ALL.to_vec();
     let mut methods = vec![];
     for m in markers {
         match m.name {
             "genclient:noVerbs" => verbs.clear(),
-            "genclient:readonly" => {
-                verbs.retain(|v| matches!(v.as_str(), "get" | "list" | "watch"))
-            }
-            "genclient:noStatus" => verbs.retain(|v| !v.ends_with("Status")),
+            "genclient:readonly" => verbs.retain(|v| v.is_read()),
+            "genclient:noStatus" => verbs.retain(|v| !v.is_status()),
             "genclient:onlyVerbs" => {
-                let only: Vec<String> = m
-                    .string_value()?
-                    .split(',')
-                    .map(|s| s.trim().to_owned())
-                    .collect();
-                for v in &only {
-                    check_verb(m, v)?;
-                }
+                let only = verb_list(m)?;
                 verbs.retain(|v| only.contains(v));
             }
             "genclient:skipVerbs" => {
-                let skip: Vec<String> = m
-                    .string_value()?
-                    .split(',')
-                    .map(|s| s.trim().to_owned())
-                    .collect();
-                for v in &skip {
-                    check_verb(m, v)?;
-                }
+                let skip = verb_list(m)?;
                 verbs.retain(|v| !skip.contains(v));
             }
-            "genclient:method" => {
-                let raw = m.string_value()?;
-                let mut parts = raw.split(',');
-                let name = parts.next().unwrap_or_default().trim().to_owned();
-                if name.is_empty() || !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                {
-                    return Err(m.error("`+genclient:method` needs a method name first, e.g. `+genclient:method=GetScale,verb=get,subresource=scale`"));
-                }
-                let mut method = CustomMethod {
-                    name,
-                    verb: String::new(),
-                    subresource: None,
-                    input: None,
-                    result: None,
-                };
-                for part in parts {
-                    let (k, v) = part
-                        .split_once('=')
-                        .ok_or_else(|| m.error(format!("`{part}` is not `key=value`")))?;
-                    let v = v.trim().to_owned();
-                    match k.trim() {
-                        "verb" => method.verb = v,
-                        "subresource" => method.subresource = Some(v),
-                        "input" => method.input = Some(v),
-                        "result" => method.result = Some(v),
-                        other => {
-                            return Err(m
-                                .error(format!(
-                                    "unknown argument `{other}` for `+genclient:method`"
-                                ))
-                                .with_hint("arguments: verb, subresource, input, result"));
-                        }
-                    }
-                }
-                const METHOD_VERBS: &[&str] = &[
-                    "get", "list", "watch", "create", "update", "delete", "patch", "apply",
-                ];
-                if !METHOD_VERBS.contains(&method.verb.as_str()) {
-                    return Err(m
-                        .error(format!(
-                            "invalid verb `{}` for `+genclient:method`",
-                            method.verb
-                        ))
-                        .with_hint(format!("allowed: {}", METHOD_VERBS.join(", "))));
-                }
-                methods.push(method);
-            }
+            "genclient:method" => methods.extend(diags.collect(custom_method(m))),
             _ => {}
         }
     }
     if !status_subresource {
         // Without the status subresource the server has no /status endpoint to call.
-        verbs.retain(|v| !v.ends_with("Status"));
+        verbs.retain(|v| !v.is_status());
     }
     Ok(Some(ClientOptions { verbs, methods }))
+}
+
+/// `+genclient:method=Name,verb=...,subresource=...[,input=...][,result=...]`: a typed call
+/// on a subresource (the only kind of custom method the generated client makes).
+fn custom_method(m: &Marker) -> Result<CustomMethod, Diagnostic> {
+    let raw = m.string_value()?;
+    let mut parts = raw.split(',');
+    let name = parts.next().unwrap_or_default().trim().to_owned();
+    if name.is_empty() || !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+        return Err(m.error("`+genclient:method` needs a method name first, e.g. `+genclient:method=GetScale,verb=get,subresource=scale`"));
+    }
+    let (mut verb, mut subresource, mut input, mut result) = (None, None, None, None);
+    for part in parts {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| m.error(format!("`{part}` is not `key=value`")))?;
+        let v = v.trim().to_owned();
+        match k.trim() {
+            "verb" => verb = Some(v),
+            "subresource" => subresource = Some(v),
+            "input" => input = Some(v),
+            "result" => result = Some(v),
+            other => {
+                return Err(m
+                    .error(format!(
+                        "unknown argument `{other}` for `+genclient:method`"
+                    ))
+                    .with_hint("arguments: verb, subresource, input, result"));
+            }
+        }
+    }
+    let verbs: Vec<&str> = MethodVerb::ALL.iter().map(|v| v.as_str()).collect();
+    let verb = verb.unwrap_or_default();
+    let Some(verb) = MethodVerb::ALL.into_iter().find(|v| v.as_str() == verb) else {
+        return Err(m
+            .error(format!(
+                "verb `{verb}` is not supported for `+genclient:method` (a call on a subresource)"
+            ))
+            .with_hint(format!("use {}", verbs.join(", "))));
+    };
+    let Some(subresource) = subresource.filter(|s| !s.is_empty()) else {
+        return Err(m
+            .error(format!("`+genclient:method={name}` needs `subresource=`"))
+            .with_hint("custom verbs act on a subresource, e.g. `subresource=scale`"));
+    };
+    Ok(CustomMethod {
+        name,
+        verb,
+        subresource,
+        input,
+        result,
+    })
 }
 
 /// Apply a serde `rename_all` rule. Fields are written in snake_case, variants in PascalCase.

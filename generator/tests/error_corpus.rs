@@ -216,6 +216,7 @@ error_cases! {
     // module layout: nothing is dropped without a word
     kind_outside_group_version,
     kind_in_private_module,
+    genclient_method_invalid,
     // marker values
     bad_minimum,
     bad_max_length,

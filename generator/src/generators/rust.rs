@@ -229,24 +229,10 @@ pub(crate) fn packages(
             }
             let mut methods = vec![];
             for m in k.client.iter().flat_map(|c| &c.methods) {
-                let Some(sub) = &m.subresource else {
-                    diags.push(
-                        Diagnostic::new(
-                            k.loc.clone(),
-                            format!("`+genclient:method={}` needs `subresource=`", m.name),
-                        )
-                        .with_hint("custom verbs act on a subresource, e.g. `subresource=scale`"),
-                    );
-                    continue;
-                };
-                if !matches!(m.verb.as_str(), "get" | "create" | "update" | "patch") {
-                    diags.push(Diagnostic::new(k.loc.clone(), format!("`+genclient:method={}`: verb `{}` is not supported on a subresource", m.name, m.verb)).with_hint("use get, create, update or patch"));
-                    continue;
-                }
                 methods.push(t::Method {
                     name: m.name.clone(),
-                    verb: m.verb.clone(),
-                    subresource: sub.clone(),
+                    verb: m.verb.as_str().to_owned(),
+                    subresource: m.subresource.clone(),
                     input: m.input.as_deref().map(method_type),
                     result: m.result.as_deref().map(method_type),
                 });
@@ -259,7 +245,10 @@ pub(crate) fn packages(
                 short_names: k.short_names.clone(),
                 namespaced: k.scope == Scope::Namespaced,
                 status_subresource: k.status_subresource,
-                verbs: k.client.as_ref().map(|c| c.verbs.clone()),
+                verbs: k
+                    .client
+                    .as_ref()
+                    .map(|c| c.verbs.iter().map(|v| v.as_str().to_owned()).collect()),
                 methods,
                 spec_type,
                 status_type,
