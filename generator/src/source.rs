@@ -554,7 +554,7 @@ fn collect_module(
             _ => {}
         }
     }
-    // Items last: reading a type needs the module's imports, which may come after it.
+    // Items are read into plain data once the module is complete (locations need its file).
     module.structs = structs
         .iter()
         .map(|s| {
@@ -677,10 +677,6 @@ fn variant_of(module: &Module, v: &syn::Variant) -> Variant {
     }
 }
 
-/// Map types, by the last segment of their resolved path: messages about their keys quote
-/// the map and the key as written.
-const MAPS: &[&str] = &["BTreeMap", "HashMap", "IndexMap"];
-
 fn ty_of(module: &Module, ty: &syn::Type) -> Ty {
     let loc = Location::of_span(&module.file, ty.span());
     let tp = match ty {
@@ -731,8 +727,11 @@ fn ty_of(module: &Module, ty: &syn::Type) -> Ty {
     };
     let mut args: Vec<Ty> = arg_types.iter().map(|t| ty_of(module, t)).collect();
     let leading_colon = tp.path.leading_colon.is_some();
+    // Messages about a map's key quote the map and the key as written. Which paths are
+    // maps is resolution's business (one path resolver, in `resolve`); here every type with
+    // two type arguments keeps its text, which covers every map without knowing the names.
     let mut text = None;
-    if resolved_name(module, leading_colon, &segments).is_some_and(|n| MAPS.contains(&n.as_str())) {
+    if arg_types.len() == 2 {
         text = Some(type_text(ty));
         if let (Some(key), Some(key_ty)) = (args.first_mut(), arg_types.first()) {
             key.text.get_or_insert_with(|| type_text(key_ty));
@@ -747,24 +746,6 @@ fn ty_of(module: &Module, ty: &syn::Type) -> Ty {
             args,
         },
     }
-}
-
-/// The last segment of a type path once resolved against the module's imports, as
-/// resolution's `absolute` makes it: an import renames only a path's first segment.
-fn resolved_name(module: &Module, leading_colon: bool, segs: &[String]) -> Option<String> {
-    let first = segs.first()?;
-    if leading_colon {
-        return segs.last().cloned();
-    }
-    if matches!(first.as_str(), "crate" | "self" | "super") {
-        return absolutize(&module.path, segs).last().cloned();
-    }
-    if segs.len() == 1
-        && let Some(target) = module.uses.get(first)
-    {
-        return target.last().cloned();
-    }
-    segs.last().cloned()
 }
 
 /// Field-level serde attributes.
