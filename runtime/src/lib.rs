@@ -8,6 +8,7 @@
 //! - [`workqueue`]: client-go's rate-limited work queue.
 
 pub mod client;
+pub mod contract;
 pub mod deepcopy;
 pub mod error;
 pub mod events;
