@@ -1,0 +1,324 @@
+//! Stage 2: turn parsed modules into the [`Api`] model, checking every input on the way
+//! (renderers never reject input). All problems are collected, not just the first.
+//!
+//! - this module: which modules are group/versions and which structs are kinds in them
+//!   (membership follows the module tree), and checks across kinds;
+//! - [`package`]: a group/version module's markers (`doc.go`'s);
+//! - [`kind`]: a kind's markers: names, scope, subresources, columns, client verbs;
+//! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
+//! - [`paths`]: how generated code names a type (re-exports of private modules).
+
+mod kind;
+mod package;
+mod paths;
+mod types;
+
+pub use kind::pluralize;
+pub use types::rename;
+
+use kind::kind_of;
+use package::package_of;
+use types::Resolver;
+
+use std::collections::BTreeMap;
+
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::markers::{self, Level, Marker};
+use crate::model::*;
+use crate::source::{self as src, DocLine, Module};
+
+/// Parse a doc comment's markers at a level, collecting errors.
+fn parse_markers(lines: &[DocLine], level: Level, diags: &mut Diagnostics) -> Vec<Marker> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            diags
+                .collect(markers::parse_line(&l.text, level, l.loc.clone()))
+                .flatten()
+        })
+        .collect()
+}
+
+struct RawType<'a> {
+    module: &'a Module,
+    item: &'a src::Item,
+}
+
+/// Build the model from every module of the crate.
+pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
+    let mut raw: BTreeMap<String, RawType> = BTreeMap::new();
+    for m in modules {
+        for item in m.structs.iter().chain(&m.enums).chain(&m.aliases) {
+            raw.insert(key(&m.path, &item.ident), RawType { module: m, item });
+        }
+    }
+    let mut resolver = Resolver {
+        raw: &raw,
+        modules,
+        types: BTreeMap::new(),
+        pending: vec![],
+        aliases: vec![],
+    };
+    let mut api = Api::default();
+
+    // Group/version modules by module path. Child modules belong to the nearest one around
+    // them, as the files of a Go package do (`v1/mod.rs` holds doc.go's markers,
+    // `v1/types.rs` the kinds).
+    let mut packages: BTreeMap<&[String], Package> = BTreeMap::new();
+    let mut skipped: Vec<&[String]> = vec![];
+    for m in modules {
+        let pkg_markers = parse_markers(&m.inner_docs, Level::Package, diags);
+        collect_tool_markers(&mut api, &pkg_markers, diags);
+        if let Some(package) = package_of(m, &pkg_markers, diags) {
+            // controller-gen's `+kubebuilder:skip`: not an API version, no CRDs from it;
+            // its types still belong to it, so they are not reported as outside.
+            if pkg_markers.iter().any(|mk| mk.name == "kubebuilder:skip") {
+                skipped.push(&m.path);
+                continue;
+            }
+            if let Some(prev) = packages.get(m.path.as_slice()) {
+                diags.push(
+                    Diagnostic::new(
+                        package.loc.clone(),
+                        format!("module `{}` is read twice", m.path.join("::")),
+                    )
+                    .with_hint(format!("also read at {}", prev.loc)),
+                );
+                continue;
+            }
+            packages.insert(&m.path, package);
+        }
+    }
+    // Packages with a struct marked as a kind, valid or not: only the others are empty.
+    let mut with_kinds = std::collections::BTreeSet::new();
+    for (type_key, r) in &raw {
+        let ident = &r.item.ident;
+        let owner = packages
+            .keys()
+            .chain(&skipped)
+            .filter(|p| r.module.path.starts_with(p))
+            .max_by_key(|p| p.len())
+            .copied();
+        if owner.is_some_and(|o| skipped.contains(&o)) {
+            continue;
+        }
+        let type_markers = if owner.is_some() {
+            let markers = parse_markers(&r.item.docs, Level::Type, diags);
+            collect_tool_markers(&mut api, &markers, diags);
+            markers
+        } else {
+            // Outside every group/version only the kind markers matter: a kind there is
+            // reported below; other markers are not ours to judge.
+            parse_markers(&r.item.docs, Level::Type, &mut Diagnostics::default())
+        };
+        // `FooList` carries `+kubebuilder:object:root=true` for deep-copy, as in Go; like
+        // controller-gen (which wants ObjectMeta in a kind), it is no kind.
+        if !is_kind(&type_markers) || is_list_type(r.item) {
+            if owner.is_some()
+                && let Some(mk) = type_markers.iter().find(|mk| KIND_ONLY.contains(&mk.name))
+            {
+                diags.push(
+                    mk.error(format!(
+                        "`+{}` only applies to a kind, and `{ident}` is not one",
+                        mk.name
+                    ))
+                    .with_hint(
+                        "mark the kind with `+genclient` or `+kubebuilder:object:root=true`",
+                    ),
+                );
+            }
+            continue;
+        }
+        let Some(owner) = owner else {
+            let message = format!(
+                "kind `{ident}` is outside every group/version module, so nothing would be generated for it"
+            );
+            let module = if r.module.path.is_empty() {
+                "the crate root".to_owned()
+            } else {
+                format!("`{}`", r.module.path.join("::"))
+            };
+            let hint = format!(
+                "put `//! +groupName=<group>` in the inner doc comment of {module} or of a module around it (the Rust `doc.go`: `v1/mod.rs` or `v1.rs`)"
+            );
+            let diagnostic = match type_markers
+                .iter()
+                .find(|mk| is_kind(std::slice::from_ref(*mk)))
+            {
+                Some(mk) => mk.error(message),
+                None => Diagnostic::new(r.item.loc.clone(), message),
+            };
+            diags.push(diagnostic.with_hint(hint));
+            continue;
+        };
+        with_kinds.insert(owner);
+        resolver.require(type_key);
+        if let Some(kind) = kind_of(&mut resolver, type_key, r, &type_markers, diags) {
+            packages
+                .get_mut(owner)
+                .expect("owner is a package key")
+                .kinds
+                .push(kind);
+        }
+    }
+    for (path, package) in packages {
+        if !with_kinds.contains(path) {
+            diags.push(
+                Diagnostic::warning(
+                    package.loc.clone(),
+                    format!(
+                        "group/version {}/{} has no kinds: no CRD and no client for it",
+                        package.group, package.version
+                    ),
+                )
+                .with_hint("mark a struct with `+genclient` or `+kubebuilder:object:root=true` in this module or a module inside it"),
+            );
+        }
+        let id = (package.group.clone(), package.version.clone());
+        if let Some(prev) = api.packages.get(&id) {
+            diags.push(
+                Diagnostic::new(
+                    package.loc.clone(),
+                    format!("group/version {}/{} is declared twice", id.0, id.1),
+                )
+                .with_hint(format!("also declared at {}", prev.loc)),
+            );
+            continue;
+        }
+        api.packages.insert(id, package);
+    }
+    // Resolve every type reachable from a kind; unrelated helper types may use anything.
+    while let Some(type_key) = resolver.pending.pop() {
+        if resolver.types.contains_key(&type_key) {
+            continue;
+        }
+        if let Some(decl) = resolver.convert(&type_key, diags) {
+            resolver.types.insert(type_key, decl);
+        }
+    }
+    api.types = resolver.types;
+    api
+}
+
+fn key(path: &[String], name: &str) -> String {
+    let mut k = path.join("::");
+    if !k.is_empty() {
+        k.push_str("::");
+    }
+    k.push_str(name);
+    k
+}
+
+/// Markers that make sense only on a kind.
+const KIND_ONLY: &[&str] = &[
+    "genclient:nonNamespaced",
+    "genclient:noStatus",
+    "genclient:noVerbs",
+    "genclient:readonly",
+    "genclient:onlyVerbs",
+    "genclient:skipVerbs",
+    "genclient:method",
+    "kubebuilder:subresource:status",
+    "kubebuilder:subresource:scale",
+    "kubebuilder:printcolumn",
+    "kubebuilder:storageversion",
+    "kubebuilder:deprecatedversion",
+    "kubebuilder:skipversion",
+    "kubebuilder:unservedversion",
+    "kubebuilder:selectablefield",
+    "kubebuilder:metadata",
+];
+
+/// Keep the markers of generators to come (RBAC, webhooks), validated now.
+fn collect_tool_markers(api: &mut Api, markers: &[Marker], diags: &mut Diagnostics) {
+    for mk in markers {
+        match mk.name {
+            "kubebuilder:rbac" => {
+                if let Some(r) = diags.collect(markers::rbac_rule(mk)) {
+                    api.rbac_rules.push(r);
+                }
+            }
+            "kubebuilder:webhook" => {
+                if let Some(w) = diags.collect(markers::webhook(mk)) {
+                    api.webhooks.push(w);
+                }
+            }
+            "kubebuilder:webhookconfiguration" => {
+                if let Some(w) = diags.collect(markers::webhook_configuration(mk)) {
+                    api.webhook_configurations.push(w);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A list type: `metadata` is a `ListMeta`, or, without an `ObjectMeta`, it is named
+/// `...List` and has `items`. controller-gen tells kinds by their ObjectMeta the same way.
+fn is_list_type(item: &src::Item) -> bool {
+    let src::Body::Struct(src::Fields::Named(fields)) = &item.body else {
+        return false;
+    };
+    let named =
+        |f: &src::Field, n: &str| f.serde.rename.as_deref().or(f.ident.as_deref()) == Some(n);
+    let metadata = fields
+        .iter()
+        .find(|f| named(f, "metadata"))
+        .map(|f| f.ty.text());
+    match metadata {
+        Some(t) if t.ends_with("ListMeta") => true,
+        Some(t) if t.ends_with("ObjectMeta") => false,
+        _ => item.ident.ends_with("List") && fields.iter().any(|f| named(f, "items")),
+    }
+}
+
+fn is_kind(markers: &[Marker]) -> bool {
+    markers.iter().any(|m| match m.name {
+        "genclient" | "kubebuilder:resource" => true,
+        "kubebuilder:object:root" => m.bool_value().unwrap_or(false),
+        _ => false,
+    })
+}
+
+/// Kinds grouped by group and kind name, across versions: one CRD each.
+pub fn crd_groups(api: &Api) -> BTreeMap<(String, String), Vec<(&Package, &Kind)>> {
+    let mut out: BTreeMap<(String, String), Vec<(&Package, &Kind)>> = BTreeMap::new();
+    for p in api.packages.values() {
+        for k in &p.kinds {
+            out.entry((p.group.clone(), k.name.clone()))
+                .or_default()
+                .push((p, k));
+        }
+    }
+    out
+}
+
+/// Kinds of one group need distinct plurals: the plural names the CRD (`<plural>.<group>`)
+/// and its file, so two kinds sharing one would overwrite each other.
+pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
+    let mut seen: BTreeMap<(&str, &str), &Kind> = BTreeMap::new();
+    for p in api.packages.values() {
+        for k in &p.kinds {
+            match seen.get(&(p.group.as_str(), k.plural.as_str())) {
+                // The same kind in another version: one CRD, as it should be.
+                Some(first) if first.name == k.name => {}
+                Some(first) => diags.push(
+                    Diagnostic::new(
+                        k.loc.clone(),
+                        format!(
+                            "kinds `{}` and `{}` of group {} share the plural `{}`",
+                            first.name, k.name, p.group, k.plural
+                        ),
+                    )
+                    .with_hint(format!(
+                        "`{}` is at {}; set a distinct `+kubebuilder:resource:path=`",
+                        first.name, first.loc
+                    )),
+                ),
+                None => {
+                    seen.insert((p.group.as_str(), k.plural.as_str()), k);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! A group/version module: `+groupName`, `+versionName` and the package-wide defaults in
+//! its inner doc comment (Go's doc.go).
+
+use crate::diagnostics::Diagnostics;
+use crate::markers::Marker;
+use crate::model::*;
+use crate::source::Module;
+
+pub(super) fn is_dns_subdomain(s: &str) -> bool {
+    static LABEL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
+    });
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| l.len() <= 63 && LABEL.is_match(l))
+}
+
+pub(super) fn package_of(
+    m: &Module,
+    markers: &[Marker],
+    diags: &mut Diagnostics,
+) -> Option<Package> {
+    let group = markers.iter().find(|mk| mk.name == "groupName");
+    let Some(group_marker) = group else {
+        // Markers that make sense only for a group/version; rbac, webhook, object:generate
+        // and the like may sit on any module.
+        let group_bound = |mk: &&Marker| {
+            matches!(
+                mk.name,
+                "versionName"
+                    | "kubebuilder:validation:Optional"
+                    | "kubebuilder:validation:Required"
+            )
+        };
+        if let Some(other) = markers.iter().find(group_bound) {
+            diags.push(
+                other
+                    .error(format!("package marker `+{}` without `+groupName`", other.name))
+                    .with_hint("a group/version module needs `//! +groupName=<group>` in its inner doc comment"),
+            );
+        }
+        return None;
+    };
+    let group = diags.collect(group_marker.string_value())?;
+    if !is_dns_subdomain(&group) || !group.contains('.') {
+        diags.push(
+            group_marker
+                .error(format!("invalid groupName `{group}`"))
+                .with_hint("a CRD group is a lowercase DNS subdomain with at least one dot, e.g. `samplecontroller.k8s.io`"),
+        );
+        return None;
+    }
+    let version = match markers.iter().find(|mk| mk.name == "versionName") {
+        Some(v) => diags.collect(v.string_value())?,
+        None => match m.path.last() {
+            Some(last) => last.clone(),
+            None => {
+                diags.push(
+                    group_marker
+                        .error("cannot infer the version of the crate root module")
+                        .with_hint("add `//! +versionName=v1`"),
+                );
+                return None;
+            }
+        },
+    };
+    static VERSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
+    });
+    if !VERSION.is_match(&version) || version.len() > 63 {
+        let at = markers
+            .iter()
+            .find(|mk| mk.name == "versionName")
+            .unwrap_or(group_marker);
+        diags.push(
+            at.error(format!("invalid version `{version}`"))
+                .with_hint("a version is a DNS label such as v1, v1beta1 or v2alpha3; set it with `//! +versionName=`"),
+        );
+        return None;
+    }
+    let mut default_optional = None;
+    for mk in markers {
+        let value = match mk.name {
+            "kubebuilder:validation:Optional" => true,
+            "kubebuilder:validation:Required" => false,
+            _ => continue,
+        };
+        if let Some((prev, _)) = default_optional
+            && prev != value
+        {
+            diags.push(
+                mk.error("package has both `+kubebuilder:validation:Optional` and `Required`"),
+            );
+        }
+        default_optional = Some((value, mk.loc.clone()));
+    }
+    Some(Package {
+        group,
+        version,
+        module_path: m.path.clone(),
+        loc: group_marker.loc.clone(),
+        default_optional,
+        kinds: vec![],
+    })
+}
