@@ -2,8 +2,10 @@
 //! and kind, merging the kind's versions, with structural schemas ([`schema`]) that embed
 //! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
 
+mod embedded;
 pub mod k8s_schemas;
 pub mod k8s_types;
+mod keywords;
 pub(crate) mod schema;
 
 use std::collections::BTreeMap;

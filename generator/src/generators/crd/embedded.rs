@@ -1,0 +1,171 @@
+//! Embedded Kubernetes types: controller-gen's schema of a k8s-openapi type at the pinned
+//! Kubernetes version (data from `hack/gen-k8s-schemas.sh`, see [`super::k8s_schemas`]),
+//! made acceptable to the API server where controller-gen's is not.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
+
+use crate::diagnostics::{Diagnostic, Location};
+
+use super::schema::{SchemaBuilder, lock, typed};
+
+/// Schemas of k8s-openapi types by path, once per process: each is a pure function of
+/// the path, and expanding one is costly (PodSpec inlines dozens of types).
+static K8S_SCHEMAS: Mutex<BTreeMap<String, JSONSchemaProps>> = Mutex::new(BTreeMap::new());
+
+impl SchemaBuilder<'_> {
+    /// The schema of a k8s-openapi type: controller-gen's for the pinned Kubernetes version
+    /// (see [`crate::k8s_schemas`]), with recursion holes filled (see [`fill_recursion_holes`]).
+    pub(super) fn k8s_schema(
+        &mut self,
+        path: &str,
+        loc: &Location,
+    ) -> Result<JSONSchemaProps, Diagnostic> {
+        let mut props = self.k8s_schema_cached(path, loc)?;
+        // `--max-description-len` cuts Kubernetes' descriptions too (they are most of a
+        // CRD embedding a pod template), as controller-gen's maxDescLen does.
+        if self.options.max_description_len.is_some() {
+            self.cut_descriptions(&mut props);
+        }
+        Ok(props)
+    }
+
+    fn cut_descriptions(&self, s: &mut JSONSchemaProps) {
+        s.description = s.description.as_deref().and_then(|d| self.describe(d));
+        for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+            self.cut_descriptions(p);
+        }
+        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut s.items {
+            self.cut_descriptions(item);
+        }
+        if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+            self.cut_descriptions(v);
+        }
+    }
+
+    fn k8s_schema_cached(
+        &mut self,
+        path: &str,
+        loc: &Location,
+    ) -> Result<JSONSchemaProps, Diagnostic> {
+        if let Some(s) = lock(&K8S_SCHEMAS).get(path) {
+            return Ok(s.clone());
+        }
+        let fail = |e: String| {
+            Diagnostic::new(
+                loc.clone(),
+                format!("no schema for k8s-openapi type `{path}`: {e}"),
+            )
+        };
+        let value = crate::k8s_schemas::schema(path).map_err(fail)?;
+        let mut props: JSONSchemaProps =
+            serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+        fill_recursion_holes(&mut props);
+        lock(&K8S_SCHEMAS).insert(path.to_owned(), props.clone());
+        Ok(props)
+    }
+}
+
+/// controller-gen cuts a recursive type where it recurs with an empty schema `{}` (the
+/// scheduling API's CompositePodGroupTemplate lists itself), which is not structural: the
+/// API server refuses the CRD. The closest structural schema is an object that keeps
+/// whatever it holds; as the items of a `listType=map` list it also needs the map keys,
+/// which are properties of the type that recurs: the enclosing object (listed in FIDELITY.md).
+fn fill_recursion_holes(s: &mut JSONSchemaProps) {
+    let open_object = || JSONSchemaProps {
+        x_kubernetes_preserve_unknown_fields: Some(true),
+        ..typed("object")
+    };
+    let enclosing = s.clone();
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        if *p == JSONSchemaProps::default() {
+            *p = open_object();
+            continue;
+        }
+        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut p.items
+            && **item == JSONSchemaProps::default()
+        {
+            let keys = p.x_kubernetes_list_map_keys.clone().unwrap_or_default();
+            let pick = |k: &&String| keys.contains(*k);
+            **item = JSONSchemaProps {
+                properties: (!keys.is_empty()).then(|| {
+                    enclosing
+                        .properties
+                        .iter()
+                        .flatten()
+                        .filter(|(k, _)| pick(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                }),
+                required: enclosing
+                    .required
+                    .as_ref()
+                    .map(|r| r.iter().filter(pick).cloned().collect::<Vec<_>>())
+                    .filter(|r| !r.is_empty()),
+                ..open_object()
+            };
+            continue;
+        }
+        fill_recursion_holes(p);
+    }
+    match &mut s.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) if **item == JSONSchemaProps::default() => {
+            **item = open_object()
+        }
+        Some(JSONSchemaPropsOrArray::Schema(item)) => fill_recursion_holes(item),
+        _ => {}
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+        if **v == JSONSchemaProps::default() {
+            **v = open_object();
+        } else {
+            fill_recursion_holes(v);
+        }
+    }
+}
+
+/// The API server refuses a transition rule (one using `oldSelf`) where it cannot match an
+/// object's old and new values: below a list that is not `listType=map`, and below the
+/// properties of an atomic map (apiextensions-apiserver's `withForbidOldSelfValidations`).
+/// Kubernetes' own types carry such rules (`+k8s:immutable` is `self == oldSelf`) and
+/// controller-gen keeps them wherever the type lands, so its CRD with a `[]batchv1.JobSpec`
+/// is refused (controller-tools#1473). Drop those rules there, and only there; a rule the
+/// user wrote is not Kubernetes' and stays.
+pub(super) fn drop_uncorrelatable_k8s_rules(s: &mut JSONSchemaProps, correlatable: bool) {
+    if !correlatable && let Some(rules) = &mut s.x_kubernetes_validations {
+        let k8s = crate::k8s_schemas::transition_rules();
+        rules.retain(|r| !serde_json::to_value(r).is_ok_and(|v| k8s.contains(&v)));
+        if rules.is_empty() {
+            s.x_kubernetes_validations = None;
+        }
+    }
+    let in_props = correlatable && s.x_kubernetes_map_type.as_deref() != Some("atomic");
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        drop_uncorrelatable_k8s_rules(p, in_props);
+    }
+    let in_items = correlatable && s.x_kubernetes_list_type.as_deref() == Some("map");
+    match &mut s.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) => drop_uncorrelatable_k8s_rules(item, in_items),
+        Some(JSONSchemaPropsOrArray::Schemas(items)) => items
+            .iter_mut()
+            .for_each(|i| drop_uncorrelatable_k8s_rules(i, in_items)),
+        None => {}
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+        drop_uncorrelatable_k8s_rules(v, correlatable);
+    }
+    for alt in [&mut s.all_of, &mut s.any_of, &mut s.one_of]
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        drop_uncorrelatable_k8s_rules(alt, correlatable);
+    }
+    if let Some(not) = &mut s.not {
+        drop_uncorrelatable_k8s_rules(not, correlatable);
+    }
+}

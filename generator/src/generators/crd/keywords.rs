@@ -1,0 +1,666 @@
+//! What each marker writes into a schema: bounds, patterns (compiled now), enums, formats,
+//! defaults and examples (typed like the field), CEL rules (compiled now), one-of rules,
+//! list and map topology; every value checked, errors located at the marker.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    ExternalDocumentation, JSON, JSONSchemaProps, JSONSchemaPropsOrArray, ValidationRule,
+};
+use serde_json::Value;
+
+use crate::diagnostics::Diagnostic;
+use crate::markers::{Marker, split_list};
+
+use super::schema::{int_or_string, lock};
+
+/// Parse a marker value as JSON, falling back to a YAML flow value, then to a plain string.
+pub fn marker_json(raw: &str) -> Value {
+    let raw = raw.trim();
+    if let Ok(v) = serde_json::from_str::<Value>(raw) {
+        return v;
+    }
+    if (raw.starts_with('{') || raw.starts_with('['))
+        && let Ok(v) = serde_yaml::from_str::<Value>(raw)
+    {
+        return v;
+    }
+    if raw.starts_with('`') {
+        return Value::String(crate::markers::unquote(raw).unwrap_or_else(|_| raw.to_owned()));
+    }
+    Value::String(raw.to_owned())
+}
+
+/// Whether a JSON value fits a schema's type.
+fn fits(schema: &JSONSchemaProps, v: &Value) -> bool {
+    if schema.x_kubernetes_int_or_string == Some(true) {
+        return v.is_string() || v.is_i64() || v.is_u64();
+    }
+    match schema.type_.as_deref() {
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("number") => v.is_number(),
+        Some("boolean") => v.is_boolean(),
+        Some("array") => v.is_array(),
+        Some("object") => v.is_object(),
+        _ => true,
+    }
+}
+
+/// A marker value coerced to the schema's type: `+kubebuilder:default=5` on a string field
+/// means "5", on an integer field 5.
+fn typed_value(schema: &JSONSchemaProps, m: &Marker, raw: &str) -> Result<Value, Diagnostic> {
+    let v = marker_json(raw);
+    if fits(schema, &v) {
+        return Ok(v);
+    }
+    if schema.type_.as_deref() == Some("string") {
+        return Ok(Value::String(
+            crate::markers::unquote(raw).unwrap_or_else(|_| raw.trim().to_owned()),
+        ));
+    }
+    Err(m
+        .error(format!(
+            "value `{}` does not fit the field's type `{}`",
+            raw.trim(),
+            schema.type_.as_deref().unwrap_or("int-or-string")
+        ))
+        .with_hint("write the value as JSON, e.g. 5, \"text\", true, {\"a\": 1} or [1, 2]"))
+}
+
+/// The value of a default or example marker. `+kubebuilder:default`/`example` take
+/// controller-gen's Go literals (`{a,b}`, `{k: v}`, bare words), with JSON arrays beside
+/// them; `+default` takes JSON, as Kubernetes' defaulter does, and Go literals beside it.
+fn literal_value(schema: &JSONSchemaProps, m: &Marker) -> Result<Value, Diagnostic> {
+    let raw = m.string_value_raw()?;
+    let raw = raw.trim();
+    let parsed = if m.name == "default" {
+        serde_json::from_str::<Value>(raw).or_else(|_| crate::markers::parse_any(raw))
+    } else {
+        crate::markers::parse_any(raw)
+            .or_else(|e| serde_json::from_str::<Value>(raw).map_err(|_| e))
+    };
+    let v = parsed.map_err(|e| {
+        m.error(format!("cannot read the value `{raw}`: {e}"))
+            .with_hint(
+                "write a number, true/false, a string, a list `{a,b}` or an object `{key: value}`",
+            )
+    })?;
+    // controller-gen writes `{}` on an array as `[]`.
+    let v = match v {
+        Value::Object(o) if o.is_empty() && schema.type_.as_deref() == Some("array") => {
+            Value::Array(vec![])
+        }
+        v => v,
+    };
+    if fits(schema, &v) {
+        return Ok(v);
+    }
+    if schema.type_.as_deref() == Some("string") {
+        return Ok(Value::String(
+            crate::markers::unquote(raw).unwrap_or_else(|_| raw.to_owned()),
+        ));
+    }
+    Err(m
+        .error(format!(
+            "value `{raw}` does not fit the field's type `{}`",
+            schema.type_.as_deref().unwrap_or("int-or-string")
+        ))
+        .with_hint("e.g. 5, \"text\", true, {a,b} for a list or {key: value} for an object"))
+}
+
+fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(), Diagnostic> {
+    let t = schema.type_.as_deref();
+    let ok = t.is_some_and(|t| allowed.contains(&t))
+        || (schema.x_kubernetes_int_or_string == Some(true)
+            && allowed.iter().any(|a| matches!(*a, "string" | "integer")));
+    if ok {
+        return Ok(());
+    }
+    Err(m
+        .error(format!(
+            "`+{}` applies to {} values, but this one is {}",
+            m.written_name(),
+            allowed.join("/"),
+            t.unwrap_or("untyped")
+        ))
+        .with_hint("move the marker to a field of the right type"))
+}
+
+/// Whether each `Pattern` compiled, once per distinct pattern: APIs repeat their patterns.
+static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
+
+/// Compile a `Pattern` regex (RE2 syntax, which the regex crate follows) to check it;
+/// `Err` carries the last line of the compiler's message.
+fn check_regex(pattern: &str) -> Result<(), String> {
+    if let Some(r) = lock(&PATTERNS).get(pattern) {
+        return r.clone();
+    }
+    let r = regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        e.to_string()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    });
+    lock(&PATTERNS).insert(pattern.to_owned(), r.clone());
+    r
+}
+
+/// Compile a CEL expression of an XValidation marker (`rule` or `messageExpression`) as
+/// the apiserver would, so a syntax error is reported here, at the marker, instead of when
+/// the CRD is applied. Only the syntax is checked: types and field names are the apiserver's.
+fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
+    let Err(errors) = cel::Program::compile(expr) else {
+        return Ok(());
+    };
+    let first = errors.errors.first();
+    let (msg, col) = match first {
+        Some(e) => (
+            e.msg.trim_start_matches("Syntax error: ").to_owned(),
+            e.pos.1.max(1) as usize,
+        ),
+        None => (errors.to_string(), 1),
+    };
+    // The expression with a caret under the first error (CEL columns count characters).
+    let line = expr.lines().next().unwrap_or_default();
+    let caret = format!("{}^", " ".repeat(col.saturating_sub(1)));
+    Err(m
+        .error(format!(
+            "invalid CEL in XValidation `{arg}`: {msg} (column {col})"
+        ))
+        .with_hint(format!(
+            "the expression does not compile:\n           {line}\n           {caret}"
+        )))
+}
+
+/// Apply the validation and schema-shaping markers of a type or field. As in controller-gen,
+/// the `kubebuilder:validation:items:<X>` forms go last, onto the array's items.
+pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
+    let (items, own): (Vec<&Marker>, Vec<&Marker>) = markers.iter().partition(|m| m.items);
+    apply_own_markers(schema, &own)?;
+    let Some(first) = items.first() else {
+        return Ok(());
+    };
+    match &mut schema.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) if schema.type_.as_deref() == Some("array") => {
+            apply_own_markers(item, &items)
+        }
+        _ => Err(first
+            .error(format!(
+                "`+{}` applies to the items of an array, but this is {}",
+                first.written_name(),
+                schema.type_.as_deref().unwrap_or("untyped")
+            ))
+            .with_hint("put it on a `Vec<T>` field (or on a type that is one)")),
+    }
+}
+
+/// Whether one of these markers is present.
+fn has(markers: &[&Marker], names: &[&str]) -> bool {
+    markers.iter().any(|m| names.contains(&m.name))
+}
+
+fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
+    // Type and Schemaless reshape the node, so they go first.
+    for m in markers
+        .iter()
+        .filter(|m| m.name == "kubebuilder:validation:Type")
+    {
+        let t = m.string_value()?;
+        const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
+        if !TYPES.contains(&t.as_str()) {
+            return Err(m
+                .error(format!("invalid type `{t}`"))
+                .with_hint(format!("allowed values: {}", TYPES.join(", "))));
+        }
+        if schema.type_.as_deref() != Some(t.as_str()) {
+            schema.format = None;
+        }
+        schema.type_ = Some(t);
+    }
+    // `+kubebuilder:default` goes after `+default`, so it wins when both are given
+    // (controller-gen's apply priorities 10 and 9).
+    let kubebuilder_default = has(markers, &["kubebuilder:default"]);
+    for m in markers.iter().copied() {
+        let num = |w: &str| m.parse_value::<f64>(w);
+        // controller-gen refuses a fractional bound on an integer.
+        let integral = |n: f64| -> Result<f64, Diagnostic> {
+            if schema.type_.as_deref() == Some("integer") && n.fract() != 0.0 {
+                return Err(m
+                    .error(format!(
+                        "`+{}={n}` is not a whole number, but the value is an integer",
+                        m.written_name()
+                    ))
+                    .with_hint("use a whole number, or make the field a float"));
+            }
+            Ok(n)
+        };
+        let count = |w: &str| -> Result<i64, Diagnostic> {
+            let n = m.parse_value::<i64>(w)?;
+            if n < 0 {
+                return Err(m.error(format!("`+{}` must not be negative", m.name)));
+            }
+            Ok(n)
+        };
+        match m.name {
+            "kubebuilder:validation:Minimum" | "k8s:minimum" => {
+                need_type(schema, m, &["integer", "number"])?;
+                schema.minimum = Some(integral(num("a number")?)?);
+            }
+            "kubebuilder:validation:Maximum" | "k8s:maximum" => {
+                need_type(schema, m, &["integer", "number"])?;
+                schema.maximum = Some(integral(num("a number")?)?);
+            }
+            // `false` is the default, and Go's omitempty leaves it out: so do we.
+            "kubebuilder:validation:ExclusiveMinimum" => {
+                schema.exclusive_minimum = m.bool_value()?.then_some(true)
+            }
+            "kubebuilder:validation:ExclusiveMaximum" => {
+                schema.exclusive_maximum = m.bool_value()?.then_some(true)
+            }
+            "kubebuilder:validation:MultipleOf" => {
+                need_type(schema, m, &["integer", "number"])?;
+                let n = num("a number")?;
+                if n <= 0.0 {
+                    return Err(
+                        m.error("`+kubebuilder:validation:MultipleOf` must be greater than 0")
+                    );
+                }
+                schema.multiple_of = Some(integral(n)?);
+            }
+            "kubebuilder:validation:MinLength" => {
+                need_type(schema, m, &["string"])?;
+                schema.min_length = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:MaxLength" => {
+                need_type(schema, m, &["string"])?;
+                schema.max_length = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:Pattern" => {
+                need_type(schema, m, &["string"])?;
+                let p = m.string_value()?;
+                if let Err(detail) = check_regex(&p) {
+                    return Err(m.error(format!("invalid regular expression `{p}`: {detail}")).with_hint("patterns use RE2 syntax (no lookaround or backreferences); quote them with backticks to avoid escaping"));
+                }
+                schema.pattern = Some(p);
+            }
+            "kubebuilder:validation:MinItems" => {
+                need_type(schema, m, &["array"])?;
+                schema.min_items = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:MaxItems" | "k8s:maxItems" => {
+                need_type(schema, m, &["array"])?;
+                schema.max_items = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:UniqueItems" => {
+                need_type(schema, m, &["array"])?;
+                if m.bool_value()? {
+                    // The apiserver rejects such a CRD: "uniqueItems cannot be set to true since
+                    // the runtime complexity becomes quadratic".
+                    return Err(m
+                        .error("`uniqueItems: true` is forbidden in CRD schemas (the API server rejects the CRD)")
+                        .with_hint("use `+listType=set` (or a BTreeSet field) for a list without duplicates"));
+                }
+            }
+            "kubebuilder:validation:MinProperties" => {
+                need_type(schema, m, &["object"])?;
+                schema.min_properties = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:MaxProperties" => {
+                need_type(schema, m, &["object"])?;
+                schema.max_properties = Some(count("a non-negative integer")?);
+            }
+            "kubebuilder:validation:Enum" => {
+                let raw = m.string_value()?;
+                let items = split_list(&raw);
+                if items.is_empty() {
+                    return Err(m
+                        .error("`+kubebuilder:validation:Enum` needs at least one value")
+                        .with_hint("separate values with `;`, e.g. `Enum=Always;Never`"));
+                }
+                let mut values = vec![];
+                for i in items {
+                    values.push(JSON(typed_value(schema, m, &i)?));
+                }
+                schema.enum_ = Some(values);
+            }
+            "kubebuilder:validation:Format" => {
+                need_type(schema, m, &["string", "integer", "number"])?;
+                schema.format = Some(m.string_value()?);
+            }
+            "kubebuilder:validation:XValidation" => {
+                let rule = m.arg("rule").unwrap_or_default().trim().to_owned();
+                if rule.is_empty() {
+                    return Err(m.error("XValidation rule is empty"));
+                }
+                check_cel(m, "rule", &rule)?;
+                if let Some(expr) = m.arg("messageExpression") {
+                    check_cel(m, "messageExpression", expr)?;
+                }
+                let reason = m.arg("reason").map(str::to_owned);
+                const REASONS: &[&str] = &[
+                    "FieldValueInvalid",
+                    "FieldValueForbidden",
+                    "FieldValueRequired",
+                    "FieldValueDuplicate",
+                ];
+                if let Some(r) = &reason
+                    && !REASONS.contains(&r.as_str())
+                {
+                    return Err(m
+                        .error(format!("invalid XValidation reason `{r}`"))
+                        .with_hint(format!("allowed values: {}", REASONS.join(", "))));
+                }
+                let optional_old_self = match m.arg("optionalOldSelf") {
+                    None => None,
+                    Some("true") => Some(true),
+                    Some("false") => Some(false),
+                    Some(o) => {
+                        return Err(
+                            m.error(format!("optionalOldSelf takes true or false, not `{o}`"))
+                        );
+                    }
+                };
+                schema
+                    .x_kubernetes_validations
+                    .get_or_insert_with(Vec::new)
+                    .push(ValidationRule {
+                        rule,
+                        message: m.arg("message").map(str::to_owned),
+                        message_expression: m.arg("messageExpression").map(str::to_owned),
+                        reason,
+                        field_path: m.arg("fieldPath").map(str::to_owned),
+                        optional_old_self,
+                    });
+            }
+            "kubebuilder:validation:XPreserveUnknownFields"
+            | "kubebuilder:pruning:PreserveUnknownFields" => {
+                schema.x_kubernetes_preserve_unknown_fields = Some(true)
+            }
+            "kubebuilder:validation:XEmbeddedResource"
+            | "kubebuilder:validation:EmbeddedResource" => {
+                need_type(schema, m, &["object"])?;
+                schema.x_kubernetes_embedded_resource = Some(true);
+            }
+            "kubebuilder:validation:XIntOrString" => {
+                *schema = JSONSchemaProps {
+                    description: schema.description.take(),
+                    ..int_or_string()
+                };
+            }
+            "default" if kubebuilder_default => {}
+            "kubebuilder:default" | "default" => {
+                schema.default = Some(JSON(literal_value(schema, m)?));
+            }
+            "kubebuilder:example" => {
+                schema.example = Some(JSON(literal_value(schema, m)?));
+            }
+            "kubebuilder:title" => schema.title = Some(m.string_value()?),
+            "listType" | "k8s:listType" => {
+                need_type(schema, m, &["array"])?;
+                let v = m.string_value()?;
+                if !matches!(v.as_str(), "atomic" | "set" | "map") {
+                    return Err(m
+                        .error(format!("invalid listType `{v}`"))
+                        .with_hint("allowed values: atomic, set, map"));
+                }
+                schema.x_kubernetes_list_type = Some(v);
+            }
+            "listMapKey" | "k8s:listMapKey" => {
+                need_type(schema, m, &["array"])?;
+                schema
+                    .x_kubernetes_list_map_keys
+                    .get_or_insert_with(Vec::new)
+                    .push(m.string_value()?);
+            }
+            "kubebuilder:externalDocs" => {
+                let url = m.arg("url").unwrap_or_default().trim().to_owned();
+                static URI: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+                    regex::Regex::new(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|/)\S*$").expect("static regex")
+                });
+                // Go's url.ParseRequestURI, which controller-gen applies: absolute URL or path.
+                if !URI.is_match(&url) {
+                    return Err(m
+                        .error(format!(
+                            "invalid url `{url}` in `+kubebuilder:externalDocs`"
+                        ))
+                        .with_hint("give an absolute URL such as `https://example.com/docs`"));
+                }
+                schema.external_docs = Some(ExternalDocumentation {
+                    url: Some(url),
+                    description: m.arg("description").map(str::to_owned),
+                });
+            }
+            "k8s:immutable" => {
+                // controller-gen's rule; the parent object gets one more for optional fields.
+                schema
+                    .x_kubernetes_validations
+                    .get_or_insert_with(Vec::new)
+                    .push(ValidationRule {
+                        rule: "self == oldSelf".into(),
+                        message: Some("field is immutable".into()),
+                        ..Default::default()
+                    });
+            }
+            "k8s:enum" if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() => {
+                return Err(m
+                    .error("`+k8s:enum` marks a string enum, and this type is not one")
+                    .with_hint("put it on an enum of unit variants (its variants are the values), or use `+kubebuilder:validation:Enum=a;b`"));
+            }
+            "mapType" | "structType" => {
+                need_type(schema, m, &["object"])?;
+                let v = m.string_value()?;
+                if !matches!(v.as_str(), "granular" | "atomic") {
+                    return Err(m
+                        .error(format!("invalid {} `{v}`", m.name))
+                        .with_hint("allowed values: granular, atomic"));
+                }
+                schema.x_kubernetes_map_type = Some(v);
+            }
+            _ => {}
+        }
+    }
+    // `+k8s:required` also asks for a non-empty value, unless a bound is set already.
+    if has(markers, &["k8s:required"]) {
+        match schema.type_.as_deref() {
+            Some("string") => {
+                schema.min_length.get_or_insert(1);
+            }
+            Some("array") => {
+                schema.min_items.get_or_insert(1);
+            }
+            Some("object") => {
+                schema.min_properties.get_or_insert(1);
+            }
+            _ => {}
+        }
+    }
+    // The one-of rules go after the XValidation rules, in controller-gen's order.
+    for kind in [OneOf::AtMost, OneOf::Exactly, OneOf::AtLeast] {
+        for m in markers.iter().filter(|m| m.name == kind.marker()) {
+            one_of_rule(schema, m, kind)?;
+        }
+    }
+    check_list_map(schema, markers)
+}
+
+/// controller-gen's union markers on a struct: CEL rules over which fields are set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OneOf {
+    AtMost,
+    Exactly,
+    AtLeast,
+}
+
+impl OneOf {
+    fn marker(self) -> &'static str {
+        match self {
+            OneOf::AtMost => "kubebuilder:validation:AtMostOneOf",
+            OneOf::Exactly => "kubebuilder:validation:ExactlyOneOf",
+            OneOf::AtLeast => "kubebuilder:validation:AtLeastOneOf",
+        }
+    }
+}
+
+/// Add the rule of one `AtMostOneOf`/`ExactlyOneOf`/`AtLeastOneOf` marker, with
+/// controller-gen's exact rule text and message.
+fn one_of_rule(schema: &mut JSONSchemaProps, m: &Marker, kind: OneOf) -> Result<(), Diagnostic> {
+    let fields = split_list(&m.string_value()?);
+    if fields.is_empty() {
+        return Err(m
+            .error(format!("`+{}` names no fields", m.name))
+            .with_hint("list the JSON names of the fields, e.g. `=configMapRef;secretRef`"));
+    }
+    let props = schema.properties.as_ref();
+    for f in &fields {
+        if f.contains('.') {
+            return Err(m
+                .error(format!("`+{}` cannot name the nested field `{f}`", m.name))
+                .with_hint(
+                    "name fields of this struct only; put the marker on the nested struct",
+                ));
+        }
+        if !props.is_some_and(|p| p.contains_key(f)) {
+            let known: Vec<&String> = props.iter().flat_map(|p| p.keys()).collect();
+            return Err(m
+                .error(format!(
+                    "`+{}` names `{f}`, which is not a field of this struct",
+                    m.name
+                ))
+                .with_hint(format!(
+                    "use the fields' JSON names: {}",
+                    known
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+        }
+        if schema.required.iter().flatten().any(|r| r == f) {
+            return Err(m
+                .error(format!("field `{f}` is in `+{}`, so it cannot be required", m.name))
+                .with_hint("make the field optional: `Option<T>` (or `#[serde(default)]`), without `+required`"));
+        }
+    }
+    let sum = || {
+        fields
+            .iter()
+            .map(|f| format!("(has(self.{f})?1:0)"))
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    // Go's `%v` of a []string: `[a b]`.
+    let list = format!("[{}]", fields.join(" "));
+    let (rule, message) = match kind {
+        OneOf::AtMost => (
+            format!("{} <= 1", sum()),
+            format!("at most one of the fields in {list} may be set"),
+        ),
+        OneOf::Exactly => (
+            format!("{} == 1", sum()),
+            format!("exactly one of the fields in {list} must be set"),
+        ),
+        OneOf::AtLeast => (
+            fields
+                .iter()
+                .map(|f| format!("has(self.{f})"))
+                .collect::<Vec<_>>()
+                .join("||"),
+            format!("at least one of the fields in {list} must be set"),
+        ),
+    };
+    schema
+        .x_kubernetes_validations
+        .get_or_insert_with(Vec::new)
+        .push(ValidationRule {
+            rule,
+            message: Some(message),
+            ..Default::default()
+        });
+    Ok(())
+}
+
+/// `listType=map` needs `listMapKey`s naming required-or-defaulted scalar item properties.
+fn check_list_map(schema: &JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
+    let is_key = |m: &&&Marker| matches!(m.name, "listMapKey" | "k8s:listMapKey");
+    let key_marker = markers.iter().find(is_key);
+    let type_marker = markers
+        .iter()
+        .find(|m| matches!(m.name, "listType" | "k8s:listType"));
+    match (
+        schema.x_kubernetes_list_type.as_deref(),
+        &schema.x_kubernetes_list_map_keys,
+    ) {
+        (Some("map"), None) => Err(type_marker
+            .expect("set by marker")
+            .error("`+listType=map` needs at least one `+listMapKey=`")),
+        (Some("map"), Some(keys)) => {
+            let item = match &schema.items {
+                Some(JSONSchemaPropsOrArray::Schema(s)) => s,
+                _ => return Ok(()),
+            };
+            for (i, k) in keys.iter().enumerate() {
+                let prop = item.properties.as_ref().and_then(|p| p.get(k));
+                let required = item.required.as_ref().is_some_and(|r| r.contains(k));
+                // Point at the marker naming this key. Keys that passed the type's own check
+                // (a type-level `+listMapKey`) pass here too, so there is a marker on error.
+                let at = || {
+                    markers
+                        .iter()
+                        .find(|m| is_key(m) && m.string_value().is_ok_and(|v| &v == k))
+                        .or(key_marker)
+                        .expect("set")
+                };
+                if keys[..i].contains(k) {
+                    return Err(at().error(format!("listMapKey `{k}` is given twice")));
+                }
+                match prop {
+                    None => {
+                        return Err(at().error(format!(
+                            "listMapKey `{k}` is not a property of the list items"
+                        )));
+                    }
+                    Some(p) if matches!(p.type_.as_deref(), Some("object" | "array")) => {
+                        return Err(at().error(format!(
+                            "listMapKey `{k}` must be a scalar, but it is an {}",
+                            p.type_.as_deref().unwrap_or_default()
+                        )));
+                    }
+                    Some(p) if !required && p.default.is_none() => {
+                        return Err(at()
+                            .error(format!(
+                                "listMapKey `{k}` must be required or have a default"
+                            ))
+                            .with_hint("make the field non-Option, or add +kubebuilder:default"));
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        (_, Some(_)) => Err(key_marker
+            .expect("set")
+            .error("`+listMapKey` needs `+listType=map`")),
+        _ => Ok(()),
+    }
+}
+
+impl Marker {
+    /// The marker's name as written: the `items:` form says so.
+    pub fn written_name(&self) -> String {
+        match self.name.strip_prefix("kubebuilder:validation:") {
+            Some(rest) if self.items => format!("{}{rest}", crate::markers::ITEMS_PREFIX),
+            _ => self.name.to_owned(),
+        }
+    }
+
+    /// The value exactly as written (quotes kept), for JSON-ish values such as defaults.
+    pub fn string_value_raw(&self) -> Result<String, Diagnostic> {
+        self.value
+            .clone()
+            .ok_or_else(|| self.error(format!("`+{}` needs a value", self.name)))
+    }
+}
