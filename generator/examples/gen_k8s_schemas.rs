@@ -9,7 +9,7 @@
 //! - CRD: controller-gen's CRD for a kind whose spec has one field per type, named by its path
 //! - UNSUPPORTED: lines `<OpenAPI name>\t<reason>` for types controller-gen cannot render
 //!
-//! Each type is stored de-inlined (see `kube_codegen::k8s_schemas`): k8s-openapi's schemars
+//! Each type is stored de-inlined (see `kube_codegen::__private::k8s_schemas`): k8s-openapi's schemars
 //! schemas, which refer to nested types instead of inlining them, say which nested positions
 //! hold which type. The result is checked: expanding every type must give controller-gen's
 //! schema for it exactly, also after a round trip through `JSONSchemaProps` (what the
@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
-use kube_codegen::k8s_schemas::{Data, REF, inline};
+use kube_codegen::__private::k8s_schemas::{Data, REF, inline};
 use serde_json::{Map, Value};
 
 fn main() -> ExitCode {
@@ -60,7 +60,7 @@ fn run() -> Result<(), String> {
     // k8s-openapi's schemas with references: the definitions, by OpenAPI name.
     let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
     for p in &paths {
-        let f = kube_codegen::k8s_types::lookup(p).ok_or_else(|| {
+        let f = kube_codegen::__private::k8s_types::lookup(p).ok_or_else(|| {
             format!("`{p}` is not in k8s_types.rs (run hack/gen-k8s-registry.sh)")
         })?;
         f(&mut generator);

@@ -7,12 +7,16 @@ use std::path::{Path, PathBuf};
 /// A position in an input file. Lines and columns are 1-based.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Location {
+    /// The file, as the inputs were given (relative paths stay relative).
     pub file: PathBuf,
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 
 impl Location {
+    /// A location from its parts.
     pub fn new(file: impl Into<PathBuf>, line: usize, column: usize) -> Self {
         Location {
             file: file.into(),
@@ -38,7 +42,9 @@ impl fmt::Display for Location {
 /// reported and generation goes on, so input we understand only in part is never silent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// Generation fails and nothing is written.
     Error,
+    /// Reported; generation goes on.
     Warning,
 }
 
@@ -54,11 +60,15 @@ impl fmt::Display for Severity {
 /// One problem in the input, with where it is, what is wrong and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Error or warning.
     pub severity: Severity,
+    /// Where: the marker, item or field at fault.
     pub loc: Location,
+    /// What is wrong.
     pub message: String,
     /// The marker text at fault (without `+`), if a marker is at fault.
     pub marker: Option<String>,
+    /// How to fix it.
     pub hint: Option<String>,
 }
 
@@ -82,15 +92,18 @@ impl Diagnostic {
         }
     }
 
+    /// Whether it stops generation.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
 
+    /// Name the marker at fault (its text without `+`); the caret spans it.
     pub fn with_marker(mut self, marker: &str) -> Self {
         self.marker = Some(marker.to_owned());
         self
     }
 
+    /// Say how to fix it.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
@@ -139,6 +152,7 @@ impl fmt::Display for Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
+    /// Add one.
     pub fn push(&mut self, d: Diagnostic) {
         self.0.push(d);
     }

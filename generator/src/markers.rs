@@ -35,8 +35,11 @@ pub enum Args {
 /// A known marker.
 #[derive(Debug)]
 pub struct MarkerSpec {
+    /// The name after `+`, up to its arguments (`kubebuilder:validation:Minimum`).
     pub name: &'static str,
+    /// The shape of its arguments.
     pub args: Args,
+    /// Where it may appear.
     pub levels: &'static [Level],
 }
 

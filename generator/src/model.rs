@@ -3,7 +3,6 @@
 //! field types resolved to [`TypeRef`]s. Renderers (CRD YAML, Rust templates) read only this.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use crate::diagnostics::Location;
 use crate::markers::Marker;
@@ -15,8 +14,6 @@ pub struct Api {
     pub packages: BTreeMap<(String, String), Package>,
     /// Every struct/enum of the scanned modules, by full module path (`apis::v1::FooSpec`).
     pub types: BTreeMap<String, TypeDecl>,
-    /// Every input file, for `cargo:rerun-if-changed`.
-    pub files: Vec<PathBuf>,
     /// `+kubebuilder:rbac` rules, validated; for the RBAC generator to come.
     pub rbac_rules: Vec<RbacRule>,
     /// `+kubebuilder:webhook` markers, validated; for the webhook generator to come.
@@ -91,8 +88,6 @@ pub struct WebhookConfiguration {
 pub struct Package {
     pub group: String,
     pub version: String,
-    /// Rust module path inside the crate, e.g. `["apis", "samplecontroller", "v1alpha1"]`.
-    pub module_path: Vec<String>,
     pub loc: Location,
     /// Package-wide `+kubebuilder:validation:Optional` / `Required`.
     pub default_optional: Option<(bool, Location)>,
@@ -266,8 +261,6 @@ pub struct Kind {
     pub annotations: BTreeMap<String, String>,
     pub labels: BTreeMap<String, String>,
     pub client: Option<ClientOptions>,
-    /// The kind has a `status` field.
-    pub has_status: bool,
 }
 
 /// A Rust field or variant type, resolved.
@@ -368,7 +361,7 @@ pub enum VariantShape {
     /// One unnamed field.
     Newtype(TypeRef),
     /// More than one unnamed field.
-    Tuple(usize),
+    Tuple,
     Struct(Vec<Field>),
 }
 
@@ -378,7 +371,6 @@ pub struct Variant {
     pub json_name: String,
     pub doc: String,
     pub shape: VariantShape,
-    pub untagged: bool,
     pub loc: Location,
 }
 
@@ -413,14 +405,4 @@ pub struct TypeDecl {
     /// when no reachable module defines or re-exports it.
     pub rust_path: Option<Vec<String>>,
     pub loc: Location,
-}
-
-impl TypeDecl {
-    pub fn markers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Marker> + 'a {
-        self.markers.iter().filter(move |m| m.name == name)
-    }
-
-    pub fn has_marker(&self, name: &str) -> bool {
-        self.markers.iter().any(|m| m.name == name)
-    }
 }

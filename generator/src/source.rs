@@ -34,7 +34,6 @@ pub struct Module {
     /// Path inside the crate, without `crate`.
     pub path: Vec<String>,
     pub file: PathBuf,
-    pub loc: Location,
     /// Declared `pub` or `pub(crate)` (a file module: by the `mod` declaration that loads
     /// it; a crate root, or a file no scanned declaration reaches, counts as visible).
     pub visible: bool,
@@ -456,7 +455,6 @@ pub fn parse_file(
         file,
         ModuleAt {
             path,
-            loc: Location::new(file, 1, 1),
             visible,
             inline_parents: vec![],
         },
@@ -470,7 +468,6 @@ pub fn parse_file(
 /// Where a module sits: its path, declaration and the inline modules around it in its file.
 struct ModuleAt {
     path: Vec<String>,
-    loc: Location,
     visible: bool,
     inline_parents: Vec<String>,
 }
@@ -484,7 +481,6 @@ fn collect_module(
 ) {
     let ModuleAt {
         path,
-        loc,
         visible,
         inline_parents,
     } = at;
@@ -497,7 +493,6 @@ fn collect_module(
         inner_docs: doc_lines(file, &inner),
         path: path.clone(),
         file: file.to_owned(),
-        loc,
         visible,
         file_children: vec![],
         reexports: Default::default(),
@@ -535,7 +530,6 @@ fn collect_module(
                     nested.push((
                         ModuleAt {
                             path: child,
-                            loc: Location::of_span(file, m.ident.span()),
                             visible: mod_visible,
                             inline_parents: child_inline,
                         },

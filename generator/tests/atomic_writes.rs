@@ -52,7 +52,7 @@ fn every_failing_case_exits_non_zero_and_changes_nothing() {
     cases.sort();
     assert!(cases.len() >= 60, "the error corpus is there");
     let header = kube_codegen::YAML_HEADER;
-    let rust_header = kube_codegen::output::HEADER.lines().next().unwrap();
+    let rust_header = kube_codegen::__private::RUST_HEADER.lines().next().unwrap();
     for case in cases {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("crate");
@@ -122,7 +122,10 @@ fn a_hand_written_rust_file_in_the_output_dir_is_never_overwritten() {
     // And a generated file that a successful run would prune.
     write(
         &dir.join("src/generated/old.rs"),
-        &format!("{}\n", kube_codegen::output::HEADER.lines().next().unwrap()),
+        &format!(
+            "{}\n",
+            kube_codegen::__private::RUST_HEADER.lines().next().unwrap()
+        ),
     );
     let before = tree(&dir);
     let out = run(tmp.path(), &["generate", "crate"]);
@@ -145,7 +148,7 @@ fn only_files_with_the_header_on_their_first_line_are_pruned() {
     let dir = tmp.path().join("crate");
     assert!(run(tmp.path(), &["generate", "crate"]).status.success());
     let header = kube_codegen::YAML_HEADER;
-    let rust_header = kube_codegen::output::HEADER.lines().next().unwrap();
+    let rust_header = kube_codegen::__private::RUST_HEADER.lines().next().unwrap();
     // Not ours: the header text appears, but not as the first line.
     let quoted_yaml = format!("# notes\n# our files start with `{header}`\n");
     let quoted_rust = format!("//! Docs.\n//! Generated files start with `{rust_header}`.\n");

@@ -250,65 +250,6 @@ fn markers_controller_gen() {
     assert!(g.warnings.iter().all(|w| !w.is_error() && w.hint.is_some()));
 }
 
-/// RBAC and webhook markers are validated and kept in the model for the generators to
-/// come; `+kubebuilder:skip` drops its package; `ThingList` is not a kind.
-#[test]
-fn markers_controller_gen_model() {
-    use kube_codegen::{Diagnostics, model::WebhookKind, resolve, source};
-    let root = Path::new("tests/fixtures/markers_controller_gen/src");
-    let mut diags = Diagnostics::default();
-    let mut modules = vec![];
-    for f in source::rust_files(root).unwrap() {
-        let path = source::module_path_of(root, &f);
-        modules.extend(source::parse_file(path, true, &f, &mut diags));
-    }
-    let api = resolve::build(&modules, &mut diags);
-    assert!(!diags.has_errors(), "{:?}", diags.errors());
-    let kinds: Vec<(&str, &str)> = api
-        .packages
-        .values()
-        .flat_map(|p| {
-            p.kinds
-                .iter()
-                .map(move |k| (p.group.as_str(), k.name.as_str()))
-        })
-        .collect();
-    assert_eq!(kinds, [("things.example.com", "Thing")]);
-    let rbac: Vec<(Vec<String>, Vec<String>, Vec<String>)> = api
-        .rbac_rules
-        .iter()
-        .map(|r| (r.groups.clone(), r.resources.clone(), r.urls.clone()))
-        .collect();
-    let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    assert_eq!(
-        rbac,
-        [
-            (
-                s(&["things.example.com"]),
-                s(&["things", "things/status"]),
-                vec![]
-            ),
-            (s(&[""]), s(&["events"]), vec![]),
-            (vec![], vec![], s(&["/metrics"])),
-            (s(&["apps"]), s(&["deployments"]), vec![]),
-        ]
-    );
-    assert_eq!(api.webhooks.len(), 1);
-    let w = &api.webhooks[0];
-    assert_eq!(w.kind, WebhookKind::Validating);
-    assert_eq!(w.failure_policy, "Fail");
-    assert_eq!(w.verbs, s(&["create", "update"]));
-    assert_eq!(
-        w.path.as_deref(),
-        Some("/validate-things-example-com-v1-thing")
-    );
-    assert_eq!(api.webhook_configurations.len(), 1);
-    assert_eq!(
-        api.webhook_configurations[0].name.as_deref(),
-        Some("things-validating")
-    );
-}
-
 #[test]
 fn shapes() {
     snapshot_fixture("shapes", &["shapes.example.com_shapes.yaml"]);

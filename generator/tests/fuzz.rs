@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use kube_codegen::markers::{Level, MARKERS, parse_line};
+use kube_codegen::__private::markers::{Level, MARKERS, parse_line};
 use kube_codegen::{Config, Error, Location};
 use proptest::prelude::*;
 
@@ -129,7 +129,9 @@ fn check_line(line: &str, level: Level) {
             for (k, _) in &m.args {
                 assert!(m.arg(k).is_some());
             }
-            let _ = kube_codegen::markers::split_list(m.value.as_deref().unwrap_or_default());
+            let _ = kube_codegen::__private::markers::split_list(
+                m.value.as_deref().unwrap_or_default(),
+            );
         }
         Err(d) => {
             assert_eq!(d.loc, loc, "{d}");
@@ -465,7 +467,7 @@ fn generate_checks_out(dir: &Path, source: &str) -> Result<(), TestCaseError> {
             prop_assert!(!generated.files.is_empty());
             for f in &generated.files {
                 prop_assert!(f.path.starts_with(dir));
-                prop_assert!(kube_codegen::output::is_generated(f.contents.as_bytes()));
+                prop_assert!(kube_codegen::is_generated(f.contents.as_bytes()));
             }
         }
         Err(Error::Input {

@@ -131,7 +131,7 @@ fn allowed(path: &str, cg: &Value, ours: Option<&Value>) -> Option<&'static str>
             .filter(|r| {
                 !r["rule"]
                     .as_str()
-                    .is_some_and(kube_codegen::k8s_schemas::uses_old_self)
+                    .is_some_and(kube_codegen::__private::k8s_schemas::uses_old_self)
             })
             .collect();
         let ok = match ours {

@@ -3,7 +3,7 @@
 //! error corpus has hand-written crates for many markers; this table covers all of them,
 //! and fails when a marker is added to `MARKERS` without a row here.
 
-use kube_codegen::markers::{ITEMS_MARKERS, ITEMS_PREFIX, MARKERS};
+use kube_codegen::__private::markers::{ITEMS_MARKERS, ITEMS_PREFIX, MARKERS};
 use kube_codegen::{Config, Error};
 
 #[derive(Clone, Copy)]

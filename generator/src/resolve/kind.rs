@@ -255,7 +255,6 @@ pub(super) fn kind_of(
         annotations,
         labels,
         client,
-        has_status,
     })
 }
 

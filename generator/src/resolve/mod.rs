@@ -13,9 +13,6 @@ mod package;
 mod paths;
 mod types;
 
-pub use kind::pluralize;
-pub use types::rename;
-
 use kind::kind_of;
 use package::package_of;
 use types::Resolver;
@@ -320,5 +317,70 @@ pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// RBAC and webhook markers are validated and kept in the model for the generators to
+    /// come; `+kubebuilder:skip` drops its package; `ThingList` is not a kind.
+    #[test]
+    fn markers_controller_gen_model() {
+        use crate::diagnostics::Diagnostics;
+        use crate::model::WebhookKind;
+        use crate::source;
+        use std::path::Path;
+        let root = Path::new("tests/fixtures/markers_controller_gen/src");
+        let mut diags = Diagnostics::default();
+        let mut modules = vec![];
+        for f in source::rust_files(root).unwrap() {
+            let path = source::module_path_of(root, &f);
+            modules.extend(source::parse_file(path, true, &f, &mut diags));
+        }
+        let api = super::build(&modules, &mut diags);
+        assert!(!diags.has_errors(), "{:?}", diags.errors());
+        let kinds: Vec<(&str, &str)> = api
+            .packages
+            .values()
+            .flat_map(|p| {
+                p.kinds
+                    .iter()
+                    .map(move |k| (p.group.as_str(), k.name.as_str()))
+            })
+            .collect();
+        assert_eq!(kinds, [("things.example.com", "Thing")]);
+        let rbac: Vec<(Vec<String>, Vec<String>, Vec<String>)> = api
+            .rbac_rules
+            .iter()
+            .map(|r| (r.groups.clone(), r.resources.clone(), r.urls.clone()))
+            .collect();
+        let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            rbac,
+            [
+                (
+                    s(&["things.example.com"]),
+                    s(&["things", "things/status"]),
+                    vec![]
+                ),
+                (s(&[""]), s(&["events"]), vec![]),
+                (vec![], vec![], s(&["/metrics"])),
+                (s(&["apps"]), s(&["deployments"]), vec![]),
+            ]
+        );
+        assert_eq!(api.webhooks.len(), 1);
+        let w = &api.webhooks[0];
+        assert_eq!(w.kind, WebhookKind::Validating);
+        assert_eq!(w.failure_policy, "Fail");
+        assert_eq!(w.verbs, s(&["create", "update"]));
+        assert_eq!(
+            w.path.as_deref(),
+            Some("/validate-things-example-com-v1-thing")
+        );
+        assert_eq!(api.webhook_configurations.len(), 1);
+        assert_eq!(
+            api.webhook_configurations[0].name.as_deref(),
+            Some("things-validating")
+        );
     }
 }

@@ -95,7 +95,6 @@ pub(super) fn package_of(
     Some(Package {
         group,
         version,
-        module_path: m.path.clone(),
         loc: group_marker.loc.clone(),
         default_optional,
         kinds: vec![],

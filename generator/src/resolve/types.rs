@@ -661,7 +661,7 @@ impl Resolver<'_> {
                             };
                             VariantShape::Newtype(t)
                         }
-                        src::Fields::Unnamed(u) => VariantShape::Tuple(u.len()),
+                        src::Fields::Unnamed(_) => VariantShape::Tuple,
                         src::Fields::Named(named) => {
                             let rule = v
                                 .container
@@ -682,7 +682,6 @@ impl Resolver<'_> {
                         json_name,
                         doc: doc_text(&v.docs),
                         shape,
-                        untagged: vser.untagged,
                         loc: vloc,
                     });
                 }

@@ -137,7 +137,7 @@ fn expand(
 }
 
 /// Every distinct `x-kubernetes-validations` entry of the stored types whose rule uses
-/// `oldSelf` (a transition rule), as JSON: [`crate::schema`] drops these, and only these,
+/// `oldSelf` (a transition rule), as JSON: the `crd` generator's schema builder drops these, and only these,
 /// where a CRD puts them on a part of the schema the API server cannot correlate.
 pub fn transition_rules() -> &'static [Value] {
     static RULES: LazyLock<Vec<Value>> = LazyLock::new(|| {

@@ -416,7 +416,7 @@ impl<'a> SchemaBuilder<'a> {
             .all(|v| matches!(v.shape, VariantShape::Unit));
         if let Some(v) = variants
             .iter()
-            .find(|v| matches!(v.shape, VariantShape::Tuple(_)))
+            .find(|v| matches!(v.shape, VariantShape::Tuple))
         {
             return Err(Diagnostic::new(v.loc.clone(), format!("variant `{}::{}` has several unnamed fields", decl.name, v.rust_name))
                 .with_hint("a tuple serializes as a JSON array of mixed types, which a structural schema cannot express; use named fields"));
@@ -490,7 +490,7 @@ impl<'a> SchemaBuilder<'a> {
             }
             VariantShape::Newtype(t) => self.ref_schema(t, &v.loc)?,
             VariantShape::Struct(fields) => self.object_schema(fields)?,
-            VariantShape::Tuple(_) => unreachable!("rejected above"),
+            VariantShape::Tuple => unreachable!("rejected above"),
         };
         if let Some(d) = self.describe(&v.doc) {
             schema.description = Some(d);
