@@ -222,13 +222,17 @@ impl Generated {
 }
 
 impl Config {
-    /// A config rooted at `CARGO_MANIFEST_DIR` (so it works from build.rs), or `.`.
+    /// A config rooted at the current directory: the crate's, in build.rs (cargo runs build
+    /// scripts there) and for a CLI run from the crate. Reads no environment.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new();
+    /// assert_eq!(config.crd_output_dir(), std::path::Path::new("./crds"));
+    /// ```
+    #[must_use]
     pub fn new() -> Self {
-        let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("."));
         Config {
-            crate_dir,
+            crate_dir: PathBuf::from("."),
             inputs: vec![],
             out_dir: None,
             output_dirs: Default::default(),
@@ -241,7 +245,19 @@ impl Config {
         }
     }
 
-    /// A config for the crate at `dir`, with the settings of its Cargo.toml metadata.
+    /// A config for the crate at `dir`, with the settings of its Cargo.toml metadata
+    /// (`[package.metadata.kube-codegen]`).
+    ///
+    /// ```no_run
+    /// let config = kube_codegen::Config::from_crate("sample-api")?;
+    /// let generated = config.generate()?;
+    /// # Ok::<(), kube_codegen::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when the Cargo.toml cannot be read or parsed, its metadata has an
+    /// unknown key or a bad value, or asks for a Kubernetes version this build does not embed.
     pub fn from_crate(dir: impl Into<PathBuf>) -> Result<Self, Error> {
         let mut config = Config::new().crate_dir(dir);
         let manifest = config.crate_dir.join("Cargo.toml");
@@ -293,35 +309,71 @@ impl Config {
     }
 
     /// The crate the inputs and outputs are relative to.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().crate_dir("api");
+    /// assert_eq!(config.rust_output_dir(), std::path::Path::new("api/src/generated"));
+    /// ```
+    #[must_use]
     pub fn crate_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.crate_dir = dir.into();
         self
     }
 
-    /// Add a file or directory to scan (relative paths are relative to the crate).
+    /// Add a file or directory to scan (relative paths are relative to the crate); without
+    /// any, `src` is scanned.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().input("src/apis").input("src/extra.rs");
+    /// ```
+    #[must_use]
     pub fn input(mut self, path: impl Into<PathBuf>) -> Self {
         self.inputs.push(path.into());
         self
     }
 
     /// Replace the inputs.
-    pub fn inputs(mut self, paths: Vec<PathBuf>) -> Self {
-        self.inputs = paths;
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().inputs(["src/apis", "src/more"]);
+    /// ```
+    #[must_use]
+    pub fn inputs(mut self, paths: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+        self.inputs = paths.into_iter().map(Into::into).collect();
         self
     }
 
-    /// Where generated Rust goes; CRDs go to `<out_dir>/crds` unless [`Config::crd_dir`] is set.
+    /// Where generated Rust goes; YAML goes below it (`<out_dir>/crds`, `<out_dir>/rbac`)
+    /// unless [`Config::crd_dir`] or [`Config::output_dir`] say otherwise.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().crate_dir("api").out_dir("/tmp/out");
+    /// assert_eq!(config.crd_output_dir(), std::path::Path::new("/tmp/out/crds"));
+    /// ```
+    #[must_use]
     pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.out_dir = Some(dir.into());
         self
     }
 
     /// Where CRD YAML goes (default `crds`, or `<out_dir>/crds` with an output directory).
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().crate_dir("api").crd_dir("config/crd");
+    /// assert_eq!(config.crd_output_dir(), std::path::Path::new("api/config/crd"));
+    /// ```
+    #[must_use]
     pub fn crd_dir(self, dir: impl Into<PathBuf>) -> Self {
         self.output_dir(GeneratorName::Crd, dir)
     }
 
     /// Where a YAML generator (`crd`, `rbac`) writes, instead of its default directory.
+    ///
+    /// ```
+    /// use kube_codegen::{Config, GeneratorName};
+    /// let config = Config::new().output_dir(GeneratorName::Rbac, "deploy/rbac");
+    /// ```
+    #[must_use]
     pub fn output_dir(mut self, generator: GeneratorName, dir: impl Into<PathBuf>) -> Self {
         self.output_dirs.insert(generator, dir.into());
         self
@@ -329,12 +381,24 @@ impl Config {
 
     /// Run only these generators (and those they require), as controller-gen runs `crd rbac`
     /// and code-generator its `client`, `lister`, `informer` generators.
+    ///
+    /// ```
+    /// use kube_codegen::{Config, GeneratorName};
+    /// let config = Config::new().generators([GeneratorName::Crd, GeneratorName::Fake]);
+    /// // `fake` needs the clientset, which needs `register`.
+    /// assert_eq!(
+    ///     config.selected_generators(),
+    ///     [GeneratorName::Crd, GeneratorName::Client, GeneratorName::Fake, GeneratorName::Register]
+    /// );
+    /// ```
+    #[must_use]
     pub fn generators(mut self, generators: impl IntoIterator<Item = GeneratorName>) -> Self {
         self.generators = Some(generators.into_iter().collect());
         self
     }
 
     /// The generators this config runs, with their requirements, in registry order.
+    #[must_use]
     pub fn selected_generators(&self) -> Vec<GeneratorName> {
         let chosen: Vec<GeneratorName> = match &self.generators {
             Some(g) => g.clone(),
@@ -348,18 +412,35 @@ impl Config {
     }
 
     /// A file whose text (a licence, say) goes under the header of every generated Rust file.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().header_file("hack/boilerplate.rs.txt");
+    /// ```
+    #[must_use]
     pub fn header_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.header_file = Some(path.into());
         self
     }
 
     /// Cut schema descriptions to `n` characters (controller-gen's `crd:maxDescLen`).
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().max_description_len(200);
+    /// ```
+    #[must_use]
     pub fn max_description_len(mut self, n: usize) -> Self {
         self.schema.max_description_len = Some(n);
         self
     }
 
-    /// Generate Rust code as well as CRDs (default true).
+    /// Run the Rust generators as well as the YAML ones (default true).
+    ///
+    /// ```
+    /// use kube_codegen::{Config, GeneratorName};
+    /// let config = Config::new().emit_rust(false);
+    /// assert_eq!(config.selected_generators(), [GeneratorName::Crd, GeneratorName::Rbac]);
+    /// ```
+    #[must_use]
     pub fn emit_rust(mut self, yes: bool) -> Self {
         self.emit_rust = yes;
         self
@@ -367,6 +448,11 @@ impl Config {
 
     /// The Rust path of the module the scanned `src/` directory maps to (default `crate`).
     /// For generated code `include!`d into another crate, e.g. `crate::api`.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().types_prefix("crate::api");
+    /// ```
+    #[must_use]
     pub fn types_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.rust.types_prefix = prefix.into();
         self
@@ -374,12 +460,23 @@ impl Config {
 
     /// Write all generated Rust into one file of inline modules, for build.rs:
     /// `include!(concat!(env!("OUT_DIR"), "/kube_codegen.rs"));`
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().out_dir("/tmp/out").single_file("kube_codegen.rs");
+    /// ```
+    #[must_use]
     pub fn single_file(mut self, name: impl Into<String>) -> Self {
         self.rust.single_file = Some(name.into());
         self
     }
 
-    /// Print `cargo:rerun-if-changed=` for every input (for build.rs).
+    /// Print `cargo:rerun-if-changed=` for every input, and each warning as
+    /// `cargo:warning=` (for build.rs).
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().emit_rerun_if_changed(true);
+    /// ```
+    #[must_use]
     pub fn emit_rerun_if_changed(mut self, yes: bool) -> Self {
         self.emit_rerun_if_changed = yes;
         self
@@ -438,6 +535,20 @@ impl Config {
     }
 
     /// Generate every file in memory. Reads inputs; writes nothing.
+    ///
+    /// ```no_run
+    /// let generated = kube_codegen::Config::from_crate("sample-api")?.generate()?;
+    /// for file in &generated.files {
+    ///     println!("{} ({} bytes)", file.path.display(), file.contents.len());
+    /// }
+    /// eprint!("{}", generated.render_warnings());
+    /// # Ok::<(), kube_codegen::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Input`] with every problem of the input, located (nothing is generated when
+    /// there is one error).
     pub fn generate(&self) -> Result<Generated, Error> {
         let mut diags = Diagnostics::default();
         let inputs = if self.inputs.is_empty() {
@@ -671,6 +782,18 @@ impl Config {
     }
 
     /// Generate and write what changed; remove generated files no longer produced.
+    ///
+    /// ```no_run
+    /// let report = kube_codegen::Config::from_crate("sample-api")?.write()?;
+    /// println!("{} written, {} unchanged", report.written.len(), report.unchanged.len());
+    /// # Ok::<(), kube_codegen::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Input`] as [`Config::generate`] (then nothing is written), or
+    /// [`Error::Output`] when a file cannot be written or a file in the way was not
+    /// generated by kube-codegen (it is never overwritten).
     pub fn write(&self) -> Result<WriteReport, Error> {
         let generated = self.generate()?;
         self.write_generated(&generated)
@@ -678,17 +801,36 @@ impl Config {
 
     /// Write files generated by [`Config::generate`] (for callers that also want the
     /// warnings and summary of that run).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Output`], as [`Config::write`].
     pub fn write_generated(&self, generated: &Generated) -> Result<WriteReport, Error> {
         Ok(output::write_all(&generated.files, &self.managed_dirs())?)
     }
 
-    /// Generate and compare with the tree, writing nothing.
+    /// Generate and compare with the tree, writing nothing: for CI over generated code
+    /// committed to a repository.
+    ///
+    /// ```no_run
+    /// let report = kube_codegen::Config::from_crate("sample-api")?.check()?;
+    /// assert!(report.is_clean(), "{report}");
+    /// # Ok::<(), kube_codegen::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Input`] as [`Config::generate`]; [`Error::Output`] when a file cannot be read.
     pub fn check(&self) -> Result<CheckReport, Error> {
         let generated = self.generate()?;
         self.check_generated(&generated)
     }
 
     /// Compare files generated by [`Config::generate`] with the tree, writing nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Output`] when a file cannot be read.
     pub fn check_generated(&self, generated: &Generated) -> Result<CheckReport, Error> {
         Ok(output::check(&generated.files, &self.managed_dirs())?)
     }
