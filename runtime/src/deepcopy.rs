@@ -8,8 +8,21 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 
+/// A type that can be deep-copied into an existing value, reusing its allocations
+/// (Go's generated `DeepCopyInto`); kube-codegen implements it for every API type.
+///
+/// ```
+/// use kube_codegen_runtime::DeepCopy;
+///
+/// let cached = vec!["a".to_string(), "b".to_string()];
+/// let mut scratch = Vec::with_capacity(8);
+/// cached.deep_copy_into(&mut scratch);
+/// assert_eq!(scratch, cached);
+/// assert!(scratch.capacity() >= 8);
+/// ```
 pub trait DeepCopy: Clone {
     /// A new deep copy.
+    #[must_use]
     fn deep_copy(&self) -> Self {
         self.clone()
     }
