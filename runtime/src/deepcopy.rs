@@ -14,11 +14,23 @@ use std::hash::Hash;
 /// ```
 /// use kube_codegen_runtime::DeepCopy;
 ///
-/// let cached = vec!["a".to_string(), "b".to_string()];
-/// let mut scratch = Vec::with_capacity(8);
+/// // What kube-codegen generates for a struct: field by field, with `clone_from`.
+/// #[derive(Clone, Debug, PartialEq)]
+/// struct Spec {
+///     names: Vec<String>,
+/// }
+///
+/// impl DeepCopy for Spec {
+///     fn deep_copy_into(&self, out: &mut Self) {
+///         out.names.clone_from(&self.names);
+///     }
+/// }
+///
+/// let cached = Spec { names: vec!["a".into(), "b".into()] };
+/// let mut scratch = Spec { names: Vec::with_capacity(8) };
 /// cached.deep_copy_into(&mut scratch);
 /// assert_eq!(scratch, cached);
-/// assert!(scratch.capacity() >= 8);
+/// assert!(scratch.names.capacity() >= 8); // the allocation was reused
 /// ```
 pub trait DeepCopy: Clone {
     /// A new deep copy.
