@@ -52,22 +52,34 @@ pub const NAMESPACE_INDEX: &str = "namespace";
 /// assert_eq!(ObjectKey::cluster("node-1").to_string(), "node-1");
 /// assert!("a/b/c".parse::<ObjectKey>().is_err());
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash)]
+// The key is client-go's string plus where the namespace ends: as cheap to clone, hash and
+// compare as the `String` keys it replaces (one allocation; work queues clone keys on every
+// `get`), and the parts are slices of it. The derived order is the strings' order (then the
+// split, for keys of names with a `/`, which Kubernetes never has), as `Eq` needs.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectKey {
-    /// `None` for cluster-scoped objects; never `Some("")` (constructors normalize it).
-    namespace: Option<String>,
-    name: String,
+    /// `namespace/name`, or `name` for cluster-scoped objects.
+    text: String,
+    /// The namespace's length in `text`; 0: cluster-scoped (no `/` either).
+    ns_len: usize,
 }
 
 impl ObjectKey {
     /// The key of the object `name` in `namespace` (an empty `namespace` makes the key of
     /// a cluster-scoped object).
     #[must_use]
-    pub fn namespaced(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        let namespace = namespace.into();
+    pub fn namespaced(namespace: impl AsRef<str>, name: impl AsRef<str>) -> Self {
+        let (ns, name) = (namespace.as_ref(), name.as_ref());
+        if ns.is_empty() {
+            return ObjectKey::cluster(name);
+        }
+        let mut text = String::with_capacity(ns.len() + 1 + name.len());
+        text.push_str(ns);
+        text.push('/');
+        text.push_str(name);
         ObjectKey {
-            namespace: (!namespace.is_empty()).then_some(namespace),
-            name: name.into(),
+            text,
+            ns_len: ns.len(),
         }
     }
 
@@ -75,8 +87,8 @@ impl ObjectKey {
     #[must_use]
     pub fn cluster(name: impl Into<String>) -> Self {
         ObjectKey {
-            namespace: None,
-            name: name.into(),
+            text: name.into(),
+            ns_len: 0,
         }
     }
 
@@ -90,41 +102,48 @@ impl ObjectKey {
     /// The namespace; `None` for cluster-scoped objects.
     #[must_use]
     pub fn namespace(&self) -> Option<&str> {
-        self.namespace.as_deref()
+        (self.ns_len > 0).then(|| &self.text[..self.ns_len])
     }
 
     /// The name.
     #[must_use]
     pub fn name(&self) -> &str {
-        &self.name
+        match self.ns_len {
+            0 => &self.text,
+            n => &self.text[n + 1..],
+        }
     }
 
-    /// (namespace, name), taking the strings apart without copying them.
+    /// The string form, `namespace/name` or `name` (client-go's key).
     #[must_use]
-    pub fn into_parts(self) -> (Option<String>, String) {
-        (self.namespace, self.name)
+    pub fn as_str(&self) -> &str {
+        &self.text
     }
 
     /// (namespace or `""`, name): how the store looks keys up.
     fn parts(&self) -> (&str, &str) {
-        (self.namespace.as_deref().unwrap_or_default(), &self.name)
+        (self.namespace().unwrap_or_default(), self.name())
+    }
+}
+
+impl From<ObjectKey> for String {
+    /// The string form, without copying it.
+    fn from(key: ObjectKey) -> String {
+        key.text
     }
 }
 
 impl fmt::Display for ObjectKey {
     /// `namespace/name`, or `name` for cluster-scoped objects.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.namespace {
-            Some(ns) => write!(f, "{ns}/{}", self.name),
-            None => f.write_str(&self.name),
-        }
+        f.write_str(&self.text)
     }
 }
 
 impl fmt::Debug for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The string form reads best in assertion failures and `{:?}` log fields.
-        write!(f, "{:?}", self.to_string())
+        fmt::Debug::fmt(&self.text, f)
     }
 }
 
@@ -136,7 +155,7 @@ pub struct InvalidKey(pub String);
 impl FromStr for ObjectKey {
     type Err = InvalidKey;
 
-    /// client-go's `SplitMetaNamespaceKey`: `namespace/name` or `name`.
+    /// client-go's `SplitMetaNamespaceKey`: `namespace/name` or `name` (`/name` is `name`).
     ///
     /// # Errors
     /// [`InvalidKey`] if `s` has more than one `/`.
@@ -149,36 +168,22 @@ impl FromStr for ObjectKey {
     }
 }
 
-impl PartialOrd for ObjectKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for ObjectKey {
-    /// As the string forms compare (then by parts, for keys whose names contain `/`, which
-    /// Kubernetes names never do, so that `Ord` agrees with `Eq`).
-    fn cmp(&self, other: &Self) -> Ordering {
-        cmp_parts(self.parts(), other.parts()).then_with(|| self.parts().cmp(&other.parts()))
-    }
-}
-
 impl PartialEq<str> for ObjectKey {
-    /// Whether `other` is this key's string form (compared without building it).
+    /// Whether `other` is this key's string form.
     fn eq(&self, other: &str) -> bool {
-        StoredKeyRef(other.as_bytes()).is(self.parts())
+        self.text == other
     }
 }
 
 impl PartialEq<&str> for ObjectKey {
     fn eq(&self, other: &&str) -> bool {
-        *self == **other
+        self.text == *other
     }
 }
 
 impl PartialEq<String> for ObjectKey {
     fn eq(&self, other: &String) -> bool {
-        *self == **other
+        self.text == *other
     }
 }
 
@@ -186,16 +191,7 @@ impl PartialEq<String> for ObjectKey {
 /// `MetaNamespaceKeyFunc`, for the few places that want the string (as Go tools print it).
 #[must_use]
 pub fn meta_namespace_key<K: Resource>(obj: &K) -> String {
-    let (ns, name) = parts_of(obj);
-    if ns.is_empty() {
-        name.to_owned()
-    } else {
-        let mut key = String::with_capacity(ns.len() + 1 + name.len());
-        key.push_str(ns);
-        key.push('/');
-        key.push_str(name);
-        key
-    }
+    ObjectKey::of(obj).into()
 }
 
 /// The key of `obj` (the same as [`ObjectKey::of`]).
@@ -257,18 +253,8 @@ impl StoredKey {
     }
 
     /// Whether this is the key of (namespace, name).
-    fn is(&self, parts: (&str, &str)) -> bool {
-        StoredKeyRef(self.as_bytes()).is(parts)
-    }
-}
-
-/// A key's string form as bytes.
-struct StoredKeyRef<'a>(&'a [u8]);
-
-impl StoredKeyRef<'_> {
-    /// Whether this is the key of (namespace, name).
     fn is(&self, (ns, name): (&str, &str)) -> bool {
-        let key = self.0;
+        let key = self.as_bytes();
         if ns.is_empty() {
             key == name.as_bytes()
         } else {
@@ -954,6 +940,13 @@ mod tests {
             Err(InvalidKey("a/b/c".into()))
         );
         assert_ne!(k("ns/name"), "ns/nam");
+        // Same string, different split (not a valid Kubernetes name): different keys.
+        assert_ne!(
+            ObjectKey::namespaced("a", "b/c"),
+            ObjectKey::namespaced("a/b", "c")
+        );
+        assert_eq!(ObjectKey::namespaced("a", "b/c").name(), "b/c");
+        assert_eq!(String::from(k("ns/name")), "ns/name");
         assert_ne!(k("ns/name"), "nsname");
         let texts = ["a", "a-b/x", "a.b/y", "a/w", "a/x", "ab/z", "b"];
         let mut keys: Vec<ObjectKey> = texts.iter().rev().map(|t| k(t)).collect();
