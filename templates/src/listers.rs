@@ -70,6 +70,7 @@ pub fn listers(packages: &[Package]) -> TokenStream {
                 }
 
                 impl #lister {
+                    /// A typed lister over a runtime lister (e.g. `informer.lister()`).
                     #[inline]
                     pub fn new(inner: ::kube_codegen_runtime::lister::Lister<#ty>) -> Self {
                         Self { inner }
