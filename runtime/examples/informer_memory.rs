@@ -95,7 +95,7 @@ async fn main() -> anyhow_free::Result {
     factory
         .wait_for_cache_sync(Duration::from_secs(300))
         .await
-        .map_err(|e| format!("not synced: {:?}", e.0))?;
+        .map_err(|e| e.to_string())?;
     while informer.store().list().len() < expected {
         if started.elapsed() > Duration::from_secs(300) {
             return Err(format!(

@@ -25,10 +25,13 @@ pub struct ApplyOptions {
     pub field_manager: String,
     /// Take ownership of fields other managers own, instead of failing with a Conflict.
     pub force: bool,
+    /// Validate and answer without persisting (`dryRun=All`).
     pub dry_run: bool,
 }
 
 impl ApplyOptions {
+    /// Apply as `field_manager`, without force, persisted.
+    #[must_use]
     pub fn new(field_manager: impl Into<String>) -> Self {
         ApplyOptions {
             field_manager: field_manager.into(),
@@ -37,6 +40,9 @@ impl ApplyOptions {
         }
     }
 
+    /// Take over fields other managers own (`force=true`), as controllers that are the
+    /// sole owner of what they apply usually do.
+    #[must_use]
     pub fn force(mut self) -> Self {
         self.force = true;
         self
@@ -54,6 +60,29 @@ impl ApplyOptions {
 pub type WatchStream<K> = futures::stream::BoxStream<'static, Result<WatchEvent<K>>>;
 
 /// Every verb client-go's typed clients have, for one kind, in one namespace or cluster-wide.
+///
+/// Every verb fails with [`Error`]: the apiserver's answer as a variant
+/// ([`Error::NotFound`], [`Error::Conflict`], ...) or [`Error::Client`] when there was no
+/// answer (transport, TLS, decoding).
+///
+/// ```no_run
+/// # async fn run(client: kube::Client) -> kube_codegen_runtime::Result<()> {
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::api::PostParams;
+/// use kube_codegen_runtime::client::ResourceClient;
+///
+/// let config_maps = ResourceClient::<ConfigMap>::namespaced(client, "default");
+/// match config_maps.get("settings").await {
+///     Ok(cm) => println!("{:?}", cm.data),
+///     Err(e) if e.is_not_found() => {
+///         let mut cm = ConfigMap::default();
+///         cm.metadata.name = Some("settings".into());
+///         config_maps.create(&cm, &PostParams::default()).await?;
+///     }
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct ResourceClient<K> {
     api: Api<K>,
@@ -71,6 +100,7 @@ where
         + 'static,
 {
     /// A client for a namespaced kind in one namespace.
+    #[must_use]
     pub fn namespaced(client: Client, namespace: &str) -> Self
     where
         K: Resource<Scope = NamespaceResourceScope>,
@@ -81,6 +111,7 @@ where
     }
 
     /// A client for a namespaced kind across all namespaces (list, watch, get by path).
+    #[must_use]
     pub fn all_namespaces(client: Client) -> Self {
         ResourceClient {
             api: Api::all(client),
@@ -88,6 +119,7 @@ where
     }
 
     /// A client for a cluster-scoped kind.
+    #[must_use]
     pub fn cluster(client: Client) -> Self
     where
         K: Resource<Scope = ClusterResourceScope>,
@@ -98,21 +130,35 @@ where
     }
 
     /// The underlying kube `Api`, for anything not covered here.
+    #[must_use]
     pub fn api(&self) -> &Api<K> {
         &self.api
     }
 
+    /// Create the object (POST); returns it as stored.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`] if the name is taken, [`Error::Invalid`] if validation
+    /// fails, other [`Error`]s as for every verb.
     pub async fn create(&self, obj: &K, params: &PostParams) -> Result<K> {
         Ok(self.api.create(params, obj).await?)
     }
 
     /// Replace the object (PUT). Its `metadata.resourceVersion`, when set, guards against
     /// lost updates: a stale one fails with [`Error::Conflict`].
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] on a stale resourceVersion, [`Error::NotFound`],
+    /// [`Error::Invalid`], other [`Error`]s as for every verb.
     pub async fn update(&self, obj: &K, params: &PostParams) -> Result<K> {
         Ok(self.api.replace(&obj.name_any(), params, obj).await?)
     }
 
     /// Replace the status subresource: only `.status` changes.
+    ///
+    /// # Errors
+    /// As [`update`](Self::update); [`Error::NotFound`] also if the kind has no status
+    /// subresource.
     pub async fn update_status(&self, obj: &K, params: &PostParams) -> Result<K> {
         Ok(self
             .api
@@ -120,25 +166,48 @@ where
             .await?)
     }
 
+    /// Delete the object `name`. With finalizers it is only marked for deletion.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if it does not exist, [`Error::Conflict`] if a precondition
+    /// fails, other [`Error`]s as for every verb.
     pub async fn delete(&self, name: &str, params: &DeleteParams) -> Result<()> {
         self.api.delete(name, params).await?;
         Ok(())
     }
 
+    /// Delete every object `list`'s selectors match.
+    ///
+    /// # Errors
+    /// [`Error`] as for every verb.
     pub async fn delete_collection(&self, params: &DeleteParams, list: &ListParams) -> Result<()> {
         self.api.delete_collection(params, list).await?;
         Ok(())
     }
 
+    /// The object `name`, from the apiserver (a lister reads the informer cache instead).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if it does not exist, other [`Error`]s as for every verb.
     pub async fn get(&self, name: &str) -> Result<K> {
         Ok(self.api.get(name).await?)
     }
 
+    /// The objects `params`' selectors match, one page of at most `params.limit`.
+    ///
+    /// # Errors
+    /// [`Error::Expired`] if a continue token is too old, other [`Error`]s as for every
+    /// verb.
     pub async fn list(&self, params: &ListParams) -> Result<ObjectList<K>> {
         Ok(self.api.list(params).await?)
     }
 
     /// Watch from `resource_version` ("0" or "" for "from now, with the current state").
+    /// Informers are the usual way to watch; this is the raw stream.
+    ///
+    /// # Errors
+    /// [`Error`] if the watch cannot be started; errors during the watch (e.g.
+    /// [`Error::Expired`] for a too old resourceVersion) are items of the stream.
     pub async fn watch(
         &self,
         params: &WatchParams,
@@ -150,6 +219,10 @@ where
 
     /// Patch the object: `Patch::Merge`, `Patch::Strategic` (built-in kinds only; custom
     /// resources reject it, as on the server) or `Patch::Json`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Conflict`] (a resourceVersion in the patch that is
+    /// stale), [`Error::Invalid`], other [`Error`]s as for every verb.
     pub async fn patch<P: Serialize + Debug>(
         &self,
         name: &str,
@@ -160,6 +233,9 @@ where
     }
 
     /// Patch the status subresource.
+    ///
+    /// # Errors
+    /// As [`patch`](Self::patch).
     pub async fn patch_status<P: Serialize + Debug>(
         &self,
         name: &str,
@@ -170,6 +246,10 @@ where
     }
 
     /// Server-side apply: `obj` holds only the fields this manager owns.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] if another manager owns a field and `options.force` is off,
+    /// [`Error::Invalid`], other [`Error`]s as for every verb.
     pub async fn apply(&self, obj: &K, options: &ApplyOptions) -> Result<K> {
         Ok(self
             .api
@@ -178,6 +258,9 @@ where
     }
 
     /// Server-side apply of the status subresource.
+    ///
+    /// # Errors
+    /// As [`apply`](Self::apply).
     pub async fn apply_status(&self, obj: &K, options: &ApplyOptions) -> Result<K> {
         Ok(self
             .api
@@ -186,6 +269,11 @@ where
     }
 
     /// GET a subresource (`+genclient:method=...,verb=get,subresource=...`).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if the object or the subresource does not exist, other
+    /// [`Error`]s as for every verb (a body that does not serialize or an answer that
+    /// does not decode as `R` is [`Error::Client`]).
     pub async fn get_subresource<R: DeserializeOwned>(
         &self,
         subresource: &str,
@@ -196,6 +284,11 @@ where
     }
 
     /// PUT a subresource (`verb=update`).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if the object or the subresource does not exist, other
+    /// [`Error`]s as for every verb (a body that does not serialize or an answer that
+    /// does not decode as `R` is [`Error::Client`]).
     pub async fn update_subresource<I: Serialize, R: DeserializeOwned>(
         &self,
         subresource: &str,
@@ -213,6 +306,11 @@ where
     }
 
     /// POST a subresource (`verb=create`).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if the object or the subresource does not exist, other
+    /// [`Error`]s as for every verb (a body that does not serialize or an answer that
+    /// does not decode as `R` is [`Error::Client`]).
     pub async fn create_subresource<I: Serialize, R: DeserializeOwned>(
         &self,
         subresource: &str,
@@ -230,6 +328,11 @@ where
     }
 
     /// PATCH a subresource with a merge patch (`verb=patch`).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if the object or the subresource does not exist, other
+    /// [`Error`]s as for every verb (a body that does not serialize or an answer that
+    /// does not decode as `R` is [`Error::Client`]).
     pub async fn patch_subresource<I: Serialize, R: DeserializeOwned>(
         &self,
         subresource: &str,

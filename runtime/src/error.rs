@@ -3,8 +3,11 @@
 
 use kube::core::Status;
 
+/// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// An error of a typed client call: what the apiserver answered, by reason, or that it
+/// did not answer.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// 404: the object (or the resource type) does not exist.
@@ -47,20 +50,29 @@ impl From<kube::Error> for Error {
 }
 
 impl Error {
+    /// Whether this is [`Error::NotFound`] (client-go's `errors.IsNotFound`).
+    #[must_use]
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound(_))
     }
+    /// Whether this is [`Error::AlreadyExists`] (`errors.IsAlreadyExists`).
+    #[must_use]
     pub fn is_already_exists(&self) -> bool {
         matches!(self, Error::AlreadyExists(_))
     }
+    /// Whether this is [`Error::Conflict`] (`errors.IsConflict`): retry on a fresh copy.
+    #[must_use]
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::Conflict(_))
     }
+    /// Whether this is [`Error::Invalid`] (`errors.IsInvalid`).
+    #[must_use]
     pub fn is_invalid(&self) -> bool {
         matches!(self, Error::Invalid(_))
     }
 
     /// The apiserver's Status, when the server answered.
+    #[must_use]
     pub fn status(&self) -> Option<&Status> {
         match self {
             Error::NotFound(s)

@@ -63,6 +63,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::ratelimit::TokenBucket;
 
 /// The prefix client-go puts on the message of an event that stands for many similar ones.
 pub const COMBINED_MESSAGE_PREFIX: &str = "(combined from similar events): ";
@@ -84,6 +85,8 @@ pub enum EventType {
 }
 
 impl EventType {
+    /// `Normal` or `Warning`, as the Event's `type` field has it.
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::Normal => "Normal",
@@ -103,11 +106,15 @@ impl fmt::Display for EventType {
 /// replica, e.g. the pod or host name).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Reporter {
+    /// The controller's name.
     pub component: String,
+    /// Which replica of it, if set.
     pub instance: Option<String>,
 }
 
 impl Reporter {
+    /// `component`, no instance.
+    #[must_use]
     pub fn new(component: impl Into<String>) -> Self {
         Reporter {
             component: component.into(),
@@ -115,6 +122,8 @@ impl Reporter {
         }
     }
 
+    /// Also name the replica.
+    #[must_use]
     pub fn with_instance(mut self, instance: impl Into<String>) -> Self {
         self.instance = Some(instance.into());
         self
@@ -178,6 +187,7 @@ pub enum Recorded {
 
 impl Recorded {
     /// The Event as the apiserver returned it, unless the event was dropped.
+    #[must_use]
     pub fn event(&self) -> Option<&Event> {
         match self {
             Recorded::Created(e) | Recorded::Updated(e) => Some(e),
@@ -188,6 +198,7 @@ impl Recorded {
 
 /// A reference to `obj` for [`Recorder::event`]: apiVersion, kind, namespace, name, uid and
 /// resourceVersion (as client-go's `reference.GetReference`).
+#[must_use]
 pub fn object_ref<K>(obj: &K) -> ObjectReference
 where
     K: Resource,
@@ -234,10 +245,13 @@ impl fmt::Debug for Recorder {
 
 impl Recorder {
     /// A recorder with client-go's correlator limits.
+    #[must_use]
     pub fn new(client: Client, reporter: impl Into<Reporter>) -> Self {
         Self::with_options(client, reporter, CorrelatorOptions::default())
     }
 
+    /// A recorder with other correlator limits.
+    #[must_use]
     pub fn with_options(
         client: Client,
         reporter: impl Into<Reporter>,
@@ -255,12 +269,18 @@ impl Recorder {
         }
     }
 
+    /// Who the events are reported by.
+    #[must_use]
     pub fn reporter(&self) -> &Reporter {
         &self.inner.shared.reporter
     }
 
     /// Records an event about the object `reference` points to and waits until it is
     /// written (created or patched) or dropped by the spam filter.
+    ///
+    /// # Errors
+    /// [`Error`] if the apiserver refused the write or could not be reached (a patch of
+    /// an Event that expired meanwhile is retried as a create, not an error).
     pub async fn event(
         &self,
         reference: &ObjectReference,
@@ -507,12 +527,6 @@ struct EventLog {
     resource_version: Option<String>,
 }
 
-/// A passive token bucket (client-go's `NewTokenBucketPassiveRateLimiter`).
-struct TokenBucket {
-    tokens: f64,
-    last: Instant,
-}
-
 struct Correlator {
     options: CorrelatorOptions,
     similar: Lru<AggregateRecord>,
@@ -619,22 +633,16 @@ impl Correlator {
         if refill.is_zero() {
             return false;
         }
-        let burst = f64::from(self.options.spam_burst);
-        let bucket = self
-            .spam
-            .get_or_insert_with(&spam_key(event), || TokenBucket {
-                tokens: burst,
-                last: now,
-            });
-        let elapsed = now.saturating_duration_since(bucket.last);
-        bucket.tokens = (bucket.tokens + elapsed.as_secs_f64() / refill.as_secs_f64()).min(burst);
-        bucket.last = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            false
-        } else {
-            true
+        let burst = self.options.spam_burst;
+        if burst == 0 {
+            // A bucket that never holds a token (the token bucket refuses to build one).
+            return true;
         }
+        // client-go's passive token bucket: one token per `refill`, never in debt.
+        let bucket = self.spam.get_or_insert_with(&spam_key(event), || {
+            TokenBucket::new(1.0 / refill.as_secs_f64(), burst)
+        });
+        !bucket.allow_at(now)
     }
 
     /// After a successful write: remember the Event as the apiserver has it.

@@ -11,7 +11,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), kube::Error> {
 //! use kube::api::{Api, DynamicObject, PostParams};
-//! use kube_codegen_runtime::fake::{FakeApiServer, FakeResource};
+//! use kube_codegen_runtime::fake::{FakeApiServer, FakeResource, Verb};
 //!
 //! let server = FakeApiServer::new();
 //! server.register(
@@ -26,7 +26,7 @@
 //! let mut foo = DynamicObject::new("example", &ar);
 //! foo.data = serde_json::json!({"spec": {"replicas": 1}});
 //! foos.create(&PostParams::default(), &foo).await?;
-//! assert_eq!(server.actions()[0].verb, "create");
+//! assert_eq!(server.actions()[0].verb, Verb::Create);
 //! assert!(server.get_object("samplecontroller.k8s.io", "foos", Some("default"), "example").is_some());
 //! # Ok(()) }
 //! ```
@@ -160,6 +160,7 @@ pub struct FakeResource {
 
 impl FakeResource {
     /// A namespaced resource without a status subresource.
+    #[must_use]
     pub fn namespaced(group: &str, version: &str, kind: &str, plural: &str) -> Self {
         FakeResource {
             group: group.into(),
@@ -172,6 +173,7 @@ impl FakeResource {
     }
 
     /// A cluster-scoped resource without a status subresource.
+    #[must_use]
     pub fn cluster(group: &str, version: &str, kind: &str, plural: &str) -> Self {
         FakeResource {
             namespaced: false,
@@ -180,6 +182,7 @@ impl FakeResource {
     }
 
     /// Enables the `status` subresource.
+    #[must_use]
     pub fn with_status_subresource(mut self) -> Self {
         self.status_subresource = true;
         self
@@ -188,6 +191,7 @@ impl FakeResource {
     /// The resource of a static kind (k8s-openapi or `#[derive(CustomResource)]` type); the
     /// scope comes from `K::Scope`. Add [`with_status_subresource`](Self::with_status_subresource)
     /// if the kind has one.
+    #[must_use]
     pub fn of<K>() -> Self
     where
         K: Resource<DynamicType = ()>,
@@ -204,6 +208,7 @@ impl FakeResource {
     }
 
     /// The resource of a dynamic [`ApiResource`].
+    #[must_use]
     pub fn from_api_resource(ar: &ApiResource, namespaced: bool) -> Self {
         FakeResource {
             group: ar.group.clone(),
@@ -217,6 +222,7 @@ impl FakeResource {
 
     /// One resource per served version of a CustomResourceDefinition, with its scope and
     /// status subresource.
+    #[must_use]
     pub fn from_crd(
         crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     ) -> Vec<Self> {
@@ -236,6 +242,7 @@ impl FakeResource {
     }
 
     /// `group/version`, or `version` for the core group.
+    #[must_use]
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()
@@ -249,6 +256,7 @@ impl FakeResource {
     /// apps/v1 deployments, replicasets, statefulsets, daemonsets; coordination.k8s.io/v1
     /// leases. Pods, services, namespaces, nodes and the apps kinds have a status
     /// subresource.
+    #[must_use]
     pub fn builtins() -> Vec<Self> {
         let ns = Self::namespaced;
         let cl = Self::cluster;
@@ -271,12 +279,123 @@ impl FakeResource {
     }
 }
 
+/// The verb of a request (client-go's `testing.Action.GetVerb()`), as the apiserver names
+/// it: the HTTP method, and for `GET` and `DELETE` whether a name (and `watch=true`) is
+/// given. Subresources are not verbs: see [`Action::subresource`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verb {
+    /// `GET` of one object.
+    Get,
+    /// `GET` of a collection.
+    List,
+    /// `GET` of a collection with `watch=true`.
+    Watch,
+    /// `POST`.
+    Create,
+    /// `PUT`.
+    Update,
+    /// `PATCH` (any patch type, server-side apply included).
+    Patch,
+    /// `DELETE` of one object.
+    Delete,
+    /// `DELETE` of a collection.
+    DeleteCollection,
+}
+
+impl Verb {
+    /// Every verb, in the order discovery lists them (alphabetical).
+    pub const ALL: [Verb; 8] = [
+        Verb::Create,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Patch,
+        Verb::Update,
+        Verb::Watch,
+    ];
+
+    /// The verb as Kubernetes spells it (RBAC rules, discovery, audit logs): `get`, `list`,
+    /// `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+        }
+    }
+}
+
+impl std::fmt::Display for Verb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that is not one of the [`Verb`]s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown verb {0:?}: expected one of get, list, watch, create, update, patch, delete, deletecollection"
+)]
+pub struct UnknownVerb(pub String);
+
+impl std::str::FromStr for Verb {
+    type Err = UnknownVerb;
+
+    /// The lowercase names of [`Verb::as_str`].
+    ///
+    /// # Errors
+    /// [`UnknownVerb`] for anything else.
+    fn from_str(s: &str) -> Result<Self, UnknownVerb> {
+        Verb::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| UnknownVerb(s.to_owned()))
+    }
+}
+
+/// Which verbs a reactor handles or [`Action::matches`] accepts: one, or any (client-go's
+/// `"*"`). A [`Verb`] converts into it, so `prepend_reactor(Verb::Update, ...)` reads as
+/// client-go's `PrependReactor("update", ...)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VerbFilter {
+    /// Every verb.
+    Any,
+    /// Only this verb.
+    Only(Verb),
+}
+
+impl VerbFilter {
+    /// Whether `verb` passes.
+    #[must_use]
+    pub fn accepts(self, verb: Verb) -> bool {
+        match self {
+            VerbFilter::Any => true,
+            VerbFilter::Only(v) => v == verb,
+        }
+    }
+}
+
+impl From<Verb> for VerbFilter {
+    fn from(verb: Verb) -> Self {
+        VerbFilter::Only(verb)
+    }
+}
+
 /// One request the fake server received, like client-go's `testing.Action`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Action {
-    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete` or `deletecollection`.
-    pub verb: String,
+    /// What the request does.
+    pub verb: Verb,
+    /// The API group (`""` for the core group).
     pub group: String,
+    /// The API version, e.g. `v1`.
     pub version: String,
     /// The plural resource name.
     pub resource: String,
@@ -284,6 +403,8 @@ pub struct Action {
     pub subresource: Option<String>,
     /// `None` for cluster-scoped resources and all-namespace requests.
     pub namespace: Option<String>,
+    /// The object's name; `None` for collection requests (list, watch, create,
+    /// deletecollection).
     pub name: Option<String>,
     /// The request body as JSON (the object for create/update, the patch for patch,
     /// DeleteOptions for delete), if any.
@@ -298,10 +419,12 @@ pub struct Action {
 
 impl Action {
     /// Whether the action has this verb and resource, with the same matching rules as
-    /// reactors: `"*"` matches anything, `"foos"` matches `foos` and its subresources,
-    /// `"foos/status"` only the status subresource.
-    pub fn matches(&self, verb: &str, resource: &str) -> bool {
-        (verb == "*" || verb == self.verb) && resource_matches(resource, self)
+    /// reactors: a [`Verb`] or [`VerbFilter::Any`]; for the resource `"*"` matches anything,
+    /// `"foos"` matches `foos` and its subresources, `"foos/status"` only the status
+    /// subresource.
+    #[must_use]
+    pub fn matches(&self, verb: impl Into<VerbFilter>, resource: &str) -> bool {
+        verb.into().accepts(self.verb) && resource_matches(resource, self)
     }
 }
 
@@ -320,14 +443,14 @@ pub type ReactorResult = Option<Result<Value, Status>>;
 type ReactorFn = dyn Fn(&Action) -> ReactorResult + Send + Sync;
 
 struct Reactor {
-    verb: String,
+    verb: VerbFilter,
     resource: String,
     react: Box<ReactorFn>,
 }
 
 impl Reactor {
     fn handles(&self, action: &Action) -> bool {
-        action.matches(&self.verb, &self.resource)
+        action.matches(self.verb, &self.resource)
     }
 }
 
@@ -365,6 +488,7 @@ impl std::fmt::Debug for FakeApiServer {
 
 impl FakeApiServer {
     /// A server with the [built-in resources](FakeResource::builtins) registered.
+    #[must_use]
     pub fn new() -> Self {
         let server = Self::empty();
         for r in FakeResource::builtins() {
@@ -374,6 +498,7 @@ impl FakeApiServer {
     }
 
     /// A server with no resources registered.
+    #[must_use]
     pub fn empty() -> Self {
         FakeApiServer {
             shared: Arc::new(Shared {
@@ -387,11 +512,13 @@ impl FakeApiServer {
     /// A `kube::Client` talking to this server, with default namespace `default`.
     ///
     /// Must be called inside a Tokio runtime (the client spawns its request buffer).
+    #[must_use]
     pub fn client(&self) -> kube::Client {
         kube::Client::new(self.service(), "default")
     }
 
     /// The `tower::Service` behind [`client`](Self::client), to wrap in layers.
+    #[must_use]
     pub fn service(&self) -> FakeService {
         FakeService {
             shared: self.shared.clone(),
@@ -414,6 +541,7 @@ impl FakeApiServer {
     }
 
     /// The registered resources.
+    #[must_use]
     pub fn resources(&self) -> Vec<FakeResource> {
         self.shared.store.lock().resources.clone()
     }
@@ -421,6 +549,7 @@ impl FakeApiServer {
     // ----- action log -----
 
     /// Every request received so far, in order (discovery requests are not recorded).
+    #[must_use]
     pub fn actions(&self) -> Vec<Action> {
         self.shared.actions.lock().clone()
     }
@@ -434,7 +563,7 @@ impl FakeApiServer {
 
     /// Adds a reactor in front of the others and of the object tracker.
     ///
-    /// `verb` is an [`Action::verb`] or `"*"`; `resource` is a plural (matching the
+    /// `verb` is a [`Verb`] or [`VerbFilter::Any`]; `resource` is a plural (matching the
     /// resource and its subresources), `"plural/subresource"`, or `"*"`. For each request
     /// the reactors run newest first; the first returning `Some` answers it (the tracker is
     /// not touched), `None` passes it on. For `watch`, `Some(Ok(v))` sends `v` (or each
@@ -444,7 +573,7 @@ impl FakeApiServer {
     /// [`get_object`](Self::get_object)).
     pub fn prepend_reactor(
         &self,
-        verb: &str,
+        verb: impl Into<VerbFilter>,
         resource: &str,
         reactor: impl Fn(&Action) -> ReactorResult + Send + Sync + 'static,
     ) {
@@ -507,6 +636,7 @@ impl FakeApiServer {
     }
 
     /// The stored object, by group, plural, namespace (`None` for cluster-scoped) and name.
+    #[must_use]
     pub fn get_object(
         &self,
         group: &str,
@@ -521,6 +651,7 @@ impl FakeApiServer {
 
     /// The stored objects of a resource in one namespace (or all, with `None`), ordered by
     /// namespace then name.
+    #[must_use]
     pub fn objects(&self, group: &str, plural: &str, namespace: Option<&str>) -> Vec<Value> {
         self.shared
             .store
@@ -529,6 +660,7 @@ impl FakeApiServer {
     }
 
     /// The stored object as `K` (served with `K`'s apiVersion/kind).
+    #[must_use]
     pub fn get<K>(&self, namespace: Option<&str>, name: &str) -> Option<K>
     where
         K: Resource<DynamicType = ()> + DeserializeOwned,
@@ -538,6 +670,7 @@ impl FakeApiServer {
     }
 
     /// The stored objects of `K` in one namespace (or all, with `None`).
+    #[must_use]
     pub fn list<K>(&self, namespace: Option<&str>) -> Vec<K>
     where
         K: Resource<DynamicType = ()> + DeserializeOwned,
@@ -549,6 +682,7 @@ impl FakeApiServer {
     }
 
     /// Removes an object at once, ignoring finalizers; watches see `DELETED`. Returns it.
+    #[must_use]
     pub fn remove_object(
         &self,
         group: &str,
@@ -562,6 +696,7 @@ impl FakeApiServer {
     }
 
     /// The current resourceVersion of the whole store.
+    #[must_use]
     pub fn resource_version(&self) -> String {
         self.shared.store.lock().resource_version().to_string()
     }

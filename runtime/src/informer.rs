@@ -7,6 +7,37 @@
 //! - a handler added late first receives synthetic adds for every cached object;
 //! - resync delivers `on_update(o, o)` for every object at the handler's period;
 //! - objects are `Arc<K>`: shared, read-only; mutate a deep copy.
+//!
+//! ```no_run
+//! # async fn run(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube_codegen_runtime::informer::{HandlerFuncs, SharedInformerFactory, drop_managed_fields};
+//! use kube_codegen_runtime::store::{ObjectKey, key_of};
+//! use kube_codegen_runtime::workqueue::WorkQueue;
+//!
+//! let factory = SharedInformerFactory::builder(client)
+//!     .with_namespace("default")
+//!     .with_transform(drop_managed_fields)
+//!     .build();
+//! let config_maps = factory.informer_for::<ConfigMap>();
+//! let queue: WorkQueue<ObjectKey> = WorkQueue::new("configmaps");
+//! let q = queue.clone();
+//! config_maps.add_event_handler(HandlerFuncs::new().on_add(move |cm: Arc<ConfigMap>, _| {
+//!     q.add(key_of(cm.as_ref()))
+//! }));
+//! factory.start();
+//! factory.wait_for_cache_sync(Duration::from_secs(60)).await?;
+//! let lister = config_maps.lister();
+//! while let Some(key) = queue.get().await {
+//!     if let Some(cm) = lister.get(&key) {
+//!         println!("{key}: {} keys", cm.data.as_ref().map_or(0, |d| d.len()));
+//!     }
+//!     queue.done(&key);
+//! }
+//! # Ok(()) }
+//! ```
 
 use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
@@ -27,13 +58,15 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::store::{IndexExists, IndexFn, Store, key_of};
+use crate::store::{IndexExists, IndexFn, ObjectKey, Store, key_of};
 
 /// An object that disappeared while the watch was down: its last known state
 /// (client-go's `DeletedFinalStateUnknown`).
 #[derive(Debug)]
 pub struct Tombstone<K> {
-    pub key: String,
+    /// The key of the deleted object.
+    pub key: ObjectKey,
+    /// The object as last cached; it may have changed before it was deleted.
     pub last_known: Arc<K>,
 }
 
@@ -48,6 +81,7 @@ pub enum DeleteEvent<K> {
 
 impl<K> DeleteEvent<K> {
     /// The object, unwrapping a tombstone.
+    #[must_use]
     pub fn object(&self) -> &Arc<K> {
         match self {
             DeleteEvent::Object(o) => o,
@@ -56,17 +90,39 @@ impl<K> DeleteEvent<K> {
     }
 }
 
+/// Where an added object comes from (client-go's `isInInitialList` argument of `OnAdd`).
+///
+/// Controllers that only enqueue ignore it; it matters to handlers that treat the initial
+/// state differently from changes, e.g. to not count pre-existing objects as creations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AddKind {
+    /// Part of the informer's first list, or a synthetic add that replays the cache to a
+    /// handler registered after the informer started.
+    InitialList,
+    /// Seen after the first list: created while watching, or found by a later relist.
+    Watch,
+}
+
+impl AddKind {
+    /// Whether this is [`AddKind::InitialList`] (client-go's `isInInitialList`).
+    #[must_use]
+    pub fn is_initial_list(self) -> bool {
+        self == AddKind::InitialList
+    }
+}
+
 /// Receives informer notifications. Every method has an empty default.
 pub trait EventHandler<K>: Send + Sync + 'static {
-    /// A new object; `initial_list` is true for objects of the first list (and for the
-    /// synthetic adds a late handler receives).
-    fn on_add(&self, _obj: Arc<K>, _initial_list: bool) {}
+    /// A new object, from the first list or not (see [`AddKind`]).
+    fn on_add(&self, _obj: Arc<K>, _kind: AddKind) {}
     /// A changed object; on resync `old` and `new` are the same object.
     fn on_update(&self, _old: Arc<K>, _new: Arc<K>) {}
+    /// A deleted object: as the watch reported it, or a [`Tombstone`] if the deletion was
+    /// only noticed on relist.
     fn on_delete(&self, _obj: DeleteEvent<K>) {}
 }
 
-type AddFn<K> = Box<dyn Fn(Arc<K>, bool) + Send + Sync>;
+type AddFn<K> = Box<dyn Fn(Arc<K>, AddKind) + Send + Sync>;
 type UpdateFn<K> = Box<dyn Fn(Arc<K>, Arc<K>) + Send + Sync>;
 type DeleteFn<K> = Box<dyn Fn(DeleteEvent<K>) + Send + Sync>;
 
@@ -88,17 +144,25 @@ impl<K> Default for HandlerFuncs<K> {
 }
 
 impl<K> HandlerFuncs<K> {
+    /// A handler that ignores every notification until closures are set.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
-    pub fn on_add(mut self, f: impl Fn(Arc<K>, bool) + Send + Sync + 'static) -> Self {
+    /// Call `f` for [`EventHandler::on_add`].
+    #[must_use]
+    pub fn on_add(mut self, f: impl Fn(Arc<K>, AddKind) + Send + Sync + 'static) -> Self {
         self.add = Some(Box::new(f));
         self
     }
+    /// Call `f` for [`EventHandler::on_update`].
+    #[must_use]
     pub fn on_update(mut self, f: impl Fn(Arc<K>, Arc<K>) + Send + Sync + 'static) -> Self {
         self.update = Some(Box::new(f));
         self
     }
+    /// Call `f` for [`EventHandler::on_delete`].
+    #[must_use]
     pub fn on_delete(mut self, f: impl Fn(DeleteEvent<K>) + Send + Sync + 'static) -> Self {
         self.delete = Some(Box::new(f));
         self
@@ -106,9 +170,9 @@ impl<K> HandlerFuncs<K> {
 }
 
 impl<K: Send + Sync + 'static> EventHandler<K> for HandlerFuncs<K> {
-    fn on_add(&self, obj: Arc<K>, initial_list: bool) {
+    fn on_add(&self, obj: Arc<K>, kind: AddKind) {
         if let Some(f) = &self.add {
-            f(obj, initial_list)
+            f(obj, kind)
         }
     }
     fn on_update(&self, old: Arc<K>, new: Arc<K>) {
@@ -124,7 +188,7 @@ impl<K: Send + Sync + 'static> EventHandler<K> for HandlerFuncs<K> {
 }
 
 enum Notification<K> {
-    Add(Arc<K>, bool),
+    Add(Arc<K>, AddKind),
     Update(Arc<K>, Arc<K>),
     Delete(DeleteEvent<K>),
 }
@@ -148,7 +212,8 @@ struct InformerInner<K: Resource> {
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// A shared informer for one kind (and namespace and selectors).
+/// A shared informer for one kind (and namespace and selectors). Cloning shares it; get one
+/// from a [`SharedInformerFactory`].
 pub struct Informer<K: Resource> {
     inner: Arc<InformerInner<K>>,
 }
@@ -193,16 +258,21 @@ where
     }
 
     /// The informer's name, `<plural>.<group>[/<namespace>]`.
+    #[must_use]
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
     /// The cache, with its indexes.
+    #[must_use]
     pub fn store(&self) -> &Store<K> {
         &self.inner.store
     }
 
     /// Add named indexes (e.g. [`crate::store::owner_uid_index`]).
+    ///
+    /// # Errors
+    /// [`IndexExists`] if an index of that name exists (nothing is added then).
     pub fn add_indexers(
         &self,
         indexers: impl IntoIterator<Item = (String, IndexFn<K>)>,
@@ -216,24 +286,38 @@ where
     }
 
     /// Whether the first full list has been cached.
+    #[must_use]
     pub fn has_synced(&self) -> bool {
         *self.inner.synced_tx.borrow()
     }
 
-    /// Wait until the first list is cached (or the informer stops).
-    pub async fn wait_for_sync(&self) -> bool {
+    /// Wait until the first list is cached, at most `timeout` (client-go's
+    /// `WaitForCacheSync` for one informer; the same contract as
+    /// [`SharedInformerFactory::wait_for_cache_sync`]).
+    ///
+    /// # Errors
+    /// [`NotSynced`] naming this informer if `timeout` passed first
+    /// ([`SyncFailure::Timeout`]) or the factory was shut down ([`SyncFailure::Stopped`]).
+    pub async fn wait_for_sync(&self, timeout: Duration) -> Result<(), NotSynced> {
+        let failure = |cause| NotSynced {
+            pending: vec![self.inner.name.clone()],
+            cause,
+        };
         let mut rx = self.inner.synced_tx.subscribe();
         let mut stop = self.inner.stop.clone();
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
         loop {
             if *rx.borrow_and_update() {
-                return true;
+                return Ok(());
             }
             if *stop.borrow_and_update() {
-                return false;
+                return Err(failure(SyncFailure::Stopped));
             }
             tokio::select! {
-                r = rx.changed() => if r.is_err() { return false },
-                r = stop.changed() => if r.is_err() { return false },
+                r = rx.changed() => if r.is_err() { return Err(failure(SyncFailure::Stopped)) },
+                r = stop.changed() => if r.is_err() { return Err(failure(SyncFailure::Stopped)) },
+                () = &mut deadline => return Err(failure(SyncFailure::Timeout)),
             }
         }
     }
@@ -258,7 +342,7 @@ where
             loop {
                 tokio::select! {
                     n = rx.recv() => match n {
-                        Some(Notification::Add(o, initial)) => h.on_add(o, initial),
+                        Some(Notification::Add(o, kind)) => h.on_add(o, kind),
                         Some(Notification::Update(old, new)) => h.on_update(old, new),
                         Some(Notification::Delete(d)) => h.on_delete(d),
                         None => return,
@@ -273,7 +357,7 @@ where
             let mut handlers = self.inner.handlers.lock();
             if self.inner.started.load(Ordering::SeqCst) {
                 for obj in self.inner.store.list() {
-                    let _ = tx.send(Notification::Add(obj, true));
+                    let _ = tx.send(Notification::Add(obj, AddKind::InitialList));
                 }
             }
             handlers.push(tx.clone());
@@ -356,7 +440,11 @@ where
                 Ok(Event::Init) => buffer.clear(),
                 Ok(Event::InitApply(o)) => buffer.push(self.prepare(o)),
                 Ok(Event::InitDone) => {
-                    let initial = !*inner.synced_tx.borrow();
+                    let kind = if *inner.synced_tx.borrow() {
+                        AddKind::Watch
+                    } else {
+                        AddKind::InitialList
+                    };
                     let handlers = inner.handlers.lock();
                     let fresh = std::mem::take(&mut buffer);
                     let mut old = inner.store.replace(fresh.clone());
@@ -369,7 +457,7 @@ where
                                 Notification::Update(prev.clone(), obj.clone())
                             }),
                             None => {
-                                Self::notify(&handlers, || Notification::Add(obj.clone(), initial))
+                                Self::notify(&handlers, || Notification::Add(obj.clone(), kind))
                             }
                         }
                     }
@@ -393,7 +481,9 @@ where
                         Some(prev) => Self::notify(&handlers, || {
                             Notification::Update(prev.clone(), obj.clone())
                         }),
-                        None => Self::notify(&handlers, || Notification::Add(obj.clone(), false)),
+                        None => Self::notify(&handlers, || {
+                            Notification::Add(obj.clone(), AddKind::Watch)
+                        }),
                     }
                 }
                 Ok(Event::Delete(o)) => {
@@ -412,6 +502,7 @@ where
     }
 
     /// A lister over this informer's cache.
+    #[must_use]
     pub fn lister(&self) -> crate::lister::Lister<K> {
         crate::lister::Lister::new(self.inner.store.clone())
     }
@@ -475,21 +566,51 @@ pub struct SharedInformerFactory {
     inner: Arc<FactoryInner>,
 }
 
-/// The informers that had not synced by the deadline.
-#[derive(Debug, thiserror::Error)]
-#[error("caches not synced before the deadline: {}", .0.join(", "))]
-pub struct NotSynced(pub Vec<String>);
+/// Why a wait for caches to sync gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncFailure {
+    /// The timeout passed.
+    Timeout,
+    /// The factory was shut down.
+    Stopped,
+}
+
+impl std::fmt::Display for SyncFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SyncFailure::Timeout => "timed out",
+            SyncFailure::Stopped => "informers stopped",
+        })
+    }
+}
+
+/// Caches that had not synced: what [`Informer::wait_for_sync`] and
+/// [`SharedInformerFactory::wait_for_cache_sync`] return when they give up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("caches not synced ({cause}): {}", .pending.join(", "))]
+pub struct NotSynced {
+    /// The names of the informers that had not synced ([`Informer::name`]), sorted.
+    pub pending: Vec<String>,
+    /// Why the wait ended.
+    pub cause: SyncFailure,
+}
 
 impl SharedInformerFactory {
+    /// A factory with default options: every namespace, no selectors, no transform, no
+    /// resync.
+    #[must_use]
     pub fn new(client: Client) -> Self {
         SharedInformerFactoryBuilder::new(client).build()
     }
 
     /// Options as informer-gen has them.
+    #[must_use]
     pub fn builder(client: Client) -> SharedInformerFactoryBuilder {
         SharedInformerFactoryBuilder::new(client)
     }
 
+    /// The client informers list and watch with.
+    #[must_use]
     pub fn client(&self) -> &Client {
         &self.inner.client
     }
@@ -550,6 +671,7 @@ impl SharedInformerFactory {
     }
 
     /// The shared informer of a namespaced kind (in the factory's namespace, or all).
+    #[must_use]
     pub fn informer_for<K>(&self) -> Informer<K>
     where
         K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
@@ -570,6 +692,7 @@ impl SharedInformerFactory {
     }
 
     /// The shared informer of a cluster-scoped kind.
+    #[must_use]
     pub fn cluster_informer_for<K>(&self) -> Informer<K>
     where
         K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
@@ -587,6 +710,7 @@ impl SharedInformerFactory {
 
     /// Generic access by `ApiResource` (client-go's `ForResource`); `namespaced` is the
     /// kind's scope.
+    #[must_use]
     pub fn for_resource(
         &self,
         resource: &ApiResource,
@@ -614,11 +738,17 @@ impl SharedInformerFactory {
         }
     }
 
-    /// Wait until every informer has synced, or fail naming those that have not.
+    /// Wait until every informer asked for so far has synced, at most `timeout`
+    /// (client-go's `WaitForCacheSync`).
+    ///
+    /// # Errors
+    /// [`NotSynced`] naming the informers that had not synced, if `timeout` passed first
+    /// ([`SyncFailure::Timeout`]) or the factory was shut down ([`SyncFailure::Stopped`]).
     pub async fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), NotSynced> {
         let deadline = tokio::time::Instant::now() + timeout;
+        let mut stop = self.inner.stop_tx.subscribe();
         loop {
-            let pending: Vec<String> = self
+            let mut pending: Vec<String> = self
                 .inner
                 .informers
                 .lock()
@@ -629,14 +759,25 @@ impl SharedInformerFactory {
             if pending.is_empty() {
                 return Ok(());
             }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(NotSynced(pending));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            pending.sort();
+            let cause = if *stop.borrow_and_update() {
+                SyncFailure::Stopped
+            } else if tokio::time::Instant::now() >= deadline {
+                SyncFailure::Timeout
+            } else {
+                // Polled: informers of any type, and ones created while waiting, count.
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                    _ = stop.changed() => {}
+                }
+                continue;
+            };
+            return Err(NotSynced { pending, cause });
         }
     }
 
     /// Whether every informer has synced (for readiness probes).
+    #[must_use]
     pub fn has_synced(&self) -> bool {
         self.inner
             .informers
@@ -662,6 +803,8 @@ pub struct SharedInformerFactoryBuilder {
 }
 
 impl SharedInformerFactoryBuilder {
+    /// The defaults of [`SharedInformerFactory::new`].
+    #[must_use]
     pub fn new(client: Client) -> Self {
         SharedInformerFactoryBuilder {
             client,
@@ -673,6 +816,7 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// Watch only this namespace (namespaced kinds).
+    #[must_use]
     pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
         let ns = namespace.into();
         self.namespace = (!ns.is_empty()).then_some(ns);
@@ -680,6 +824,7 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// Set label/field selectors on every list and watch.
+    #[must_use]
     pub fn with_tweak_list_options(
         mut self,
         f: impl Fn(&mut watcher::Config) + Send + Sync + 'static,
@@ -689,17 +834,21 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// Transform every object's metadata before caching (e.g. [`drop_managed_fields`]).
+    #[must_use]
     pub fn with_transform(mut self, f: impl Fn(&mut ObjectMeta) + Send + Sync + 'static) -> Self {
         self.transform = Some(Arc::new(f));
         self
     }
 
     /// Resync period for handlers added without their own.
+    #[must_use]
     pub fn with_default_resync(mut self, period: Duration) -> Self {
         self.default_resync = Some(period);
         self
     }
 
+    /// The factory.
+    #[must_use]
     pub fn build(self) -> SharedInformerFactory {
         let (stop_tx, _) = watch::channel(false);
         SharedInformerFactory {

@@ -110,6 +110,9 @@ pub struct LeaderElectionConfig {
 }
 
 impl LeaderElectionConfig {
+    /// Compete for the Lease `lease_namespace/lease_name` as `identity` (unique per replica,
+    /// e.g. the pod name), with client-go's default timings.
+    #[must_use]
     pub fn new(
         lease_name: impl Into<String>,
         lease_namespace: impl Into<String>,
@@ -128,6 +131,7 @@ impl LeaderElectionConfig {
 
     /// `<hostname>_<random hex>`, the usual identity (client-go users write
     /// `hostname + "_" + uuid`). The hostname comes from `$HOSTNAME` or `/etc/hostname`.
+    #[must_use]
     pub fn default_identity() -> String {
         let host = std::env::var("HOSTNAME")
             .ok()
@@ -200,6 +204,7 @@ impl LeadershipToken {
     }
 
     /// Whether leadership ended.
+    #[must_use]
     pub fn is_cancelled(&self) -> bool {
         *self.rx.borrow() || self.rx.has_changed().is_err()
     }
@@ -238,6 +243,7 @@ impl LeaderCallbacks {
     }
 
     /// Called once leadership ended and the work stopped.
+    #[must_use]
     pub fn on_stopped_leading(mut self, f: impl FnOnce() + Send + 'static) -> Self {
         self.on_stopped_leading = Some(Box::new(f));
         self
@@ -245,6 +251,7 @@ impl LeaderCallbacks {
 
     /// Called with the holder's identity whenever the observed holder changes (must not
     /// block).
+    #[must_use]
     pub fn on_new_leader(mut self, f: impl FnMut(&str) + Send + 'static) -> Self {
         self.on_new_leader = Some(Box::new(f));
         self
@@ -322,12 +329,14 @@ impl fmt::Debug for LeaderHandle {
 impl LeaderHandle {
     /// Whether this elector is leading right now (turns false as soon as it stops, before
     /// the Lease is released).
+    #[must_use]
     pub fn is_leader(&self) -> bool {
         self.shared.leading.load(Ordering::SeqCst)
     }
 
     /// The holder of the Lease as last observed (`None` when unknown or released). May be
     /// a holder whose Lease has expired.
+    #[must_use]
     pub fn leader(&self) -> Option<String> {
         self.shared
             .observed
@@ -339,6 +348,7 @@ impl LeaderHandle {
     }
 
     /// This elector's identity.
+    #[must_use]
     pub fn identity(&self) -> &str {
         &self.identity
     }
@@ -370,6 +380,12 @@ impl Drop for LeadingGuard<'_> {
 }
 
 impl LeaderElector {
+    /// An elector for `config`'s Lease; nothing happens until [`run`](Self::run).
+    ///
+    /// # Errors
+    /// [`InvalidConfig`] if the timings are inconsistent (as client-go's
+    /// `NewLeaderElector` checks: `lease_duration > renew_deadline > retry_period`, ...) or
+    /// a name is empty.
     pub fn new(client: Client, config: LeaderElectionConfig) -> Result<Self, InvalidConfig> {
         config.validate()?;
         Ok(LeaderElector {
@@ -382,16 +398,20 @@ impl LeaderElector {
 
     /// Also record "became leader" / "stopped leading" Events on the Lease, as client-go
     /// does when its lock has an event recorder.
+    #[must_use]
     pub fn with_event_recorder(mut self, recorder: Recorder) -> Self {
         self.recorder = Some(recorder);
         self
     }
 
+    /// The configuration it was built with.
+    #[must_use]
     pub fn config(&self) -> &LeaderElectionConfig {
         &self.config
     }
 
     /// A handle that outlives [`run`](Self::run) taking `self`.
+    #[must_use]
     pub fn handle(&self) -> LeaderHandle {
         LeaderHandle {
             shared: self.shared.clone(),
@@ -400,11 +420,13 @@ impl LeaderElector {
     }
 
     /// See [`LeaderHandle::is_leader`].
+    #[must_use]
     pub fn is_leader(&self) -> bool {
         self.shared.leading.load(Ordering::SeqCst)
     }
 
     /// See [`LeaderHandle::leader`].
+    #[must_use]
     pub fn leader(&self) -> Option<String> {
         self.handle().leader()
     }

@@ -6,6 +6,14 @@
 //! - [`fake`]: an in-memory API server behind a real `kube::Client`, for unit tests;
 //! - [`informer`], [`store`], [`lister`]: shared informers with indexed caches and listers;
 //! - [`workqueue`]: client-go's rate-limited work queue.
+//!
+//! Also [`events`] (client-go's event recorder), [`leader`] (Lease leader election) and
+//! [`ratelimit`] (client-side QPS limits and the token bucket every limiter here uses).
+//!
+//! Objects in caches and work queues are named by [`store::ObjectKey`] (typed; its string
+//! form is client-go's `namespace/name`).
+
+#![deny(missing_docs)]
 
 pub mod client;
 pub mod contract;

@@ -12,39 +12,143 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use tower::{Layer, Service};
 
-/// A token bucket: `qps` tokens a second, at most `burst` saved up. Callers reserve a token
-/// and wait for their turn, first come first served (as `golang.org/x/time/rate.Limiter`'s
-/// `Wait`, which client-go's token bucket limiter uses), so waiters never spin.
+/// A token bucket with the semantics of `golang.org/x/time/rate.Limiter` (which both of
+/// client-go's token buckets wrap: the rest client's QPS/burst limiter and the work queue's
+/// `BucketRateLimiter`): it holds up to `burst` tokens, starts full and refills at `qps`
+/// tokens per second. [`reserve`](Self::reserve) takes one token, going into debt when the
+/// bucket is empty, and returns how long until that token will have been refilled (Go's
+/// `Reserve().Delay()`), so callers that wait that long go first come, first served and
+/// never spin.
+///
+/// Time is [`tokio::time::Instant`], so a paused tokio clock drives it in tests (or pass
+/// the time: [`reserve_at`](Self::reserve_at), [`allow_at`](Self::allow_at)). This one
+/// type serves [`ClientRateLimitLayer`] (client QPS), the work queue's
+/// [`BucketRateLimiter`](crate::workqueue::BucketRateLimiter) and the event recorder's spam
+/// filter ([`allow`](Self::allow): client-go's passive token bucket, Go's `Allow`).
+///
+/// ```
+/// use std::time::Duration;
+/// use kube_codegen_runtime::ratelimit::TokenBucket;
+///
+/// let bucket = TokenBucket::new(10.0, 2);
+/// assert_eq!(bucket.reserve(), Duration::ZERO);
+/// assert_eq!(bucket.reserve(), Duration::ZERO);
+/// // Empty: the next token is 100 ms away, the one after 200 ms.
+/// assert!(bucket.reserve() > Duration::from_millis(90));
+/// ```
 #[derive(Debug)]
-struct Bucket {
+pub struct TokenBucket {
     qps: f64,
-    burst: f64,
-    tokens: f64,
-    last: Instant,
+    burst: u32,
+    state: Mutex<BucketState>,
 }
 
-impl Bucket {
-    fn new(qps: f64, burst: f64) -> Self {
-        Bucket {
+#[derive(Debug)]
+struct BucketState {
+    /// Tokens at `last`; negative while reservations are outstanding.
+    tokens: f64,
+    /// The last reservation; `None`: none yet (the bucket is full).
+    last: Option<Instant>,
+}
+
+impl TokenBucket {
+    /// `qps` tokens per second (`f64::INFINITY`: no limit), at most `burst` at once.
+    ///
+    /// # Panics
+    /// If `qps` is not greater than zero (or is NaN), or `burst` is 0: such a bucket would
+    /// never hand out a token again (Go's limiter refuses every reservation then).
+    #[must_use]
+    pub fn new(qps: f64, burst: u32) -> Self {
+        assert!(qps > 0.0, "token bucket: qps must be > 0, got {qps}");
+        assert!(burst > 0, "token bucket: burst must be > 0");
+        TokenBucket {
             qps,
             burst,
-            tokens: burst,
-            last: Instant::now(),
+            state: Mutex::new(BucketState {
+                tokens: f64::from(burst),
+                last: None,
+            }),
         }
     }
 
-    /// Reserve a token: `Ok` when one is available now, else how long until the reserved
-    /// one is (the bucket goes negative, so later callers queue behind earlier ones).
-    fn reserve(&mut self) -> Result<(), Duration> {
-        let now = Instant::now();
-        self.tokens =
-            (self.tokens + now.duration_since(self.last).as_secs_f64() * self.qps).min(self.burst);
-        self.last = now;
-        self.tokens -= 1.0;
-        if self.tokens >= 0.0 {
-            Ok(())
+    /// Tokens per second.
+    #[must_use]
+    pub fn qps(&self) -> f64 {
+        self.qps
+    }
+
+    /// The most tokens the bucket holds.
+    #[must_use]
+    pub fn burst(&self) -> u32 {
+        self.burst
+    }
+
+    /// Take one token and return how long until it is available ([`Duration::ZERO`]: now).
+    /// The token is taken either way: a caller that does not wait that long jumps the
+    /// queue.
+    #[must_use = "the token is taken: wait for the returned delay before acting"]
+    pub fn reserve(&self) -> Duration {
+        self.reserve_at(Instant::now())
+    }
+
+    /// [`reserve`](Self::reserve) at time `now` (Go's `ReserveN(now, 1).DelayFrom(now)`).
+    #[must_use = "the token is taken: wait for the returned delay before acting"]
+    pub fn reserve_at(&self, now: Instant) -> Duration {
+        if self.qps.is_infinite() {
+            return Duration::ZERO;
+        }
+        let mut bucket = self.state.lock();
+        let tokens = self.advance(&bucket, now) - 1.0;
+        bucket.tokens = tokens;
+        bucket.last = Some(now);
+        if tokens >= 0.0 {
+            return Duration::ZERO;
+        }
+        // As Go's `rate.Limit.durationFromTokens`: seconds, then nanoseconds, truncated.
+        let nanos = -tokens / self.qps * 1e9;
+        if nanos >= u64::MAX as f64 {
+            Duration::MAX
         } else {
-            Err(Duration::from_secs_f64(-self.tokens / self.qps))
+            Duration::from_nanos(nanos as u64)
+        }
+    }
+
+    /// Take a token if one is available now; never goes into debt (Go's `Allow`, client-go's
+    /// passive `TryAccept`). Returns whether a token was taken.
+    #[must_use = "false means the caller must not act (drop or defer the work)"]
+    pub fn allow(&self) -> bool {
+        self.allow_at(Instant::now())
+    }
+
+    /// [`allow`](Self::allow) at time `now` (Go's `AllowN(now, 1)`).
+    #[must_use = "false means the caller must not act (drop or defer the work)"]
+    pub fn allow_at(&self, now: Instant) -> bool {
+        if self.qps.is_infinite() {
+            return true;
+        }
+        let mut bucket = self.state.lock();
+        let tokens = self.advance(&bucket, now);
+        // Time moves on either way, as in Go: the refill is counted from `now`.
+        bucket.last = Some(now);
+        if tokens >= 1.0 {
+            bucket.tokens = tokens - 1.0;
+            true
+        } else {
+            bucket.tokens = tokens;
+            false
+        }
+    }
+
+    /// The tokens at `now`: those at the last reservation plus the refill since, at most
+    /// `burst` (Go's `advance`).
+    fn advance(&self, bucket: &BucketState, now: Instant) -> f64 {
+        let burst = f64::from(self.burst);
+        match bucket.last {
+            None => burst,
+            Some(last) => {
+                let elapsed = now.saturating_duration_since(last).as_secs_f64();
+                (bucket.tokens + elapsed * self.qps).min(burst)
+            }
         }
     }
 }
@@ -91,6 +195,7 @@ pub struct ClientOptions {
 
 impl ClientOptions {
     /// `qps`/`burst` per API group/version, no user agent.
+    #[must_use]
     pub fn new(qps: f32, burst: u32) -> Self {
         ClientOptions {
             qps,
@@ -100,11 +205,15 @@ impl ClientOptions {
         }
     }
 
+    /// Which requests share a bucket (default: [`LimitScope::GroupVersion`]).
+    #[must_use]
     pub fn scope(mut self, scope: LimitScope) -> Self {
         self.scope = scope;
         self
     }
 
+    /// Send `User-Agent: user_agent` (e.g. [`default_user_agent`]).
+    #[must_use]
     pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
         self.user_agent = Some(user_agent.into());
         self
@@ -112,6 +221,7 @@ impl ClientOptions {
 }
 
 /// client-go's default user agent shape: `<program>/<version> (<os>/<arch>) kube-codegen`.
+#[must_use]
 pub fn default_user_agent(program: &str, version: &str) -> String {
     format!(
         "{program}/v{version} ({}/{}) kube-codegen",
@@ -173,13 +283,13 @@ impl RequestMetrics {
 #[derive(Debug)]
 struct Buckets {
     qps: f64,
-    burst: f64,
+    burst: u32,
     scope: LimitScope,
-    by_key: Mutex<HashMap<String, Arc<Mutex<Bucket>>>>,
+    by_key: Mutex<HashMap<String, Arc<TokenBucket>>>,
 }
 
 impl Buckets {
-    fn for_path(&self, path: &str) -> Arc<Mutex<Bucket>> {
+    fn for_path(&self, path: &str) -> Arc<TokenBucket> {
         let key = match self.scope {
             LimitScope::Client => "",
             LimitScope::GroupVersion => group_version_of(path),
@@ -188,7 +298,7 @@ impl Buckets {
         if let Some(bucket) = by_key.get(key) {
             return bucket.clone();
         }
-        let bucket = Arc::new(Mutex::new(Bucket::new(self.qps, self.burst)));
+        let bucket = Arc::new(TokenBucket::new(self.qps, self.burst));
         by_key.insert(key.to_owned(), bucket.clone());
         bucket
     }
@@ -218,12 +328,15 @@ pub struct ClientRateLimitLayer {
 }
 
 impl ClientRateLimitLayer {
-    /// Fails only on a user agent that is not a valid header value.
+    /// The layer for `options`.
+    ///
+    /// # Errors
+    /// Only if the user agent is not a valid header value.
     pub fn from_options(options: &ClientOptions) -> Result<Self, http::header::InvalidHeaderValue> {
         let buckets = (options.qps > 0.0).then(|| {
             Arc::new(Buckets {
                 qps: f64::from(options.qps),
-                burst: f64::from(options.burst.max(1)),
+                burst: options.burst.max(1),
                 scope: options.scope,
                 by_key: Mutex::default(),
             })
@@ -240,6 +353,8 @@ impl ClientRateLimitLayer {
         })
     }
 
+    /// The request counters, shared with every service the layer makes.
+    #[must_use]
     pub fn metrics(&self) -> Arc<RequestMetrics> {
         self.metrics.clone()
     }
@@ -307,8 +422,8 @@ where
         let metrics = self.metrics.clone();
         Box::pin(async move {
             if let Some(bucket) = bucket {
-                let reserved = bucket.lock().reserve();
-                if let Err(wait) = reserved {
+                let wait = bucket.reserve();
+                if !wait.is_zero() {
                     tokio::time::sleep(wait).await;
                     *metrics.throttled.lock() += wait;
                 }
@@ -336,6 +451,10 @@ where
 
 /// A client with QPS/burst limits per [`ClientOptions::scope`], request counting and an
 /// optional `User-Agent`.
+///
+/// # Errors
+/// [`kube::Error`] if the user agent is not a valid header value or the client cannot be
+/// built from `config` (e.g. its TLS settings).
 pub fn client_with_options(
     config: kube::Config,
     options: &ClientOptions,
@@ -355,25 +474,25 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn bucket_allows_burst_then_qps() {
-        let mut b = Bucket::new(5.0, 10.0);
+        let b = TokenBucket::new(5.0, 10);
         for _ in 0..10 {
-            assert!(b.reserve().is_ok());
+            assert!(b.reserve().is_zero());
         }
-        let wait = b.reserve().unwrap_err();
+        let wait = b.reserve();
         assert!((wait.as_secs_f64() - 0.2).abs() < 1e-6, "{wait:?}");
         // The next caller queues behind the first reservation.
-        let wait = b.reserve().unwrap_err();
+        let wait = b.reserve();
         assert!((wait.as_secs_f64() - 0.4).abs() < 1e-6, "{wait:?}");
         // 400 ms later both reservations are due and spent: the next caller waits 200 ms,
         // and after a quiet second the bucket refills to its burst, no further.
         tokio::time::advance(Duration::from_millis(400)).await;
-        let wait = b.reserve().unwrap_err();
+        let wait = b.reserve();
         assert!((wait.as_secs_f64() - 0.2).abs() < 1e-6, "{wait:?}");
         tokio::time::advance(Duration::from_secs(10)).await;
         for _ in 0..10 {
-            assert!(b.reserve().is_ok());
+            assert!(b.reserve().is_zero());
         }
-        assert!(b.reserve().is_err());
+        assert!(!b.reserve().is_zero());
     }
 
     #[tokio::test(start_paused = true)]
@@ -461,7 +580,7 @@ mod tests {
         let _guard = rt.enter();
         let buckets = |scope| Buckets {
             qps: 5.0,
-            burst: 10.0,
+            burst: 10,
             scope,
             by_key: Mutex::default(),
         };

@@ -1,7 +1,8 @@
 //! client-go's work queue (`k8s.io/client-go/util/workqueue`) for tokio: a deduplicating
 //! FIFO with delayed and rate-limited adds, and client-go's metrics.
 //!
-//! A controller puts the keys of objects that changed ("namespace/name") into the queue and
+//! A controller puts the keys of objects that changed ([`ObjectKey`](crate::store::ObjectKey)s,
+//! client-go's "namespace/name" strings, typed) into the queue and
 //! runs a few workers that each loop on [`get`](WorkQueue::get) → reconcile →
 //! [`done`](WorkQueue::done). The queue guarantees, as client-go's does:
 //!
@@ -19,13 +20,16 @@
 //! [`RateLimiter`] decides (per-item exponential backoff, overall token bucket, ...);
 //! [`forget`](WorkQueue::forget) resets that backoff once the item succeeded.
 //!
-//! ```no_run
-//! # async fn reconcile(_key: &str) -> Result<(), ()> { Ok(()) }
-//! # async fn example() {
+//! ```
+//! # use kube_codegen_runtime::store::ObjectKey;
+//! # async fn reconcile(_key: &ObjectKey) -> Result<(), ()> { Ok(()) }
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! use kube_codegen_runtime::store::ObjectKey;
 //! use kube_codegen_runtime::workqueue::WorkQueue;
 //!
-//! let queue: WorkQueue<String> = WorkQueue::new("foos");
-//! queue.add("default/foo".to_owned());
+//! let queue: WorkQueue<ObjectKey> = WorkQueue::new("foos");
+//! queue.add(ObjectKey::namespaced("default", "foo"));
 //!
 //! let worker = {
 //!     let queue = queue.clone();
@@ -42,6 +46,7 @@
 //! // ...
 //! queue.shutdown_with_drain().await;
 //! worker.await.unwrap();
+//! assert_eq!(queue.metrics().adds, 1);
 //! # }
 //! ```
 //!
@@ -452,6 +457,7 @@ where
     T: Clone + Eq + Hash + Send + Sync + 'static,
 {
     /// Rate limit with `limiter` (default: [`default_controller_rate_limiter`]).
+    #[must_use]
     pub fn rate_limiter(mut self, limiter: impl RateLimiter<T> + 'static) -> Self {
         self.limiter = Some(Box::new(limiter));
         self
@@ -461,11 +467,14 @@ where
     /// `longest_running_processor_seconds` (default: yes). They cost a clock read per add,
     /// get and done; without them those series stay at zero (client-go's default, no-op,
     /// metrics provider records nothing), while depth, adds and retries are still counted.
+    #[must_use]
     pub fn timing_metrics(mut self, on: bool) -> Self {
         self.timing = on;
         self
     }
 
+    /// The queue.
+    #[must_use]
     pub fn build(self) -> WorkQueue<T> {
         let limiter = self
             .limiter
@@ -510,11 +519,13 @@ where
 {
     /// A queue named `name` (the `name` label of its metrics) that rate limits with
     /// [`default_controller_rate_limiter`] and records every metric.
+    #[must_use]
     pub fn new(name: impl Into<String>) -> Self {
         Self::builder(name).build()
     }
 
     /// A queue named `name` that rate limits with `limiter` and records every metric.
+    #[must_use]
     pub fn with_rate_limiter(
         name: impl Into<String>,
         limiter: impl RateLimiter<T> + 'static,
@@ -523,6 +534,7 @@ where
     }
 
     /// A queue named `name` with other options: rate limiter, timing metrics off.
+    #[must_use]
     pub fn builder(name: impl Into<String>) -> WorkQueueBuilder<T> {
         WorkQueueBuilder {
             name: name.into(),
@@ -532,6 +544,7 @@ where
     }
 
     /// The queue's name.
+    #[must_use]
     pub fn name(&self) -> &str {
         &self.inner.name
     }
@@ -598,12 +611,14 @@ where
     }
 
     /// How many times `item` was rate limited since it was last forgotten.
+    #[must_use]
     pub fn num_requeues(&self, item: &T) -> u32 {
         self.inner.limiter.num_requeues(item)
     }
 
     /// Number of items ready to be handed out. Items being processed and delayed items that
     /// are not yet due are not counted.
+    #[must_use]
     pub fn len(&self) -> usize {
         let mut state = self.inner.state.lock();
         let pushed = state.promote(&mut Now::lazy());
@@ -614,6 +629,7 @@ where
     }
 
     /// Whether [`len`](Self::len) is 0.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -659,6 +675,7 @@ where
     }
 
     /// [`get`](Self::get) without waiting: an item if one is ready now.
+    #[must_use = "an item taken is being processed until `done`: dropping it stalls it"]
     pub fn try_get(&self) -> Option<T> {
         match self.inner.take() {
             Take::Item(item) => Some(item),
@@ -715,6 +732,7 @@ where
     }
 
     /// Whether `shutdown` or `shutdown_with_drain` was called.
+    #[must_use]
     pub fn is_shutting_down(&self) -> bool {
         self.inner.state.lock().shutting_down
     }
@@ -722,6 +740,7 @@ where
     /// A snapshot of the queue's metrics. Without [timing
     /// metrics](WorkQueueBuilder::timing_metrics) the latency, duration and in-flight time
     /// figures are zero.
+    #[must_use]
     pub fn metrics(&self) -> QueueMetrics {
         let mut now = Now::lazy();
         let mut state = self.inner.state.lock();

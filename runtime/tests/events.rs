@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{Event, Node, ObjectReference, Pod};
 use kube_codegen_runtime::events::{
     CorrelatorOptions, EventType, Recorded, Recorder, Reporter, object_ref,
 };
-use kube_codegen_runtime::fake::{Action, FakeApiServer, errors};
+use kube_codegen_runtime::fake::{Action, FakeApiServer, Verb, errors};
 use serde_json::json;
 
 fn add_pod(server: &FakeApiServer, name: &str) -> ObjectReference {
@@ -28,7 +28,7 @@ fn events(server: &FakeApiServer) -> Vec<Event> {
 }
 
 /// Requests to core/v1 events with this verb.
-fn event_actions(server: &FakeApiServer, verb: &str) -> Vec<Action> {
+fn event_actions(server: &FakeApiServer, verb: Verb) -> Vec<Action> {
     server
         .actions()
         .into_iter()
@@ -37,9 +37,9 @@ fn event_actions(server: &FakeApiServer, verb: &str) -> Vec<Action> {
 }
 
 fn writes(server: &FakeApiServer) -> usize {
-    event_actions(server, "create").len()
-        + event_actions(server, "patch").len()
-        + event_actions(server, "update").len()
+    event_actions(server, Verb::Create).len()
+        + event_actions(server, Verb::Patch).len()
+        + event_actions(server, Verb::Update).len()
 }
 
 #[tokio::test]
@@ -171,7 +171,7 @@ async fn identical_events_are_counted_on_one_object() {
     assert_eq!(all[0].count, Some(3));
 
     // The updates are merge patches of count, lastTimestamp and message only.
-    let patches = event_actions(&server, "patch");
+    let patches = event_actions(&server, Verb::Patch);
     assert_eq!(patches.len(), 2);
     assert_eq!(
         patches[0].patch_type.as_deref(),
@@ -230,8 +230,8 @@ async fn hot_loop_costs_the_spam_burst_then_catches_up() {
     let all = events(&server);
     assert_eq!(all.len(), 1, "one Event object for 100 identical events");
     assert_eq!(all[0].count, Some(25));
-    assert_eq!(event_actions(&server, "create").len(), 1);
-    assert_eq!(event_actions(&server, "patch").len(), 24);
+    assert_eq!(event_actions(&server, Verb::Create).len(), 1);
+    assert_eq!(event_actions(&server, Verb::Patch).len(), 24);
     assert_eq!(writes(&server), 25, "naive recording would write 100 times");
 
     // Still within the refill interval: dropped.
@@ -283,7 +283,7 @@ async fn hot_loop_without_spam_limit_gives_the_exact_count() {
     let all = events(&server);
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].count, Some(100));
-    assert_eq!(event_actions(&server, "create").len(), 1);
+    assert_eq!(event_actions(&server, Verb::Create).len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -358,8 +358,8 @@ async fn expired_event_is_created_again() {
         panic!("expected a create, got {again:?}")
     };
     assert_eq!(ev.count, Some(2));
-    let verbs: Vec<String> = server.actions().into_iter().map(|a| a.verb).collect();
-    assert_eq!(verbs, ["patch", "create"]);
+    let verbs: Vec<Verb> = server.actions().into_iter().map(|a| a.verb).collect();
+    assert_eq!(verbs, [Verb::Patch, Verb::Create]);
     assert_eq!(events(&server).len(), 1);
 
     // And counting goes on from there.
@@ -378,7 +378,7 @@ async fn write_errors_are_returned_and_the_occurrence_still_counts() {
 
     let fail = Arc::new(AtomicUsize::new(1));
     let f = fail.clone();
-    server.prepend_reactor("create", "events", move |_| {
+    server.prepend_reactor(Verb::Create, "events", move |_| {
         (f.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok())
         .then(|| Err(errors::internal_error("etcd is down")))

@@ -17,7 +17,7 @@ use kube::api::{
 use kube::core::ObjectMeta;
 use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use kube_codegen_runtime::fake::{Action, FakeApiServer, FakeResource, errors};
+use kube_codegen_runtime::fake::{Action, FakeApiServer, FakeResource, Verb, VerbFilter, errors};
 use serde_json::{Value, json};
 
 const GROUP: &str = "samplecontroller.k8s.io";
@@ -1018,14 +1018,14 @@ async fn kube_runtime_watcher_lists_then_watches() {
     assert_eq!(seen, ["Apply c", "Apply a", "Delete b"]);
 
     // The list went through kube-runtime's real request path.
-    let verbs: Vec<String> = server
+    let verbs: Vec<Verb> = server
         .actions()
         .iter()
         .filter(|a| a.resource == "foos")
-        .map(|a| a.verb.clone())
+        .map(|a| a.verb)
         .collect();
-    let list_at = verbs.iter().position(|v| v == "list").expect("a list");
-    assert!(verbs[list_at..].iter().any(|v| v == "watch"), "{verbs:?}");
+    let list_at = verbs.iter().position(|v| *v == Verb::List).expect("a list");
+    assert!(verbs[list_at..].contains(&Verb::Watch), "{verbs:?}");
 
     // Streaming lists (sendInitialEvents) work too, with a label selector.
     api.patch(
@@ -1100,9 +1100,13 @@ async fn kube_runtime_watcher_relists_after_410() {
     let watches = server
         .actions()
         .iter()
-        .filter(|a| a.verb == "watch")
+        .filter(|a| a.verb == Verb::Watch)
         .count();
-    let lists = server.actions().iter().filter(|a| a.verb == "list").count();
+    let lists = server
+        .actions()
+        .iter()
+        .filter(|a| a.verb == Verb::List)
+        .count();
     assert_eq!(
         (lists, watches),
         (2, 2),
@@ -1283,8 +1287,11 @@ async fn action_log_records_requests_in_order() {
         Some("application/merge-patch+json")
     );
     assert_eq!(actions[5].object, Some(json!({"spec": {"n": 2}})));
-    assert!(actions[4].matches("update", "foos/status") && actions[4].matches("*", "foos"));
-    assert!(!actions[3].matches("update", "foos/status"));
+    assert!(
+        actions[4].matches(Verb::Update, "foos/status")
+            && actions[4].matches(VerbFilter::Any, "foos")
+    );
+    assert!(!actions[3].matches(Verb::Update, "foos/status"));
 
     server.clear_actions();
     assert!(server.actions().is_empty());
@@ -1302,7 +1309,7 @@ async fn reactors_inject_errors_and_responses() {
         .await
         .unwrap();
 
-    server.prepend_reactor("update", "foos", |action| {
+    server.prepend_reactor(Verb::Update, "foos", |action| {
         (action.name.as_deref() == Some("x")).then(|| {
             Err(errors::conflict(
                 GROUP,
@@ -1347,9 +1354,11 @@ async fn reactors_inject_errors_and_responses() {
 
     // The newest reactor runs first; a reactor can answer with an object.
     let fake_answer = serde_json::to_value(foo("x", json!({"spec": {"n": 42}}))).unwrap();
-    server.prepend_reactor("get", "*", move |_| Some(Ok(fake_answer.clone())));
+    server.prepend_reactor(Verb::Get, "*", move |_| Some(Ok(fake_answer.clone())));
     assert_eq!(api.get("x").await.unwrap().data["spec"]["n"], 42);
-    server.prepend_reactor("*", "*", |_| Some(Err(errors::internal_error("boom"))));
+    server.prepend_reactor(VerbFilter::Any, "*", |_| {
+        Some(Err(errors::internal_error("boom")))
+    });
     let err = api_error(api.get("x").await);
     assert_eq!((err.code, err.reason.as_str()), (500, "InternalError"));
     server.clear_reactors();
@@ -1362,7 +1371,7 @@ async fn reactors_inject_errors_and_responses() {
         404,
         "not emulated by default"
     );
-    server.prepend_reactor("create", "pods/eviction", |_| {
+    server.prepend_reactor(Verb::Create, "pods/eviction", |_| {
         Some(Ok(
             json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"}),
         ))

@@ -6,9 +6,10 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::core::Selector;
-use kube_codegen_runtime::fake::FakeApiServer;
+use kube_codegen_runtime::fake::{FakeApiServer, Verb};
 use kube_codegen_runtime::informer::{
-    DeleteEvent, HandlerFuncs, SharedInformerFactory, drop_managed_fields,
+    AddKind, DeleteEvent, HandlerFuncs, NotSynced, SharedInformerFactory, SyncFailure,
+    drop_managed_fields,
 };
 use kube_codegen_runtime::store::label_index;
 use parking_lot::Mutex;
@@ -26,10 +27,11 @@ type Log = Arc<Mutex<Vec<String>>>;
 fn recorder(log: &Log) -> HandlerFuncs<ConfigMap> {
     let (a, u, d) = (log.clone(), log.clone(), log.clone());
     HandlerFuncs::new()
-        .on_add(move |o: Arc<ConfigMap>, initial| {
+        .on_add(move |o: Arc<ConfigMap>, kind: AddKind| {
             a.lock().push(format!(
-                "add {} initial={initial}",
-                o.metadata.name.clone().unwrap()
+                "add {} initial={}",
+                o.metadata.name.clone().unwrap(),
+                kind.is_initial_list()
             ))
         })
         .on_update(move |old: Arc<ConfigMap>, new: Arc<ConfigMap>| {
@@ -137,7 +139,7 @@ async fn one_watch_is_shared_and_listers_answer_from_cache() {
     let lists = server
         .actions()
         .iter()
-        .filter(|a| a.verb == "list" && a.resource == "configmaps")
+        .filter(|a| a.verb == Verb::List && a.resource == "configmaps")
         .count();
     assert_eq!(lists, 1, "one list for both consumers");
 
@@ -192,7 +194,7 @@ async fn relist_after_expired_watch_converges_and_reports_missed_deletes_as_tomb
         .unwrap();
 
     // Break the watch with a 410 and change the world meanwhile.
-    server.prepend_reactor("watch", "configmaps", |_| {
+    server.prepend_reactor(Verb::Watch, "configmaps", |_| {
         Some(Ok(serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410, "reason": "Expired", "message": "too old resource version"}})))
     });
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
@@ -245,7 +247,7 @@ async fn resync_redelivers_cached_objects_as_updates() {
 async fn wait_for_cache_sync_names_the_informer_that_did_not_sync() {
     let server = FakeApiServer::new();
     let factory = SharedInformerFactory::new(server.client());
-    factory.informer_for::<ConfigMap>();
+    let config_maps = factory.informer_for::<ConfigMap>();
     // Not registered with the fake: it answers 404, so this informer never syncs.
     let unknown = kube::api::ApiResource {
         group: "nope.example.com".into(),
@@ -254,12 +256,44 @@ async fn wait_for_cache_sync_names_the_informer_that_did_not_sync() {
         kind: "Nope".into(),
         plural: "nopes".into(),
     };
-    factory.for_resource(&unknown, true);
+    let nopes = factory.for_resource(&unknown, true);
     factory.start();
     let err = factory
         .wait_for_cache_sync(Duration::from_millis(800))
         .await
         .unwrap_err();
-    assert_eq!(err.0, ["nopes.nope.example.com"]);
+    assert_eq!(
+        err,
+        NotSynced {
+            pending: vec!["nopes.nope.example.com".into()],
+            cause: SyncFailure::Timeout
+        }
+    );
+    // One informer's wait has the same contract.
+    config_maps
+        .wait_for_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let err = nopes
+        .wait_for_sync(Duration::from_millis(100))
+        .await
+        .unwrap_err();
+    assert_eq!(err.pending, ["nopes.nope.example.com"]);
+    assert_eq!(err.cause, SyncFailure::Timeout);
+    assert_eq!(
+        err.to_string(),
+        "caches not synced (timed out): nopes.nope.example.com"
+    );
+    // After shutdown both waits end at once, saying why.
     factory.shutdown();
+    let err = nopes
+        .wait_for_sync(Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert_eq!(err.cause, SyncFailure::Stopped);
+    let err = factory
+        .wait_for_cache_sync(Duration::from_secs(60))
+        .await
+        .unwrap_err();
+    assert_eq!(err.cause, SyncFailure::Stopped);
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use kube_codegen_runtime::fake::{FakeApiServer, errors};
+use kube_codegen_runtime::fake::{FakeApiServer, Verb, VerbFilter, errors};
 use kube_codegen_runtime::leader::{
     Ended, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaderHandle,
 };
@@ -172,7 +172,7 @@ async fn single_elector_acquires_renews_and_releases() {
     let updates = server
         .actions()
         .iter()
-        .filter(|x| x.matches("update", "leases"))
+        .filter(|x| x.matches(Verb::Update, "leases"))
         .count();
     assert!(
         (2..=8).contains(&updates),
@@ -314,7 +314,7 @@ async fn conflicts_on_update_are_retried() {
         .unwrap();
     let conflicts = Arc::new(AtomicUsize::new(2));
     let c = conflicts.clone();
-    server.prepend_reactor("update", "leases", move |_| {
+    server.prepend_reactor(Verb::Update, "leases", move |_| {
         (c.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok())
         .then(|| {
@@ -359,7 +359,7 @@ async fn failing_renewals_end_leadership_and_stop_the_work() {
 
     let broken = Arc::new(AtomicBool::new(true));
     let br = broken.clone();
-    server.prepend_reactor("*", "leases", move |_| {
+    server.prepend_reactor(VerbFilter::Any, "leases", move |_| {
         br.load(Ordering::SeqCst)
             .then(|| Err(errors::internal_error("etcd is down")))
     });

@@ -6,6 +6,7 @@ use kube::api::{
     DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
 };
 use kube_codegen_runtime::client::ApplyOptions;
+use kube_codegen_runtime::fake::Verb;
 use kube_codegen_runtime::{DeepCopy, Error};
 use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec, FooStatus};
@@ -163,22 +164,22 @@ async fn every_verb_works_against_the_fake() {
     assert!(!left.contains(&"labeled".to_string()));
 
     // the action log, as client-go's fake records it
-    let verbs: Vec<String> = server.actions().iter().map(|a| a.verb.clone()).collect();
+    let verbs: Vec<Verb> = server.actions().iter().map(|a| a.verb).collect();
     for v in [
-        "create",
-        "get",
-        "update",
-        "patch",
-        "list",
-        "delete",
-        "deletecollection",
+        Verb::Create,
+        Verb::Get,
+        Verb::Update,
+        Verb::Patch,
+        Verb::List,
+        Verb::Delete,
+        Verb::DeleteCollection,
     ] {
-        assert!(verbs.iter().any(|x| x == v), "no {v} in {verbs:?}");
+        assert!(verbs.contains(&v), "no {v} in {verbs:?}");
     }
     let status_updates = server
         .actions()
         .iter()
-        .filter(|a| a.verb == "update" && a.subresource.as_deref() == Some("status"))
+        .filter(|a| a.verb == Verb::Update && a.subresource.as_deref() == Some("status"))
         .count();
     assert_eq!(status_updates, 1);
 }
@@ -218,7 +219,7 @@ async fn watch_delivers_events_in_order() {
 #[tokio::test]
 async fn reactors_inject_errors() {
     let (cs, server) = fake::new_clientset();
-    server.prepend_reactor("update", "testresources", |_| {
+    server.prepend_reactor(Verb::Update, "testresources", |_| {
         Some(Err(kube::core::Status {
             code: 500,
             reason: "InternalError".into(),

@@ -15,7 +15,7 @@ use kube_codegen_runtime::client::ResourceClient;
 use kube_codegen_runtime::events::{EventType, Recorder, object_ref};
 use kube_codegen_runtime::informer::{DeleteEvent, HandlerFuncs, Informer};
 use kube_codegen_runtime::lister::Lister;
-use kube_codegen_runtime::store::key_of;
+use kube_codegen_runtime::store::{ObjectKey, key_of};
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooStatus};
@@ -91,7 +91,7 @@ pub struct Controller {
     clientset: Clientset,
     foos: FooLister,
     deployments: Lister<Deployment>,
-    pub queue: WorkQueue<String>,
+    pub queue: WorkQueue<ObjectKey>,
     recorder: Recorder,
     pub metrics: Arc<ReconcileMetrics>,
 }
@@ -102,7 +102,7 @@ impl Controller {
         foos: FooLister,
         deployments: Lister<Deployment>,
         recorder: Recorder,
-        queue: WorkQueue<String>,
+        queue: WorkQueue<ObjectKey>,
     ) -> Self {
         Controller {
             clientset,
@@ -153,13 +153,14 @@ impl Controller {
     }
 
     /// The sync handler: compare the actual state with the desired, and converge.
-    pub async fn sync_handler(&self, key: &str) -> Result<(), SyncError> {
-        let (Some(namespace), name) = kube_codegen_runtime::store::split_key(key) else {
-            return Err(SyncError::InvalidKey(key.to_owned()));
+    pub async fn sync_handler(&self, key: &ObjectKey) -> Result<(), SyncError> {
+        // Foos are namespaced: a key without a namespace is not one of ours.
+        let (Some(namespace), name) = (key.namespace(), key.name()) else {
+            return Err(SyncError::InvalidKey(key.to_string()));
         };
         // 1. The Foo may no longer exist: nothing to do.
         let Some(foo) = self.foos.foos(namespace).get(name) else {
-            tracing::info!(key, "foo in work queue no longer exists");
+            tracing::info!(%key, "foo in work queue no longer exists");
             return Ok(());
         };
         // 2. No deployment name: nothing we can do until the user fixes the spec.
@@ -171,7 +172,7 @@ impl Controller {
                 INVALID_SPEC,
                 "spec.deploymentName must be specified",
             );
-            return Err(SyncError::MissingDeploymentName(key.to_owned()));
+            return Err(SyncError::MissingDeploymentName(key.to_string()));
         }
         let deployments =
             ResourceClient::<Deployment>::namespaced(self.clientset.client().clone(), namespace);
@@ -198,7 +199,7 @@ impl Controller {
         // 5. Scale the Deployment to the Foo's replicas.
         let deployment = match foo.spec.replicas {
             Some(want) if deployment.spec.replicas != Some(want) => {
-                tracing::info!(key, replicas = want, "updating deployment replicas");
+                tracing::info!(%key, replicas = want, "updating deployment replicas");
                 Arc::new(
                     deployments
                         .update(&new_deployment_from(&foo, &deployment), &params)
@@ -293,11 +294,11 @@ impl Controller {
 #[derive(Clone)]
 pub struct OwnerEnqueuer {
     foos: FooLister,
-    queue: WorkQueue<String>,
+    queue: WorkQueue<ObjectKey>,
 }
 
 impl OwnerEnqueuer {
-    pub fn new(foos: FooLister, queue: WorkQueue<String>) -> Self {
+    pub fn new(foos: FooLister, queue: WorkQueue<ObjectKey>) -> Self {
         OwnerEnqueuer { foos, queue }
     }
 

@@ -18,6 +18,7 @@ use kube_codegen_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, Leader
 use kube_codegen_runtime::ratelimit::{
     ClientOptions, LimitScope, RequestMetrics, client_with_options, default_user_agent,
 };
+use kube_codegen_runtime::store::ObjectKey;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::generated::informers::SharedInformerFactory;
@@ -138,8 +139,8 @@ async fn shutdown_signal() {
 }
 
 struct Running {
-    foo_queue: WorkQueue<String>,
-    tr_queue: WorkQueue<String>,
+    foo_queue: WorkQueue<ObjectKey>,
+    tr_queue: WorkQueue<ObjectKey>,
     foo_metrics: Arc<foo::ReconcileMetrics>,
 }
 

@@ -8,6 +8,7 @@ use kube::api::PostParams;
 use kube_codegen_runtime::DeepCopy;
 use kube_codegen_runtime::events::{EventType, Recorder, object_ref};
 use kube_codegen_runtime::informer::{HandlerFuncs, Informer};
+use kube_codegen_runtime::store::{ObjectKey, key_of};
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::apis::insujang::v1beta1::TestResource;
@@ -22,7 +23,7 @@ pub const MESSAGE_HANDLED: &str = "Object is handled by custom controller.";
 pub struct Controller {
     clientset: Clientset,
     lister: TestResourceLister,
-    pub queue: WorkQueue<String>,
+    pub queue: WorkQueue<ObjectKey>,
     recorder: Recorder,
 }
 
@@ -31,7 +32,7 @@ impl Controller {
         clientset: Clientset,
         lister: TestResourceLister,
         recorder: Recorder,
-        queue: WorkQueue<String>,
+        queue: WorkQueue<ObjectKey>,
     ) -> Self {
         Controller {
             clientset,
@@ -43,13 +44,13 @@ impl Controller {
 
     pub fn register_handlers(&self, informer: &Informer<TestResource>) {
         let q = self.queue.clone();
-        informer.add_event_handler(HandlerFuncs::new().on_add(move |tr: Arc<TestResource>, _| {
-            q.add(kube_codegen_runtime::store::key_of(tr.as_ref()))
-        }));
+        informer.add_event_handler(
+            HandlerFuncs::new().on_add(move |tr: Arc<TestResource>, _| q.add(key_of(tr.as_ref()))),
+        );
     }
 
-    pub async fn sync(&self, key: &str) -> Result<(), kube_codegen_runtime::Error> {
-        let (Some(ns), name) = kube_codegen_runtime::store::split_key(key) else {
+    pub async fn sync(&self, key: &ObjectKey) -> Result<(), kube_codegen_runtime::Error> {
+        let (Some(ns), name) = (key.namespace(), key.name()) else {
             return Ok(());
         };
         let Some(tr) = self.lister.testresources(ns).get(name) else {

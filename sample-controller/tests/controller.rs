@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::api::core::v1::Event;
 use kube_codegen_runtime::events::{Recorder, Reporter};
-use kube_codegen_runtime::fake::{Action, FakeApiServer, errors};
+use kube_codegen_runtime::fake::{Action, FakeApiServer, Verb, errors};
 use kube_codegen_runtime::informer::{DeleteEvent, Tombstone};
 use kube_codegen_runtime::lister::Lister;
-use kube_codegen_runtime::store::Store;
+use kube_codegen_runtime::store::{ObjectKey, Store};
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
@@ -85,7 +85,7 @@ impl Fixture {
             .actions()
             .into_iter()
             .filter(|a: &Action| {
-                !matches!(a.verb.as_str(), "get" | "list" | "watch")
+                !matches!(a.verb, Verb::Get | Verb::List | Verb::Watch)
                     && matches!(a.resource.as_str(), "foos" | "deployments")
             })
             .map(|a| match &a.subresource {
@@ -112,8 +112,8 @@ impl Fixture {
     }
 }
 
-fn key(name: &str) -> String {
-    format!("{NS}/{name}")
+fn key(name: &str) -> ObjectKey {
+    ObjectKey::namespaced(NS, name)
 }
 
 #[tokio::test]
@@ -285,15 +285,16 @@ async fn conflict_on_status_update_is_retried() {
     f.foo("test", 1, None);
     let failures = Arc::new(AtomicUsize::new(0));
     let count = failures.clone();
-    f.server.prepend_reactor("update", "foos/status", move |_| {
-        (count.fetch_add(1, Ordering::SeqCst) == 0).then(|| {
-            Err(errors::stale_conflict(
-                "samplecontroller.k8s.io",
-                "foos",
-                "test",
-            ))
-        })
-    });
+    f.server
+        .prepend_reactor(Verb::Update, "foos/status", move |_| {
+            (count.fetch_add(1, Ordering::SeqCst) == 0).then(|| {
+                Err(errors::stale_conflict(
+                    "samplecontroller.k8s.io",
+                    "foos",
+                    "test",
+                ))
+            })
+        });
     let c = f.controller();
     c.queue.add(key("test"));
     assert!(c.process_next_work_item().await);

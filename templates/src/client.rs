@@ -192,6 +192,7 @@ pub fn group_version_client(pkg: &Package) -> TokenStream {
         }
 
         impl #client {
+            /// Clients of this group/version's kinds over `client`.
             #[inline]
             pub fn new(client: ::kube::Client) -> Self {
                 Self { client }
@@ -240,6 +241,7 @@ pub fn clientset(packages: &[Package]) -> TokenStream {
         }
 
         impl Clientset {
+            /// Every group/version's clients over `client`.
             #[inline]
             pub fn new(client: ::kube::Client) -> Self {
                 Self { client }

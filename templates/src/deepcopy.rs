@@ -8,6 +8,8 @@ use quote::quote;
 use crate::input::{CopyShape, CopyType};
 use crate::{ident, path};
 
+/// The `deepcopy.rs` file: `impl DeepCopy` for each of `types`.
+#[must_use]
 pub fn deepcopy(types: &[CopyType]) -> TokenStream {
     let impls = types.iter().map(|t| {
         let ty = path(&t.type_path);

@@ -6,6 +6,9 @@ use quote::quote;
 
 use crate::input::Package;
 
+/// The `fake.rs` file: `register_kinds(server)` and `new_clientset()`, with every kind of `packages`
+/// registered.
+#[must_use]
 pub fn fake(packages: &[Package]) -> TokenStream {
     let registrations = packages.iter().flat_map(|pkg| {
         pkg.kinds.iter().map(move |k| {

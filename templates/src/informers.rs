@@ -11,6 +11,8 @@ use quote::{format_ident, quote};
 use crate::input::Package;
 use crate::{ident, pascal_case, path};
 
+/// The `informers.rs` file: the crate's `SharedInformerFactory` over `packages`.
+#[must_use]
 pub fn informers(packages: &[Package]) -> TokenStream {
     let mut groups: BTreeMap<&str, Vec<&Package>> = BTreeMap::new();
     for p in packages {

@@ -4,12 +4,15 @@
 /// One group/version.
 #[derive(Clone, Debug)]
 pub struct Package {
+    /// The API group, e.g. `samplecontroller.k8s.io` (`""` for the core group).
     pub group: String,
+    /// The version, e.g. `v1alpha1`.
     pub version: String,
     /// Rust name of the group/version: `samplecontroller_v1alpha1`.
     pub accessor: String,
     /// Rust name of the group alone: `samplecontroller`.
     pub group_accessor: String,
+    /// The kinds of this group/version that get clients, listers and informers.
     pub kinds: Vec<Kind>,
 }
 
@@ -20,13 +23,19 @@ pub struct Kind {
     pub name: String,
     /// `crate::apis::samplecontroller::v1alpha1::Foo`
     pub type_path: String,
+    /// The resource name in URLs: `foos`.
     pub plural: String,
+    /// `foo`
     pub singular: String,
+    /// `kubectl` short names (`+kubebuilder:resource:shortName=...`).
     pub short_names: Vec<String>,
+    /// Namespaced (`true`) or cluster-scoped.
     pub namespaced: bool,
+    /// Whether the kind has a `status` subresource (`updateStatus`, `patchStatus`, ...).
     pub status_subresource: bool,
     /// The client verbs (client-go names: `updateStatus`, ...); `None` without `+genclient`.
     pub verbs: Option<Vec<String>>,
+    /// Custom verbs (`+genclient:method=...`).
     pub methods: Vec<Method>,
     /// Set when the kind has `types`, `metadata`, `spec` and an optional `status`, so a
     /// `new(name, spec)` constructor can be generated.
@@ -42,6 +51,7 @@ pub struct Method {
     pub name: String,
     /// `get`, `create`, `update` or `patch`
     pub verb: String,
+    /// The subresource it calls, e.g. `scale`.
     pub subresource: String,
     /// Rust path of the request body type; defaults to the kind.
     pub input: Option<String>,
@@ -52,23 +62,33 @@ pub struct Method {
 /// A type that gets a `DeepCopy` impl.
 #[derive(Clone, Debug)]
 pub struct CopyType {
+    /// Full Rust path of the type.
     pub type_path: String,
+    /// How its value is laid out, which decides how it is copied.
     pub shape: CopyShape,
 }
 
+/// The layout of a [`CopyType`].
 #[derive(Clone, Debug)]
 pub enum CopyShape {
     /// Named fields; `deep` means the field's type contains one of our types, so it is
     /// copied through `DeepCopy` rather than `clone_from`.
     Struct(Vec<CopyField>),
     /// `struct X(T);`
-    Newtype { deep: bool },
+    Newtype {
+        /// As [`CopyField::deep`].
+        deep: bool,
+    },
     /// Enums are copied with `clone_from`.
     Enum,
 }
 
+/// One named field of a [`CopyShape::Struct`].
 #[derive(Clone, Debug)]
 pub struct CopyField {
+    /// The field's Rust name.
     pub name: String,
+    /// Whether the field's type contains one of our types: copied through `DeepCopy`,
+    /// not `clone_from`.
     pub deep: bool,
 }

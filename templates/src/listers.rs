@@ -8,6 +8,9 @@ use quote::{format_ident, quote};
 use crate::input::Package;
 use crate::{ident, path};
 
+/// The `listers.rs` file: a lister (and a namespace lister, for namespaced kinds) per
+/// kind of `packages`.
+#[must_use]
 pub fn listers(packages: &[Package]) -> TokenStream {
     let modules = packages.iter().map(|pkg| {
         let module = ident(&pkg.accessor);
@@ -54,7 +57,7 @@ pub fn listers(packages: &[Package]) -> TokenStream {
                         /// The object with this name, if cached.
                         #[inline]
                         pub fn get(&self, name: &str) -> Option<::std::sync::Arc<#ty>> {
-                            self.inner.get(name)
+                            self.inner.get_by_name(name)
                         }
                     }
                 }
@@ -67,6 +70,7 @@ pub fn listers(packages: &[Package]) -> TokenStream {
                 }
 
                 impl #lister {
+                    /// A typed lister over a runtime lister (e.g. `informer.lister()`).
                     #[inline]
                     pub fn new(inner: ::kube_codegen_runtime::lister::Lister<#ty>) -> Self {
                         Self { inner }

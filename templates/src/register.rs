@@ -116,12 +116,19 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
         }
 
         impl #ty {
+            /// The API group.
             pub const GROUP: &'static str = #group;
+            /// The API version.
             pub const VERSION: &'static str = #version;
+            /// `group/version`, as in `apiVersion`.
             pub const API_VERSION: &'static str = #api_version;
+            /// The kind, as in `kind`.
             pub const KIND: &'static str = #name;
+            /// The resource name in URLs.
             pub const PLURAL: &'static str = #plural;
+            /// The singular resource name.
             pub const SINGULAR: &'static str = #singular;
+            /// `kubectl` short names.
             pub const SHORT_NAMES: &'static [&'static str] = &[#(#short_names),*];
 
             /// `apiVersion` and `kind` of this kind.
@@ -161,7 +168,9 @@ pub fn register(packages: &[Package]) -> TokenStream {
         quote! {
             #[doc = #doc]
             pub mod #module {
+                /// The API group.
                 pub const GROUP: &str = #group;
+                /// The API version.
                 pub const VERSION: &str = #version;
 
                 /// Every kind of this group/version: the analogue of Go's `AddToScheme`.

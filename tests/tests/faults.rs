@@ -25,7 +25,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
 use kube_codegen_runtime::informer::{DeleteEvent, HandlerFuncs, SharedInformerFactory};
-use kube_codegen_runtime::store::key_of;
+use kube_codegen_runtime::store::meta_namespace_key;
 use kube_codegen_tests::faults::*;
 use kube_codegen_tests::{apply_crd, parse_crd, repo_root};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
@@ -332,17 +332,22 @@ async fn informer_relists_after_watch_expiry(env: &FaultEnv) -> Result<()> {
     let (s1, s2, s3) = (seen.clone(), seen.clone(), seen.clone());
     informer.add_event_handler(
         HandlerFuncs::new()
-            .on_add(move |o: Arc<ConfigMap>, _| s1.lock().unwrap().adds.push(key_of(o.as_ref())))
+            .on_add(move |o: Arc<ConfigMap>, _| {
+                s1.lock().unwrap().adds.push(meta_namespace_key(o.as_ref()))
+            })
             .on_update(move |old: Arc<ConfigMap>, new: Arc<ConfigMap>| {
                 if old.metadata.resource_version != new.metadata.resource_version {
-                    s2.lock().unwrap().updates.push(key_of(new.as_ref()))
+                    s2.lock()
+                        .unwrap()
+                        .updates
+                        .push(meta_namespace_key(new.as_ref()))
                 }
             })
             .on_delete(move |d: DeleteEvent<ConfigMap>| {
                 let mut s = s3.lock().unwrap();
                 match &d {
-                    DeleteEvent::Object(o) => s.deletes.push(key_of(o.as_ref())),
-                    DeleteEvent::Tombstone(t) => s.tombstones.push(t.key.clone()),
+                    DeleteEvent::Object(o) => s.deletes.push(meta_namespace_key(o.as_ref())),
+                    DeleteEvent::Tombstone(t) => s.tombstones.push(t.key.to_string()),
                 }
             }),
     );
@@ -358,7 +363,7 @@ async fn informer_relists_after_watch_expiry(env: &FaultEnv) -> Result<()> {
             .iter()
             .map(|o| {
                 (
-                    key_of(o.as_ref()),
+                    meta_namespace_key(o.as_ref()),
                     o.metadata.resource_version.clone().unwrap_or_default(),
                 )
             })
@@ -371,7 +376,7 @@ async fn informer_relists_after_watch_expiry(env: &FaultEnv) -> Result<()> {
                 .iter()
                 .map(|o| {
                     (
-                        key_of(o),
+                        meta_namespace_key(o),
                         o.metadata.resource_version.clone().unwrap_or_default(),
                     )
                 })

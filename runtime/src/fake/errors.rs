@@ -43,6 +43,7 @@ fn details(group: &str, kind: &str, name: &str) -> StatusDetails {
 }
 
 /// 404 NotFound: `configmaps "x" not found`.
+#[must_use]
 pub fn not_found(group: &str, resource: &str, name: &str) -> Status {
     let qr = qualified(group, resource);
     let message = if name.is_empty() {
@@ -57,6 +58,7 @@ pub fn not_found(group: &str, resource: &str, name: &str) -> Status {
 
 /// 404 NotFound for a path the server does not serve (an unregistered resource or
 /// subresource): `the server could not find the requested resource`.
+#[must_use]
 pub fn resource_not_found() -> Status {
     let mut d = details("", "", "");
     d.causes.push(StatusCause {
@@ -73,6 +75,7 @@ pub fn resource_not_found() -> Status {
 }
 
 /// 409 AlreadyExists: `configmaps "x" already exists`.
+#[must_use]
 pub fn already_exists(group: &str, resource: &str, name: &str) -> Status {
     let message = format!("{} \"{name}\" already exists", qualified(group, resource));
     Status::failure(&message, "AlreadyExists")
@@ -81,6 +84,7 @@ pub fn already_exists(group: &str, resource: &str, name: &str) -> Status {
 }
 
 /// 409 Conflict: `Operation cannot be fulfilled on configmaps "x": {reason}`.
+#[must_use]
 pub fn conflict(group: &str, resource: &str, name: &str, reason: &str) -> Status {
     let message = format!(
         "Operation cannot be fulfilled on {} \"{name}\": {reason}",
@@ -94,6 +98,7 @@ pub fn conflict(group: &str, resource: &str, name: &str, reason: &str) -> Status
 /// 409 Conflict for a stale `metadata.resourceVersion`, worded like the real apiserver's
 /// (`...: the object has been modified; please apply your changes to the latest version and
 /// try again`).
+#[must_use]
 pub fn stale_conflict(group: &str, resource: &str, name: &str) -> Status {
     conflict(group, resource, name, OBJECT_MODIFIED)
 }
@@ -102,6 +107,7 @@ pub fn stale_conflict(group: &str, resource: &str, name: &str) -> Status {
 ///
 /// `kind` is the Kind (not the plural); `causes` are `(field, message)` pairs, where the
 /// message is e.g. `Required value: name or generateName is required`.
+#[must_use]
 pub fn invalid(group: &str, kind: &str, name: &str, causes: &[(&str, &str)]) -> Status {
     let errs: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
     let joined = match errs.as_slice() {
@@ -130,11 +136,13 @@ pub fn invalid(group: &str, kind: &str, name: &str, causes: &[(&str, &str)]) -> 
 }
 
 /// 400 BadRequest with the given message.
+#[must_use]
 pub fn bad_request(message: &str) -> Status {
     Status::failure(message, "BadRequest").with_code(400)
 }
 
 /// 403 Forbidden: `pods "x" is forbidden: {reason}`.
+#[must_use]
 pub fn forbidden(group: &str, resource: &str, name: &str, reason: &str) -> Status {
     let qr = qualified(group, resource);
     let message = if name.is_empty() {
@@ -148,6 +156,7 @@ pub fn forbidden(group: &str, resource: &str, name: &str, reason: &str) -> Statu
 }
 
 /// 405 MethodNotAllowed.
+#[must_use]
 pub fn method_not_allowed() -> Status {
     Status::failure(
         "the server does not allow this method on the requested resource",
@@ -158,11 +167,13 @@ pub fn method_not_allowed() -> Status {
 
 /// 410 Expired, as sent in a watch `ERROR` event when the requested resourceVersion has
 /// been compacted away: `too old resource version: 3 (10)`.
+#[must_use]
 pub fn expired(message: &str) -> Status {
     Status::failure(message, "Expired").with_code(410)
 }
 
 /// 415 UnsupportedMediaType for an unknown PATCH content type.
+#[must_use]
 pub fn unsupported_media_type(content_type: &str) -> Status {
     Status::failure(
         &format!(
@@ -176,11 +187,13 @@ pub fn unsupported_media_type(content_type: &str) -> Status {
 }
 
 /// 429 TooManyRequests.
+#[must_use]
 pub fn too_many_requests(message: &str) -> Status {
     Status::failure(message, "TooManyRequests").with_code(429)
 }
 
 /// 500 InternalError: `Internal error occurred: {message}`.
+#[must_use]
 pub fn internal_error(message: &str) -> Status {
     let mut d = details("", "", "");
     d.causes.push(StatusCause {
@@ -197,6 +210,7 @@ pub fn internal_error(message: &str) -> Status {
 }
 
 /// 503 ServiceUnavailable.
+#[must_use]
 pub fn service_unavailable(message: &str) -> Status {
     Status::failure(message, "ServiceUnavailable").with_code(503)
 }

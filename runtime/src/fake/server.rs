@@ -21,7 +21,7 @@ use super::store::{
     ObjectKey, PatchKind, PatchOptions, Preconditions, Selectors, StoredEvent, WatchFilter,
     WatchStart,
 };
-use super::{Action, FakeResource, Shared, errors};
+use super::{Action, FakeResource, Shared, Verb, errors};
 
 /// The response body type of the fake service: a buffered JSON document or a watch stream.
 pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -157,23 +157,23 @@ fn parse_path(path: &str) -> Option<Target> {
     })
 }
 
-fn verb_for(method: &Method, target: &Target, query: &Query) -> Result<&'static str, Status> {
+fn verb_for(method: &Method, target: &Target, query: &Query) -> Result<Verb, Status> {
     let named = target.name.is_some();
     let sub = target.subresource.is_some();
     Ok(match *method {
         Method::GET if !named => {
             if query.flag("watch") {
-                "watch"
+                Verb::Watch
             } else {
-                "list"
+                Verb::List
             }
         }
-        Method::GET => "get",
-        Method::POST if !named || sub => "create",
-        Method::PUT if named => "update",
-        Method::PATCH if named => "patch",
-        Method::DELETE if !named => "deletecollection",
-        Method::DELETE if !sub => "delete",
+        Method::GET => Verb::Get,
+        Method::POST if !named || sub => Verb::Create,
+        Method::PUT if named => Verb::Update,
+        Method::PATCH if named => Verb::Patch,
+        Method::DELETE if !named => Verb::DeleteCollection,
+        Method::DELETE if !sub => Verb::Delete,
         _ => return Err(errors::method_not_allowed()),
     })
 }
@@ -294,7 +294,7 @@ fn respond(shared: &Shared, parts: &http::request::Parts, bytes: &Bytes) -> Resp
     };
     let content_type = header_str(parts, header::CONTENT_TYPE);
     let action = Action {
-        verb: verb.to_string(),
+        verb,
         group: target.group.clone(),
         version: target.version.clone(),
         resource: target.plural.clone(),
@@ -302,7 +302,7 @@ fn respond(shared: &Shared, parts: &http::request::Parts, bytes: &Bytes) -> Resp
         namespace: target.namespace.clone(),
         name: target.name.clone(),
         object: body.as_ref().ok().cloned().flatten(),
-        patch_type: (verb == "patch").then(|| {
+        patch_type: (verb == Verb::Patch).then(|| {
             content_type
                 .split(';')
                 .next()
@@ -329,7 +329,7 @@ fn respond(shared: &Shared, parts: &http::request::Parts, bytes: &Bytes) -> Resp
         if let Some(result) = (reactor.react)(&action) {
             return match result {
                 Err(status) => status_response(&status),
-                Ok(v) if verb == "watch" => {
+                Ok(v) if verb == Verb::Watch => {
                     let events = match v {
                         Value::Array(events) => events,
                         other => vec![other],
@@ -346,7 +346,7 @@ fn respond(shared: &Shared, parts: &http::request::Parts, bytes: &Bytes) -> Resp
                         .expect("valid response")
                 }
                 Ok(v) => {
-                    let code = if verb == "create" {
+                    let code = if verb == Verb::Create {
                         StatusCode::CREATED
                     } else {
                         StatusCode::OK
@@ -378,7 +378,7 @@ fn dry_run(query: &Query) -> bool {
 fn dispatch(
     shared: &Shared,
     target: &Target,
-    verb: &str,
+    verb: Verb,
     query: &Query,
     body: Option<Value>,
     content_type: &str,
@@ -389,7 +389,7 @@ fn dispatch(
         .find_resource(&target.group, &target.version, &target.plural)
         .cloned()
         .ok_or_else(errors::resource_not_found)?;
-    let collection_verb = matches!(verb, "list" | "watch" | "deletecollection");
+    let collection_verb = matches!(verb, Verb::List | Verb::Watch | Verb::DeleteCollection);
     if res.namespaced && target.namespace.is_none() && !collection_verb {
         return Err(errors::resource_not_found());
     }
@@ -399,7 +399,7 @@ fn dispatch(
     let status_only = match target.subresource.as_deref() {
         None => false,
         Some("status") if res.status_subresource => {
-            if !matches!(verb, "get" | "update" | "patch") {
+            if !matches!(verb, Verb::Get | Verb::Update | Verb::Patch) {
                 return Err(errors::method_not_allowed());
             }
             true
@@ -415,11 +415,11 @@ fn dispatch(
     };
 
     Ok(match verb {
-        "get" => json_response(
+        Verb::Get => json_response(
             StatusCode::OK,
             &presenter.object(store.get(&res, ns, name)?),
         ),
-        "list" => {
+        Verb::List => {
             let selectors =
                 Selectors::parse(query.get("labelSelector"), query.get("fieldSelector"))?;
             let limit = match query.get("limit").filter(|l| !l.is_empty()) {
@@ -460,7 +460,7 @@ fn dispatch(
             }
             json_response(StatusCode::OK, &presenter.list(items, metadata))
         }
-        "watch" => {
+        Verb::Watch => {
             let selectors =
                 Selectors::parse(query.get("labelSelector"), query.get("fieldSelector"))?;
             let rv = query.get("resourceVersion").unwrap_or_default();
@@ -514,7 +514,7 @@ fn dispatch(
                 deadline: timeout.map(|t| Box::pin(tokio::time::sleep(t))),
             })
         }
-        "create" => {
+        Verb::Create => {
             if target.name.is_some() {
                 // Subresource creates (eviction, token, ...) are not emulated.
                 return Err(errors::resource_not_found());
@@ -522,11 +522,11 @@ fn dispatch(
             let obj = store.create(&res, ns, require_body()?, true, dry_run(query))?;
             json_response(StatusCode::CREATED, &presenter.object(obj))
         }
-        "update" => {
+        Verb::Update => {
             let obj = store.update(&res, ns, name, require_body()?, status_only, dry_run(query))?;
             json_response(StatusCode::OK, &presenter.object(obj))
         }
-        "patch" => {
+        Verb::Patch => {
             let kind = PatchKind::from_content_type(content_type)
                 .ok_or_else(|| errors::unsupported_media_type(content_type))?;
             let opts = PatchOptions {
@@ -542,7 +542,7 @@ fn dispatch(
             };
             json_response(code, &presenter.object(obj))
         }
-        "delete" => {
+        Verb::Delete => {
             let opts = body.unwrap_or(Value::Null);
             let pre = Preconditions {
                 uid: opts
@@ -569,7 +569,7 @@ fn dispatch(
             };
             json_response(code, &presenter.object(obj))
         }
-        "deletecollection" => {
+        Verb::DeleteCollection => {
             let selectors =
                 Selectors::parse(query.get("labelSelector"), query.get("fieldSelector"))?;
             let opts = body.unwrap_or(Value::Null);
@@ -582,7 +582,6 @@ fn dispatch(
             let metadata = json!({"resourceVersion": store.resource_version().to_string()});
             json_response(StatusCode::OK, &presenter.list(items, metadata))
         }
-        _ => return Err(errors::method_not_allowed()),
     })
 }
 
@@ -670,17 +669,21 @@ fn watch_response(watch: LiveWatch) -> Response<ResponseBody> {
 
 // ----- discovery -----
 
-const VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
+/// Discovery's verbs of a resource: all of them, in alphabetical order.
+const VERBS: [&str; 8] = {
+    let mut names = [""; 8];
+    let mut i = 0;
+    while i < Verb::ALL.len() {
+        names[i] = Verb::ALL[i].as_str();
+        i += 1;
+    }
+    names
+};
+const STATUS_VERBS: [&str; 3] = [
+    Verb::Get.as_str(),
+    Verb::Patch.as_str(),
+    Verb::Update.as_str(),
 ];
-const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
 
 /// (group, versions in registration order)
 fn groups(resources: &[FakeResource]) -> Vec<(String, Vec<String>)> {

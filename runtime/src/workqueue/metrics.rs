@@ -21,6 +21,7 @@ pub struct HistogramSnapshot {
 
 impl HistogramSnapshot {
     /// Mean observed value in seconds (0 when nothing was observed).
+    #[must_use]
     pub fn mean(&self) -> f64 {
         if self.count == 0 {
             0.0
@@ -100,6 +101,7 @@ impl QueueMetrics {
     /// This queue's series in the Prometheus text exposition format. To expose several
     /// queues on one endpoint use [`render_prometheus`], which writes each metric family
     /// (`# HELP`/`# TYPE`) once.
+    #[must_use]
     pub fn render_prometheus(&self) -> String {
         render_prometheus(std::slice::from_ref(self))
     }
@@ -120,6 +122,7 @@ const RETRIES_HELP: &str = "Total number of retries handled by workqueue";
 /// `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
 /// `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds`,
 /// `workqueue_retries_total`) and a `name` label.
+#[must_use]
 pub fn render_prometheus(queues: &[QueueMetrics]) -> String {
     let mut out = String::new();
     scalar_family(

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::time::Instant;
 
 use super::ItemHasher;
+use crate::ratelimit::TokenBucket;
 
 /// Decides how long an item waits before it is retried.
 ///
@@ -52,6 +52,7 @@ impl<T, L: RateLimiter<T> + ?Sized> RateLimiter<T> for Arc<L> {
 
 /// client-go's `DefaultControllerRateLimiter`: the larger of a per-item exponential backoff
 /// (5 ms doubling up to 1000 s) and an overall token bucket (10 qps, burst 100).
+#[must_use]
 pub fn default_controller_rate_limiter<T>() -> MaxOfRateLimiter<T>
 where
     T: Clone + Eq + Hash + Send + Sync + 'static,
@@ -74,6 +75,8 @@ pub struct ItemExponentialFailureRateLimiter<T> {
 }
 
 impl<T> ItemExponentialFailureRateLimiter<T> {
+    /// Wait `base` after the first failure, doubling per failure up to `max`.
+    #[must_use]
     pub fn new(base: Duration, max: Duration) -> Self {
         Self {
             base,
@@ -133,6 +136,8 @@ pub struct ItemFastSlowRateLimiter<T> {
 }
 
 impl<T> ItemFastSlowRateLimiter<T> {
+    /// Wait `fast` for the first `max_fast_attempts` failures of an item, `slow` after.
+    #[must_use]
     pub fn new(fast: Duration, slow: Duration, max_fast_attempts: u32) -> Self {
         Self {
             fast,
@@ -176,23 +181,16 @@ impl<T: Clone + Eq + Hash + Send + Sync> RateLimiter<T> for ItemFastSlowRateLimi
 }
 
 /// An overall token bucket (client-go's `BucketRateLimiter` around `rate.NewLimiter(qps,
-/// burst)`): the bucket holds up to `burst` tokens, starts full and refills at `qps` tokens
-/// per second; every [`when`](RateLimiter::when) takes one token, going into debt when the
-/// bucket is empty, and returns how long until that token will have been refilled.
+/// burst)`): a [`TokenBucket`], the same type that limits the client's QPS. The bucket holds
+/// up to `burst` tokens, starts full and refills at `qps` tokens per second; every
+/// [`when`](RateLimiter::when) takes one token, going into debt when the bucket is empty,
+/// and returns how long until that token will have been refilled.
 /// It does not track items: `forget` does nothing and `num_requeues` is always 0.
 ///
 /// Time is [`tokio::time::Instant`], so a paused tokio clock drives it in tests.
 #[derive(Debug)]
 pub struct BucketRateLimiter {
-    qps: f64,
-    burst: u32,
-    state: Mutex<Bucket>,
-}
-
-#[derive(Debug)]
-struct Bucket {
-    tokens: f64,
-    last: Option<Instant>,
+    bucket: TokenBucket,
 }
 
 impl BucketRateLimiter {
@@ -201,47 +199,23 @@ impl BucketRateLimiter {
     /// # Panics
     /// If `qps` is not greater than zero (or is NaN), or `burst` is 0: such a bucket would
     /// never let an item through again.
+    #[must_use]
     pub fn new(qps: f64, burst: u32) -> Self {
-        assert!(qps > 0.0, "BucketRateLimiter: qps must be > 0, got {qps}");
-        assert!(burst > 0, "BucketRateLimiter: burst must be > 0");
         Self {
-            qps,
-            burst,
-            state: Mutex::new(Bucket {
-                tokens: f64::from(burst),
-                last: None,
-            }),
+            bucket: TokenBucket::new(qps, burst),
         }
     }
 
     /// Take one token and return how long until it is available.
+    #[must_use = "the token is taken: wait for the returned delay before acting"]
     pub fn reserve(&self) -> Duration {
-        if self.qps.is_infinite() {
-            return Duration::ZERO;
-        }
-        let now = Instant::now();
-        let burst = f64::from(self.burst);
-        let mut bucket = self.state.lock();
-        let tokens = match bucket.last {
-            None => burst,
-            Some(last) => {
-                let elapsed = now.saturating_duration_since(last).as_secs_f64();
-                (bucket.tokens + elapsed * self.qps).min(burst)
-            }
-        };
-        let tokens = tokens - 1.0;
-        bucket.tokens = tokens;
-        bucket.last = Some(now);
-        if tokens >= 0.0 {
-            return Duration::ZERO;
-        }
-        // As Go's `rate.Limit.durationFromTokens`: seconds, then nanoseconds, truncated.
-        let nanos = -tokens / self.qps * 1e9;
-        if nanos >= u64::MAX as f64 {
-            Duration::MAX
-        } else {
-            Duration::from_nanos(nanos as u64)
-        }
+        self.bucket.reserve()
+    }
+
+    /// The token bucket.
+    #[must_use]
+    pub fn bucket(&self) -> &TokenBucket {
+        &self.bucket
     }
 }
 
@@ -264,6 +238,8 @@ pub struct MaxOfRateLimiter<T> {
 }
 
 impl<T> MaxOfRateLimiter<T> {
+    /// The longest delay of `limiters` (none: no delay).
+    #[must_use]
     pub fn new(limiters: Vec<Box<dyn RateLimiter<T>>>) -> Self {
         Self { limiters }
     }
@@ -309,6 +285,8 @@ pub struct WithMaxWaitRateLimiter<L> {
 }
 
 impl<L> WithMaxWaitRateLimiter<L> {
+    /// `limiter`'s delays, never longer than `max_delay`.
+    #[must_use]
     pub fn new(limiter: L, max_delay: Duration) -> Self {
         Self { limiter, max_delay }
     }

@@ -8,6 +8,7 @@ pub struct Clientset {
     client: ::kube::Client,
 }
 impl Clientset {
+    /// Every group/version's clients over `client`.
     #[inline]
     pub fn new(client: ::kube::Client) -> Self {
         Self { client }
@@ -40,6 +41,7 @@ pub mod insujang_v1beta1 {
         client: ::kube::Client,
     }
     impl InsujangV1beta1Client {
+        /// Clients of this group/version's kinds over `client`.
         #[inline]
         pub fn new(client: ::kube::Client) -> Self {
             Self { client }
@@ -187,6 +189,7 @@ pub mod samplecontroller_v1alpha1 {
         client: ::kube::Client,
     }
     impl SamplecontrollerV1alpha1Client {
+        /// Clients of this group/version's kinds over `client`.
         #[inline]
         pub fn new(client: ::kube::Client) -> Self {
             Self { client }

@@ -11,6 +11,7 @@ pub mod insujang_v1beta1 {
         >,
     }
     impl TestResourceLister {
+        /// A typed lister over a runtime lister (e.g. `informer.lister()`).
         #[inline]
         pub fn new(
             inner: ::kube_codegen_runtime::lister::Lister<
@@ -81,6 +82,7 @@ pub mod samplecontroller_v1alpha1 {
         >,
     }
     impl FooLister {
+        /// A typed lister over a runtime lister (e.g. `informer.lister()`).
         #[inline]
         pub fn new(
             inner: ::kube_codegen_runtime::lister::Lister<

@@ -4,7 +4,9 @@
 //! of kinds per group/version.
 /// Registration of insujang.github.io/v1beta1.
 pub mod insujang_v1beta1 {
+    /// The API group.
     pub const GROUP: &str = "insujang.github.io";
+    /// The API version.
     pub const VERSION: &str = "v1beta1";
     /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
     #[inline]
@@ -46,12 +48,19 @@ pub mod insujang_v1beta1 {
         }
     }
     impl crate::apis::insujang::v1beta1::TestResource {
+        /// The API group.
         pub const GROUP: &'static str = "insujang.github.io";
+        /// The API version.
         pub const VERSION: &'static str = "v1beta1";
+        /// `group/version`, as in `apiVersion`.
         pub const API_VERSION: &'static str = "insujang.github.io/v1beta1";
+        /// The kind, as in `kind`.
         pub const KIND: &'static str = "TestResource";
+        /// The resource name in URLs.
         pub const PLURAL: &'static str = "testresources";
+        /// The singular resource name.
         pub const SINGULAR: &'static str = "testresource";
+        /// `kubectl` short names.
         pub const SHORT_NAMES: &'static [&'static str] = &["ts"];
         /// `apiVersion` and `kind` of this kind.
         #[inline]
@@ -113,7 +122,9 @@ pub mod insujang_v1beta1 {
 }
 /// Registration of samplecontroller.k8s.io/v1alpha1.
 pub mod samplecontroller_v1alpha1 {
+    /// The API group.
     pub const GROUP: &str = "samplecontroller.k8s.io";
+    /// The API version.
     pub const VERSION: &str = "v1alpha1";
     /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
     #[inline]
@@ -155,12 +166,19 @@ pub mod samplecontroller_v1alpha1 {
         }
     }
     impl crate::apis::samplecontroller::v1alpha1::Foo {
+        /// The API group.
         pub const GROUP: &'static str = "samplecontroller.k8s.io";
+        /// The API version.
         pub const VERSION: &'static str = "v1alpha1";
+        /// `group/version`, as in `apiVersion`.
         pub const API_VERSION: &'static str = "samplecontroller.k8s.io/v1alpha1";
+        /// The kind, as in `kind`.
         pub const KIND: &'static str = "Foo";
+        /// The resource name in URLs.
         pub const PLURAL: &'static str = "foos";
+        /// The singular resource name.
         pub const SINGULAR: &'static str = "foo";
+        /// `kubectl` short names.
         pub const SHORT_NAMES: &'static [&'static str] = &["fo"];
         /// `apiVersion` and `kind` of this kind.
         #[inline]

@@ -2,6 +2,7 @@
 
 use kube::api::{ListParams, PostParams};
 use kube_codegen_runtime::DeepCopy;
+use kube_codegen_runtime::fake::Verb;
 use kube_codegen_shapes::api::v1::*;
 use kube_codegen_shapes::fake;
 
@@ -36,7 +37,7 @@ async fn cluster_scoped_and_subset_clients_work() {
         server
             .actions()
             .iter()
-            .any(|a| a.verb == "delete" && a.resource == "scaleds")
+            .any(|a| a.verb == Verb::Delete && a.resource == "scaleds")
     );
 }
 
