@@ -232,7 +232,7 @@ pub fn doc_text(lines: &[DocLine]) -> String {
     kept.join("\n").trim().to_owned()
 }
 
-/// The module path of a file below `src/`: `lib.rs` -> [], `a/mod.rs` -> [a], `a/b.rs` -> [a, b].
+/// The module path of a file below `src/`: `lib.rs` -> `[]`, `a/mod.rs` -> `[a]`, `a/b.rs` -> `[a, b]`.
 /// Where the crate's `mod` declarations say otherwise (`#[path]`), [`module_tree`] wins.
 pub fn module_path_of(src_root: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src_root).unwrap_or(file);

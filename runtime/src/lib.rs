@@ -3,7 +3,8 @@
 //! - [`deepcopy`]: the `DeepCopy` trait generated types implement;
 //! - [`error`]: typed API errors (`NotFound`, `Conflict`, ...) that are easy to match;
 //! - [`client`]: the generic typed client the generated per-kind clients delegate to;
-//! - [`fake`]: an in-memory API server behind a real `kube::Client`, for unit tests;
+//! - `fake` (feature `fake`): an in-memory API server behind a real `kube::Client`, for
+//!   unit tests;
 //! - [`informer`], [`store`], [`lister`]: shared informers with indexed caches and listers;
 //! - [`workqueue`]: client-go's rate-limited work queue.
 //!
@@ -20,6 +21,7 @@ pub mod contract;
 pub mod deepcopy;
 pub mod error;
 pub mod events;
+#[cfg(feature = "fake")]
 pub mod fake;
 pub mod informer;
 pub mod leader;
@@ -30,3 +32,23 @@ pub mod workqueue;
 
 pub use deepcopy::DeepCopy;
 pub use error::{Error, Result};
+
+/// Expands to its items when this crate's `fake` feature is on, and to nothing otherwise.
+///
+/// Generated code wraps its `fake` module's items in it, so the generated
+/// `fake::new_clientset()` exists exactly when the runtime has the fake API server: the
+/// user's crate needs no feature of its own, and turning on `fake` in [dev-dependencies]
+/// gives tests the fake clientset while the controller binary compiles neither.
+#[cfg(feature = "fake")]
+#[macro_export]
+macro_rules! cfg_fake {
+    ($($item:item)*) => { $($item)* };
+}
+
+/// Expands to its items when this crate's `fake` feature is on, and to nothing otherwise
+/// (here it is off).
+#[cfg(not(feature = "fake"))]
+#[macro_export]
+macro_rules! cfg_fake {
+    ($($item:item)*) => {};
+}

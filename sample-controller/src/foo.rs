@@ -341,7 +341,7 @@ fn is_controlled_by(d: &Deployment, foo: &Foo) -> bool {
         .any(|r| r.controller == Some(true) && Some(&r.uid) == foo.metadata.uid.as_ref())
 }
 
-/// The Deployment a Foo wants: nginx, labels app=nginx and controller=<foo>, owned by the Foo.
+/// The Deployment a Foo wants: nginx, labels app=nginx and `controller=<foo>`, owned by the Foo.
 pub fn new_deployment(foo: &Foo) -> Deployment {
     let labels: std::collections::BTreeMap<String, String> = [
         ("app".to_string(), "nginx".to_string()),

@@ -231,7 +231,7 @@ pub fn clientset(packages: &[Package]) -> TokenStream {
         });
     }
     quote! {
-        //! Typed clients for every `+genclient` kind. Build a [`Clientset`] from a
+        //! Typed clients for every `+genclient` kind. Build a `Clientset` from a
         //! `kube::Client` (or use `fake::new_clientset()` in tests).
 
         /// One entry point for every group/version of this crate.

@@ -1,5 +1,6 @@
 //! `fake.rs`: a `Clientset` over the runtime's in-memory API server, with this crate's
-//! kinds registered (scope and status subresource), for controller unit tests.
+//! kinds registered (scope and status subresource), for controller unit tests. Its items
+//! sit in the runtime's `cfg_fake!`, so they follow the runtime's `fake` feature.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -30,7 +31,11 @@ pub fn fake(packages: &[Package]) -> TokenStream {
         //! A fake `Clientset` for unit tests: the real typed clients over an in-memory API
         //! server (`kube_codegen_runtime::fake::FakeApiServer`) that knows this crate's kinds.
         //! Use the server handle to seed objects, read the action log and inject errors.
+        //!
+        //! Present when `kube-codegen-runtime`'s `fake` feature is on (enable it in
+        //! `[dev-dependencies]`); empty otherwise, so binaries do not compile the fake server.
 
+        ::kube_codegen_runtime::cfg_fake! {
         /// Register every kind of this crate with a fake API server.
         #[inline]
         pub fn register_kinds(server: &::kube_codegen_runtime::fake::FakeApiServer) {
@@ -43,6 +48,7 @@ pub fn fake(packages: &[Package]) -> TokenStream {
             let server = ::kube_codegen_runtime::fake::FakeApiServer::new();
             register_kinds(&server);
             (super::clientset::Clientset::new(server.client()), server)
+        }
         }
     }
 }

@@ -59,8 +59,72 @@ pub fn format_file(boilerplate: Option<&str>, tokens: TokenStream) -> Result<Str
         out.push('\n');
     }
     out.push('\n');
-    out.push_str(&prettyplease::unparse(&file));
+    let mut file = file;
+    let mut bodies = Vec::new();
+    take_item_macro_bodies(&mut file.items, &mut bodies)?;
+    let mut bodies = bodies.iter().map(prettyplease::unparse);
+    // Splice each body back into its (now empty) invocation, in document order, which
+    // is the order they were taken in.
+    for line in prettyplease::unparse(&file).lines() {
+        let body = line
+            .strip_suffix("! {}")
+            .filter(|head| ITEM_MACROS.iter().any(|m| head.ends_with(m)))
+            .and_then(|head| Some((head, bodies.next()?)));
+        match body {
+            Some((head, body)) => {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                out.push_str(head);
+                out.push_str("! {\n");
+                for l in body.lines() {
+                    if !l.is_empty() {
+                        out.push_str(indent);
+                        out.push_str("    ");
+                        out.push_str(l);
+                    }
+                    out.push('\n');
+                }
+                out.push_str(indent);
+                out.push_str("}\n");
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
     Ok(out)
+}
+
+/// Macros whose body is items, which generated code invokes at item level (the runtime's
+/// `cfg_fake!`). prettyplease prints a macro's tokens unformatted, so [`format_file`]
+/// formats their bodies as items and splices them back.
+const ITEM_MACROS: &[&str] = &["cfg_fake"];
+
+/// Empty the body of every [`ITEM_MACROS`] invocation (in inline modules too), collecting
+/// the bodies parsed as items, in document order.
+fn take_item_macro_bodies(
+    items: &mut [syn::Item],
+    bodies: &mut Vec<syn::File>,
+) -> Result<(), syn::Error> {
+    for item in items {
+        match item {
+            syn::Item::Macro(m)
+                if m.mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| ITEM_MACROS.iter().any(|name| s.ident == name)) =>
+            {
+                bodies.push(syn::parse2(std::mem::take(&mut m.mac.tokens))?);
+            }
+            syn::Item::Mod(syn::ItemMod {
+                content: Some((_, inner)),
+                ..
+            }) => take_item_macro_bodies(inner, bodies)?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Parse a Rust path written as text (`crate::apis::v1::Foo`).
@@ -122,6 +186,21 @@ mod tests {
         let text = format_file(Some("// Copyright x"), quote::quote! { pub struct A; }).unwrap();
         assert!(text.starts_with(HEADER));
         assert!(text.contains("// Copyright x\n\npub struct A;\n"));
+    }
+
+    #[test]
+    fn formats_item_macro_bodies_as_items() {
+        let tokens = quote::quote! {
+            pub mod fake {
+                ::kube_codegen_runtime::cfg_fake! {
+                    /// Doc.
+                    pub fn f() -> u8 { 1 }
+                }
+            }
+        };
+        let text = format_file(None, tokens).unwrap();
+        let expected = "pub mod fake {\n    ::kube_codegen_runtime::cfg_fake! {\n        /// Doc.\n        pub fn f() -> u8 {\n            1\n        }\n    }\n}\n";
+        assert_eq!(&text[HEADER.len() + 2..], expected);
     }
 
     #[test]

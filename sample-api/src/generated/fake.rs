@@ -3,35 +3,40 @@
 //! A fake `Clientset` for unit tests: the real typed clients over an in-memory API
 //! server (`kube_codegen_runtime::fake::FakeApiServer`) that knows this crate's kinds.
 //! Use the server handle to seed objects, read the action log and inject errors.
-/// Register every kind of this crate with a fake API server.
-#[inline]
-pub fn register_kinds(server: &::kube_codegen_runtime::fake::FakeApiServer) {
-    server
-        .register(::kube_codegen_runtime::fake::FakeResource {
-            group: "insujang.github.io".into(),
-            version: "v1beta1".into(),
-            kind: "TestResource".into(),
-            plural: "testresources".into(),
-            namespaced: true,
-            status_subresource: false,
-        });
-    server
-        .register(::kube_codegen_runtime::fake::FakeResource {
-            group: "samplecontroller.k8s.io".into(),
-            version: "v1alpha1".into(),
-            kind: "Foo".into(),
-            plural: "foos".into(),
-            namespaced: true,
-            status_subresource: true,
-        });
-}
-/// A `Clientset` over a fresh in-memory API server, and the server's handle.
-#[inline]
-pub fn new_clientset() -> (
-    super::clientset::Clientset,
-    ::kube_codegen_runtime::fake::FakeApiServer,
-) {
-    let server = ::kube_codegen_runtime::fake::FakeApiServer::new();
-    register_kinds(&server);
-    (super::clientset::Clientset::new(server.client()), server)
+//!
+//! Present when `kube-codegen-runtime`'s `fake` feature is on (enable it in
+//! `[dev-dependencies]`); empty otherwise, so binaries do not compile the fake server.
+::kube_codegen_runtime::cfg_fake! {
+    /// Register every kind of this crate with a fake API server.
+    #[inline]
+    pub fn register_kinds(server: &::kube_codegen_runtime::fake::FakeApiServer) {
+        server
+            .register(::kube_codegen_runtime::fake::FakeResource {
+                group: "insujang.github.io".into(),
+                version: "v1beta1".into(),
+                kind: "TestResource".into(),
+                plural: "testresources".into(),
+                namespaced: true,
+                status_subresource: false,
+            });
+        server
+            .register(::kube_codegen_runtime::fake::FakeResource {
+                group: "samplecontroller.k8s.io".into(),
+                version: "v1alpha1".into(),
+                kind: "Foo".into(),
+                plural: "foos".into(),
+                namespaced: true,
+                status_subresource: true,
+            });
+    }
+    /// A `Clientset` over a fresh in-memory API server, and the server's handle.
+    #[inline]
+    pub fn new_clientset() -> (
+        super::clientset::Clientset,
+        ::kube_codegen_runtime::fake::FakeApiServer,
+    ) {
+        let server = ::kube_codegen_runtime::fake::FakeApiServer::new();
+        register_kinds(&server);
+        (super::clientset::Clientset::new(server.client()), server)
+    }
 }
