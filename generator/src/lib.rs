@@ -637,6 +637,7 @@ impl Config {
                     cost: *cost,
                     render: prepare(&cx, &mut diags),
                 });
+                made.push((*name, 1));
             }
         }
         if diags.has_errors() {
@@ -671,15 +672,6 @@ impl Config {
                 contents: (files.render)(i),
             },
         });
-        made.extend(
-            rust_modules
-                .iter()
-                .filter_map(|m| {
-                    GeneratorName::all()
-                        .find(|g| generators::generator(*g).rust_module() == Some(m.module))
-                })
-                .map(|g| (g, 1)),
-        );
         out.sort_by(|a, b| a.path.cmp(&b.path));
         if self.emit_rerun_if_changed {
             for f in &files {
