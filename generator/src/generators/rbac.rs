@@ -63,59 +63,48 @@ struct Rule {
     verbs: BTreeSet<String>,
 }
 
-/// A rule's key, with one of its lists left out (the one merged across rules) or none.
-fn key(r: &Rule, without: Option<usize>) -> Vec<&BTreeSet<String>> {
-    let parts = [
-        &r.groups,
-        &r.resources,
-        &r.resource_names,
-        &r.urls,
-        &r.verbs,
-    ];
-    parts
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| Some(*i) != without && (without.is_some() || *i != 4))
-        .map(|(_, p)| p)
-        .collect()
+/// Rules with equal keys merge into one: `key` is the rule with the list being merged
+/// emptied, `merge` moves that list of a rule into the one already kept.
+fn merge_by(
+    rules: Vec<Rule>,
+    key: impl Fn(&Rule) -> Rule,
+    merge: impl Fn(&mut Rule, Rule),
+) -> Vec<Rule> {
+    let mut kept: BTreeMap<Rule, Rule> = BTreeMap::new();
+    for r in rules {
+        match kept.get_mut(&key(&r)) {
+            Some(existing) => merge(existing, r),
+            None => {
+                kept.insert(key(&r), r);
+            }
+        }
+    }
+    kept.into_values().collect()
 }
 
 /// controller-gen's `NormalizeRules`: one rule per resource; rules with the same groups,
 /// resources, names and URLs share verbs; then rules equal but for their resources, then
 /// their groups, then their URLs merge; ordered by `groups + resources + names + urls`.
 fn normalize(rules: Vec<Rule>) -> Vec<Rule> {
-    let mut by_key: BTreeMap<Vec<BTreeSet<String>>, Rule> = BTreeMap::new();
-    for r in rules {
-        let k: Vec<BTreeSet<String>> = key(&r, None).into_iter().cloned().collect();
-        match by_key.get_mut(&k) {
-            Some(existing) => existing.verbs.extend(r.verbs),
-            None => {
-                by_key.insert(k, r);
-            }
+    let without = |f: fn(&mut Rule) -> &mut BTreeSet<String>| {
+        move |r: &Rule| {
+            let mut k = r.clone();
+            f(&mut k).clear();
+            k
         }
-    }
-    let mut rules: Vec<Rule> = by_key.into_values().collect();
-    // Merge what differs only in resources (1), then groups (0), then URLs (3).
-    for merged in [1, 0, 3] {
-        let mut groups: BTreeMap<Vec<BTreeSet<String>>, Rule> = BTreeMap::new();
-        for r in rules {
-            let k: Vec<BTreeSet<String>> = key(&r, Some(merged)).into_iter().cloned().collect();
-            match groups.get_mut(&k) {
-                Some(existing) => {
-                    let (into, from) = match merged {
-                        1 => (&mut existing.resources, r.resources),
-                        0 => (&mut existing.groups, r.groups),
-                        _ => (&mut existing.urls, r.urls),
-                    };
-                    into.extend(from);
-                }
-                None => {
-                    groups.insert(k, r);
-                }
-            }
-        }
-        rules = groups.into_values().collect();
-    }
+    };
+    let rules = merge_by(rules, without(|r| &mut r.verbs), |e, r| {
+        e.verbs.extend(r.verbs)
+    });
+    let rules = merge_by(rules, without(|r| &mut r.resources), |e, r| {
+        e.resources.extend(r.resources)
+    });
+    let rules = merge_by(rules, without(|r| &mut r.groups), |e, r| {
+        e.groups.extend(r.groups)
+    });
+    let mut rules = merge_by(rules, without(|r| &mut r.urls), |e, r| {
+        e.urls.extend(r.urls)
+    });
     let joined = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join("&");
     rules.sort_by_cached_key(|r| {
         format!(
