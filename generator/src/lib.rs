@@ -713,14 +713,12 @@ impl Config {
         files: &[PathBuf],
         diags: &mut Diagnostics,
     ) -> Vec<source::Module> {
-        let parse = |f: &PathBuf, path: Vec<String>| {
-            let mut found = Diagnostics::default();
-            let m = source::parse_file(path, true, f, &mut found);
-            (m, found)
-        };
+        // `files` and `src_root` are normalized (see `generate`), as the tree's paths are.
         let mut modules = vec![];
         for (m, found) in par::map(files.iter().collect(), |f| {
-            parse(f, source::module_path_of(src_root, f))
+            let mut found = Diagnostics::default();
+            let m = source::parse_file(source::module_path_of(src_root, f), true, f, &mut found);
+            (m, found)
         }) {
             modules.extend(m);
             diags.0.extend(found.0);
@@ -743,11 +741,10 @@ impl Config {
         }
         let mut reparse = vec![];
         modules.retain_mut(|m| {
-            let file = source::normalize(&m.file);
-            if tree.orphans.contains(&file) {
+            if tree.orphans.contains(&m.file) {
                 return false;
             }
-            let Some((path, visible)) = tree.declared.get(&file) else {
+            let Some((path, visible)) = tree.declared.get(&m.file) else {
                 return true;
             };
             let derived = source::module_path_of(src_root, &m.file);
@@ -764,7 +761,7 @@ impl Config {
             false
         });
         for f in reparse {
-            let (path, visible) = tree.declared[&source::normalize(&f)].clone();
+            let (path, visible) = tree.declared[&f].clone();
             let mut found = Diagnostics::default();
             let mut parsed = source::parse_file(path, visible, &f, &mut found);
             modules.append(&mut parsed);
