@@ -20,6 +20,8 @@ pub struct Api {
     pub webhooks: Vec<Webhook>,
     /// `+kubebuilder:webhookconfiguration` markers (names of the generated configurations).
     pub webhook_configurations: Vec<WebhookConfiguration>,
+    /// The Kubernetes version generated for: the schemas of embedded k8s-openapi types.
+    pub kubernetes: crate::KubernetesVersion,
 }
 
 /// One `+kubebuilder:rbac:...` marker: a rule of the ClusterRole (or, with `namespace`, Role).
