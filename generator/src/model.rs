@@ -258,11 +258,21 @@ pub struct Kind {
     pub storage: bool,
     pub served: bool,
     pub skip: bool,
-    pub deprecated: Option<Option<String>>,
+    pub deprecation: Deprecation,
     pub selectable_fields: Vec<(String, Location)>,
     pub annotations: BTreeMap<String, String>,
     pub labels: BTreeMap<String, String>,
     pub client: Option<ClientOptions>,
+}
+
+/// Whether a version is deprecated (`+kubebuilder:deprecatedversion`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Deprecation {
+    /// Served without a warning.
+    #[default]
+    Current,
+    /// Deprecated: the API server warns clients, with this text or its default one.
+    Deprecated { warning: Option<String> },
 }
 
 /// A Rust field or variant type, resolved.

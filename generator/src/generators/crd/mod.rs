@@ -297,8 +297,11 @@ fn version_of(
         name: p.version.clone(),
         served: k.served,
         storage,
-        deprecated: k.deprecated.as_ref().map(|_| true),
-        deprecation_warning: k.deprecated.clone().flatten(),
+        deprecated: matches!(k.deprecation, Deprecation::Deprecated { .. }).then_some(true),
+        deprecation_warning: match &k.deprecation {
+            Deprecation::Deprecated { warning } => warning.clone(),
+            Deprecation::Current => None,
+        },
         schema: Some(CustomResourceValidation {
             open_api_v3_schema: Some(schema),
         }),
