@@ -18,6 +18,7 @@
 
 pub mod client;
 pub mod contract;
+pub mod controller;
 pub mod deepcopy;
 pub mod error;
 pub mod events;

@@ -1,0 +1,425 @@
+//! The controller builder (controller-runtime's `builder.ControllerManagedBy`): one kind a
+//! controller is *for*, the kinds it *owns* and anything else it *watches*, on the shared
+//! informers and the rate-limited work queue, with a typed reconcile.
+//!
+//! ```no_run
+//! # async fn demo(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use k8s_openapi::api::apps::v1::Deployment;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube_codegen_runtime::controller::{Action, Builder, Predicate, Request};
+//!
+//! struct Ctx; // clients, recorder, lister of owned objects...
+//!
+//! async fn reconcile(req: Request<Deployment>, _ctx: Arc<Ctx>) -> Result<Action, kube::Error> {
+//!     let Some(deployment) = req.object else {
+//!         return Ok(Action::Done); // deleted: owned objects go with it (GC)
+//!     };
+//!     // ... make the world match `deployment` ...
+//!     Ok(Action::RequeueAfter(Duration::from_secs(300)))
+//! }
+//!
+//! let controller = Builder::for_kind(factory.informer_for::<Deployment>())
+//!     .owns(factory.informer_for::<ConfigMap>())
+//!     .with_predicate(Predicate::GenerationChanged)
+//!     .max_concurrent_reconciles(2)
+//!     .build();
+//! factory.start();
+//! factory.wait_for_cache_sync(Duration::from_secs(60)).await.unwrap();
+//! controller.run(Arc::new(Ctx), reconcile, std::future::pending()).await;
+//! # }
+//! ```
+//!
+//! What the builder does for every controller, so a reconcile does not:
+//! - events of the primary kind enqueue its key; an owned object enqueues the key of its
+//!   controller owner (the ownerReference with `controller: true` whose kind and API group
+//!   are the primary's); a watched object enqueues whatever its mapping returns;
+//! - predicates filter updates of the primary (creations and deletions always pass);
+//! - the object is read from the informer's cache: a deleted object arrives as
+//!   `object: None`, a normal case, not an error;
+//! - [`Action::Done`] forgets the key's failures, [`Action::RequeueAfter`] reconciles it
+//!   again after the delay, [`Action::Requeue`] and errors requeue it with the queue's
+//!   per-key exponential backoff;
+//! - a reconcile that panics is caught, logged with its key and counted as an error; the
+//!   key is retried with backoff and the controller keeps running;
+//! - at most `max_concurrent_reconciles` reconciles run at once, never two for one key
+//!   (the work queue hands out a key once until it is done).
+
+mod conditions;
+
+pub use conditions::{
+    find_status_condition, is_status_condition_true, remove_status_condition, set_status_condition,
+};
+
+use std::fmt::{Debug, Display};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures::FutureExt;
+use kube::Resource;
+use serde::de::DeserializeOwned;
+
+use crate::informer::{DeleteEvent, HandlerFuncs, Informer};
+use crate::store::{ObjectKey, key_of};
+use crate::workqueue::WorkQueue;
+
+/// What a reconcile asks for next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Action {
+    /// The object is as it should be: forget its failures, wait for the next event.
+    Done,
+    /// Reconcile the object again after this delay (a periodic check, a pending condition).
+    RequeueAfter(Duration),
+    /// Reconcile again with the queue's per-key backoff, as after an error, but without
+    /// counting an error.
+    Requeue,
+}
+
+/// What a reconcile gets: the key, and the object as the informer's cache holds it.
+#[derive(Debug)]
+pub struct Request<K> {
+    /// The object's key.
+    pub key: ObjectKey,
+    /// The cached object; `None` once it is deleted.
+    pub object: Option<Arc<K>>,
+}
+
+/// A closure deciding whether an update (old, new) is reconciled.
+pub type UpdateFilter<K> = Box<dyn Fn(&K, &K) -> bool + Send + Sync>;
+
+/// Registers one watched kind's event handlers on the controller's queue, at `build`.
+type Source = Box<dyn FnOnce(&WorkQueue<ObjectKey>)>;
+
+/// A filter on updates of the primary kind: an update is reconciled when every predicate
+/// passes (controller-runtime's `predicate` package).
+pub enum Predicate<K> {
+    /// `metadata.generation` changed: spec changes, not status or metadata-only updates.
+    GenerationChanged,
+    /// `metadata.labels` changed.
+    LabelsChanged,
+    /// `metadata.annotations` changed.
+    AnnotationsChanged,
+    /// A closure of the old and the new object.
+    Custom(UpdateFilter<K>),
+}
+
+impl<K: Resource> Predicate<K> {
+    fn passes(&self, old: &K, new: &K) -> bool {
+        let (o, n) = (old.meta(), new.meta());
+        match self {
+            Predicate::GenerationChanged => o.generation != n.generation,
+            Predicate::LabelsChanged => o.labels != n.labels,
+            Predicate::AnnotationsChanged => o.annotations != n.annotations,
+            Predicate::Custom(f) => f(old, new),
+        }
+    }
+}
+
+/// Counters of one controller, with controller-runtime's meaning: `reconcile_total` by
+/// result, `reconcile_errors_total`, `reconcile_panics_total`.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    success: AtomicU64,
+    error: AtomicU64,
+    requeue: AtomicU64,
+    requeue_after: AtomicU64,
+    panics: AtomicU64,
+}
+
+impl Metrics {
+    /// `controller_runtime_reconcile_total{result="success"}`.
+    #[must_use]
+    pub fn success(&self) -> u64 {
+        self.success.load(Ordering::Relaxed)
+    }
+    /// `controller_runtime_reconcile_total{result="error"}` (panics included), also
+    /// `controller_runtime_reconcile_errors_total`.
+    #[must_use]
+    pub fn errors(&self) -> u64 {
+        self.error.load(Ordering::Relaxed)
+    }
+    /// `controller_runtime_reconcile_total{result="requeue"}`.
+    #[must_use]
+    pub fn requeue(&self) -> u64 {
+        self.requeue.load(Ordering::Relaxed)
+    }
+    /// `controller_runtime_reconcile_total{result="requeue_after"}`.
+    #[must_use]
+    pub fn requeue_after(&self) -> u64 {
+        self.requeue_after.load(Ordering::Relaxed)
+    }
+    /// `controller_runtime_reconcile_panics_total`.
+    #[must_use]
+    pub fn panics(&self) -> u64 {
+        self.panics.load(Ordering::Relaxed)
+    }
+    /// Every reconcile that finished, whatever its result.
+    #[must_use]
+    pub fn total(&self) -> u64 {
+        self.success() + self.errors() + self.requeue() + self.requeue_after()
+    }
+}
+
+/// Builds a [`Controller`] for the kind `K`.
+#[must_use]
+pub struct Builder<K: Resource> {
+    informer: Informer<K>,
+    name: String,
+    predicates: Vec<Predicate<K>>,
+    max_concurrent: usize,
+    sources: Vec<Source>,
+}
+
+impl<K> Builder<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::Scope: 'static,
+{
+    /// A controller for the objects of `informer` (take it from the shared informer
+    /// factory, so every controller of the process shares one watch per kind). Named
+    /// after the kind, in lower case, as controller-runtime names it.
+    pub fn for_kind(informer: Informer<K>) -> Self {
+        Builder {
+            informer,
+            name: K::kind(&()).to_ascii_lowercase(),
+            predicates: vec![],
+            max_concurrent: 1,
+            sources: vec![],
+        }
+    }
+
+    /// The controller's name, in its work queue's and its log lines.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Reconcile an update of the primary kind only when `predicate` passes (several:
+    /// all must pass).
+    pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
+        self.predicates.push(predicate);
+        self
+    }
+
+    /// At most `n` reconciles at once (default 1), never two of one key.
+    pub fn max_concurrent_reconciles(mut self, n: usize) -> Self {
+        self.max_concurrent = n.max(1);
+        self
+    }
+
+    /// Objects the primary kind creates and owns: each event of one enqueues its
+    /// controller owner, if that is a `K`.
+    pub fn owns<O>(self, informer: Informer<O>) -> Self
+    where
+        O: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let namespaced = is_namespaced::<K>();
+        self.watches(informer, move |o: &O| {
+            controller_owner::<K>(o.meta(), namespaced)
+                .into_iter()
+                .collect()
+        })
+    }
+
+    /// Any other kind: each event of one enqueues the keys `map` returns (an index lookup,
+    /// a label match, a fixed key). Keys of objects that do not exist are harmless: their
+    /// reconcile sees `object: None`.
+    pub fn watches<O>(
+        mut self,
+        informer: Informer<O>,
+        map: impl Fn(&O) -> Vec<ObjectKey> + Send + Sync + 'static,
+    ) -> Self
+    where
+        O: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        self.sources
+            .push(Box::new(move |queue: &WorkQueue<ObjectKey>| {
+                let map = Arc::new(map);
+                let (q1, q2, q3) = (queue.clone(), queue.clone(), queue.clone());
+                let (m1, m2, m3) = (map.clone(), map.clone(), map);
+                informer.add_event_handler(
+                    HandlerFuncs::new()
+                        .on_add(move |o: Arc<O>, _| m1(&o).into_iter().for_each(|k| q1.add(k)))
+                        .on_update(move |old: Arc<O>, new: Arc<O>| {
+                            // Both: an owner reference or a label can move between them.
+                            let mut keys = m2(&old);
+                            keys.extend(m2(&new));
+                            keys.into_iter().for_each(|k| q2.add(k));
+                        })
+                        .on_delete(move |d: DeleteEvent<O>| {
+                            m3(d.object()).into_iter().for_each(|k| q3.add(k))
+                        }),
+                );
+            }));
+        self
+    }
+
+    /// The controller, its event handlers registered (start the informer factory after
+    /// this, or before: handlers added late are replayed the cache).
+    pub fn build(self) -> Controller<K> {
+        let queue = WorkQueue::new(self.name.clone());
+        for source in self.sources {
+            source(&queue);
+        }
+        let predicates = Arc::new(self.predicates);
+        let (q1, q2, q3) = (queue.clone(), queue.clone(), queue.clone());
+        self.informer.add_event_handler(
+            HandlerFuncs::new()
+                .on_add(move |o: Arc<K>, _| q1.add(key_of(o.as_ref())))
+                .on_update(move |old: Arc<K>, new: Arc<K>| {
+                    if predicates.iter().all(|p| p.passes(&old, &new)) {
+                        q2.add(key_of(new.as_ref()));
+                    }
+                })
+                .on_delete(move |d: DeleteEvent<K>| q3.add(key_of(d.object().as_ref()))),
+        );
+        Controller {
+            informer: self.informer,
+            queue,
+            name: self.name,
+            max_concurrent: self.max_concurrent,
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+}
+
+/// The key of the object's controller owner if it is a `K`: the ownerReference with
+/// `controller: true` whose kind and API group are `K`'s (any version of the group).
+fn controller_owner<K: Resource<DynamicType = ()>>(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    namespaced: bool,
+) -> Option<ObjectKey> {
+    let owner = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))?;
+    let group = owner.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    if owner.kind != K::kind(&()) || group != K::group(&()) {
+        return None;
+    }
+    Some(match (&meta.namespace, namespaced) {
+        (Some(ns), true) => ObjectKey::namespaced(ns, &owner.name),
+        _ => ObjectKey::cluster(owner.name.clone()),
+    })
+}
+
+/// A built controller: run it with a reconcile function.
+#[must_use]
+pub struct Controller<K: Resource> {
+    informer: Informer<K>,
+    queue: WorkQueue<ObjectKey>,
+    name: String,
+    max_concurrent: usize,
+    metrics: Arc<Metrics>,
+}
+
+impl<K> Controller<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    /// The work queue (to enqueue a key by hand, or read its metrics).
+    pub fn queue(&self) -> &WorkQueue<ObjectKey> {
+        &self.queue
+    }
+
+    /// This controller's reconcile counters.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// Reconcile until `shutdown` completes, then stop taking keys and wait for the
+    /// reconciles in flight (a graceful stop, as on SIGTERM). Start the informers first
+    /// and wait for their caches, or early reconciles see objects as missing.
+    pub async fn run<C, F, Fut, E>(
+        self,
+        ctx: Arc<C>,
+        reconcile: F,
+        shutdown: impl Future<Output = ()>,
+    ) where
+        F: Fn(Request<K>, Arc<C>) -> Fut,
+        Fut: Future<Output = Result<Action, E>>,
+        E: Display,
+    {
+        let workers = futures::future::join_all(
+            (0..self.max_concurrent).map(|_| self.worker(&ctx, &reconcile)),
+        );
+        let queue = self.queue.clone();
+        let stop = async move {
+            shutdown.await;
+            queue.shutdown_with_drain().await;
+        };
+        futures::future::join(workers, stop).await;
+    }
+
+    async fn worker<C, F, Fut, E>(&self, ctx: &Arc<C>, reconcile: &F)
+    where
+        F: Fn(Request<K>, Arc<C>) -> Fut,
+        Fut: Future<Output = Result<Action, E>>,
+        E: Display,
+    {
+        while let Some(key) = self.queue.get().await {
+            let object = self.informer.store().get(&key);
+            let request = Request {
+                key: key.clone(),
+                object,
+            };
+            // The future is built and polled under catch_unwind: a panic in either is
+            // this key's failure, not the process's.
+            let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                reconcile(request, ctx.clone())
+            })) {
+                Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                Err(p) => Err(p),
+            };
+            let m = &self.metrics;
+            match outcome {
+                Ok(Ok(Action::Done)) => {
+                    m.success.fetch_add(1, Ordering::Relaxed);
+                    self.queue.forget(&key);
+                }
+                Ok(Ok(Action::RequeueAfter(d))) => {
+                    m.requeue_after.fetch_add(1, Ordering::Relaxed);
+                    self.queue.forget(&key);
+                    self.queue.add_after(key.clone(), d);
+                }
+                Ok(Ok(Action::Requeue)) => {
+                    m.requeue.fetch_add(1, Ordering::Relaxed);
+                    self.queue.add_rate_limited(key.clone());
+                }
+                Ok(Err(e)) => {
+                    m.error.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(controller = %self.name, %key, error = %e, "reconcile failed; requeuing with backoff");
+                    self.queue.add_rate_limited(key.clone());
+                }
+                Err(panic) => {
+                    m.error.fetch_add(1, Ordering::Relaxed);
+                    m.panics.fetch_add(1, Ordering::Relaxed);
+                    let msg = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a non-string panic".to_owned());
+                    tracing::error!(controller = %self.name, %key, panic = %msg, "reconcile panicked; requeuing with backoff");
+                    self.queue.add_rate_limited(key.clone());
+                }
+            }
+            self.queue.done(&key);
+        }
+    }
+}
+
+/// Whether `K` is namespaced, from its `Resource::Scope` (a dynamic scope counts as
+/// namespaced: its objects carry their namespace, or none).
+fn is_namespaced<K: Resource>() -> bool
+where
+    K::Scope: 'static,
+{
+    std::any::TypeId::of::<K::Scope>()
+        != std::any::TypeId::of::<k8s_openapi::ClusterResourceScope>()
+}
