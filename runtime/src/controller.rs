@@ -47,6 +47,9 @@
 //!   (the work queue hands out a key once until it is done).
 
 mod conditions;
+mod finalizer;
+
+pub use finalizer::{FinalizerError, FinalizerEvent, finalizer};
 
 pub use conditions::{
     find_status_condition, is_status_condition_true, remove_status_condition, set_status_condition,

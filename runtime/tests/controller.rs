@@ -343,3 +343,89 @@ async fn one_key_is_never_reconciled_twice_at_once() {
     assert_eq!(max_seen.load(Ordering::SeqCst), 1);
     factory.shutdown();
 }
+
+mod finalizers {
+    use super::*;
+    use kube_codegen_runtime::controller::{FinalizerError, FinalizerEvent, finalizer};
+
+    const NAME: &str = "example.com/cleanup";
+
+    #[tokio::test]
+    async fn added_before_apply_and_removed_only_after_a_successful_cleanup() {
+        let server = FakeApiServer::new();
+        let cms: Api<ConfigMap> = Api::namespaced(server.client(), "ns");
+        let created = cms
+            .create(&PostParams::default(), &config_map("cm", None, false))
+            .await
+            .unwrap();
+
+        // A live object without the finalizer: it is added, then Apply sees it on.
+        let action = finalizer(&cms, NAME, Arc::new(created), |e| async move {
+            match e {
+                FinalizerEvent::Apply(o) => {
+                    assert_eq!(
+                        o.metadata.finalizers.as_deref(),
+                        Some(&[NAME.to_owned()][..])
+                    );
+                    Ok::<_, String>(Action::Done)
+                }
+                FinalizerEvent::Cleanup(_) => panic!("not deleted"),
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(action, Action::Done);
+
+        // Deleted: the object stays while the finalizer is on it.
+        cms.delete("cm", &DeleteParams::default()).await.unwrap();
+        let deleting = cms.get("cm").await.unwrap();
+        assert!(deleting.metadata.deletion_timestamp.is_some());
+
+        // A failing cleanup keeps the finalizer (and the object).
+        let err = finalizer(&cms, NAME, Arc::new(deleting.clone()), |e| async move {
+            assert!(matches!(e, FinalizerEvent::Cleanup(_)));
+            Err::<Action, _>("the bucket is still there".to_owned())
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(err, FinalizerError::Reconcile(_)));
+        assert!(cms.get("cm").await.is_ok());
+
+        // A successful cleanup removes it, and the object goes.
+        let action = finalizer(&cms, NAME, Arc::new(deleting), |_| async {
+            Ok::<_, String>(Action::Done)
+        })
+        .await
+        .unwrap();
+        assert_eq!(action, Action::Done);
+        assert!(cms.get_opt("cm").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn adding_to_a_changed_object_is_a_conflict_not_a_lost_update() {
+        let server = FakeApiServer::new();
+        let cms: Api<ConfigMap> = Api::namespaced(server.client(), "ns");
+        let mut c = config_map("cm", None, false);
+        c.metadata.finalizers = Some(vec!["other.io/keep".into()]);
+        let stale = cms.create(&PostParams::default(), &c).await.unwrap();
+        // Someone else changes the object after our cache saw it.
+        let mut fresh = stale.clone();
+        fresh.data = Some(BTreeMap::from([("k".to_owned(), "v".to_owned())]));
+        cms.replace("cm", &PostParams::default(), &fresh)
+            .await
+            .unwrap();
+        let err = finalizer(&cms, NAME, Arc::new(stale), |_| async {
+            Ok::<_, String>(Action::Done)
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(err, FinalizerError::Patch(_)), "{err}");
+        // Nothing was written: the other finalizer and the data are intact, ours absent.
+        let now = cms.get("cm").await.unwrap();
+        assert_eq!(
+            now.metadata.finalizers,
+            Some(vec!["other.io/keep".to_owned()])
+        );
+        assert!(now.data.is_some());
+    }
+}
