@@ -176,6 +176,7 @@ pub struct Builder<K: Resource> {
     predicates: Vec<Predicate<K>>,
     max_concurrent: usize,
     sources: Vec<Source>,
+    queue: Option<WorkQueue<ObjectKey>>,
 }
 
 impl<K> Builder<K>
@@ -193,6 +194,7 @@ where
             predicates: vec![],
             max_concurrent: 1,
             sources: vec![],
+            queue: None,
         }
     }
 
@@ -206,6 +208,13 @@ where
     /// all must pass).
     pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
         self.predicates.push(predicate);
+        self
+    }
+
+    /// Use `queue` (its rate limiter, its name, its metrics exposed elsewhere) instead of
+    /// a new one named after the controller.
+    pub fn with_queue(mut self, queue: WorkQueue<ObjectKey>) -> Self {
+        self.queue = Some(queue);
         self
     }
 
@@ -265,7 +274,9 @@ where
     /// The controller, its event handlers registered (start the informer factory after
     /// this, or before: handlers added late are replayed the cache).
     pub fn build(self) -> Controller<K> {
-        let queue = WorkQueue::new(self.name.clone());
+        let queue = self
+            .queue
+            .unwrap_or_else(|| WorkQueue::new(self.name.clone()));
         for source in self.sources {
             source(&queue);
         }
@@ -337,7 +348,8 @@ where
     }
 
     /// Reconcile until `shutdown` completes, then stop taking keys and wait for the
-    /// reconciles in flight (a graceful stop, as on SIGTERM). Start the informers first
+    /// reconciles in flight (a graceful stop, as on SIGTERM); also returns once the queue
+    /// is shut down elsewhere and drained. Start the informers first
     /// and wait for their caches, or early reconciles see objects as missing.
     pub async fn run<C, F, Fut, E>(
         self,
@@ -352,12 +364,14 @@ where
         let workers = futures::future::join_all(
             (0..self.max_concurrent).map(|_| self.worker(&ctx, &reconcile)),
         );
-        let queue = self.queue.clone();
-        let stop = async move {
-            shutdown.await;
-            queue.shutdown_with_drain().await;
-        };
-        futures::future::join(workers, stop).await;
+        let shutdown = std::pin::pin!(shutdown);
+        // The workers also end when someone else shuts the queue down (a process draining
+        // all its queues at once): then there is nothing left to wait for.
+        if let futures::future::Either::Right(((), workers)) =
+            futures::future::select(workers, shutdown).await
+        {
+            futures::future::join(workers, self.queue.shutdown_with_drain()).await;
+        }
     }
 
     async fn worker<C, F, Fut, E>(&self, ctx: &Arc<C>, reconcile: &F)

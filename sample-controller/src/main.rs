@@ -182,14 +182,11 @@ async fn run_controllers(
     let mut tr_controller = None;
     if run_tr {
         let trs = factory.insujang().v1beta1().testresources();
-        let c = Arc::new(testresource::Controller::new(
-            clientset.clone(),
-            trs.lister(),
-            recorder.clone(),
+        tr_controller = Some(testresource::controller(
+            trs.informer().clone(),
             running.tr_queue.clone(),
+            args.workers,
         ));
-        c.register_handlers(trs.informer());
-        tr_controller = Some(c);
     }
     factory.start();
     tracing::info!("waiting for informer caches to sync");
@@ -202,9 +199,17 @@ async fn run_controllers(
         tasks.push(tokio::spawn(c.run_workers(args.workers)));
     }
     if let Some(c) = tr_controller {
-        for _ in 0..args.workers.max(1) {
-            tasks.push(tokio::spawn(c.clone().run_worker()));
-        }
+        let ctx = Arc::new(testresource::Context {
+            clientset: clientset.clone(),
+            recorder: recorder.clone(),
+        });
+        // Stopped with the other queues below (shutdown_with_drain), so it needs no signal
+        // of its own.
+        tasks.push(tokio::spawn(c.run(
+            ctx,
+            testresource::reconcile,
+            std::future::pending(),
+        )));
     }
     stop.await;
     ready.send_replace(false);

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::api::core::v1::Event;
+use kube_codegen_runtime::controller::{Action as Reconciled, Request};
 use kube_codegen_runtime::events::{Recorder, Reporter};
 use kube_codegen_runtime::fake::{Action, FakeApiServer, Verb, errors};
 use kube_codegen_runtime::informer::{DeleteEvent, Tombstone};
@@ -19,7 +20,6 @@ use sample_api::Clientset;
 use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec, FooStatus};
 use sample_api::generated::fake;
-use sample_api::generated::listers::insujang_v1beta1::TestResourceLister;
 use sample_api::generated::listers::samplecontroller_v1alpha1::FooLister;
 use sample_controller::foo::{self, Controller, OwnerEnqueuer, new_deployment};
 use sample_controller::testresource;
@@ -362,15 +362,25 @@ async fn testresource_gets_handled_through_a_copy() {
     tr.metadata.namespace = Some(NS.into());
     let stored: TestResource = serde_json::from_value(server.add(&tr).unwrap()).unwrap();
     let cached = Arc::new(stored);
-    let store = Store::new();
-    store.upsert(cached.clone());
-    let c = testresource::Controller::new(
+    let ctx = Arc::new(testresource::Context {
         clientset,
-        TestResourceLister::new(Lister::new(store)),
-        recorder.clone(),
-        WorkQueue::new("trs"),
+        recorder: recorder.clone(),
+    });
+    let request = Request {
+        key: key("t"),
+        object: Some(cached.clone()),
+    };
+    let action = testresource::reconcile(request, ctx.clone()).await.unwrap();
+    assert_eq!(action, Reconciled::Done);
+    // A deleted TestResource is nothing to do.
+    let gone = Request {
+        key: key("gone"),
+        object: None,
+    };
+    assert_eq!(
+        testresource::reconcile(gone, ctx).await.unwrap(),
+        Reconciled::Done
     );
-    c.sync(&key("t")).await.unwrap();
     let after: TestResource = server.get(Some(NS), "t").unwrap();
     assert_eq!(after.status.as_deref(), Some("HANDLED"));
     assert_eq!(cached.status, None, "the cached object is never mutated");
