@@ -118,6 +118,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod errors;
+mod managed;
 mod selector;
 mod server;
 mod store;
@@ -537,6 +538,22 @@ impl FakeApiServer {
     ) {
         for r in FakeResource::from_crd(crd) {
             self.register(r);
+        }
+        // The merge semantics of server-side apply come from each version's schema.
+        let mut store = self.shared.store.lock();
+        for v in &crd.spec.versions {
+            if let Some(props) = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+            {
+                store.set_schema(
+                    &crd.spec.group,
+                    &v.name,
+                    &crd.spec.names.kind,
+                    managed::schema::from_crd_schema(props),
+                );
+            }
         }
     }
 

@@ -561,11 +561,26 @@ async fn merge_json_strategic_and_apply_patches() {
     );
     assert_eq!(err.code, 422);
 
-    // Apply on an existing object merges and records managedFields.
+    // Apply on an existing object merges and records managedFields. The object was
+    // created and patched without a fieldManager or User-Agent, so those writes belong to
+    // `unknown` (Update), which owns spec.replicas: taking it over needs force.
+    let err = api_error(
+        api.patch(
+            "web",
+            &PatchParams::apply("my-controller"),
+            &Patch::Apply(&apply_body),
+        )
+        .await,
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"unknown\" using apps/v1: .spec.replicas"
+    );
     let applied = api
         .patch(
             "web",
-            &PatchParams::apply("my-controller"),
+            &PatchParams::apply("my-controller").force(),
             &Patch::Apply(&apply_body),
         )
         .await
@@ -574,7 +589,7 @@ async fn merge_json_strategic_and_apply_patches() {
     assert_eq!(
         applied.spec.paused,
         Some(true),
-        "fields are not removed by omission"
+        "fields the applier never owned stay"
     );
     assert_eq!(applied.labels()["applied"], "yes");
     assert_eq!(applied.labels()["app"], "web");
@@ -583,13 +598,21 @@ async fn merge_json_strategic_and_apply_patches() {
         .managed_fields
         .as_ref()
         .expect("managedFields");
-    assert_eq!(mf.len(), 1);
+    assert_eq!(mf.len(), 2, "{mf:?}");
     assert_eq!(mf[0].manager.as_deref(), Some("my-controller"));
     assert_eq!(mf[0].operation.as_deref(), Some("Apply"));
     assert_eq!(mf[0].api_version.as_deref(), Some("apps/v1"));
     assert_eq!(
         mf[0].fields_v1.as_ref().unwrap().0,
         json!({"f:metadata": {"f:labels": {"f:applied": {}}}, "f:spec": {"f:replicas": {}}})
+    );
+    assert_eq!(mf[1].manager.as_deref(), Some("unknown"));
+    assert_eq!(mf[1].operation.as_deref(), Some("Update"));
+    assert!(
+        mf[1].fields_v1.as_ref().unwrap().0["f:spec"]
+            .get("f:replicas")
+            .is_none(),
+        "force moved spec.replicas to the applier"
     );
     // Re-applying the same thing is a no-op.
     let reapplied = api
