@@ -822,12 +822,26 @@ impl Store {
             })
             .map_err(|e| match e {
                 ApplyError::Conflicts(c) => managed::conflict_status(&c),
-                ApplyError::Invalid(msg) => errors::internal_error(&format!(
-                    "failed to create typed patch object ({}/{name}; {}, Kind={}): {msg}",
-                    namespace.unwrap_or_default(),
-                    res.api_version(),
-                    res.kind
-                )),
+                // A plain error in the API server, hence a 500 without reason or details;
+                // the namespace is the apply body's.
+                ApplyError::Invalid(msg) => Status::failure(
+                    &format!(
+                        "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {msg}",
+                        patch
+                            .pointer("/metadata/namespace")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                        patch
+                            .pointer("/metadata/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                        res.group,
+                        res.version,
+                        res.kind
+                    ),
+                    "",
+                )
+                .with_code(500),
             })?;
         let mut obj = new.unwrap_or_else(|| live.clone());
         let Some(old) = existing else {

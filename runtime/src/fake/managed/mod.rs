@@ -488,11 +488,12 @@ impl Tracker<'_> {
             api_version: None,
             subresource: self.subresource.clone(),
         };
-        let merged = typed::merge(self.schema, &live, config).map_err(ApplyError::Invalid)?;
-        let last = managed.get(&id).map(|e| e.set.clone());
+        // The API server types (validates) the configuration before anything else.
         let set = typed::to_field_set(self.schema, config)
             .map_err(ApplyError::Invalid)?
             .recursive_difference(&self.reset);
+        let merged = typed::merge(self.schema, &live, config).map_err(ApplyError::Invalid)?;
+        let last = managed.get(&id).map(|e| e.set.clone());
         let time = managed.get(&id).and_then(|e| e.time.clone());
         managed.insert(
             id.clone(),

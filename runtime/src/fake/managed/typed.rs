@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::fieldset::{OrdValue, Path, PathElement, Set};
+use super::fieldset::{OrdValue, Path, PathElement, Set, path_string};
 use super::schema::{ListSchema, ListType, MapSchema, Resolved, Schema};
 
 /// Why an item of an associative list has no path element.
@@ -107,15 +107,22 @@ fn field_set_walk(
                 return Ok(());
             };
             let mut pes = Vec::with_capacity(items.len());
-            for item in items {
-                pes.push(item_element(&l, item)?);
+            for (i, item) in items.iter().enumerate() {
+                // SMD's validation errors carry the list's path: `.spec.items: element 0: ...`.
+                pes.push(
+                    item_element(&l, item)
+                        .map_err(|e| format!("{}: element {i}: {e}", path_string(path)))?,
+                );
             }
             let mut seen = std::collections::BTreeSet::new();
             let mut duplicates = std::collections::BTreeSet::new();
             for pe in &pes {
                 if !seen.insert(pe.clone()) && duplicates.insert(pe.clone()) {
                     if !allow_duplicates {
-                        return Err(format!("duplicate entries for key {pe}"));
+                        return Err(format!(
+                            "{}: duplicate entries for key {pe}",
+                            path_string(path)
+                        ));
                     }
                     set.insert(&with(path, pe.clone()));
                 }
