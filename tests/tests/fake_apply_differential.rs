@@ -966,11 +966,19 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
         real.last_rv = None;
         fake.last_rv = None;
         let mut diverged = false;
+        let mut trace = Vec::new();
         for (i, (kind, op)) in sc.steps.iter().enumerate() {
             let r = run(&real, *kind, sc.name, op).await;
             let r = outcome(&mut real, *kind, r);
             let f = run(&fake, *kind, sc.name, op).await;
             let f = outcome(&mut fake, *kind, f);
+            trace.push(match &r {
+                Outcome::Ok {
+                    rv_changed: true, ..
+                } => "written".to_string(),
+                Outcome::Ok { .. } => "no-op".to_string(),
+                Outcome::Err { code, causes, .. } => format!("{code} ({} causes)", causes.len()),
+            });
             if r != f {
                 diverged = true;
                 let _ = writeln!(
@@ -983,6 +991,7 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
                 break;
             }
         }
+        println!("{}: {}", sc.name, trace.join(", "));
         if !diverged {
             passed += 1;
         }
