@@ -676,6 +676,89 @@ fn scenarios() -> Vec<Scenario> {
             ],
         ),
         s(
+            "empty-list-and-map-are-owned-leaves",
+            widget(vec![
+                apply("a", spec(json!({"tags": [], "selector": {}, "items": []}))),
+                apply("b", spec(json!({"tags": ["x"], "selector": {"k": "v"}}))),
+                apply("a", spec(json!({"replicas": 1}))),
+            ]),
+        ),
+        s(
+            "null-value-in-apply",
+            widget(vec![
+                apply("a", spec(json!({"color": "red", "size": "s"}))),
+                apply("a", spec(json!({"color": null, "size": "s"}))),
+            ]),
+        ),
+        s(
+            "force-over-two-owners",
+            widget(vec![
+                apply("a", spec(json!({"color": "red"}))),
+                apply("b", spec(json!({"color": "red", "size": "m"}))),
+                merge("u", spec(json!({"size": "l"}))),
+                force("c", spec(json!({"color": "blue", "size": "xl"}))),
+                apply("a", json!({})),
+                apply("b", json!({})),
+            ]),
+        ),
+        s(
+            "list-map-item-owned-by-two-then-both-drop",
+            widget(vec![
+                apply(
+                    "a",
+                    spec(json!({"items": [{"name": "x", "value": "1"}, {"name": "y"}]})),
+                ),
+                apply("b", spec(json!({"items": [{"name": "x", "value": "1"}]}))),
+                apply("a", spec(json!({"items": [{"name": "y"}]}))),
+                apply("b", spec(json!({"items": []}))),
+            ]),
+        ),
+        s(
+            "status-apply-to-missing-object",
+            widget(vec![apply_status("s", json!({"status": {"phase": "x"}}))]),
+        ),
+        s(
+            "labels-and-annotations-granular",
+            widget(vec![
+                apply(
+                    "a",
+                    json!({"metadata": {"labels": {"a": "1", "shared": "s"}, "annotations": {"x": "y"}}}),
+                ),
+                apply(
+                    "b",
+                    json!({"metadata": {"labels": {"b": "2", "shared": "s"}}}),
+                ),
+                apply("a", json!({"metadata": {"labels": {"a": "1"}}})),
+                apply("b", json!({"metadata": {"labels": {"shared": "t"}}})),
+            ]),
+        ),
+        s(
+            "deployment-status-writes-ignore-spec-and-labels",
+            vec![
+                (
+                    Kind::Deployment,
+                    apply("a", deployment(json!([{"name": "c", "image": "i"}]))),
+                ),
+                (
+                    Kind::Deployment,
+                    Merge {
+                        manager: "m",
+                        patch: json!({"metadata": {"labels": {"x": "y"}},
+                "spec": {"replicas": 2}}),
+                        status: true,
+                    },
+                ),
+                (
+                    Kind::Deployment,
+                    Merge {
+                        manager: "m",
+                        patch: json!({"metadata": {"annotations": {"x": "y"}}}),
+                        status: true,
+                    },
+                ),
+            ],
+        ),
+        s(
             "duplicate-list-keys-rejected",
             widget(vec![apply(
                 "a",

@@ -1017,6 +1017,29 @@ fn prepare_update(
     mut new: Map<String, Value>,
     status_only: bool,
 ) -> Result<Value, Status> {
+    if status_only && res.group == "apps" && res.kind == "Deployment" {
+        // The Deployment status strategy resets only spec and labels: other metadata
+        // changes made through /status stick (the CRD status strategy keeps only status).
+        let status = new.remove("status");
+        match old.get("spec") {
+            Some(spec) => new.insert("spec".into(), spec.clone()),
+            None => new.remove("spec"),
+        };
+        let old_labels = old.pointer("/metadata/labels").cloned();
+        let meta = metadata_mut(&mut new)?;
+        match old_labels {
+            Some(l) => meta.insert("labels".into(), l),
+            None => meta.remove("labels"),
+        };
+        let mut out = prepare_update(res, old, new, false)?;
+        if let Value::Object(map) = &mut out {
+            match status {
+                Some(s) => map.insert("status".into(), s),
+                None => map.remove("status"),
+            };
+        }
+        return Ok(out);
+    }
     if status_only {
         let mut out = old.clone();
         if let Value::Object(map) = &mut out {
