@@ -1537,3 +1537,93 @@ async fn direct_tracker_access_and_discovery() {
     let listed: Vec<_> = bars.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(names(&listed), ["b"]);
 }
+
+#[tokio::test]
+async fn field_ownership_over_http_and_malformed_managed_fields() {
+    let server = server();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "ns1");
+
+    // A create owns what it sets (an Update entry of the fieldManager); an apply of a
+    // different value conflicts with it, and the Status says who and where.
+    let pp = PostParams {
+        field_manager: Some("creator".into()),
+        ..Default::default()
+    };
+    api.create(&pp, &cm("owned", &[], &[("k", "v1")]))
+        .await
+        .unwrap();
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "owned"}, "data": {"k": "v2"}});
+    let err = api_error(
+        api.patch(
+            "owned",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&body),
+        )
+        .await,
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(err.reason, "Conflict");
+    assert_eq!(
+        err.message,
+        r#"Apply failed with 1 conflict: conflict with "creator" using v1: .data.k"#
+    );
+    let causes = &err.details.as_ref().unwrap().causes;
+    assert_eq!(
+        (causes[0].reason.as_str(), causes[0].field.as_str()),
+        ("FieldManagerConflict", ".data.k")
+    );
+
+    // Apply with a body of another version or kind: 400, as the API server's version check.
+    let wrong = json!({"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "owned"}});
+    let err = api_error(
+        api.patch(
+            "owned",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&wrong),
+        )
+        .await,
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (400, "invalid object type: /v2, Kind=ConfigMap")
+    );
+
+    // Malformed managedFields in the store: apply answers 500 (the API server's "failed
+    // to decode managed fields"), updates fall back to not tracking; nothing panics.
+    let mut broken: serde_json::Value =
+        serde_json::to_value(cm("broken", &[], &[("k", "v")])).unwrap();
+    broken["metadata"]["namespace"] = "ns1".into();
+    broken["metadata"]["managedFields"] = json!([{"manager": "m", "operation": "Bogus",
+        "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {}}]);
+    server.add(&broken).unwrap();
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "broken"}, "data": {"k": "v2"}});
+    let err = api_error(
+        api.patch(
+            "broken",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&body),
+        )
+        .await,
+    );
+    assert_eq!(err.code, 500);
+    assert!(
+        err.message.starts_with("failed to decode managed fields"),
+        "{}",
+        err.message
+    );
+    let patch_params = PatchParams {
+        field_manager: Some("patcher".into()),
+        ..Default::default()
+    };
+    let patched = api
+        .patch(
+            "broken",
+            &patch_params,
+            &Patch::Merge(json!({"data": {"k": "v3"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data.unwrap()["k"], "v3");
+}

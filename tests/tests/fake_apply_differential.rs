@@ -759,6 +759,17 @@ fn scenarios() -> Vec<Scenario> {
             ],
         ),
         s(
+            "conflicts-with-apply-and-update-managers",
+            widget(vec![
+                apply("a", spec(json!({"color": "red"}))),
+                merge("u", spec(json!({"size": "s", "replicas": 1}))),
+                apply(
+                    "c",
+                    spec(json!({"color": "blue", "size": "l", "replicas": 2})),
+                ),
+            ]),
+        ),
+        s(
             "duplicate-list-keys-rejected",
             widget(vec![apply(
                 "a",

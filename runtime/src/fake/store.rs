@@ -813,8 +813,9 @@ impl Store {
         let live = existing
             .clone()
             .unwrap_or_else(|| json!({"apiVersion": res.api_version(), "kind": res.kind}));
+        // A plain error in the API server: 500 without reason or details.
         let start = managed::decode(&live).map_err(|e| {
-            errors::internal_error(&format!("failed to decode managed fields: {e}"))
+            Status::failure(&format!("failed to decode managed fields: {e}"), "").with_code(500)
         })?;
         let (new, managed) = self
             .with_tracker(res, status_only, |t| {

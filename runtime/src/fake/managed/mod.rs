@@ -256,16 +256,22 @@ pub(crate) fn conflict_status(conflicts: &[Conflict]) -> kube::core::Status {
 /// The manager identifier as the API server serializes it (`BuildManagerIdentifier`), which
 /// is what multi-manager conflict messages are sorted by.
 fn identifier_json(id: &ManagerId) -> String {
-    let mut m = Map::new();
-    m.insert("manager".into(), id.manager.clone().into());
-    m.insert("operation".into(), id.operation.as_str().into());
+    // Go marshals the fields in ManagedFieldsEntry's declaration order, which decides the
+    // sort order; a serde_json map would sort the keys instead.
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let mut out = format!(
+        "{{\"manager\":{},\"operation\":{}",
+        q(&id.manager),
+        q(id.operation.as_str())
+    );
     if let Some(v) = &id.api_version {
-        m.insert("apiVersion".into(), v.clone().into());
+        out.push_str(&format!(",\"apiVersion\":{}", q(v)));
     }
     if let Some(s) = &id.subresource {
-        m.insert("subresource".into(), s.clone().into());
+        out.push_str(&format!(",\"subresource\":{}", q(s)));
     }
-    Value::Object(m).to_string()
+    out.push('}');
+    out
 }
 
 /// The manager name of a request without `fieldManager`: the User-Agent up to the first

@@ -233,15 +233,18 @@ fn merge_map(
     Ok((!out.is_empty()).then_some(Value::Object(out)))
 }
 
+/// Each distinct element of a list with its first item (`None` once duplicated).
+type Observed<'a> = Vec<(PathElement, Option<&'a Value>)>;
+
 /// Indexes a list by path element: the elements in order and the first item of each
 /// (`Value::Null` for a duplicated element, as SMD does for the live side).
 fn index_list<'a>(
     l: &ListSchema,
     items: &'a [Value],
     allow_duplicates: bool,
-) -> Result<(Vec<PathElement>, Vec<(PathElement, Option<&'a Value>)>), ItemError> {
+) -> Result<(Vec<PathElement>, Observed<'a>), ItemError> {
     let mut pes = Vec::with_capacity(items.len());
-    let mut observed: Vec<(PathElement, Option<&'a Value>)> = Vec::new();
+    let mut observed: Observed<'a> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let pe = item_element(l, item).map_err(|e| format!("element {i}: {e}"))?;
         match observed.iter_mut().find(|(p, _)| *p == pe) {
@@ -256,10 +259,7 @@ fn index_list<'a>(
     Ok((pes, observed))
 }
 
-fn lookup<'a>(
-    observed: &[(PathElement, Option<&'a Value>)],
-    pe: &PathElement,
-) -> Option<Option<&'a Value>> {
+fn lookup<'a>(observed: &Observed<'a>, pe: &PathElement) -> Option<Option<&'a Value>> {
     observed.iter().find(|(p, _)| p == pe).map(|(_, v)| *v)
 }
 
