@@ -547,7 +547,11 @@ impl Store {
         meta.insert("name".into(), name.clone().into());
         meta.insert("uid".into(), new_uid().into());
         meta.insert("creationTimestamp".into(), now_rfc3339().into());
-        meta.insert("generation".into(), 1.into());
+        if has_generation(res) {
+            meta.insert("generation".into(), 1.into());
+        } else {
+            meta.remove("generation");
+        }
         meta.remove("deletionTimestamp");
         meta.remove("deletionGracePeriodSeconds");
         if drop_status && res.status_subresource {
@@ -614,6 +618,9 @@ impl Store {
             ("creationTimestamp", now_rfc3339().into()),
             ("generation", 1.into()),
         ] {
+            if field == "generation" && !has_generation(res) {
+                continue;
+            }
             if !meta.contains_key(field) {
                 let v = prev_meta
                     .and_then(|m| m.get(field))
@@ -1133,7 +1140,7 @@ fn prepare_update(
         };
         strip(&new) != strip(old.as_object().unwrap_or(&Map::new()))
     };
-    if spec_changed {
+    if spec_changed && has_generation(res) {
         let generation = old_meta
             .get("generation")
             .and_then(Value::as_i64)
@@ -1142,6 +1149,19 @@ fn prepare_update(
         metadata_mut(&mut new)?.insert("generation".into(), generation.into());
     }
     Ok(Value::Object(new))
+}
+
+/// Whether the API server keeps `metadata.generation` for the kind: not for the built-ins
+/// without a spec (their strategies never set it), for everything else the fake serves.
+fn has_generation(res: &FakeResource) -> bool {
+    !matches!(
+        (res.group.as_str(), res.kind.as_str()),
+        (
+            "",
+            "ConfigMap" | "Secret" | "ServiceAccount" | "Event" | "Endpoints"
+        ) | ("events.k8s.io", "Event")
+            | ("coordination.k8s.io", "Lease")
+    )
 }
 
 // ----- managed fields -----
