@@ -22,10 +22,14 @@ use kube::api::{
     Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
 use kube_codegen_runtime::fake::FakeApiServer;
-use kube_codegen_tests::{TestNamespace, apply_crd, client};
+use kube_codegen_tests::{TestNamespace, apply_crd, kubeconfig};
 use serde_json::{Value, json};
 
 const GROUP: &str = "ssa.kube-codegen.test";
+
+/// Both clients send this User-Agent: writes without `fieldManager` belong to its first
+/// segment (`ssa-diff-agent`).
+const USER_AGENT: &str = "ssa-diff-agent/1.0 (linux/amd64) kube-codegen";
 
 /// The test CRD: list-map, set and atomic lists, granular and atomic maps, an atomic and
 /// a granular struct, a status with a list-map of conditions, two versions.
@@ -774,6 +778,18 @@ fn scenarios() -> Vec<Scenario> {
             ]),
         ),
         s(
+            "writes-without-field-manager-belong-to-the-user-agent",
+            widget(vec![
+                Create {
+                    manager: "",
+                    body: spec(json!({"color": "red"})),
+                },
+                merge("", spec(json!({"size": "s"}))),
+                put("", spec(json!({"replicas": 1}))),
+                apply("a", spec(json!({"color": "blue", "size": "m"}))),
+            ]),
+        ),
+        s(
             "duplicate-list-keys-rejected",
             widget(vec![apply(
                 "a",
@@ -815,8 +831,10 @@ fn body_for(kind: Kind, name: &str, body: &Value) -> Value {
 async fn run(side: &Side, kind: Kind, name: &str, op: &Op) -> Result<DynamicObject, kube::Error> {
     let api: Api<DynamicObject> =
         Api::namespaced_with(side.client.clone(), &side.namespace, &kind.resource());
+    // An empty manager sends no fieldManager: the User-Agent names the manager.
+    let manager = |m: &str| (!m.is_empty()).then(|| m.to_string());
     let pp = |m: &str| PatchParams {
-        field_manager: Some(m.to_string()),
+        field_manager: manager(m),
         ..Default::default()
     };
     match op {
@@ -843,7 +861,7 @@ async fn run(side: &Side, kind: Kind, name: &str, op: &Op) -> Result<DynamicObje
         Create { manager, body } => {
             let obj: DynamicObject = serde_json::from_value(body_for(kind, name, body)).unwrap();
             let pp = PostParams {
-                field_manager: Some(manager.to_string()),
+                field_manager: Some(manager.to_string()).filter(|m| !m.is_empty()),
                 ..Default::default()
             };
             api.create(&pp, &obj).await
@@ -857,7 +875,7 @@ async fn run(side: &Side, kind: Kind, name: &str, op: &Op) -> Result<DynamicObje
             let mut v = serde_json::to_value(&current).unwrap();
             json_patch::merge(&mut v, merge);
             let pp = PostParams {
-                field_manager: Some(manager.to_string()),
+                field_manager: Some(manager.to_string()).filter(|m| !m.is_empty()),
                 ..Default::default()
             };
             let obj: DynamicObject = serde_json::from_value(v).unwrap();
@@ -1034,7 +1052,15 @@ fn outcome(side: &mut Side, kind: Kind, result: Result<DynamicObject, kube::Erro
 
 #[tokio::test]
 async fn fake_server_side_apply_matches_the_real_apiserver() {
-    let real_client = client().await;
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).expect("kubeconfig");
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("valid kubeconfig");
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(USER_AGENT),
+    ));
+    let real_client = kube::Client::try_from(config).expect("client");
     let crd = widget_crd();
     if let Err(e) = apply_crd(&real_client, &crd).await {
         panic!("installing the test CRD: {e:?}");
@@ -1048,8 +1074,17 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
         namespace: ns.name.clone(),
         last_rv: None,
     };
+    let fake_service = tower::ServiceBuilder::new()
+        .map_request(|mut req: http::Request<kube::client::Body>| {
+            req.headers_mut().insert(
+                http::header::USER_AGENT,
+                http::HeaderValue::from_static(USER_AGENT),
+            );
+            req
+        })
+        .service(server.service());
     let mut fake = Side {
-        client: server.client(),
+        client: kube::Client::new(fake_service, "default"),
         namespace: ns.name.clone(),
         last_rv: None,
     };
@@ -1072,7 +1107,7 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
                     rv_changed: true, ..
                 } => "written".to_string(),
                 Outcome::Ok { .. } => "no-op".to_string(),
-                Outcome::Err { code, causes, .. } => format!("{code} ({} causes)", causes.len()),
+                Outcome::Err { code, message, .. } => format!("{code} {message:?}"),
             });
             if r != f {
                 diverged = true;
