@@ -1103,6 +1103,7 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
             let f = run(&fake, *kind, sc.name, op).await;
             let f = outcome(&mut fake, *kind, f);
             trace.push(match &r {
+                Outcome::Ok { .. } if *kind == Kind::Deployment => "ok".to_string(),
                 Outcome::Ok {
                     rv_changed: true, ..
                 } => "written".to_string(),
