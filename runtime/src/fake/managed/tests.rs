@@ -328,3 +328,86 @@ fn crd_schema_list_and_map_types() {
         PathElement::Field("m".into())
     ]));
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::super::schema::from_crd_schema;
+    use super::super::*;
+
+    fn schema() -> Schema {
+        from_crd_schema(
+            &serde_json::from_value(json!({"type": "object", "properties": {"spec": {
+                "type": "object", "properties": {
+                    "n": {"type": "integer"},
+                    "items": {"type": "array", "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"], "items": {"type": "object",
+                            "properties": {"name": {"type": "string"}, "v": {"type": "string"}}}},
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                        "items": {"type": "string"}},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "m": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}))
+            .unwrap(),
+        )
+    }
+
+    /// Any JSON, to throw at the schema: shapes it expects and shapes it does not.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (0i64..4).prop_map(Value::from),
+            "[a-c]{0,2}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("name|v|n|items|tags|args|m|free|x", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn body(spec: Value) -> Value {
+        json!({"apiVersion": "example.com/v1", "kind": "W", "metadata": {"name": "w"}, "spec": spec})
+    }
+
+    proptest! {
+        /// Whatever two managers apply, nothing panics, and when an apply succeeds,
+        /// applying the same again changes neither the object nor the managers.
+        #[test]
+        fn applies_never_panic_and_reapplies_are_no_ops(a in any_json(), b in any_json(), force in any::<bool>()) {
+            let s = schema();
+            let t = Tracker {
+                schema: &s,
+                api_version: "example.com/v1".into(),
+                subresource: None,
+                reset: Set::new(),
+                now: "2026-01-01T00:00:00Z".into(),
+            };
+            let live = json!({});
+            let Ok((obj, managed)) = t.apply(&live, &body(a), Managed::new(), "a", false) else {
+                return Ok(());
+            };
+            let obj = obj.unwrap_or(live);
+            let cfg = body(b);
+            // When nobody owns anything afterwards (bodies of the wrong shape own nothing),
+            // the next apply hands the fields to `before-first-apply`, as the API server
+            // would: not a no-op, by design.
+            if let Ok((obj2, managed2)) = t.apply(&obj, &cfg, managed, "b", force)
+                && !managed2.is_empty()
+            {
+                let obj2 = obj2.unwrap_or(obj);
+                let (again, managed3) = t.apply(&obj2, &cfg, managed2.clone(), "b", force).unwrap();
+                prop_assert!(again.is_none(), "re-apply changed the object: {again:?}");
+                prop_assert_eq!(&managed3, &managed2);
+                let encoded = encode(&managed2).map(|l| json!({"metadata": {"managedFields": l}}));
+                if let Some(e) = encoded {
+                    prop_assert_eq!(decode(&e).unwrap(), managed2);
+                }
+            }
+        }
+    }
+}
