@@ -832,6 +832,10 @@ impl Store {
                 ApplyError::Conflicts(c) => managed::conflict_status(&c),
                 // A plain error in the API server, hence a 500 without reason or details;
                 // the namespace is the apply body's.
+                ApplyError::InvalidLive(msg) => {
+                    Status::failure(&format!("failed to create typed live object: {msg}"), "")
+                        .with_code(500)
+                }
                 ApplyError::Invalid(msg) => Status::failure(
                     &format!(
                         "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {msg}",

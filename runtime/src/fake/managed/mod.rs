@@ -303,6 +303,9 @@ pub(crate) enum ApplyError {
     Conflicts(Vec<Conflict>),
     /// The applied configuration cannot be typed (duplicate or missing list keys).
     Invalid(String),
+    /// The stored object cannot be typed (list items without keys, e.g. from a tracker
+    /// add): the API server's "failed to create typed live object".
+    InvalidLive(String),
 }
 
 /// The field manager of one endpoint: the kind's schema, the request's apiVersion, the
@@ -498,7 +501,8 @@ impl Tracker<'_> {
         let set = typed::to_field_set(self.schema, config)
             .map_err(ApplyError::Invalid)?
             .recursive_difference(&self.reset);
-        let merged = typed::merge(self.schema, &live, config).map_err(ApplyError::Invalid)?;
+        // The configuration is valid here, so a merge error comes from the live object.
+        let merged = typed::merge(self.schema, &live, config).map_err(ApplyError::InvalidLive)?;
         let last = managed.get(&id).map(|e| e.set.clone());
         let time = managed.get(&id).and_then(|e| e.time.clone());
         managed.insert(
