@@ -29,6 +29,9 @@ const GROUP: &str = "ssa.kube-codegen.test";
 
 /// Both clients send this User-Agent: writes without `fieldManager` belong to its first
 /// segment (`ssa-diff-agent`).
+/// 129 bytes: one more than a field manager may have.
+const LONG_MANAGER: &str = "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm";
+
 const USER_AGENT: &str = "ssa-diff-agent/1.0 (linux/amd64) kube-codegen";
 
 /// The test CRD: list-map, set and atomic lists, granular and atomic maps, an atomic and
@@ -787,6 +790,15 @@ fn scenarios() -> Vec<Scenario> {
                 merge("", spec(json!({"size": "s"}))),
                 put("", spec(json!({"replicas": 1}))),
                 apply("a", spec(json!({"color": "blue", "size": "m"}))),
+            ]),
+        ),
+        s(
+            "field-manager-too-long",
+            // kube checks the field manager of creates and patches itself; updates reach
+            // the server.
+            widget(vec![
+                apply("a", spec(json!({"color": "red"}))),
+                put(LONG_MANAGER, spec(json!({"color": "blue"}))),
             ]),
         ),
         s(

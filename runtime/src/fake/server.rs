@@ -428,6 +428,7 @@ fn dispatch(
         status_only,
         dry_run: dry_run(query),
     };
+    validate_write_options(verb, content_type, &write_opts)?;
     let require_body = || {
         body.clone()
             .ok_or_else(|| errors::bad_request("the request has no body"))
@@ -615,6 +616,44 @@ fn dispatch(
             json_response(StatusCode::OK, &presenter.list(items, metadata))
         }
     })
+}
+
+/// The API server's `ValidateCreateOptions` / `ValidateUpdateOptions` /
+/// `ValidatePatchOptions`, checked before the object is looked at: apply needs a
+/// `fieldManager`, and a field manager is at most 128 bytes.
+fn validate_write_options(
+    verb: Verb,
+    content_type: &str,
+    opts: &PatchOptions<'_>,
+) -> Result<(), Status> {
+    let options_kind = match verb {
+        Verb::Create => "CreateOptions",
+        Verb::Update => "UpdateOptions",
+        Verb::Patch => "PatchOptions",
+        _ => return Ok(()),
+    };
+    let manager = opts.field_manager.unwrap_or_default();
+    let mut causes: Vec<(&str, String)> = Vec::new();
+    if verb == Verb::Patch
+        && PatchKind::from_content_type(content_type) == Some(PatchKind::Apply)
+        && manager.is_empty()
+    {
+        causes.push((
+            "fieldManager",
+            "Required value: is required for apply patch".into(),
+        ));
+    }
+    if manager.len() > 128 {
+        causes.push((
+            "fieldManager",
+            "Too long: may not be more than 128 bytes".into(),
+        ));
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<(&str, &str)> = causes.iter().map(|(f, m)| (*f, m.as_str())).collect();
+    Err(errors::invalid("meta.k8s.io", options_kind, "", &causes))
 }
 
 fn encode_continue(key: &(String, String)) -> String {
