@@ -29,6 +29,10 @@ const GROUP: &str = "ssa.kube-codegen.test";
 
 /// Both clients send this User-Agent: writes without `fieldManager` belong to its first
 /// segment (`ssa-diff-agent`).
+const UPDATERS: [&str; 12] = [
+    "u01", "u02", "u03", "u04", "u05", "u06", "u07", "u08", "u09", "u10", "u11", "u12",
+];
+
 /// 129 bytes: one more than a field manager may have.
 const LONG_MANAGER: &str = "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm";
 
@@ -801,6 +805,18 @@ fn scenarios() -> Vec<Scenario> {
                 put(LONG_MANAGER, spec(json!({"color": "blue"}))),
             ]),
         ),
+        // Twelve updaters: beyond ten `Update` entries the oldest fold into
+        // `ancient-changes`.
+        s(
+            "update-managers-are-capped-at-ten",
+            widget(
+                std::iter::once(apply("a", spec(json!({"replicas": 1}))))
+                    .chain(UPDATERS.iter().enumerate().map(|(i, m)| {
+                        merge(m, spec(json!({"selector": {format!("k{i:02}"): "v"}})))
+                    }))
+                    .collect(),
+            ),
+        ),
         s(
             "duplicate-list-keys-rejected",
             widget(vec![apply(
@@ -1115,11 +1131,22 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
             let f = run(&fake, *kind, sc.name, op).await;
             let f = outcome(&mut fake, *kind, f);
             trace.push(match &r {
-                Outcome::Ok { .. } if *kind == Kind::Deployment => "ok".to_string(),
                 Outcome::Ok {
-                    rv_changed: true, ..
-                } => "written".to_string(),
-                Outcome::Ok { .. } => "no-op".to_string(),
+                    rv_changed,
+                    managed_fields,
+                    ..
+                } => {
+                    let what = match (*kind == Kind::Deployment, rv_changed) {
+                        (true, _) => "ok",
+                        (false, true) => "written",
+                        (false, false) => "no-op",
+                    };
+                    let managers: Vec<&str> = managed_fields
+                        .iter()
+                        .filter_map(|e| e["manager"].as_str())
+                        .collect();
+                    format!("{what} [{}]", managers.join(" "))
+                }
                 Outcome::Err { code, message, .. } => format!("{code} {message:?}"),
             });
             if r != f {

@@ -17,9 +17,11 @@
 //!   subresource, `spec` not through `/status`;
 //! - encoding: entries sorted by operation, time, manager, apiVersion, subresource.
 //!
-//! Not reproduced: the cap of ten `Update` managers (`ancient-changes`), the
-//! `last-applied-configuration` annotation handling, schema-change reconciliation and
-//! version conversion (all versions of a resource share one field layout).
+//! - cap managers: beyond ten `Update` entries the oldest fold into `ancient-changes`.
+//!
+//! Not reproduced: the `last-applied-configuration` annotation handling, schema-change
+//! reconciliation and version conversion (all versions of a resource share one field
+//! layout).
 
 pub(crate) mod fieldset;
 pub(crate) mod schema;
@@ -368,6 +370,72 @@ fn without_managed_fields(v: &Value) -> Value {
     v
 }
 
+/// At most this many `Update` entries are kept (`DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// `capManagersManager`: beyond [`MAX_UPDATE_MANAGERS`] `Update` entries, the oldest are
+/// folded, per apiVersion, into an `ancient-changes` entry, so managedFields stays bounded
+/// when many clients update an object.
+fn cap_update_managers(managed: &mut Managed) {
+    let mut updaters: Vec<ManagerId> = managed
+        .keys()
+        .filter(|id| id.operation == Operation::Update)
+        .cloned()
+        .collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    // Oldest first (no time counts as the oldest), then by identifier, as the server sorts.
+    updaters.sort_by_cached_key(|id| {
+        let time = managed[id].time.clone().unwrap_or_default();
+        (time, identifier_json(id))
+    });
+    let mut first_of_version: BTreeMap<String, ManagerId> = BTreeMap::new();
+    let mut length = updaters.len();
+    for id in updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let Some(entry) = managed.get(&id).cloned() else {
+            continue;
+        };
+        let version = entry.api_version.clone();
+        let bucket = ManagerId {
+            manager: "ancient-changes".into(),
+            operation: Operation::Update,
+            api_version: Some(version.clone()),
+            subresource: None,
+        };
+        match first_of_version.get(&version) {
+            Some(first) => {
+                if !managed.contains_key(&bucket)
+                    && let Some(e) = managed.remove(first)
+                {
+                    managed.insert(bucket.clone(), e);
+                }
+                let merged = managed
+                    .get(&bucket)
+                    .map_or_else(|| entry.set.clone(), |b| entry.set.union(&b.set));
+                managed.insert(
+                    bucket,
+                    Entry {
+                        set: merged,
+                        api_version: version,
+                        time: entry.time,
+                    },
+                );
+                // As in the server, even when `id` is the bucket itself (an older
+                // `ancient-changes` that is not the first of its version).
+                managed.remove(&id);
+                length -= 1;
+            }
+            None => {
+                first_of_version.insert(version, id);
+            }
+        }
+    }
+}
+
 impl Tracker<'_> {
     fn update_id(&self, manager: &str) -> ManagerId {
         ManagerId {
@@ -471,6 +539,7 @@ impl Tracker<'_> {
                 time: Some(self.now.clone()),
             },
         );
+        cap_update_managers(&mut managed);
         managed
     }
 
