@@ -91,9 +91,11 @@
 //!   schema says (`x-kubernetes-list-type` map/set/atomic, `x-kubernetes-map-type`): a
 //!   CRD's from [`FakeApiServer::register_crd`], hand-written ones for ObjectMeta,
 //!   ConfigMap, Secret and Deployment, untyped (objects granular, lists atomic) otherwise.
-//!   More than ten `Update` entries fold into `ancient-changes`, as in the server.
-//!   **Not emulated**: defaulting, pruning of unknown CRD fields, version conversion and
-//!   `last-applied-configuration` handling.
+//!   More than ten `Update` entries fold into `ancient-changes`, as in the server. Fields
+//!   a registered CRD's schema does not declare are pruned from creates, updates and
+//!   patches, and make an apply fail (500, as the server answers).
+//!   **Not emulated**: defaulting, version conversion and `last-applied-configuration`
+//!   handling.
 //! - **delete**: returns the object (200). With `metadata.finalizers` the object instead
 //!   gets `deletionTimestamp` and stays (202 Accepted) until an update removes the last
 //!   finalizer, which then deletes it (one `DELETED` event). New finalizers can't be added

@@ -817,6 +817,29 @@ fn scenarios() -> Vec<Scenario> {
                     .collect(),
             ),
         ),
+        // One undeclared field per body: the server lists several in map order.
+        s(
+            "apply-with-an-undeclared-field-fails",
+            widget(vec![apply(
+                "a",
+                spec(json!({"color": "red", "nested": {"x": "1", "nope": "2"}})),
+            )]),
+        ),
+        s(
+            "updates-prune-undeclared-fields",
+            widget(vec![
+                apply("a", spec(json!({"color": "red"}))),
+                merge("u", spec(json!({"alsoBogus": true, "size": "s"}))),
+                put("p", spec(json!({"nested": {"x": "1", "nope": "2"}}))),
+            ]),
+        ),
+        s(
+            "create-prunes-undeclared-fields",
+            widget(vec![Create {
+                manager: "c",
+                body: spec(json!({"bogus": 1, "color": "red"})),
+            }]),
+        ),
         s(
             "duplicate-list-keys-rejected",
             widget(vec![apply(

@@ -272,6 +272,12 @@ impl Store {
             .unwrap_or_else(|| Arc::new(Schema::untyped_kind()))
     }
 
+    /// Drops what `res`'s schema does not declare (custom resources; see
+    /// [`managed::typed::prune_undeclared`]).
+    fn prune_undeclared(&self, res: &FakeResource, obj: &mut Value) {
+        managed::typed::prune_undeclared(&self.schema_for(res), obj);
+    }
+
     /// Runs `f` with the field manager of `res`'s main resource or `/status`.
     fn with_tracker<R>(
         &self,
@@ -564,6 +570,7 @@ impl Store {
         }
         let mut obj = Value::Object(map);
         if let Some(manager) = manager {
+            self.prune_undeclared(res, &mut obj);
             let start = live_or_new_managed(&json!({}), &obj, false);
             let managed = self.with_tracker(res, false, |t| {
                 t.update(&json!({}), &obj, start, manager, true)
@@ -675,6 +682,7 @@ impl Store {
         }
         let start = live_or_new_managed(&old, &Value::Object(map.clone()), status_only);
         let mut new = prepare_update(res, &old, map, status_only)?;
+        self.prune_undeclared(res, &mut new);
         self.track_update(res, &old, &mut new, start, status_only, manager);
         self.finish_update(key, old, new, dry_run)
     }
@@ -745,6 +753,7 @@ impl Store {
         let start = live_or_new_managed(&old, &patched, status_only);
         let map = into_object(patched)?;
         let mut new = prepare_update(res, &old, map, status_only)?;
+        self.prune_undeclared(res, &mut new);
         let manager = update_manager(opts);
         self.track_update(res, &old, &mut new, start, status_only, &manager);
         Ok((self.finish_update(key, old, new, opts.dry_run)?, false))

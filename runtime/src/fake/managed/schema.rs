@@ -44,6 +44,10 @@ pub(crate) struct MapSchema {
     pub element: Option<Arc<Schema>>,
     /// `x-kubernetes-map-type: atomic` / `structType=atomic`: replaced as a whole.
     pub atomic: bool,
+    /// Whether keys other than the named fields are errors in an applied configuration and
+    /// pruned from other writes: CRD schemas are complete, the hand-written built-in ones
+    /// are not (their undeclared fields are treated as untyped data).
+    pub closed: bool,
 }
 
 impl MapSchema {
@@ -103,6 +107,7 @@ impl Schema {
                     fields: BTreeMap::new(),
                     element: Some(Arc::new(Schema::Deduced)),
                     atomic: false,
+                    closed: false,
                 })),
                 Some(Value::Array(_)) => Resolved::List(Cow::Owned(ListSchema {
                     element: Arc::new(Schema::Deduced),
@@ -115,7 +120,12 @@ impl Schema {
 
     /// The root schema of a kind with the given top-level fields; `metadata` is always
     /// ObjectMeta, `apiVersion` and `kind` scalars.
-    pub(crate) fn kind(mut fields: BTreeMap<String, Field>) -> Schema {
+    pub(crate) fn kind(fields: BTreeMap<String, Field>) -> Schema {
+        Schema::kind_with(fields, false)
+    }
+
+    /// [`Schema::kind`], `closed` as [`MapSchema::closed`] says.
+    pub(crate) fn kind_with(mut fields: BTreeMap<String, Field>, closed: bool) -> Schema {
         fields.insert("apiVersion".into(), scalar());
         fields.insert("kind".into(), scalar());
         fields.insert("metadata".into(), field(object_meta()));
@@ -123,6 +133,7 @@ impl Schema {
             fields,
             element: None,
             atomic: false,
+            closed,
         })
     }
 
@@ -152,6 +163,7 @@ fn strukt(fields: Vec<(&str, Field)>) -> Schema {
             .collect(),
         element: None,
         atomic: false,
+        closed: false,
     })
 }
 
@@ -160,6 +172,7 @@ fn map_of(element: Schema) -> Schema {
         fields: BTreeMap::new(),
         element: Some(Arc::new(element)),
         atomic: false,
+        closed: false,
     })
 }
 
@@ -226,6 +239,7 @@ fn label_selector() -> Schema {
         element: None,
         // `+structType=atomic` on LabelSelector.
         atomic: true,
+        closed: false,
     })
 }
 
@@ -293,6 +307,7 @@ fn container() -> Schema {
         fields,
         element: None,
         atomic: false,
+        closed: false,
     })
 }
 
@@ -332,6 +347,7 @@ fn pod_spec() -> Schema {
         fields,
         element: None,
         atomic: false,
+        closed: false,
     })
 }
 
@@ -389,7 +405,10 @@ pub(crate) fn from_crd_schema(props: &JSONSchemaProps) -> Schema {
         }
         fields.insert(name.clone(), from_props(p));
     }
-    Schema::kind(fields)
+    Schema::kind_with(
+        fields,
+        props.x_kubernetes_preserve_unknown_fields != Some(true),
+    )
 }
 
 fn from_props(p: &JSONSchemaProps) -> Field {
@@ -422,6 +441,7 @@ fn props_schema(p: &JSONSchemaProps) -> Schema {
                 _ => None,
             };
             Schema::Map(MapSchema {
+                closed: element.is_none(),
                 fields,
                 element,
                 atomic: p.x_kubernetes_map_type.as_deref() == Some("atomic"),

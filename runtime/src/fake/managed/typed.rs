@@ -73,19 +73,25 @@ fn with(path: &Path, pe: PathElement) -> Path {
 
 // ----- ToFieldSet -----
 
-/// The fields of `v` (SMD `TypedValue.ToFieldSet`). Errors: list items without a valid key
-/// and duplicate keys in a list (which an apply body may not have).
+/// The fields of `v` (SMD `TypedValue.ToFieldSet`), typing it strictly as the API server
+/// types an apply body. Errors (all of them, worded as SMD's validation): list items
+/// without a valid key, duplicate keys, fields a CRD schema does not declare.
 pub(crate) fn to_field_set(schema: &Schema, v: &Value) -> Result<Set, ItemError> {
     let mut set = Set::new();
-    field_set_walk(schema, v, &Vec::new(), &mut set, false)?;
-    Ok(set)
+    let mut errors = Vec::new();
+    field_set_walk(schema, v, &Vec::new(), &mut set, false, &mut errors);
+    match errors.len() {
+        0 => Ok(set),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("errors:\n  {}", errors.join("\n  "))),
+    }
 }
 
 /// Like [`to_field_set`] for stored objects, which may hold duplicate list keys: those are
-/// owned as a whole (SMD's `AllowDuplicates`).
+/// owned as a whole (SMD's `AllowDuplicates`); other problems are skipped.
 pub(crate) fn to_field_set_lenient(schema: &Schema, v: &Value) -> Set {
     let mut set = Set::new();
-    let _ = field_set_walk(schema, v, &Vec::new(), &mut set, true);
+    field_set_walk(schema, v, &Vec::new(), &mut set, true, &mut Vec::new());
     set
 }
 
@@ -94,32 +100,36 @@ fn field_set_walk(
     v: &Value,
     path: &Path,
     set: &mut Set,
-    allow_duplicates: bool,
-) -> Result<(), ItemError> {
+    lenient: bool,
+    errors: &mut Vec<ItemError>,
+) {
     match schema.resolve(Some(v)) {
         Resolved::Scalar => set.insert(path),
         Resolved::List(l) => {
             if l.list_type == ListType::Atomic {
                 set.insert(path);
-                return Ok(());
+                return;
             }
             let Value::Array(items) = v else {
-                return Ok(());
+                return;
             };
             let mut pes = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 // SMD's validation errors carry the list's path: `.spec.items: element 0: ...`.
-                pes.push(
-                    item_element(&l, item)
-                        .map_err(|e| format!("{}: element {i}: {e}", path_string(path)))?,
-                );
+                match item_element(&l, item) {
+                    Ok(pe) => pes.push(Some(pe)),
+                    Err(e) => {
+                        errors.push(format!("{}: element {i}: {e}", path_string(path)));
+                        pes.push(None);
+                    }
+                }
             }
             let mut seen = std::collections::BTreeSet::new();
             let mut duplicates = std::collections::BTreeSet::new();
-            for pe in &pes {
+            for pe in pes.iter().flatten() {
                 if !seen.insert(pe.clone()) && duplicates.insert(pe.clone()) {
-                    if !allow_duplicates {
-                        return Err(format!(
+                    if !lenient {
+                        errors.push(format!(
                             "{}: duplicate entries for key {pe}",
                             path_string(path)
                         ));
@@ -128,26 +138,30 @@ fn field_set_walk(
                 }
             }
             for (pe, item) in pes.into_iter().zip(items) {
-                if duplicates.contains(&pe) {
+                let Some(pe) = pe.filter(|pe| !duplicates.contains(pe)) else {
                     continue;
-                }
+                };
                 let p = with(path, pe);
-                field_set_walk(&l.element, item, &p, set, allow_duplicates)?;
+                field_set_walk(&l.element, item, &p, set, lenient, errors);
                 set.insert(&p);
             }
         }
         Resolved::Map(m) => {
             if m.atomic {
                 set.insert(path);
-                return Ok(());
+                return;
             }
             let Value::Object(obj) = v else {
-                return Ok(());
+                return;
             };
             for (k, val) in obj {
                 let (sub, named) = m.lookup(k);
                 let p = with(path, PathElement::Field(k.clone()));
-                field_set_walk(&sub, val, &p, set, allow_duplicates)?;
+                if m.closed && !named && !lenient {
+                    errors.push(format!("{}: field not declared in schema", path_string(&p)));
+                    continue;
+                }
+                field_set_walk(&sub, val, &p, set, lenient, errors);
                 let empty_map = matches!(val, Value::Object(o) if o.is_empty());
                 if val.is_null() || empty_map || !named {
                     set.insert(&p);
@@ -155,7 +169,27 @@ fn field_set_walk(
             }
         }
     }
-    Ok(())
+}
+
+/// Drops the fields a CRD schema does not declare, as the API server prunes every write
+/// of a custom resource (apply bodies with such fields are rejected instead).
+pub(crate) fn prune_undeclared(schema: &Schema, v: &mut Value) {
+    match (schema.resolve(Some(v)), v) {
+        (Resolved::Map(m), Value::Object(obj)) => {
+            if m.closed {
+                obj.retain(|k, _| m.fields.contains_key(k));
+            }
+            for (k, val) in obj.iter_mut() {
+                prune_undeclared(&m.lookup(k).0, val);
+            }
+        }
+        (Resolved::List(l), Value::Array(items)) => {
+            for item in items {
+                prune_undeclared(&l.element, item);
+            }
+        }
+        _ => {}
+    }
 }
 
 // ----- Merge -----
