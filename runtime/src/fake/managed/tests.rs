@@ -231,6 +231,46 @@ fn malformed_input_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn crd_schemas_reject_and_prune_undeclared_fields() {
+    let s = from_crd_schema(
+        &serde_json::from_value(json!({"type": "object", "properties": {"spec": {
+            "type": "object", "properties": {
+                "known": {"type": "string"},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "list": {"type": "array", "items": {"type": "object",
+                    "properties": {"a": {"type": "string"}}}}}}}}))
+        .unwrap(),
+    );
+    let t = tracker(&s, "2026-01-01T00:00:00Z");
+    let body = json!({"spec": {"known": "k", "bogus": 1, "free": {"anything": {"goes": 1}}}});
+    let Err(ApplyError::Invalid(msg)) = t.apply(&json!({}), &body, Managed::new(), "m", false)
+    else {
+        panic!("undeclared field accepted");
+    };
+    assert_eq!(msg, ".spec.bogus: field not declared in schema");
+    let Err(ApplyError::Invalid(msg)) = t.apply(
+        &json!({}),
+        &json!({"top": 1, "spec": {"bogus": 1}}),
+        Managed::new(),
+        "m",
+        false,
+    ) else {
+        panic!("undeclared fields accepted");
+    };
+    assert!(msg.starts_with("errors:\n  "), "{msg}");
+
+    let mut obj = json!({"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n", "labels": {"a": "b"}},
+        "top": 1, "spec": {"known": "k", "bogus": 1, "free": {"anything": 1},
+        "list": [{"a": "1", "b": "2"}]}});
+    typed::prune_undeclared(&s, &mut obj);
+    assert_eq!(
+        obj,
+        json!({"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n", "labels": {"a": "b"}},
+            "spec": {"known": "k", "free": {"anything": 1}, "list": [{"a": "1"}]}})
+    );
+}
+
+#[test]
 fn encoding_order_and_round_trip() {
     let mut m = Managed::new();
     let mut set = Set::new();
