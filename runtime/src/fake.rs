@@ -93,9 +93,9 @@
 //!   ConfigMap, Secret and Deployment, untyped (objects granular, lists atomic) otherwise.
 //!   More than ten `Update` entries fold into `ancient-changes`, as in the server. Fields
 //!   a registered CRD's schema does not declare are pruned from creates, updates and
-//!   patches, and make an apply fail (500, as the server answers).
-//!   **Not emulated**: defaulting, version conversion and `last-applied-configuration`
-//!   handling.
+//!   patches, and make an apply fail (500, as the server answers); its `default`s are
+//!   filled in. **Not emulated**: defaulting of built-in kinds (beyond container ports'
+//!   protocol), version conversion and `last-applied-configuration` handling.
 //! - **delete**: returns the object (200). With `metadata.finalizers` the object instead
 //!   gets `deletionTimestamp` and stays (202 Accepted) until an update removes the last
 //!   finalizer, which then deletes it (one `DELETED` event). New finalizers can't be added

@@ -273,9 +273,12 @@ impl Store {
     }
 
     /// Drops what `res`'s schema does not declare (custom resources; see
-    /// [`managed::typed::prune_undeclared`]).
+    /// [`managed::typed::prune_undeclared`]) and fills in its defaults, as the API server
+    /// does with a decoded request body.
     fn prune_undeclared(&self, res: &FakeResource, obj: &mut Value) {
-        managed::typed::prune_undeclared(&self.schema_for(res), obj);
+        let schema = self.schema_for(res);
+        managed::typed::prune_undeclared(&schema, obj);
+        managed::typed::apply_defaults(&schema, obj);
     }
 
     /// Runs `f` with the field manager of `res`'s main resource or `/status`.
@@ -864,7 +867,15 @@ impl Store {
                 )
                 .with_code(500),
             })?;
-        let mut obj = new.unwrap_or_else(|| live.clone());
+        // The server defaults the merged object after ownership is settled, so defaults
+        // are nobody's.
+        let mut obj = match new {
+            Some(mut new) => {
+                managed::typed::apply_defaults(&self.schema_for(res), &mut new);
+                new
+            }
+            None => live.clone(),
+        };
         let Some(old) = existing else {
             set_meta(&mut obj, "name", name.into());
             if let Some(Value::Object(meta)) = obj.get_mut("metadata") {

@@ -271,6 +271,32 @@ fn crd_schemas_reject_and_prune_undeclared_fields() {
 }
 
 #[test]
+fn schema_defaults_fill_missing_fields_of_present_objects() {
+    let s = from_crd_schema(
+        &serde_json::from_value(json!({"type": "object", "properties": {"spec": {
+            "type": "object", "properties": {
+                "mode": {"type": "string", "default": "auto"},
+                "inner": {"type": "object", "properties": {"n": {"type": "integer", "default": 3}}},
+                "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["port", "protocol"], "items": {"type": "object",
+                        "properties": {"port": {"type": "integer"},
+                            "protocol": {"type": "string", "default": "TCP"}}}}}}}}))
+        .unwrap(),
+    );
+    let mut v =
+        json!({"spec": {"mode": "manual", "ports": [{"port": 1}, {"port": 2, "protocol": "UDP"}]}});
+    typed::apply_defaults(&s, &mut v);
+    // `inner` is absent, so its defaults are not applied; present objects get theirs.
+    assert_eq!(
+        v,
+        json!({"spec": {"mode": "manual", "ports": [{"port": 1, "protocol": "TCP"}, {"port": 2, "protocol": "UDP"}]}})
+    );
+    let mut empty = json!({"spec": {}});
+    typed::apply_defaults(&s, &mut empty);
+    assert_eq!(empty, json!({"spec": {"mode": "auto"}}));
+}
+
+#[test]
 fn encoding_order_and_round_trip() {
     let mut m = Managed::new();
     let mut set = Set::new();

@@ -192,6 +192,33 @@ pub(crate) fn prune_undeclared(schema: &Schema, v: &mut Value) {
     }
 }
 
+/// Fills in the schema's defaults for missing fields of the objects present, as the API
+/// server defaults custom resources (and, for the few defaults the hand-written built-in
+/// schemas carry, built-ins) on every write: after the merge of an apply, on the decoded
+/// body of other writes.
+pub(crate) fn apply_defaults(schema: &Schema, v: &mut Value) {
+    match (schema.resolve(Some(v)), v) {
+        (Resolved::Map(m), Value::Object(obj)) => {
+            for (k, f) in &m.fields {
+                if let Some(d) = &f.default
+                    && !obj.contains_key(k)
+                {
+                    obj.insert(k.clone(), d.clone());
+                }
+            }
+            for (k, val) in obj.iter_mut() {
+                apply_defaults(&m.lookup(k).0, val);
+            }
+        }
+        (Resolved::List(l), Value::Array(items)) => {
+            for item in items {
+                apply_defaults(&l.element, item);
+            }
+        }
+        _ => {}
+    }
+}
+
 // ----- Merge -----
 
 /// Merges `rhs` (the applied configuration) into `lhs` (the live object): SMD `Merge` with
