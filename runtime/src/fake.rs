@@ -90,7 +90,8 @@
 //!   with a status subresource, `spec` not through `/status`. Lists and maps merge as the
 //!   schema says (`x-kubernetes-list-type` map/set/atomic, `x-kubernetes-map-type`): a
 //!   CRD's from [`FakeApiServer::register_crd`], hand-written ones for ObjectMeta,
-//!   ConfigMap, Secret and Deployment, untyped (objects granular, lists atomic) otherwise.
+//!   ConfigMap, Secret and Deployment; without a schema, objects are structs and lists
+//!   atomic (a CRD's defaults).
 //!   More than ten `Update` entries fold into `ancient-changes`, as in the server. Fields
 //!   a registered CRD's schema does not declare are pruned from creates, updates and
 //!   patches, and make an apply fail (500, as the server answers); its `default`s are

@@ -21,7 +21,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{
     Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
-use kube_codegen_runtime::fake::FakeApiServer;
+use kube_codegen_runtime::fake::{FakeApiServer, FakeResource};
 use kube_codegen_tests::{TestNamespace, apply_crd, kubeconfig};
 use serde_json::{Value, json};
 
@@ -869,6 +869,32 @@ fn scenarios() -> Vec<Scenario> {
                 ),
             ]),
         ),
+        // Fields the hand-written Deployment schema does not list are structs there too.
+        s(
+            "deployment-unlisted-struct-fields",
+            vec![
+                (
+                    Kind::Deployment,
+                    apply("a", {
+                        let mut d = deployment(json!([{"name": "c", "image": "i",
+                    "resources": {"limits": {"cpu": "1"}, "requests": {"memory": "1Mi"}},
+                    "securityContext": {"runAsNonRoot": true, "capabilities": {"drop": ["ALL"]}}}]));
+                        d["spec"]["strategy"] =
+                            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}});
+                        d["spec"]["minReadySeconds"] = json!(3);
+                        d
+                    }),
+                ),
+                (
+                    Kind::Deployment,
+                    apply(
+                        "b",
+                        containers(json!([{"name": "c",
+                "resources": {"limits": {"memory": "2Mi"}}}])),
+                    ),
+                ),
+            ],
+        ),
         s(
             "duplicate-list-keys-rejected",
             widget(vec![apply(
@@ -1030,9 +1056,11 @@ fn strip_deployment_extras(v: &mut Value) {
                     "imagePullPolicy",
                     "terminationMessagePath",
                     "terminationMessagePolicy",
-                    "resources",
                 ] {
                     c.remove(k);
+                }
+                if c.get("resources") == Some(&json!({})) {
+                    c.remove("resources");
                 }
             }
         }
@@ -1122,8 +1150,9 @@ fn outcome(side: &mut Side, kind: Kind, result: Result<DynamicObject, kube::Erro
     }
 }
 
-#[tokio::test]
-async fn fake_server_side_apply_matches_the_real_apiserver() {
+/// Runs `scenarios` against the real API server and `server`, and returns how many
+/// matched and a report of the first difference of each that did not.
+async fn compare(server: &FakeApiServer, scenarios: &[Scenario], prefix: &str) -> (usize, String) {
     let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).expect("kubeconfig");
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
@@ -1133,14 +1162,10 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
         http::HeaderValue::from_static(USER_AGENT),
     ));
     let real_client = kube::Client::try_from(config).expect("client");
-    let crd = widget_crd();
-    if let Err(e) = apply_crd(&real_client, &crd).await {
+    if let Err(e) = apply_crd(&real_client, &widget_crd()).await {
         panic!("installing the test CRD: {e:?}");
     }
-    let ns = TestNamespace::new(&real_client, "ssa-diff").await;
-
-    let server = FakeApiServer::new();
-    server.register_crd(&crd);
+    let ns = TestNamespace::new(&real_client, prefix).await;
     let mut real = Side {
         client: real_client,
         namespace: ns.name.clone(),
@@ -1161,10 +1186,9 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
         last_rv: None,
     };
 
-    let scenarios = scenarios();
     let mut report = String::new();
     let mut passed = 0;
-    for sc in &scenarios {
+    for sc in scenarios {
         real.last_rv = None;
         fake.last_rv = None;
         let mut diverged = false;
@@ -1210,11 +1234,75 @@ async fn fake_server_side_apply_matches_the_real_apiserver() {
             passed += 1;
         }
     }
+    (passed, report)
+}
+
+#[tokio::test]
+async fn fake_server_side_apply_matches_the_real_apiserver() {
+    let server = FakeApiServer::new();
+    server.register_crd(&widget_crd());
+    let scenarios = scenarios();
+    let (passed, report) = compare(&server, &scenarios, "ssa-diff").await;
     println!(
         "{passed}/{} scenarios match the real apiserver",
         scenarios.len()
     );
     assert!(scenarios.len() >= 30, "at least 30 scenarios");
+    assert!(
+        report.is_empty(),
+        "{passed}/{} scenarios match; differences:\n{report}",
+        scenarios.len()
+    );
+}
+
+/// The scenarios of structs and scalars only, against a fake that has no schema for the
+/// kind (what a fake clientset registering a bare `FakeResource` gets): objects are
+/// structs there too, so they must match.
+#[tokio::test]
+async fn a_fake_without_the_schema_matches_for_structs_and_scalars() {
+    let server = FakeApiServer::new();
+    for r in FakeResource::from_crd(&widget_crd()) {
+        server.register(r);
+    }
+    const STRUCT_ONLY: &[&str] = &[
+        "create-by-apply",
+        "reapply-is-a-no-op",
+        "drop-a-field",
+        "drop-everything",
+        "shared-ownership-then-drops",
+        "conflict",
+        "two-conflicts-two-managers",
+        "force-takes-ownership",
+        "granular-struct-drop",
+        "update-after-apply-takes-ownership",
+        "apply-after-create-conflicts",
+        "put-takes-changed-fields-only",
+        "update-removing-a-field",
+        "status-apply-vs-main-apply",
+        "status-put-and-merge",
+        "apply-with-another-apiversion",
+        "null-value-in-apply",
+        "force-over-two-owners",
+        "labels-and-annotations-granular",
+        "conflicts-with-apply-and-update-managers",
+        "writes-without-field-manager-belong-to-the-user-agent",
+        "atomic-list-conflict",
+        "list-without-type-is-atomic",
+    ];
+    let scenarios: Vec<Scenario> = scenarios()
+        .into_iter()
+        .filter(|s| STRUCT_ONLY.contains(&s.name))
+        .collect();
+    assert_eq!(
+        scenarios.len(),
+        STRUCT_ONLY.len(),
+        "every name is a scenario"
+    );
+    let (passed, report) = compare(&server, &scenarios, "ssa-diff-untyped").await;
+    println!(
+        "{passed}/{} scenarios match the real apiserver without a schema in the fake",
+        scenarios.len()
+    );
     assert!(
         report.is_empty(),
         "{passed}/{} scenarios match; differences:\n{report}",

@@ -6,8 +6,10 @@
 //! `x-kubernetes-list-map-keys`, `x-kubernetes-map-type` extensions, as the API server's
 //! CRD handler converts them), and hand-written schemas for the built-ins the fake
 //! registers whose semantics matter most (ObjectMeta for every kind, ConfigMap, Secret,
-//! Deployment with its pod template). Anything else is "deduced" as SMD does for untyped
-//! data: objects are granular maps, lists are atomic.
+//! Deployment with its pod template). Anything else is an open struct: every key a named
+//! field, lists atomic, which is what a CRD's schema says unless it marks list and map
+//! types. SMD's untyped "deduced" semantics (granular maps) are kept for
+//! `x-kubernetes-preserve-unknown-fields`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -39,14 +41,14 @@ pub(crate) struct Field {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MapSchema {
     pub fields: BTreeMap<String, Field>,
-    /// The schema of keys that are not named fields; `None` with named fields: a struct
-    /// (unknown keys are treated as deduced, see [`MapSchema::lookup`]).
+    /// The schema of keys that are not named fields; `None`: a struct (unknown keys are
+    /// open structs, see [`MapSchema::lookup`]).
     pub element: Option<Arc<Schema>>,
     /// `x-kubernetes-map-type: atomic` / `structType=atomic`: replaced as a whole.
     pub atomic: bool,
     /// Whether keys other than the named fields are errors in an applied configuration and
     /// pruned from other writes: CRD schemas are complete, the hand-written built-in ones
-    /// are not (their undeclared fields are treated as untyped data).
+    /// are not (their undeclared fields are treated as open structs).
     pub closed: bool,
 }
 
@@ -54,16 +56,15 @@ impl MapSchema {
     /// The schema of a key and whether it is a named field (named fields are not members of
     /// a field set unless empty; map keys always are).
     pub(crate) fn lookup(&self, key: &str) -> (Arc<Schema>, bool) {
-        match self.fields.get(key) {
-            Some(f) => (f.schema.clone(), true),
-            // A key the schema does not declare: the API server prunes or rejects those,
-            // which the fake does not emulate, so treat it as untyped data.
-            None => (
-                self.element
-                    .clone()
-                    .unwrap_or_else(|| Arc::new(Schema::Deduced)),
-                false,
-            ),
+        match (self.fields.get(key), &self.element) {
+            (Some(f), _) => (f.schema.clone(), true),
+            (None, Some(element)) => (element.clone(), false),
+            // Undeclared in a complete (CRD) schema: rejected or pruned before this matters.
+            (None, None) if self.closed => (Arc::new(Schema::Deduced), false),
+            // Undeclared in a partial hand-written or absent schema: Kubernetes objects are
+            // structs nearly everywhere, so a struct field is the likeliest truth (maps are
+            // declared where they matter: labels, annotations, data, selectors).
+            (None, None) => (Arc::new(Schema::OpenStruct), true),
         }
     }
 }
@@ -83,6 +84,9 @@ pub(crate) enum Schema {
     /// Untyped: a map is granular with deduced values, a list is atomic, anything else is a
     /// scalar (SMD's `__untyped_deduced_`).
     Deduced,
+    /// A struct whose fields are not listed: every key a named field of the same kind,
+    /// lists atomic (the CRD default). Used where the fake has no schema.
+    OpenStruct,
     Map(MapSchema),
     List(ListSchema),
 }
@@ -115,6 +119,14 @@ impl Schema {
                 })),
                 _ => Resolved::Scalar,
             },
+            Schema::OpenStruct => match v {
+                None | Some(Value::Object(_)) => Resolved::Map(Cow::Owned(MapSchema::default())),
+                Some(Value::Array(_)) => Resolved::List(Cow::Owned(ListSchema {
+                    element: Arc::new(Schema::OpenStruct),
+                    list_type: ListType::Atomic,
+                })),
+                _ => Resolved::Scalar,
+            },
         }
     }
 
@@ -137,9 +149,9 @@ impl Schema {
         })
     }
 
-    /// A kind nothing is known about: named top-level fields, deduced below.
+    /// A kind nothing is known about: ObjectMeta, and open structs for everything else.
     pub(crate) fn untyped_kind() -> Schema {
-        // Unknown top-level keys (spec, data, status...) are deduced; `lookup` does that.
+        // Unknown top-level keys (spec, status...) are open structs; `lookup` does that.
         Schema::kind(BTreeMap::new())
     }
 }
@@ -244,7 +256,7 @@ fn label_selector() -> Schema {
 }
 
 /// `core/v1.Container`, with the list semantics of its most used lists; other fields are
-/// deduced (granular objects, atomic lists), which is what their schema says for most.
+/// open structs (atomic lists), which is what their schema says for most.
 fn container() -> Schema {
     let port = strukt(vec![
         ("name", scalar()),
@@ -262,7 +274,7 @@ fn container() -> Schema {
     let env = strukt(vec![
         ("name", scalar()),
         ("value", scalar()),
-        ("valueFrom", field(Schema::Deduced)),
+        ("valueFrom", field(Schema::OpenStruct)),
     ]);
     let volume_mount = strukt(vec![
         ("name", scalar()),
@@ -323,7 +335,7 @@ fn pod_spec() -> Schema {
     );
     fields.insert(
         "volumes".into(),
-        field(list(Schema::Deduced, keyed(&["name"]))),
+        field(list(Schema::OpenStruct, keyed(&["name"]))),
     );
     fields.insert("nodeSelector".into(), field(map_of(Schema::Scalar)));
     for n in [
@@ -377,13 +389,13 @@ pub(crate) fn builtin(group: &str, kind: &str) -> Option<Schema> {
                 ("replicas", scalar()),
                 ("selector", field(label_selector())),
                 ("template", field(pod_template())),
-                ("strategy", field(Schema::Deduced)),
+                ("strategy", field(Schema::OpenStruct)),
                 ("minReadySeconds", scalar()),
                 ("revisionHistoryLimit", scalar()),
                 ("paused", scalar()),
                 ("progressDeadlineSeconds", scalar()),
             ]);
-            vec![("spec", field(spec)), ("status", field(Schema::Deduced))]
+            vec![("spec", field(spec)), ("status", field(Schema::OpenStruct))]
         }
         _ => return None,
     };

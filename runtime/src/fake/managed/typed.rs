@@ -650,10 +650,11 @@ pub(crate) fn ensure_named_fields_are_members(set: &Set, schema: &Schema) -> Set
     for (pe, child) in &set.children {
         let child_schema = match (&resolved, pe) {
             (Resolved::Map(m), PathElement::Field(name)) => {
-                if m.fields.contains_key(name) {
+                let (schema, named) = m.lookup(name);
+                if named {
                     out.members.insert(pe.clone());
                 }
-                m.lookup(name).0
+                schema
             }
             (Resolved::List(l), PathElement::Key(_)) => l.element.clone(),
             _ => std::sync::Arc::new(Schema::Deduced),
