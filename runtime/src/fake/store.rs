@@ -275,7 +275,7 @@ impl Store {
     /// Drops what `res`'s schema does not declare (custom resources; see
     /// [`managed::typed::prune_undeclared`]) and fills in its defaults, as the API server
     /// does with a decoded request body.
-    fn prune_undeclared(&self, res: &FakeResource, obj: &mut Value) {
+    fn normalize_write(&self, res: &FakeResource, obj: &mut Value) {
         let schema = self.schema_for(res);
         managed::typed::prune_undeclared(&schema, obj);
         managed::typed::apply_defaults(&schema, obj);
@@ -573,7 +573,7 @@ impl Store {
         }
         let mut obj = Value::Object(map);
         if let Some(manager) = manager {
-            self.prune_undeclared(res, &mut obj);
+            self.normalize_write(res, &mut obj);
             let start = live_or_new_managed(&json!({}), &obj, false);
             let managed = self.with_tracker(res, false, |t| {
                 t.update(&json!({}), &obj, start, manager, true)
@@ -685,7 +685,7 @@ impl Store {
         }
         let start = live_or_new_managed(&old, &Value::Object(map.clone()), status_only);
         let mut new = prepare_update(res, &old, map, status_only)?;
-        self.prune_undeclared(res, &mut new);
+        self.normalize_write(res, &mut new);
         self.track_update(res, &old, &mut new, start, status_only, manager);
         self.finish_update(key, old, new, dry_run)
     }
@@ -756,7 +756,7 @@ impl Store {
         let start = live_or_new_managed(&old, &patched, status_only);
         let map = into_object(patched)?;
         let mut new = prepare_update(res, &old, map, status_only)?;
-        self.prune_undeclared(res, &mut new);
+        self.normalize_write(res, &mut new);
         let manager = update_manager(opts);
         self.track_update(res, &old, &mut new, start, status_only, &manager);
         Ok((self.finish_update(key, old, new, opts.dry_run)?, false))
