@@ -74,16 +74,29 @@
 //!   `metadata.resourceVersion` in the patched result that differs from the stored one is a
 //!   409 Conflict. Patches to `/status` change only `status`; patches to the main resource
 //!   of a kind with a status subresource leave `status` alone.
-//! - **Server-side apply, lite**: the body must be JSON (which `kube` sends) with
-//!   `apiVersion` and `kind`, and `fieldManager` is required (422 otherwise). A missing
-//!   object is created; an existing one gets the body merged in with merge-patch semantics.
-//!   A `managedFields` entry `{manager, operation: Apply, apiVersion, time, fieldsType:
-//!   FieldsV1, fieldsV1}` is recorded per manager (and per `status` subresource), with
-//!   `fieldsV1` listing the applied map paths (lists counted as atomic). **Not emulated**:
-//!   per-field ownership, conflicts between managers (`force` is accepted and ignored, a
-//!   conflicting apply never fails), removal of fields a manager stops applying (fields
-//!   are never removed by omission), and `Update` managedFields entries for non-apply
-//!   writes.
+//! - **Server-side apply** with field ownership, as the API server's structured-merge-diff
+//!   does it: the body must be JSON (which `kube` sends) with the resource's `apiVersion`
+//!   and `kind` (400 `invalid object type` otherwise), `fieldManager` is required (422),
+//!   `metadata.managedFields` must be unset (400). A missing object is created. Each
+//!   manager's fields are kept in `metadata.managedFields` (`Apply` entries per manager and
+//!   subresource, `Update` entries per manager and apiVersion, `fieldsV1` and entry order
+//!   as the server writes them). An apply owns exactly what it sends; what it owned and no
+//!   longer sends is removed unless someone else owns it; changing a field another manager
+//!   owns is a 409 Conflict listing the managers and fields (`FieldManagerConflict`
+//!   causes) unless `force=true`, which takes the fields over; applying the same value as
+//!   another manager shares ownership. Creates, updates and non-apply patches give the
+//!   fields they change to the writer's `Update` entry (`fieldManager`, else the
+//!   User-Agent's first segment). `status` is not owned through the main resource of a kind
+//!   with a status subresource, `spec` not through `/status`. Lists and maps merge as the
+//!   schema says (`x-kubernetes-list-type` map/set/atomic, `x-kubernetes-map-type`): a
+//!   CRD's from [`FakeApiServer::register_crd`], hand-written ones for ObjectMeta,
+//!   ConfigMap, Secret and Deployment; without a schema, objects are structs and lists
+//!   atomic (a CRD's defaults).
+//!   More than ten `Update` entries fold into `ancient-changes`, as in the server. Fields
+//!   a registered CRD's schema does not declare are pruned from creates, updates and
+//!   patches, and make an apply fail (500, as the server answers); its `default`s are
+//!   filled in. **Not emulated**: defaulting of built-in kinds (beyond container ports'
+//!   protocol), version conversion and `last-applied-configuration` handling.
 //! - **delete**: returns the object (200). With `metadata.finalizers` the object instead
 //!   gets `deletionTimestamp` and stays (202 Accepted) until an update removes the last
 //!   finalizer, which then deletes it (one `DELETED` event). New finalizers can't be added
@@ -118,6 +131,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod errors;
+mod managed;
 mod selector;
 mod server;
 mod store;
@@ -537,6 +551,22 @@ impl FakeApiServer {
     ) {
         for r in FakeResource::from_crd(crd) {
             self.register(r);
+        }
+        // The merge semantics of server-side apply come from each version's schema.
+        let mut store = self.shared.store.lock();
+        for v in &crd.spec.versions {
+            if let Some(props) = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+            {
+                store.set_schema(
+                    &crd.spec.group,
+                    &v.name,
+                    &crd.spec.names.kind,
+                    managed::schema::from_crd_schema(props),
+                );
+            }
         }
     }
 

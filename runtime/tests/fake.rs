@@ -104,7 +104,10 @@ async fn configmap_create_get_list_replace_delete() {
         .await
         .unwrap();
     assert_eq!(created.metadata.namespace.as_deref(), Some("ns1"));
-    assert_eq!(created.metadata.generation, Some(1));
+    assert_eq!(
+        created.metadata.generation, None,
+        "the API server keeps no generation for ConfigMaps"
+    );
     let uid = created.metadata.uid.clone().expect("uid");
     assert_eq!(uid.len(), 36);
     assert!(created.metadata.creation_timestamp.is_some());
@@ -144,11 +147,7 @@ async fn configmap_create_get_list_replace_delete() {
         created.metadata.creation_timestamp
     );
     assert_eq!(replaced.data.as_ref().unwrap()["k"], "v2");
-    assert_eq!(
-        replaced.metadata.generation,
-        Some(2),
-        "data changed, so the generation is bumped"
-    );
+    assert_eq!(replaced.metadata.generation, None);
 
     // Replacing with identical content is a no-op: the resourceVersion stays.
     let again = api
@@ -561,11 +560,26 @@ async fn merge_json_strategic_and_apply_patches() {
     );
     assert_eq!(err.code, 422);
 
-    // Apply on an existing object merges and records managedFields.
+    // Apply on an existing object merges and records managedFields. The object was
+    // created and patched without a fieldManager or User-Agent, so those writes belong to
+    // `unknown` (Update), which owns spec.replicas: taking it over needs force.
+    let err = api_error(
+        api.patch(
+            "web",
+            &PatchParams::apply("my-controller"),
+            &Patch::Apply(&apply_body),
+        )
+        .await,
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"unknown\" using apps/v1: .spec.replicas"
+    );
     let applied = api
         .patch(
             "web",
-            &PatchParams::apply("my-controller"),
+            &PatchParams::apply("my-controller").force(),
             &Patch::Apply(&apply_body),
         )
         .await
@@ -574,7 +588,7 @@ async fn merge_json_strategic_and_apply_patches() {
     assert_eq!(
         applied.spec.paused,
         Some(true),
-        "fields are not removed by omission"
+        "fields the applier never owned stay"
     );
     assert_eq!(applied.labels()["applied"], "yes");
     assert_eq!(applied.labels()["app"], "web");
@@ -583,13 +597,21 @@ async fn merge_json_strategic_and_apply_patches() {
         .managed_fields
         .as_ref()
         .expect("managedFields");
-    assert_eq!(mf.len(), 1);
+    assert_eq!(mf.len(), 2, "{mf:?}");
     assert_eq!(mf[0].manager.as_deref(), Some("my-controller"));
     assert_eq!(mf[0].operation.as_deref(), Some("Apply"));
     assert_eq!(mf[0].api_version.as_deref(), Some("apps/v1"));
     assert_eq!(
         mf[0].fields_v1.as_ref().unwrap().0,
         json!({"f:metadata": {"f:labels": {"f:applied": {}}}, "f:spec": {"f:replicas": {}}})
+    );
+    assert_eq!(mf[1].manager.as_deref(), Some("unknown"));
+    assert_eq!(mf[1].operation.as_deref(), Some("Update"));
+    assert!(
+        mf[1].fields_v1.as_ref().unwrap().0["f:spec"]
+            .get("f:replicas")
+            .is_none(),
+        "force moved spec.replicas to the applier"
     );
     // Re-applying the same thing is a no-op.
     let reapplied = api
@@ -1513,4 +1535,94 @@ async fn direct_tracker_access_and_discovery() {
     assert!(FakeResource::of::<Deployment>().namespaced);
     let listed: Vec<_> = bars.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(names(&listed), ["b"]);
+}
+
+#[tokio::test]
+async fn field_ownership_over_http_and_malformed_managed_fields() {
+    let server = server();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "ns1");
+
+    // A create owns what it sets (an Update entry of the fieldManager); an apply of a
+    // different value conflicts with it, and the Status says who and where.
+    let pp = PostParams {
+        field_manager: Some("creator".into()),
+        ..Default::default()
+    };
+    api.create(&pp, &cm("owned", &[], &[("k", "v1")]))
+        .await
+        .unwrap();
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "owned"}, "data": {"k": "v2"}});
+    let err = api_error(
+        api.patch(
+            "owned",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&body),
+        )
+        .await,
+    );
+    assert_eq!(err.code, 409);
+    assert_eq!(err.reason, "Conflict");
+    assert_eq!(
+        err.message,
+        r#"Apply failed with 1 conflict: conflict with "creator" using v1: .data.k"#
+    );
+    let causes = &err.details.as_ref().unwrap().causes;
+    assert_eq!(
+        (causes[0].reason.as_str(), causes[0].field.as_str()),
+        ("FieldManagerConflict", ".data.k")
+    );
+
+    // Apply with a body of another version or kind: 400, as the API server's version check.
+    let wrong = json!({"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "owned"}});
+    let err = api_error(
+        api.patch(
+            "owned",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&wrong),
+        )
+        .await,
+    );
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (400, "invalid object type: /v2, Kind=ConfigMap")
+    );
+
+    // Malformed managedFields in the store: apply answers 500 (the API server's "failed
+    // to decode managed fields"), updates fall back to not tracking; nothing panics.
+    let mut broken: serde_json::Value =
+        serde_json::to_value(cm("broken", &[], &[("k", "v")])).unwrap();
+    broken["metadata"]["namespace"] = "ns1".into();
+    broken["metadata"]["managedFields"] = json!([{"manager": "m", "operation": "Bogus",
+        "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {}}]);
+    server.add(&broken).unwrap();
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "broken"}, "data": {"k": "v2"}});
+    let err = api_error(
+        api.patch(
+            "broken",
+            &PatchParams::apply("applier"),
+            &Patch::Apply(&body),
+        )
+        .await,
+    );
+    assert_eq!(err.code, 500);
+    assert!(
+        err.message.starts_with("failed to decode managed fields"),
+        "{}",
+        err.message
+    );
+    let patch_params = PatchParams {
+        field_manager: Some("patcher".into()),
+        ..Default::default()
+    };
+    let patched = api
+        .patch(
+            "broken",
+            &patch_params,
+            &Patch::Merge(json!({"data": {"k": "v3"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data.unwrap()["k"], "v3");
 }

@@ -121,6 +121,8 @@ pub fn invalid(group: &str, kind: &str, name: &str, causes: &[(&str, &str)]) -> 
             "FieldValueRequired"
         } else if msg.starts_with("Forbidden") {
             "FieldValueForbidden"
+        } else if msg.starts_with("Too long") {
+            "FieldValueTooLong"
         } else {
             "FieldValueInvalid"
         };

@@ -365,7 +365,17 @@ fn respond(shared: &Shared, parts: &http::request::Parts, bytes: &Bytes) -> Resp
             )));
         }
     };
-    match dispatch(shared, &target, verb, &query, body, content_type, accept) {
+    let user_agent = header_str(parts, header::USER_AGENT);
+    match dispatch(
+        shared,
+        &target,
+        verb,
+        &query,
+        body,
+        content_type,
+        accept,
+        user_agent,
+    ) {
         Ok(resp) => resp,
         Err(status) => status_response(&status),
     }
@@ -375,6 +385,7 @@ fn dry_run(query: &Query) -> bool {
     query.get("dryRun").is_some_and(|v| !v.is_empty())
 }
 
+#[allow(clippy::too_many_arguments)] // one request's parts, taken apart once in `respond`
 fn dispatch(
     shared: &Shared,
     target: &Target,
@@ -383,6 +394,7 @@ fn dispatch(
     body: Option<Value>,
     content_type: &str,
     accept: &str,
+    user_agent: &str,
 ) -> Result<Response<ResponseBody>, Status> {
     let mut store = shared.store.lock();
     let res = store
@@ -409,6 +421,14 @@ fn dispatch(
     let ns = target.namespace.as_deref();
     let name = target.name.as_deref().unwrap_or_default();
     let presenter = Presenter::new(&res, accept);
+    let write_opts = PatchOptions {
+        field_manager: query.get("fieldManager"),
+        user_agent,
+        force: query.flag("force"),
+        status_only,
+        dry_run: dry_run(query),
+    };
+    validate_write_options(verb, content_type, &write_opts)?;
     let require_body = || {
         body.clone()
             .ok_or_else(|| errors::bad_request("the request has no body"))
@@ -519,22 +539,35 @@ fn dispatch(
                 // Subresource creates (eviction, token, ...) are not emulated.
                 return Err(errors::resource_not_found());
             }
-            let obj = store.create(&res, ns, require_body()?, true, dry_run(query))?;
+            let manager = super::store::update_manager(&write_opts);
+            let obj = store.create(
+                &res,
+                ns,
+                require_body()?,
+                true,
+                dry_run(query),
+                Some(&manager),
+            )?;
             json_response(StatusCode::CREATED, &presenter.object(obj))
         }
         Verb::Update => {
-            let obj = store.update(&res, ns, name, require_body()?, status_only, dry_run(query))?;
+            let manager = super::store::update_manager(&write_opts);
+            let obj = store.update(
+                &res,
+                ns,
+                name,
+                require_body()?,
+                status_only,
+                dry_run(query),
+                &manager,
+            )?;
             json_response(StatusCode::OK, &presenter.object(obj))
         }
         Verb::Patch => {
             let kind = PatchKind::from_content_type(content_type)
                 .ok_or_else(|| errors::unsupported_media_type(content_type))?;
-            let opts = PatchOptions {
-                field_manager: query.get("fieldManager"),
-                status_only,
-                dry_run: dry_run(query),
-            };
-            let (obj, created) = store.patch(&res, ns, name, kind, &require_body()?, &opts)?;
+            let (obj, created) =
+                store.patch(&res, ns, name, kind, &require_body()?, &write_opts)?;
             let code = if created {
                 StatusCode::CREATED
             } else {
@@ -583,6 +616,44 @@ fn dispatch(
             json_response(StatusCode::OK, &presenter.list(items, metadata))
         }
     })
+}
+
+/// The API server's `ValidateCreateOptions` / `ValidateUpdateOptions` /
+/// `ValidatePatchOptions`, checked before the object is looked at: apply needs a
+/// `fieldManager`, and a field manager is at most 128 bytes.
+fn validate_write_options(
+    verb: Verb,
+    content_type: &str,
+    opts: &PatchOptions<'_>,
+) -> Result<(), Status> {
+    let options_kind = match verb {
+        Verb::Create => "CreateOptions",
+        Verb::Update => "UpdateOptions",
+        Verb::Patch => "PatchOptions",
+        _ => return Ok(()),
+    };
+    let manager = opts.field_manager.unwrap_or_default();
+    let mut causes: Vec<(&str, String)> = Vec::new();
+    if verb == Verb::Patch
+        && PatchKind::from_content_type(content_type) == Some(PatchKind::Apply)
+        && manager.is_empty()
+    {
+        causes.push((
+            "fieldManager",
+            "Required value: is required for apply patch".into(),
+        ));
+    }
+    if manager.len() > 128 {
+        causes.push((
+            "fieldManager",
+            "Too long: may not be more than 128 bytes".into(),
+        ));
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<(&str, &str)> = causes.iter().map(|(f, m)| (*f, m.as_str())).collect();
+    Err(errors::invalid("meta.k8s.io", options_kind, "", &causes))
 }
 
 fn encode_continue(key: &(String, String)) -> String {

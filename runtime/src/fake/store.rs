@@ -14,6 +14,7 @@ use tokio::sync::broadcast;
 
 use super::FakeResource;
 use super::errors;
+use super::managed::{self, ApplyError, Managed, Tracker, schema::Schema};
 use super::selector::{FieldSelector, LabelSelector};
 
 /// Where an object lives. Cluster-scoped objects have an empty namespace. The version is
@@ -178,6 +179,11 @@ impl PatchKind {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PatchOptions<'a> {
     pub field_manager: Option<&'a str>,
+    /// The request's User-Agent: non-apply writes without `fieldManager` are owned by its
+    /// first segment, as the API server does.
+    pub user_agent: &'a str,
+    /// `force=true` on an apply: take over conflicting fields.
+    pub force: bool,
     /// The request is for the `status` subresource.
     pub status_only: bool,
     pub dry_run: bool,
@@ -193,6 +199,9 @@ pub(crate) struct Preconditions {
 /// The object store and event history.
 pub(crate) struct Store {
     pub resources: Vec<FakeResource>,
+    /// Merge schemas by (group, version, kind), from registered CRDs; built-ins and
+    /// other kinds fall back to [`managed::schema::builtin`] or an untyped schema.
+    schemas: BTreeMap<(String, String, String), Arc<Schema>>,
     objects: BTreeMap<ObjectKey, Value>,
     rv: u64,
     history: VecDeque<Arc<StoredEvent>>,
@@ -210,6 +219,7 @@ impl Store {
     pub(crate) fn new(history_limit: usize) -> Self {
         Store {
             resources: Vec::new(),
+            schemas: BTreeMap::new(),
             objects: BTreeMap::new(),
             // The empty store is at resourceVersion 1; the first write is 2. "0" keeps its
             // special meaning ("any version") in list and watch requests.
@@ -243,6 +253,55 @@ impl Store {
                 self.compacted = old.rv;
             }
         }
+    }
+
+    /// Sets the merge schema of one version of a kind (from a CRD).
+    pub(crate) fn set_schema(&mut self, group: &str, version: &str, kind: &str, schema: Schema) {
+        self.schemas.insert(
+            (group.to_string(), version.to_string(), kind.to_string()),
+            Arc::new(schema),
+        );
+    }
+
+    /// The merge schema of a resource: a registered CRD's, a built-in's, or untyped.
+    fn schema_for(&self, res: &FakeResource) -> Arc<Schema> {
+        self.schemas
+            .get(&(res.group.clone(), res.version.clone(), res.kind.clone()))
+            .cloned()
+            .or_else(|| managed::schema::builtin(&res.group, &res.kind).map(Arc::new))
+            .unwrap_or_else(|| Arc::new(Schema::untyped_kind()))
+    }
+
+    /// Drops what `res`'s schema does not declare (custom resources; see
+    /// [`managed::typed::prune_undeclared`]) and fills in its defaults, as the API server
+    /// does with a decoded request body.
+    fn normalize_write(&self, res: &FakeResource, obj: &mut Value) {
+        let schema = self.schema_for(res);
+        managed::typed::prune_undeclared(&schema, obj);
+        managed::typed::apply_defaults(&schema, obj);
+    }
+
+    /// Runs `f` with the field manager of `res`'s main resource or `/status`.
+    fn with_tracker<R>(
+        &self,
+        res: &FakeResource,
+        status_only: bool,
+        f: impl FnOnce(&Tracker<'_>) -> R,
+    ) -> R {
+        let schema = self.schema_for(res);
+        let tracker = Tracker {
+            schema: &schema,
+            api_version: res.api_version(),
+            subresource: status_only.then(|| "status".to_string()),
+            reset: managed::reset_fields(
+                &res.group,
+                &res.kind,
+                res.status_subresource,
+                status_only,
+            ),
+            now: now_rfc3339(),
+        };
+        f(&tracker)
     }
 
     pub(crate) fn register(&mut self, res: FakeResource) {
@@ -426,6 +485,9 @@ impl Store {
 
     /// POST: create. `drop_status` clears `status` for kinds with a status subresource
     /// (what the apiserver does); direct tracker adds keep it.
+    ///
+    /// `manager`: the field manager of an API create, which owns every field it sets (an
+    /// `Update` managedFields entry); `None` for tracker adds and apply-creates.
     pub(crate) fn create(
         &mut self,
         res: &FakeResource,
@@ -433,6 +495,7 @@ impl Store {
         obj: Value,
         drop_status: bool,
         dry_run: bool,
+        manager: Option<&str>,
     ) -> Result<Value, Status> {
         let mut map = into_object(obj)?;
         let meta = metadata_mut(&mut map)?;
@@ -493,7 +556,11 @@ impl Store {
         meta.insert("name".into(), name.clone().into());
         meta.insert("uid".into(), new_uid().into());
         meta.insert("creationTimestamp".into(), now_rfc3339().into());
-        meta.insert("generation".into(), 1.into());
+        if has_generation(res) {
+            meta.insert("generation".into(), 1.into());
+        } else {
+            meta.remove("generation");
+        }
         meta.remove("deletionTimestamp");
         meta.remove("deletionGracePeriodSeconds");
         if drop_status && res.status_subresource {
@@ -504,7 +571,15 @@ impl Store {
         if self.objects.contains_key(&key) {
             return Err(errors::already_exists(&res.group, &res.plural, &name));
         }
-        let obj = Value::Object(map);
+        let mut obj = Value::Object(map);
+        if let Some(manager) = manager {
+            self.normalize_write(res, &mut obj);
+            let start = live_or_new_managed(&json!({}), &obj, false);
+            let managed = self.with_tracker(res, false, |t| {
+                t.update(&json!({}), &obj, start, manager, true)
+            });
+            set_managed_fields(&mut obj, &managed);
+        }
         if dry_run {
             return Ok(obj);
         }
@@ -535,7 +610,14 @@ impl Store {
             .unwrap_or_default()
             .to_string();
         if name.is_empty() {
-            return self.create(res, namespace.as_deref(), Value::Object(map), false, false);
+            return self.create(
+                res,
+                namespace.as_deref(),
+                Value::Object(map),
+                false,
+                false,
+                None,
+            );
         }
         let key = ObjectKey::new(res, namespace.as_deref(), &name);
         let previous = self.objects.get(&key).cloned();
@@ -546,6 +628,9 @@ impl Store {
             ("creationTimestamp", now_rfc3339().into()),
             ("generation", 1.into()),
         ] {
+            if field == "generation" && !has_generation(res) {
+                continue;
+            }
             if !meta.contains_key(field) {
                 let v = prev_meta
                     .and_then(|m| m.get(field))
@@ -564,6 +649,7 @@ impl Store {
     }
 
     /// PUT (main resource or `/status`).
+    #[allow(clippy::too_many_arguments)] // the parts of one PUT request
     pub(crate) fn update(
         &mut self,
         res: &FakeResource,
@@ -572,6 +658,7 @@ impl Store {
         obj: Value,
         status_only: bool,
         dry_run: bool,
+        manager: &str,
     ) -> Result<Value, Status> {
         let mut map = into_object(obj)?;
         let meta = metadata_mut(&mut map)?;
@@ -596,8 +683,27 @@ impl Store {
         if !body_rv.is_empty() && body_rv != meta_str(&old, "resourceVersion").unwrap_or_default() {
             return Err(errors::stale_conflict(&res.group, &res.plural, name));
         }
-        let new = prepare_update(res, &old, map, status_only)?;
+        let start = live_or_new_managed(&old, &Value::Object(map.clone()), status_only);
+        let mut new = prepare_update(res, &old, map, status_only)?;
+        self.normalize_write(res, &mut new);
+        self.track_update(res, &old, &mut new, start, status_only, manager);
         self.finish_update(key, old, new, dry_run)
+    }
+
+    /// Records a non-apply write's field ownership on `new`.
+    fn track_update(
+        &self,
+        res: &FakeResource,
+        old: &Value,
+        new: &mut Value,
+        start: Managed,
+        status_only: bool,
+        manager: &str,
+    ) {
+        let managed = self.with_tracker(res, status_only, |t| {
+            t.update(old, new, start, manager, false)
+        });
+        set_managed_fields(new, &managed);
     }
 
     /// PATCH (main resource or `/status`). Returns the object and whether it was created
@@ -611,66 +717,12 @@ impl Store {
         patch: &Value,
         opts: &PatchOptions<'_>,
     ) -> Result<(Value, bool), Status> {
-        let status_only = opts.status_only;
-        let manager = opts.field_manager.unwrap_or_default();
         if kind == PatchKind::Apply {
-            if manager.is_empty() {
-                return Err(errors::invalid(
-                    "meta.k8s.io",
-                    "PatchOptions",
-                    "",
-                    &[(
-                        "fieldManager",
-                        "Required value: is required for apply patch",
-                    )],
-                ));
-            }
-            if !patch.is_object() {
-                return Err(errors::bad_request(
-                    "the apply patch body must be an object",
-                ));
-            }
-            if patch
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-                || patch
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-            {
-                return Err(errors::bad_request(
-                    "invalid object type: apiVersion and kind must be set in an apply patch",
-                ));
-            }
-            if let Some(body_name) = patch.pointer("/metadata/name").and_then(Value::as_str)
-                && body_name != name
-            {
-                return Err(errors::bad_request(&format!(
-                    "the name of the object ({body_name}) does not match the name on the URL ({name})"
-                )));
-            }
+            return self.apply(res, namespace, name, patch, opts);
         }
+        let status_only = opts.status_only;
         let key = ObjectKey::new(res, namespace, name);
         let Some(old) = self.objects.get(&key).cloned() else {
-            if kind == PatchKind::Apply && !status_only {
-                // Server-side apply creates missing objects.
-                let mut obj = patch.clone();
-                set_meta(&mut obj, "name", name.into());
-                if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
-                    meta.remove("resourceVersion");
-                }
-                set_managed_fields(
-                    &mut obj,
-                    manager,
-                    &res.api_version(),
-                    false,
-                    fields_v1(patch, false),
-                    None,
-                );
-                let created = self.create(res, namespace, obj, true, opts.dry_run)?;
-                return Ok((created, true));
-            }
             return Err(errors::not_found(&res.group, &res.plural, name));
         };
         let mut patched = old.clone();
@@ -701,34 +753,141 @@ impl Store {
         if meta_str(&patched, "resourceVersion").is_some_and(|rv| !rv.is_empty() && rv != old_rv) {
             return Err(errors::stale_conflict(&res.group, &res.plural, name));
         }
+        let start = live_or_new_managed(&old, &patched, status_only);
         let map = into_object(patched)?;
         let mut new = prepare_update(res, &old, map, status_only)?;
-        if kind == PatchKind::Apply {
-            // Keep the entry's time unless the apply changes something.
-            let previous_time =
-                managed_entry(&old, manager, status_only).and_then(|e| e.get("time").cloned());
-            let fields = fields_v1(patch, status_only);
-            set_managed_fields(
-                &mut new,
-                manager,
-                &res.api_version(),
-                status_only,
-                fields.clone(),
-                previous_time,
-            );
-            let mut unchanged = new.clone();
-            set_meta(&mut unchanged, "resourceVersion", old_rv.clone().into());
-            if unchanged != old {
-                set_managed_fields(
-                    &mut new,
-                    manager,
-                    &res.api_version(),
-                    status_only,
-                    fields,
-                    None,
-                );
-            }
+        self.normalize_write(res, &mut new);
+        let manager = update_manager(opts);
+        self.track_update(res, &old, &mut new, start, status_only, &manager);
+        Ok((self.finish_update(key, old, new, opts.dry_run)?, false))
+    }
+
+    /// Server-side apply (`application/apply-patch+yaml`), with field ownership: see
+    /// [`managed`].
+    fn apply(
+        &mut self,
+        res: &FakeResource,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Value,
+        opts: &PatchOptions<'_>,
+    ) -> Result<(Value, bool), Status> {
+        let status_only = opts.status_only;
+        let manager = opts.field_manager.unwrap_or_default();
+        if manager.is_empty() {
+            return Err(errors::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                &[(
+                    "fieldManager",
+                    "Required value: is required for apply patch",
+                )],
+            ));
         }
+        if !patch.is_object() {
+            return Err(errors::bad_request(
+                "the apply patch body must be an object",
+            ));
+        }
+        let api_version = patch
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let patch_kind = patch
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if api_version.is_empty() || patch_kind.is_empty() {
+            return Err(errors::bad_request(
+                "invalid object type: apiVersion and kind must be set in an apply patch",
+            ));
+        }
+        if api_version != res.api_version() || patch_kind != res.kind {
+            // The API server's version check: `GroupVersionKind.String()`.
+            let (g, v) = split_api_version(api_version);
+            return Err(errors::bad_request(&format!(
+                "invalid object type: {g}/{v}, Kind={patch_kind}"
+            )));
+        }
+        if patch
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(errors::bad_request("metadata.managedFields must be nil"));
+        }
+        if let Some(body_name) = patch.pointer("/metadata/name").and_then(Value::as_str)
+            && body_name != name
+        {
+            return Err(errors::bad_request(&format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let key = ObjectKey::new(res, namespace, name);
+        let existing = self.objects.get(&key).cloned();
+        if existing.is_none() && status_only {
+            return Err(errors::not_found(&res.group, &res.plural, name));
+        }
+        // Apply creates a missing object from an empty one of its kind.
+        let live = existing
+            .clone()
+            .unwrap_or_else(|| json!({"apiVersion": res.api_version(), "kind": res.kind}));
+        // A plain error in the API server: 500 without reason or details.
+        let start = managed::decode(&live).map_err(|e| {
+            Status::failure(&format!("failed to decode managed fields: {e}"), "").with_code(500)
+        })?;
+        let (new, managed) = self
+            .with_tracker(res, status_only, |t| {
+                t.apply(&live, patch, start, manager, opts.force)
+            })
+            .map_err(|e| match e {
+                ApplyError::Conflicts(c) => managed::conflict_status(&c),
+                // A plain error in the API server, hence a 500 without reason or details;
+                // the namespace is the apply body's.
+                ApplyError::InvalidLive(msg) => {
+                    Status::failure(&format!("failed to create typed live object: {msg}"), "")
+                        .with_code(500)
+                }
+                ApplyError::Invalid(msg) => Status::failure(
+                    &format!(
+                        "failed to create typed patch object ({}/{}; {}/{}, Kind={}): {msg}",
+                        patch
+                            .pointer("/metadata/namespace")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                        patch
+                            .pointer("/metadata/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                        res.group,
+                        res.version,
+                        res.kind
+                    ),
+                    "",
+                )
+                .with_code(500),
+            })?;
+        // The server defaults the merged object after ownership is settled, so defaults
+        // are nobody's.
+        let mut obj = match new {
+            Some(mut new) => {
+                managed::typed::apply_defaults(&self.schema_for(res), &mut new);
+                new
+            }
+            None => live.clone(),
+        };
+        let Some(old) = existing else {
+            set_meta(&mut obj, "name", name.into());
+            if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
+                meta.remove("resourceVersion");
+            }
+            set_managed_fields(&mut obj, &managed);
+            let created = self.create(res, namespace, obj, true, opts.dry_run, None)?;
+            return Ok((created, true));
+        };
+        let map = into_object(obj)?;
+        let mut new = prepare_update(res, &old, map, status_only)?;
+        set_managed_fields(&mut new, &managed);
         Ok((self.finish_update(key, old, new, opts.dry_run)?, false))
     }
 
@@ -890,6 +1049,29 @@ fn prepare_update(
     mut new: Map<String, Value>,
     status_only: bool,
 ) -> Result<Value, Status> {
+    if status_only && res.group == "apps" && res.kind == "Deployment" {
+        // The Deployment status strategy resets only spec and labels: other metadata
+        // changes made through /status stick (the CRD status strategy keeps only status).
+        let status = new.remove("status");
+        match old.get("spec") {
+            Some(spec) => new.insert("spec".into(), spec.clone()),
+            None => new.remove("spec"),
+        };
+        let old_labels = old.pointer("/metadata/labels").cloned();
+        let meta = metadata_mut(&mut new)?;
+        match old_labels {
+            Some(l) => meta.insert("labels".into(), l),
+            None => meta.remove("labels"),
+        };
+        let mut out = prepare_update(res, old, new, false)?;
+        if let Value::Object(map) = &mut out {
+            match status {
+                Some(s) => map.insert("status".into(), s),
+                None => map.remove("status"),
+            };
+        }
+        return Ok(out);
+    }
     if status_only {
         let mut out = old.clone();
         if let Value::Object(map) = &mut out {
@@ -982,7 +1164,7 @@ fn prepare_update(
         };
         strip(&new) != strip(old.as_object().unwrap_or(&Map::new()))
     };
-    if spec_changed {
+    if spec_changed && has_generation(res) {
         let generation = old_meta
             .get("generation")
             .and_then(Value::as_i64)
@@ -993,102 +1175,61 @@ fn prepare_update(
     Ok(Value::Object(new))
 }
 
-// ----- managed fields (server-side apply lite) -----
-
-fn managed_entry<'a>(obj: &'a Value, manager: &str, status_only: bool) -> Option<&'a Value> {
-    obj.pointer("/metadata/managedFields")?
-        .as_array()?
-        .iter()
-        .find(|e| is_entry(e, manager, status_only))
+/// Whether the API server keeps `metadata.generation` for the kind: not for the built-ins
+/// without a spec (their strategies never set it), for everything else the fake serves.
+fn has_generation(res: &FakeResource) -> bool {
+    !matches!(
+        (res.group.as_str(), res.kind.as_str()),
+        (
+            "",
+            "ConfigMap" | "Secret" | "ServiceAccount" | "Event" | "Endpoints"
+        ) | ("events.k8s.io", "Event")
+            | ("coordination.k8s.io", "Lease")
+    )
 }
 
-fn is_entry(e: &Value, manager: &str, status_only: bool) -> bool {
-    e.get("manager").and_then(Value::as_str) == Some(manager)
-        && e.get("operation").and_then(Value::as_str) == Some("Apply")
-        && (e.get("subresource").and_then(Value::as_str) == Some("status")) == status_only
-}
+// ----- managed fields -----
 
-/// Records (or refreshes) the `Apply` managedFields entry of `manager`.
-fn set_managed_fields(
-    obj: &mut Value,
-    manager: &str,
-    api_version: &str,
-    status_only: bool,
-    fields: Value,
-    time: Option<Value>,
-) {
-    let mut entry = json!({
-        "manager": manager,
-        "operation": "Apply",
-        "apiVersion": api_version,
-        "time": time.unwrap_or_else(|| now_rfc3339().into()),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields,
-    });
+/// The managers an update starts from (`decodeLiveOrNew`): the request object's
+/// managedFields when it carries valid, non-empty ones (an empty list resets them), else the
+/// live object's; `/status` writes always use the live object's.
+fn live_or_new_managed(live: &Value, new: &Value, status_only: bool) -> Managed {
+    let from_live = || managed::decode(live).unwrap_or_default();
     if status_only {
-        entry["subresource"] = "status".into();
+        return from_live();
     }
+    match new.pointer("/metadata/managedFields") {
+        Some(Value::Array(a)) if a.is_empty() => Managed::new(),
+        Some(Value::Array(a)) if a.len() == 1 && a[0] == json!({}) => Managed::new(),
+        Some(Value::Array(_)) => match managed::decode(new) {
+            Ok(m) if !m.is_empty() => m,
+            _ => from_live(),
+        },
+        _ => from_live(),
+    }
+}
+
+/// Writes (or, when nobody owns anything, removes) `metadata.managedFields`.
+fn set_managed_fields(obj: &mut Value, managed: &Managed) {
     let Some(Value::Object(meta)) = obj.get_mut("metadata") else {
         return;
     };
-    let list = meta.entry("managedFields").or_insert_with(|| json!([]));
-    if !list.is_array() {
-        *list = json!([]);
-    }
-    let arr = list.as_array_mut().expect("array");
-    match arr.iter_mut().find(|e| is_entry(e, manager, status_only)) {
-        Some(e) => *e = entry,
-        None => arr.push(entry),
+    match managed::encode(managed) {
+        Some(list) => {
+            meta.insert("managedFields".into(), list);
+        }
+        None => {
+            meta.remove("managedFields");
+        }
     }
 }
 
-/// The FieldsV1 set of an apply body: `{"f:spec": {"f:replicas": {}}}`. Lists are treated
-/// as atomic (a leaf), and `metadata` contributes only labels, annotations, finalizers and
-/// ownerReferences, like the apiserver.
-fn fields_v1(body: &Value, status_only: bool) -> Value {
-    fn walk(v: &Value) -> Value {
-        match v {
-            Value::Object(m) if !m.is_empty() => {
-                Value::Object(m.iter().map(|(k, v)| (format!("f:{k}"), walk(v))).collect())
-            }
-            _ => json!({}),
-        }
+/// The manager of a non-apply write: `fieldManager`, else from the User-Agent.
+pub(crate) fn update_manager(opts: &PatchOptions<'_>) -> String {
+    match opts.field_manager.filter(|m| !m.is_empty()) {
+        Some(m) => m.to_string(),
+        None => managed::manager_from_user_agent(opts.user_agent),
     }
-    let mut out = Map::new();
-    let Some(obj) = body.as_object() else {
-        return json!({});
-    };
-    for (k, v) in obj {
-        match k.as_str() {
-            "apiVersion" | "kind" => {}
-            "status" if !status_only => {}
-            "metadata" => {
-                if status_only {
-                    continue;
-                }
-                let mut meta = Map::new();
-                for (mk, mv) in v.as_object().into_iter().flatten() {
-                    if matches!(
-                        mk.as_str(),
-                        "labels" | "annotations" | "finalizers" | "ownerReferences"
-                    ) {
-                        meta.insert(format!("f:{mk}"), walk(mv));
-                    }
-                }
-                if !meta.is_empty() {
-                    out.insert("f:metadata".into(), Value::Object(meta));
-                }
-            }
-            "status" => {
-                out.insert("f:status".into(), walk(v));
-            }
-            _ if status_only => {}
-            _ => {
-                out.insert(format!("f:{k}"), walk(v));
-            }
-        }
-    }
-    Value::Object(out)
 }
 
 // ----- helpers -----
@@ -1219,16 +1360,5 @@ mod tests {
         assert_eq!(s.len(), 5);
         assert!(s.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
         assert!(now_rfc3339().ends_with('Z'));
-    }
-
-    #[test]
-    fn fields_v1_of_apply_body() {
-        let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "x", "labels": {"a": "b"}}, "data": {"k": "v"}, "status": {"x": 1}});
-        assert_eq!(
-            fields_v1(&body, false),
-            json!({"f:metadata": {"f:labels": {"f:a": {}}}, "f:data": {"f:k": {}}})
-        );
-        assert_eq!(fields_v1(&body, true), json!({"f:status": {"f:x": {}}}));
     }
 }
