@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+pub mod applyconfig;
 pub mod client;
 pub mod deepcopy;
 pub mod fake;
@@ -211,7 +212,7 @@ mod tests {
     /// The template is real code: drive every verb it has through the fake API server.
     #[tokio::test]
     async fn typed_client_template_runs_every_verb() {
-        use crate::placeholder::PlaceholderKind;
+        use crate::placeholder::{PlaceholderKind, PlaceholderKindApplyConfiguration};
         use crate::typed_client_template::PlaceholderKindClient;
         use futures::StreamExt;
         use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
@@ -272,16 +273,22 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(patched.spec["x"], 3);
-        client
-            .apply(&obj("b"), &ApplyOptions::new("t"))
-            .await
-            .unwrap();
-        let mut s = obj("b");
+        let mut b = PlaceholderKindApplyConfiguration::new("b", "ns");
+        b.spec = Some(serde_json::json!({"x": 1}));
+        client.apply(&b, &ApplyOptions::new("t")).await.unwrap();
+        let mut s = PlaceholderKindApplyConfiguration::new("b", "ns");
         s.status = Some(serde_json::json!({"ok": 1}));
         client
             .apply_status(&s, &ApplyOptions::new("t"))
             .await
             .unwrap();
+        // No field manager: refused before any request.
+        let before = server.actions().len();
+        assert!(matches!(
+            client.apply(&b, &ApplyOptions::new("")).await,
+            Err(kube_codegen_runtime::apply::ApplyError::MissingFieldManager)
+        ));
+        assert_eq!(server.actions().len(), before);
         assert_eq!(
             client
                 .list(&ListParams::default())

@@ -4,6 +4,9 @@
 /// Stops the build here, with a message saying which versions to align, when
 /// kube-codegen-runtime does not implement the contract this code was generated for.
 const _: () = ::kube_codegen_runtime::contract::check(1);
+/// Apply configurations for server-side apply.
+#[rustfmt::skip]
+pub mod applyconfigurations;
 /// Typed clients for every `+genclient` kind.
 #[rustfmt::skip]
 pub mod clientset;
