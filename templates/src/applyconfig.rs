@@ -11,9 +11,11 @@ use quote::{format_ident, quote};
 use crate::input::{ApplyField, ApplyKind, ApplyPackage, ApplyRole, ApplyStruct, ApplyType};
 use crate::{ident, path, snake_case};
 
-/// The whole `applyconfigurations` module.
+/// The whole `applyconfigurations` module: a module per group/version, and `k8s` with the
+/// configurations of the Kubernetes types they embed (`k8s`, a name no group/version
+/// accessor can have: those end in `_<version>`).
 #[must_use]
-pub fn apply_configurations(packages: &[ApplyPackage]) -> TokenStream {
+pub fn apply_configurations(packages: &[ApplyPackage], k8s: &[ApplyStruct]) -> TokenStream {
     let modules = packages
         .iter()
         .filter(|p| !p.structs.is_empty())
@@ -28,12 +30,24 @@ pub fn apply_configurations(packages: &[ApplyPackage]) -> TokenStream {
                 }
             }
         });
+    let k8s = (!k8s.is_empty()).then(|| {
+        let structs = k8s.iter().map(apply_struct);
+        quote! {
+            /// Apply configurations of the Kubernetes types the kinds embed, generated from
+            /// the schemas the CRDs use (k8s-openapi's types are not apply-shaped: they
+            /// always write their required fields).
+            pub mod k8s {
+                #(#structs)*
+            }
+        }
+    });
     quote! {
         //! Apply configurations for server-side apply (client-go's applyconfiguration-gen):
         //! every field optional and absent when unset, so a field manager owns exactly the
         //! fields it sets. Apply them with the typed clients' `apply`/`apply_status`;
         //! `extract_*` rebuilds what one manager owns from an object's managedFields.
         #(#modules)*
+        #k8s
     }
 }
 
@@ -44,9 +58,9 @@ fn type_tokens(ty: &ApplyType) -> TokenStream {
             quote!(#p)
         }
         ApplyType::String => quote!(::std::string::String),
-        ApplyType::Config(name) => {
-            let n = ident(name);
-            quote!(#n)
+        ApplyType::Config(p) => {
+            let p = path(p);
+            quote!(#p)
         }
         ApplyType::ObjectMeta => {
             quote!(::kube_codegen_runtime::apply::ObjectMetaApplyConfiguration)

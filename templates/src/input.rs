@@ -114,7 +114,7 @@ pub struct ApplyPackage {
 pub struct ApplyStruct {
     /// The configuration's name: `FooSpecApplyConfiguration`.
     pub name: String,
-    /// Full Rust path of the struct it configures.
+    /// Full Rust path of the type it configures (for the docs).
     pub source_path: String,
     /// Its fields, in declaration order.
     pub fields: Vec<ApplyField>,
@@ -172,7 +172,8 @@ pub enum ApplyType {
     Plain(String),
     /// `String`: setters take `impl Into<String>`.
     String,
-    /// Another apply configuration of the same group/version, by name.
+    /// Another apply configuration, by its path from the module of the one holding it
+    /// (`FooSpecApplyConfiguration`, `super::k8s::PodSpecApplyConfiguration`).
     Config(String),
     /// `metadata`: the runtime's `ObjectMetaApplyConfiguration`.
     ObjectMeta,

@@ -2,13 +2,20 @@
 //! and every struct a kind reaches, an apply configuration whose fields are all optional
 //! and absent when unset, so a field manager applies (and owns) exactly what it sets.
 //!
-//! What stays as it is: enums, newtypes and types serialized `into` another (their value
-//! is one field, owned whole), scalars, and **k8s-openapi types** embedded in a kind
-//! (`PodTemplateSpec`, `Condition`, ...). Those are applied as k8s-openapi serializes
-//! them, so their required fields are always sent: see README "Server-side apply" for
-//! what that claims and why it is the choice here.
+//! Kubernetes types embedded in a kind (`PodTemplateSpec`, `Condition`, ...) get apply
+//! configurations too, in the module `k8s`, built from the schemas the CRDs use
+//! (`k8s_schemas.json`, controller-gen's for the pinned Kubernetes version): k8s-openapi's
+//! own types always write their required fields, so a manager applying one would own
+//! fields it never meant to (README "Server-side apply"). Kubernetes types without
+//! properties of their own (`Quantity`, `IntOrString`, `Time`, `RawExtension`, empty
+//! structs) are one value on the wire and stay k8s-openapi types.
+//!
+//! What else stays as it is: enums, newtypes and types serialized `into` another (their
+//! value is one field, owned whole) and scalars.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
 
 use kube_codegen_templates::input::{
     ApplyField, ApplyKind, ApplyPackage, ApplyRole, ApplyStruct, ApplyType,
@@ -35,8 +42,8 @@ pub(super) const GENERATOR: Generator = Generator {
 };
 
 fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    let packages = packages(cx.api, cx.rust, diags);
-    Box::new(move || kube_codegen_templates::applyconfig::apply_configurations(&packages))
+    let (packages, k8s) = packages(cx.api, cx.rust, diags);
+    Box::new(move || kube_codegen_templates::applyconfig::apply_configurations(&packages, &k8s))
 }
 
 /// One apply configuration being built: the struct, and the configurations it holds
@@ -48,6 +55,7 @@ struct Building {
 
 struct Builder<'a> {
     api: &'a Api,
+    k8s: &'a mut K8sBuilder,
     options: &'a super::rust::RustOptions,
     /// Type key -> configuration name, for this group/version.
     names: BTreeMap<String, String>,
@@ -57,16 +65,20 @@ struct Builder<'a> {
     checked: BTreeSet<String>,
 }
 
+/// The apply configurations of every group/version, and those of the Kubernetes types
+/// they embed (shared by all group/versions).
 pub(crate) fn packages(
     api: &Api,
     options: &super::rust::RustOptions,
     diags: &mut Diagnostics,
-) -> Vec<ApplyPackage> {
+) -> (Vec<ApplyPackage>, Vec<ApplyStruct>) {
     let accessors = super::rust::accessors(api);
+    let mut k8s = K8sBuilder::default();
     let mut out = vec![];
     for ((group, version), pkg) in &api.packages {
         let mut b = Builder {
             api,
+            k8s: &mut k8s,
             options,
             names: BTreeMap::new(),
             taken: BTreeSet::new(),
@@ -98,7 +110,7 @@ pub(crate) fn packages(
             structs,
         });
     }
-    out
+    (out, k8s.structs.into_iter().flatten().collect())
 }
 
 impl Builder<'_> {
@@ -205,7 +217,7 @@ impl Builder<'_> {
             TypeRef::ObjectMeta => ApplyType::ObjectMeta,
             TypeRef::TypeMeta => plain("::kube::core::TypeMeta"),
             TypeRef::Bytes => plain("::k8s_openapi::ByteString"),
-            TypeRef::K8s(p) => ApplyType::Plain(format!("::k8s_openapi::{p}")),
+            TypeRef::K8s(p) => self.k8s.reference(p, "super::k8s::"),
             TypeRef::Local(key) => {
                 let decl = &self.api.types[key];
                 if is_config(decl) {
@@ -280,6 +292,163 @@ impl Builder<'_> {
     }
 }
 
+/// The apply configurations of Kubernetes types, built from their stored schemas.
+#[derive(Default)]
+struct K8sBuilder {
+    /// k8s-openapi path -> configuration name.
+    names: BTreeMap<String, String>,
+    taken: BTreeSet<String>,
+    /// In visiting order, parents first (`None` while its fields are being built).
+    structs: Vec<Option<ApplyStruct>>,
+    /// The types being built, to stop at a type that contains itself.
+    stack: Vec<String>,
+}
+
+impl K8sBuilder {
+    /// How a configuration holds the Kubernetes type at `path` (below `k8s_openapi::`),
+    /// naming configurations with `prefix` (the path to the `k8s` module).
+    fn reference(&mut self, path: &str, prefix: &str) -> ApplyType {
+        if path == "apimachinery::pkg::apis::meta::v1::ObjectMeta" {
+            return ApplyType::ObjectMeta;
+        }
+        let as_is = ApplyType::Plain(format!("::k8s_openapi::{path}"));
+        let Some(schema) = crate::k8s_schemas::data().types.get(path) else {
+            return as_is;
+        };
+        // No properties: one value on the wire (Quantity, Time, RawExtension, an empty
+        // struct), owned whole. A type inside itself (none in k8s.io/api today) would
+        // need a Box: it is held as it is instead.
+        if schema.get("properties").is_none() || self.stack.iter().any(|p| p == path) {
+            return as_is;
+        }
+        let name = match self.names.get(path) {
+            Some(n) => n.clone(),
+            None => self.build(path, schema),
+        };
+        ApplyType::Config(format!("{prefix}{name}"))
+    }
+
+    fn build(&mut self, path: &str, schema: &Value) -> String {
+        let segments: Vec<&str> = path.split("::").collect();
+        let last = segments.last().copied().unwrap_or(path);
+        let mut name = format!("{last}ApplyConfiguration");
+        if self.taken.contains(&name) {
+            // `api::events::v1::Event` beside `api::core::v1::Event`: group and version
+            // in front.
+            let n = segments.len();
+            let prefix: String = segments[n.saturating_sub(3)..n.saturating_sub(1)]
+                .iter()
+                .map(|s| kube_codegen_templates::pascal_case(s))
+                .collect();
+            name = format!("{prefix}{last}ApplyConfiguration");
+        }
+        self.taken.insert(name.clone());
+        self.names.insert(path.to_owned(), name.clone());
+        let index = self.structs.len();
+        self.structs.push(None);
+        self.stack.push(path.to_owned());
+        let mut fields = vec![];
+        if let Some(Value::Object(props)) = schema.get("properties") {
+            for (json, prop) in props {
+                let description = prop
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                fields.push(ApplyField {
+                    rust_name: field_name(json),
+                    json_name: json.clone(),
+                    doc: first_paragraph(description),
+                    ty: self.schema_type(prop),
+                    role: ApplyRole::Field,
+                });
+            }
+        }
+        self.stack.pop();
+        self.structs[index] = Some(ApplyStruct {
+            name: name.clone(),
+            source_path: format!("::k8s_openapi::{path}"),
+            fields,
+            // Everything inside is a k8s-openapi type, std or serde_json: all have both.
+            debug: true,
+            partial_eq: true,
+            kind: None,
+        });
+        name
+    }
+
+    /// The type a property of a stored schema holds.
+    fn schema_type(&mut self, s: &Value) -> ApplyType {
+        if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+            return self.reference(r, "");
+        }
+        let plain = |p: &str| ApplyType::Plain(p.to_owned());
+        if s.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+            return plain("::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString");
+        }
+        let format = s.get("format").and_then(Value::as_str);
+        match s.get("type").and_then(Value::as_str) {
+            Some("string") => match format {
+                Some("byte") => plain("::k8s_openapi::ByteString"),
+                Some("date-time") => {
+                    plain("::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time")
+                }
+                _ => ApplyType::String,
+            },
+            Some("integer") if format == Some("int32") => plain("i32"),
+            Some("integer") => plain("i64"),
+            Some("number") => plain("f64"),
+            Some("boolean") => plain("bool"),
+            Some("array") => ApplyType::List(Box::new(match s.get("items") {
+                Some(items) => self.schema_type(items),
+                None => plain("::serde_json::Value"),
+            })),
+            Some("object") if s.get("additionalProperties").is_some_and(Value::is_object) => {
+                ApplyType::Map(Box::new(self.schema_type(&s["additionalProperties"])))
+            }
+            // Anything else (preserve-unknown-fields, no type) is any JSON.
+            _ => plain("::serde_json::Value"),
+        }
+    }
+}
+
+/// A Rust field name for a JSON property: `hostIPC` -> `host_ipc`, `podIPs` -> `pod_ips`,
+/// `$ref` -> `ref_`; keywords become raw identifiers where the field is written.
+fn field_name(json: &str) -> String {
+    let chars: Vec<char> = json.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            continue;
+        }
+        if c.is_ascii_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next = chars.get(i + 1).copied();
+            // A plural `s` after an acronym (`IPs`) belongs to the acronym.
+            let plural_s =
+                next == Some('s') && chars.get(i + 2).is_none_or(|c| c.is_ascii_uppercase());
+            let starts_word = prev.is_ascii_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_ascii_uppercase()
+                    && next.is_some_and(|n| n.is_ascii_lowercase())
+                    && !plural_s);
+            if starts_word && !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    if json.starts_with('$') {
+        out.push('_');
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) || out.is_empty() {
+        out.insert(0, '_');
+    }
+    out
+}
+
 /// Whether a local type gets an apply configuration of its own: a struct with named
 /// fields on the wire. Everything else (enums, newtypes, `transparent`, `into`) is one
 /// value on the wire and is applied whole.
@@ -306,4 +475,69 @@ fn first_paragraph(doc: &str) -> String {
         out.push_str(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_names_follow_k8s_openapi() {
+        for (json, rust) in [
+            ("hostIPC", "host_ipc"),
+            ("podIPs", "pod_ips"),
+            ("containerPort", "container_port"),
+            ("apiVersion", "api_version"),
+            ("x-kubernetes-list-type", "x_kubernetes_list_type"),
+            ("$ref", "ref_"),
+            ("type", "type"),
+            ("IPFamilies", "ip_families"),
+            (
+                "terminationGracePeriodSeconds",
+                "termination_grace_period_seconds",
+            ),
+        ] {
+            assert_eq!(field_name(json), rust, "{json}");
+        }
+    }
+
+    #[test]
+    fn embedded_kubernetes_types_get_configurations_with_every_field_optional() {
+        let mut k8s = K8sBuilder::default();
+        let t = k8s.reference("api::core::v1::PodTemplateSpec", "super::k8s::");
+        assert_eq!(
+            t,
+            ApplyType::Config("super::k8s::PodTemplateSpecApplyConfiguration".into())
+        );
+        let structs: Vec<ApplyStruct> = k8s.structs.into_iter().flatten().collect();
+        let find = |n: &str| structs.iter().find(|s| s.name == n).unwrap();
+        let template = find("PodTemplateSpecApplyConfiguration");
+        assert_eq!(template.fields[0].ty, ApplyType::ObjectMeta);
+        let container = find("ContainerApplyConfiguration");
+        let ty = |s: &ApplyStruct, f: &str| {
+            s.fields
+                .iter()
+                .find(|x| x.json_name == f)
+                .unwrap()
+                .ty
+                .clone()
+        };
+        assert_eq!(ty(container, "name"), ApplyType::String);
+        assert_eq!(
+            ty(container, "ports"),
+            ApplyType::List(Box::new(ApplyType::Config(
+                "ContainerPortApplyConfiguration".into()
+            )))
+        );
+        let resources = find("ResourceRequirementsApplyConfiguration");
+        assert_eq!(
+            ty(resources, "limits"),
+            ApplyType::Map(Box::new(ApplyType::Plain(
+                "::k8s_openapi::apimachinery::pkg::api::resource::Quantity".into()
+            )))
+        );
+        // Each type once, whatever reaches it twice.
+        let names: BTreeSet<&str> = structs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names.len(), structs.len());
+    }
 }
