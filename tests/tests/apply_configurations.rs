@@ -204,3 +204,151 @@ async fn an_empty_field_manager_is_refused_before_any_request() {
         .unwrap_err();
     assert!(matches!(err, ApplyError::MissingName), "{err:?}");
 }
+
+mod embedded {
+    //! The same round trip through apply configurations of Kubernetes types
+    //! (tests/shapes' Workload embeds a PodTemplateSpec and a Condition list).
+
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use kube_codegen_shapes::api::embed::Workload;
+    use kube_codegen_shapes::applyconfigurations::embed_v1::{
+        WorkloadApplyConfiguration, WorkloadSpecApplyConfiguration,
+        WorkloadStatusApplyConfiguration, extract_workload, extract_workload_status,
+    };
+    use kube_codegen_shapes::applyconfigurations::k8s::{
+        ConditionApplyConfiguration, ContainerApplyConfiguration, ContainerPortApplyConfiguration,
+        PodSpecApplyConfiguration, PodTemplateSpecApplyConfiguration,
+    };
+    use kube_codegen_shapes::clientset::Clientset as ShapesClientset;
+
+    async fn setup(prefix: &str) -> (ShapesClientset, TestNamespace) {
+        let client = client().await;
+        let generated = kube_codegen::Config::from_crate(repo_root().join("tests/shapes"))
+            .unwrap()
+            .generate()
+            .unwrap();
+        let crd = generated
+            .files
+            .iter()
+            .find(|f| f.path.ends_with("embed.kube-codegen.dev_workloads.yaml"))
+            .expect("the Workload CRD");
+        apply_crd(&client, &parse_crd(&crd.contents)).await.unwrap();
+        let ns = TestNamespace::new(&client, prefix).await;
+        (ShapesClientset::new(client), ns)
+    }
+
+    fn template(containers: Vec<ContainerApplyConfiguration>) -> PodTemplateSpecApplyConfiguration {
+        PodTemplateSpecApplyConfiguration::default()
+            .with_spec(PodSpecApplyConfiguration::default().with_containers(containers))
+    }
+
+    fn wrv(w: &Workload) -> String {
+        w.metadata.resource_version.clone().unwrap()
+    }
+
+    #[tokio::test]
+    async fn two_managers_share_a_pod_template_and_extractions_round_trip() {
+        let (cs, ns) = setup("ac-embedded").await;
+        let workloads = cs.embed_v1().workloads(&ns.name);
+        // The controller owns the app container; an admission-like manager adds a sidecar
+        // and the service account, in the same template, without conflict.
+        let app = WorkloadApplyConfiguration::new("w", &ns.name).with_spec(
+            WorkloadSpecApplyConfiguration::default().with_template(template(vec![
+                ContainerApplyConfiguration::default()
+                    .with_name("app")
+                    .with_image("registry.example/app:1")
+                    .with_ports([ContainerPortApplyConfiguration::default()
+                        .with_container_port(8080)
+                        .with_name("http")]),
+            ])),
+        );
+        workloads
+            .apply(&app, &ApplyOptions::new("workload-controller"))
+            .await
+            .unwrap();
+        let sidecar = WorkloadApplyConfiguration::new("w", &ns.name).with_spec(
+            WorkloadSpecApplyConfiguration::default().with_template(
+                template(vec![
+                    ContainerApplyConfiguration::default()
+                        .with_name("sidecar")
+                        .with_image("registry.example/proxy:1"),
+                ])
+                .with_spec(
+                    PodSpecApplyConfiguration::default()
+                        .with_service_account_name("proxy")
+                        .with_containers([ContainerApplyConfiguration::default()
+                            .with_name("sidecar")
+                            .with_image("registry.example/proxy:1")]),
+                ),
+            ),
+        );
+        let both = workloads
+            .apply(&sidecar, &ApplyOptions::new("sidecar-injector"))
+            .await
+            .unwrap();
+        let pod = both.spec.template.spec.as_ref().unwrap();
+        let names: Vec<&str> = pod.containers.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["app", "sidecar"]);
+        assert_eq!(pod.service_account_name.as_deref(), Some("proxy"));
+
+        // Each extraction is what that manager applied, and re-applying it writes nothing.
+        // The port's `protocol` (a list-map key, defaulted to TCP by the server) is not
+        // the controller's: extraction leaves it out, so re-applying claims nothing new.
+        let mine = extract_workload(&both, "workload-controller").unwrap();
+        assert_eq!(mine, app);
+        let theirs = extract_workload(&both, "sidecar-injector").unwrap();
+        assert_eq!(theirs, sidecar);
+        let again = workloads
+            .apply(&mine, &ApplyOptions::new("workload-controller"))
+            .await
+            .unwrap();
+        assert_eq!(wrv(&again), wrv(&both));
+        let again = workloads
+            .apply(&theirs, &ApplyOptions::new("sidecar-injector"))
+            .await
+            .unwrap();
+        assert_eq!(wrv(&again), wrv(&both));
+
+        // Conditions: a list map keyed by type, applied through status.
+        let ready = ConditionApplyConfiguration::default()
+            .with_type("Ready")
+            .with_status("True")
+            .with_reason("PodsReady")
+            .with_message("all pods ready")
+            .with_last_transition_time(Time(
+                k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap(),
+            ));
+        let status = WorkloadApplyConfiguration::new("w", &ns.name)
+            .with_status(WorkloadStatusApplyConfiguration::default().with_conditions([ready]));
+        let with_status = workloads
+            .apply_status(&status, &ApplyOptions::new("workload-controller"))
+            .await
+            .unwrap();
+        let extracted = extract_workload_status(&with_status, "workload-controller").unwrap();
+        assert_eq!(extracted, status);
+        let again = workloads
+            .apply_status(&extracted, &ApplyOptions::new("workload-controller"))
+            .await
+            .unwrap();
+        assert_eq!(wrv(&again), wrv(&with_status));
+
+        // Releasing the app container's port (leaving it out) removes just that.
+        let mut fewer = extract_workload(&again, "workload-controller").unwrap();
+        let containers = fewer
+            .spec
+            .as_mut()
+            .and_then(|s| s.template.as_mut())
+            .and_then(|t| t.spec.as_mut())
+            .and_then(|s| s.containers.as_mut())
+            .unwrap();
+        containers[0].ports = None;
+        let after = workloads
+            .apply(&fewer, &ApplyOptions::new("workload-controller"))
+            .await
+            .unwrap();
+        let pod = after.spec.template.spec.as_ref().unwrap();
+        assert_eq!(pod.containers[0].ports, None);
+        assert_eq!(pod.containers[1].name, "sidecar");
+    }
+}

@@ -210,15 +210,15 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
                         keys.iter()
                             .all(|(k, v)| item.get(k).is_some_and(|iv| iv == v))
                     });
+                    // Only the key fields the set names are kept. client-go appends the
+                    // others (`WithAppendKeyFields`), but a key the set does not name was
+                    // defaulted by the server (an applier sends every key it sets), as
+                    // `protocol: TCP` of a container port: applying it back would claim it
+                    // and write, breaking "applying the extraction changes nothing"
+                    // (tests/tests/apply_configurations.rs shows it on the API server).
                     if let Some(i) = hit
-                        && let Some(mut owned) = walk(child, &items[i], path)?
+                        && let Some(owned) = walk(child, &items[i], path)?
                     {
-                        // The key fields identify the item: an apply of it must carry them.
-                        if let Value::Object(o) = &mut owned {
-                            for (k, v) in &keys {
-                                o.entry(k.clone()).or_insert_with(|| v.clone());
-                            }
-                        }
                         found.push((i, owned));
                     }
                 } else if let Some(v) = key.strip_prefix("v:") {
@@ -320,7 +320,7 @@ mod tests {
                 "f:replicas": {},
                 "f:selector": {},
                 "f:template": {"f:spec": {"f:containers": {
-                    "k:{\"name\":\"two\"}": {".": {}, "f:image": {}},
+                    "k:{\"name\":\"two\"}": {".": {}, "f:name": {}, "f:image": {}},
                     "k:{\"name\":\"one\"}": {".": {}, "f:name": {}, "f:args": {}}
                 }}}
             }
@@ -335,6 +335,7 @@ mod tests {
             ),
         ];
         let got = extract_fields(&object(), &managed, "me", Subresource::Main).unwrap();
+        // Item "one" is owned without its image, item "two" without its args.
         assert_eq!(
             got,
             json!({
