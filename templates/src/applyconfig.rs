@@ -127,6 +127,47 @@ fn apply_struct(s: &ApplyStruct) -> TokenStream {
                     }
                 });
             }
+            ApplyRole::Flatten if matches!(f.ty, ApplyType::Config(_) | ApplyType::Map(_)) => {
+                // Not an Option: serde reads a flattened struct or map from whatever
+                // keys are left, so an Option would come back `Some` of nothing and an
+                // extraction would not equal what was applied. An all-unset struct or an
+                // empty map writes nothing, which is what unset means.
+                let id = field_ident(f);
+                let ty = type_tokens(&f.ty);
+                let with = setter_ident(f);
+                let doc = format!(
+                    " Flattened `{}`: its fields are this object's.",
+                    f.rust_name
+                );
+                fields.push(quote! {
+                    #[doc = #doc]
+                    #[serde(flatten)]
+                    pub #id: #ty,
+                });
+                setters.push(match &f.ty {
+                    ApplyType::Map(value) => {
+                        let value = type_tokens(value);
+                        quote! {
+                            /// Add entries to the flattened map; a key given again keeps the last value.
+                            #[inline]
+                            #[must_use]
+                            pub fn #with<K: ::std::convert::Into<::std::string::String>>(mut self, entries: impl ::std::iter::IntoIterator<Item = (K, #value)>) -> Self {
+                                self.#id.extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+                                self
+                            }
+                        }
+                    }
+                    _ => quote! {
+                        /// Set the flattened fields.
+                        #[inline]
+                        #[must_use]
+                        pub fn #with(mut self, value: #ty) -> Self {
+                            self.#id = value;
+                            self
+                        }
+                    },
+                });
+            }
             ApplyRole::Flatten | ApplyRole::Field => {
                 let id = field_ident(f);
                 let ty = type_tokens(&f.ty);

@@ -6,11 +6,11 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     Condition, FieldsV1, ManagedFieldsEntry, ObjectMeta, Time,
 };
-use kube_codegen_shapes::api::embed::{Workload, WorkloadSpec, WorkloadStatus};
+use kube_codegen_shapes::api::embed::{Placement, Workload, WorkloadSpec, WorkloadStatus};
 use kube_codegen_shapes::api::v1::Mode;
 use kube_codegen_shapes::applyconfigurations::embed_v1::{
-    WorkloadApplyConfiguration, WorkloadSpecApplyConfiguration, WorkloadStatusApplyConfiguration,
-    extract_workload, extract_workload_status,
+    PlacementApplyConfiguration, WorkloadApplyConfiguration, WorkloadSpecApplyConfiguration,
+    WorkloadStatusApplyConfiguration, extract_workload, extract_workload_status,
 };
 use kube_codegen_shapes::applyconfigurations::k8s::{
     ConditionApplyConfiguration, ContainerApplyConfiguration, PodSpecApplyConfiguration,
@@ -129,7 +129,7 @@ fn extraction_keeps_what_the_manager_owns_of_embedded_types() {
             managed(
                 "other",
                 None,
-                json!({"f:metadata": {"f:labels": {"f:by-other": {}}}, "f:spec": {"f:template": {"f:spec": {
+                json!({"f:metadata": {"f:labels": {"f:by-other": {}}}, "f:spec": {"f:zone": {}, "f:template": {"f:spec": {
                     "f:serviceAccountName": {},
                     "f:containers": {"k:{\"name\":\"sidecar\"}": {".": {}, "f:name": {}, "f:image": {}}}
                 }}}}),
@@ -165,6 +165,9 @@ fn extraction_keeps_what_the_manager_owns_of_embedded_types() {
             }),
         },
         selector: None,
+        placement: Placement {
+            zone: Some("a".into()),
+        },
     };
     w.status = Some(WorkloadStatus {
         conditions: vec![condition("Ready", "True"), condition("Other", "False")],
@@ -193,6 +196,11 @@ fn extraction_keeps_what_the_manager_owns_of_embedded_types() {
     let theirs = extract_workload(&w, "other").unwrap();
     let json = serde_json::to_value(&theirs).unwrap();
     assert_eq!(json["metadata"]["labels"], json!({"by-other": "x"}));
+    assert_eq!(json["spec"]["zone"], "a", "flattened fields are the spec's");
+    assert_eq!(
+        theirs.spec.as_ref().unwrap().placement,
+        PlacementApplyConfiguration::default().with_zone("a")
+    );
     assert_eq!(
         json["spec"]["template"]["spec"],
         json!({"serviceAccountName": "sa", "containers": [{"name": "sidecar", "image": "side:1"}]})

@@ -29,6 +29,16 @@ pub struct WorkloadSpec {
     pub template: PodTemplateSpec,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
+    /// Placement fields sit in the spec itself.
+    #[serde(flatten)]
+    pub placement: Placement,
+}
+
+/// Where to run, flattened into the spec.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
 }
 
 /// What happened.
