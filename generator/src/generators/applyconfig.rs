@@ -244,7 +244,8 @@ impl Builder<'_> {
                     decl.loc.clone(),
                     format!("`{}` must be `pub` or `pub(crate)`", decl.name),
                 )
-                .with_hint("generated apply configurations hold it as it is"),
+                // Word for word deepcopy's diagnostic, so a run with both reports it once.
+                .with_hint("generated code in another module refers to it"),
             );
         } else if decl.rust_path.is_none() {
             let module = decl.module_path.join("::");
@@ -256,7 +257,10 @@ impl Builder<'_> {
                         decl.name
                     ),
                 )
-                .with_hint("re-export it from the group/version module or declare the module `pub mod`"),
+                .with_hint(format!(
+                    "re-export it from the group/version module (`pub use {}::*;`) or declare the module `pub mod`",
+                    decl.module_path.last().map_or("types", String::as_str)
+                )),
             );
         }
     }
