@@ -460,8 +460,48 @@ fn is_config(decl: &TypeDecl) -> bool {
     matches!(decl.shape, Shape::Struct(_)) && !decl.serde.transparent
 }
 
-/// The first paragraph of a doc comment, marker lines left out, on one line.
+/// The first paragraph of a doc comment, marker lines left out, on one line, made safe for
+/// rustdoc (see [`rustdoc_safe`]).
 fn first_paragraph(doc: &str) -> String {
+    rustdoc_safe(&first_paragraph_raw(doc))
+}
+
+/// Text written for Go's godoc (Kubernetes descriptions) or for another module read as
+/// rustdoc Markdown in the generated module: `containers[*]` would be a broken intra-doc
+/// link, `<name>` an HTML tag and a bare URL a lint, all errors under `-D warnings`.
+/// Brackets and angle brackets are escaped and URLs put in `<...>`.
+fn rustdoc_safe(text: &str) -> String {
+    let escape = |text: &str, out: &mut String| {
+        for c in text.chars() {
+            if matches!(c, '[' | ']' | '<' | '>') {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    };
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match word.find("https://").or_else(|| word.find("http://")) {
+            Some(at) => {
+                // `(https://x).`: what is around the URL is not part of it.
+                escape(&word[..at], &mut out);
+                let rest = &word[at..];
+                let url = rest.trim_end_matches(['.', ',', ')', ';', ':', '"', '\'']);
+                out.push('<');
+                out.push_str(url);
+                out.push('>');
+                escape(&rest[url.len()..], &mut out);
+            }
+            None => escape(word, &mut out),
+        }
+    }
+    out
+}
+
+fn first_paragraph_raw(doc: &str) -> String {
     let mut out = String::new();
     for line in doc.lines().map(str::trim) {
         if line.is_empty() {
@@ -484,6 +524,19 @@ fn first_paragraph(doc: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docs_are_safe_for_rustdoc() {
+        assert_eq!(
+            rustdoc_safe("as pod.spec.containers[*].image. More info: https://k8s.io/x#y."),
+            "as pod.spec.containers\\[*\\].image. More info: <https://k8s.io/x#y>."
+        );
+        assert_eq!(rustdoc_safe("a <name> here"), "a \\<name\\> here");
+        assert_eq!(
+            rustdoc_safe("webhook (https://github.com/x/y) inlines"),
+            "webhook (<https://github.com/x/y>) inlines"
+        );
+    }
 
     #[test]
     fn field_names_follow_k8s_openapi() {

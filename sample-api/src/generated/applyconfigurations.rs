@@ -103,7 +103,7 @@ pub mod insujang_v1beta1 {
         pub fn name(&self) -> ::std::option::Option<&str> {
             self.metadata.as_ref()?.name.as_deref()
         }
-        /// Add labels (merged). on `metadata`.
+        /// Add labels to `metadata` (merged).
         #[inline]
         #[must_use]
         pub fn with_labels<
@@ -115,7 +115,7 @@ pub mod insujang_v1beta1 {
             );
             self
         }
-        /// Add annotations (merged). on `metadata`.
+        /// Add annotations to `metadata` (merged).
         #[inline]
         #[must_use]
         pub fn with_annotations<
@@ -127,7 +127,7 @@ pub mod insujang_v1beta1 {
             );
             self
         }
-        /// Append finalizers. on `metadata`.
+        /// Append finalizers to `metadata`.
         #[inline]
         #[must_use]
         pub fn with_finalizers<S: ::std::convert::Into<::std::string::String>>(
@@ -139,7 +139,7 @@ pub mod insujang_v1beta1 {
             );
             self
         }
-        /// Append owner references. on `metadata`.
+        /// Append owner references to `metadata`.
         #[inline]
         #[must_use]
         pub fn with_owner_references(
@@ -306,7 +306,7 @@ pub mod samplecontroller_v1alpha1 {
         pub fn name(&self) -> ::std::option::Option<&str> {
             self.metadata.as_ref()?.name.as_deref()
         }
-        /// Add labels (merged). on `metadata`.
+        /// Add labels to `metadata` (merged).
         #[inline]
         #[must_use]
         pub fn with_labels<
@@ -318,7 +318,7 @@ pub mod samplecontroller_v1alpha1 {
             );
             self
         }
-        /// Add annotations (merged). on `metadata`.
+        /// Add annotations to `metadata` (merged).
         #[inline]
         #[must_use]
         pub fn with_annotations<
@@ -330,7 +330,7 @@ pub mod samplecontroller_v1alpha1 {
             );
             self
         }
-        /// Append finalizers. on `metadata`.
+        /// Append finalizers to `metadata`.
         #[inline]
         #[must_use]
         pub fn with_finalizers<S: ::std::convert::Into<::std::string::String>>(
@@ -342,7 +342,7 @@ pub mod samplecontroller_v1alpha1 {
             );
             self
         }
-        /// Append owner references. on `metadata`.
+        /// Append owner references to `metadata`.
         #[inline]
         #[must_use]
         pub fn with_owner_references(
