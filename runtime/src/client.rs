@@ -246,7 +246,10 @@ where
         Ok(self.api.patch_status(name, params, patch).await?)
     }
 
-    /// Server-side apply: `obj` holds only the fields this manager owns.
+    /// Server-side apply of a whole object: the manager owns every field `obj`
+    /// serializes, which for a typed struct means every non-`Option` field too. Generated
+    /// clients of contract 1 call it; code generated since applies apply configurations
+    /// with [`apply_configuration`](Self::apply_configuration).
     ///
     /// # Errors
     /// [`Error::Conflict`] if another manager owns a field and `options.force` is off,

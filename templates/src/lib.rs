@@ -40,7 +40,10 @@ use proc_macro2::TokenStream;
 /// generated crate checks at compile time that its runtime implements it
 /// (`kube_codegen_runtime::contract`). Raise it when generated code starts to need
 /// something a runtime implementing the current contract lacks.
-pub const RUNTIME_CONTRACT: u32 = 1;
+///
+/// 2: apply configurations and typed apply (the runtime's `apply` module and
+/// `ResourceClient::apply_configuration`).
+pub const RUNTIME_CONTRACT: u32 = 2;
 
 /// The first line of every file kube-codegen writes. The writer refuses to touch a file
 /// that does not start with it.
