@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use kube_codegen::{Config, Error, GeneratorName};
+use kube_codegen::{Config, Error, GeneratorName, KubernetesVersion};
 
 #[derive(Parser)]
 #[command(
@@ -51,6 +51,10 @@ struct Options {
     /// Cut schema descriptions to this many characters.
     #[arg(long)]
     max_description_len: Option<usize>,
+    /// The Kubernetes version to generate for, e.g. 1.35 (overrides `kubernetes-version`;
+    /// default: the crate's k8s-openapi feature, else the newest supported).
+    #[arg(long, value_name = "1.NN")]
+    kubernetes_version: Option<KubernetesVersion>,
     /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything.
     #[arg(short = 'o', long = "output", value_name = "-")]
     output: Option<String>,
@@ -76,6 +80,9 @@ impl Options {
         }
         if let Some(n) = self.max_description_len {
             c = c.max_description_len(n);
+        }
+        if let Some(v) = self.kubernetes_version {
+            c = c.kubernetes_version(v);
         }
         Ok(c)
     }

@@ -20,6 +20,8 @@ pub struct Api {
     pub webhooks: Vec<Webhook>,
     /// `+kubebuilder:webhookconfiguration` markers (names of the generated configurations).
     pub webhook_configurations: Vec<WebhookConfiguration>,
+    /// The Kubernetes version generated for: the schemas of embedded k8s-openapi types.
+    pub kubernetes: crate::KubernetesVersion,
 }
 
 /// One `+kubebuilder:rbac:...` marker: a rule of the ClusterRole (or, with `namespace`, Role).
@@ -256,11 +258,21 @@ pub struct Kind {
     pub storage: bool,
     pub served: bool,
     pub skip: bool,
-    pub deprecated: Option<Option<String>>,
+    pub deprecation: Deprecation,
     pub selectable_fields: Vec<(String, Location)>,
     pub annotations: BTreeMap<String, String>,
     pub labels: BTreeMap<String, String>,
     pub client: Option<ClientOptions>,
+}
+
+/// Whether a version is deprecated (`+kubebuilder:deprecatedversion`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Deprecation {
+    /// Served without a warning.
+    #[default]
+    Current,
+    /// Deprecated: the API server warns clients, with this text or its default one.
+    Deprecated { warning: Option<String> },
 }
 
 /// A Rust field or variant type, resolved.

@@ -402,7 +402,17 @@ fn bad_config_fails() {
     // A Kubernetes version this build does not embed.
     sb.write("Cargo.toml", "[package]\nname = \"x\"\n\n[package.metadata.kube-codegen]\nkubernetes-version = \"1.30\"\n");
     let stderr = sb.fails(&["generate", "crate"]);
-    assert!(stderr.contains("kubernetes-version = \"1.30\""), "{stderr}");
+    assert!(
+        stderr.contains("kubernetes-version: unsupported Kubernetes version `1.30`: kube-codegen supports 1.33, 1.34, 1.35, 1.36, 1.37"),
+        "{stderr}"
+    );
+    // The same on the command line.
+    sb.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    let stderr = sb.fails(&["generate", "crate", "--kubernetes-version", "1.30"]);
+    assert!(
+        stderr.contains("unsupported Kubernetes version `1.30`"),
+        "{stderr}"
+    );
     assert!(!sb.path("crds").exists());
 }
 

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 use syn::visit_mut::VisitMut;
 
-use crate::input::{Kind, Method, Package};
+use crate::input::{Kind, Method, Package, SubresourceVerb};
 use crate::{ident, pascal_case, path, snake_case};
 
 const TYPED_CLIENT_TEMPLATE: &str = include_str!("templates/typed_client.rs");
@@ -122,27 +122,24 @@ fn custom_method(kind: &Kind, m: &Method) -> TokenStream {
     let input = m.input.as_deref().map(path).unwrap_or(own);
     let doc = format!(
         " `{}` on the `{sub}` subresource (`+genclient:method={}`).",
-        m.verb, m.name
+        m.verb.as_str(),
+        m.name
     );
-    match m.verb.as_str() {
-        "get" => quote! {
+    let call = match m.verb {
+        SubresourceVerb::Get => None,
+        SubresourceVerb::Create => Some(format_ident!("create_subresource")),
+        SubresourceVerb::Update => Some(format_ident!("update_subresource")),
+        SubresourceVerb::Patch => Some(format_ident!("patch_subresource")),
+    };
+    match call {
+        None => quote! {
             #[doc = #doc]
             #[inline]
             pub async fn #name(&self, name: &str) -> ::kube_codegen_runtime::Result<#result> {
                 self.inner.get_subresource::<#result>(#sub, name).await
             }
         },
-        verb => {
-            let call = format_ident!(
-                "{}_subresource",
-                if verb == "patch" {
-                    "patch"
-                } else if verb == "create" {
-                    "create"
-                } else {
-                    "update"
-                }
-            );
+        Some(call) => {
             quote! {
                 #[doc = #doc]
                 #[inline]

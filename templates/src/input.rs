@@ -52,14 +52,40 @@ pub struct Kind {
 pub struct Method {
     /// `GetScale`
     pub name: String,
-    /// `get`, `create`, `update` or `patch`
-    pub verb: String,
+    /// The HTTP verb on the subresource.
+    pub verb: SubresourceVerb,
     /// The subresource it calls, e.g. `scale`.
     pub subresource: String,
     /// Rust path of the request body type; defaults to the kind.
     pub input: Option<String>,
     /// Rust path of the response type; defaults to the kind.
     pub result: Option<String>,
+}
+
+/// The verb of a [`Method`]: which call on the subresource it makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubresourceVerb {
+    /// GET the subresource.
+    Get,
+    /// POST a body to it.
+    Create,
+    /// PUT a body to it.
+    Update,
+    /// PATCH it.
+    Patch,
+}
+
+impl SubresourceVerb {
+    /// client-go's name: `get`, `create`, `update`, `patch`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubresourceVerb::Get => "get",
+            SubresourceVerb::Create => "create",
+            SubresourceVerb::Update => "update",
+            SubresourceVerb::Patch => "patch",
+        }
+    }
 }
 
 /// A type that gets a `DeepCopy` impl.

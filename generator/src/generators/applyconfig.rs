@@ -4,7 +4,7 @@
 //!
 //! Kubernetes types embedded in a kind (`PodTemplateSpec`, `Condition`, ...) get apply
 //! configurations too, in the module `k8s`, built from the schemas the CRDs use
-//! (`k8s_schemas.json`, controller-gen's for the pinned Kubernetes version): k8s-openapi's
+//! (`k8s-schemas/`, controller-gen's for the chosen Kubernetes version): k8s-openapi's
 //! own types always write their required fields, so a manager applying one would own
 //! fields it never meant to (README "Server-side apply"). Kubernetes types without
 //! properties of their own (`Quantity`, `IntOrString`, `Time`, `RawExtension`, empty
@@ -73,7 +73,7 @@ pub(crate) fn packages(
     diags: &mut Diagnostics,
 ) -> (Vec<ApplyPackage>, Vec<ApplyStruct>) {
     let accessors = super::rust::accessors(api);
-    let mut k8s = K8sBuilder::default();
+    let mut k8s = K8sBuilder::new(api.kubernetes);
     let mut out = vec![];
     for ((group, version), pkg) in &api.packages {
         let mut b = Builder {
@@ -297,8 +297,9 @@ impl Builder<'_> {
 }
 
 /// The apply configurations of Kubernetes types, built from their stored schemas.
-#[derive(Default)]
 struct K8sBuilder {
+    /// The Kubernetes version whose schemas the CRDs embed: the same types, the same fields.
+    version: crate::KubernetesVersion,
     /// k8s-openapi path -> configuration name.
     names: BTreeMap<String, String>,
     taken: BTreeSet<String>,
@@ -309,6 +310,16 @@ struct K8sBuilder {
 }
 
 impl K8sBuilder {
+    fn new(version: crate::KubernetesVersion) -> Self {
+        K8sBuilder {
+            version,
+            names: BTreeMap::new(),
+            taken: BTreeSet::new(),
+            structs: vec![],
+            stack: vec![],
+        }
+    }
+
     /// How a configuration holds the Kubernetes type at `path` (below `k8s_openapi::`),
     /// naming configurations with `prefix` (the path to the `k8s` module).
     fn reference(&mut self, path: &str, prefix: &str) -> ApplyType {
@@ -316,7 +327,7 @@ impl K8sBuilder {
             return ApplyType::ObjectMeta;
         }
         let as_is = ApplyType::Plain(format!("::k8s_openapi::{path}"));
-        let Some(schema) = crate::k8s_schemas::data().types.get(path) else {
+        let Some(schema) = crate::k8s_schemas::data(self.version).types.get(path) else {
             return as_is;
         };
         // No properties: one value on the wire (Quantity, Time, RawExtension, an empty
@@ -560,7 +571,7 @@ mod tests {
 
     #[test]
     fn embedded_kubernetes_types_get_configurations_with_every_field_optional() {
-        let mut k8s = K8sBuilder::default();
+        let mut k8s = K8sBuilder::new(crate::KubernetesVersion::NEWEST);
         let t = k8s.reference("api::core::v1::PodTemplateSpec", "super::k8s::");
         assert_eq!(
             t,

@@ -245,7 +245,12 @@ pub(crate) fn packages(
             for m in k.client.iter().flat_map(|c| &c.methods) {
                 methods.push(t::Method {
                     name: m.name.clone(),
-                    verb: m.verb.as_str().to_owned(),
+                    verb: match m.verb {
+                        MethodVerb::Get => t::SubresourceVerb::Get,
+                        MethodVerb::Create => t::SubresourceVerb::Create,
+                        MethodVerb::Update => t::SubresourceVerb::Update,
+                        MethodVerb::Patch => t::SubresourceVerb::Patch,
+                    },
                     subresource: m.subresource.clone(),
                     input: m.input.as_deref().map(method_type),
                     result: m.result.as_deref().map(method_type),

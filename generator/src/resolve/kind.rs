@@ -207,8 +207,12 @@ pub(super) fn kind_of(
             print_columns.push(c);
         }
     }
-    let deprecated =
-        find("kubebuilder:deprecatedversion").map(|m| m.arg("warning").map(str::to_owned));
+    let deprecation = match find("kubebuilder:deprecatedversion") {
+        Some(m) => Deprecation::Deprecated {
+            warning: m.arg("warning").map(str::to_owned),
+        },
+        None => Deprecation::Current,
+    };
     let selectable_fields = markers
         .iter()
         .filter(|m| m.name == "kubebuilder:selectablefield")
@@ -250,7 +254,7 @@ pub(super) fn kind_of(
         storage: find("kubebuilder:storageversion").is_some(),
         served: find("kubebuilder:unservedversion").is_none(),
         skip: find("kubebuilder:skipversion").is_some(),
-        deprecated,
+        deprecation,
         selectable_fields,
         annotations,
         labels,

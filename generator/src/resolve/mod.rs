@@ -19,6 +19,7 @@ use types::Resolver;
 
 use std::collections::BTreeMap;
 
+use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::markers::{self, Level, Marker};
 use crate::model::*;
@@ -42,7 +43,7 @@ struct RawType<'a> {
 }
 
 /// Build the model from every module of the crate.
-pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
+pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diagnostics) -> Api {
     let mut raw: BTreeMap<String, RawType> = BTreeMap::new();
     for m in modules {
         for item in m.structs.iter().chain(&m.enums).chain(&m.aliases) {
@@ -55,8 +56,12 @@ pub fn build(modules: &[Module], diags: &mut Diagnostics) -> Api {
         types: BTreeMap::new(),
         pending: vec![],
         aliases: vec![],
+        kubernetes,
     };
-    let mut api = Api::default();
+    let mut api = Api {
+        kubernetes,
+        ..Api::default()
+    };
 
     // Group/version modules by module path. Child modules belong to the nearest one around
     // them, as the files of a Go package do (`v1/mod.rs` holds doc.go's markers,
@@ -337,7 +342,7 @@ mod tests {
             let path = source::module_path_of(root, &f);
             modules.extend(source::parse_file(path, true, &f, &mut diags));
         }
-        let api = super::build(&modules, &mut diags);
+        let api = super::build(&modules, crate::KubernetesVersion::NEWEST, &mut diags);
         assert!(!diags.has_errors(), "{:?}", diags.errors());
         let kinds: Vec<(&str, &str)> = api
             .packages

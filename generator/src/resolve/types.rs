@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::markers::{Level, Marker};
 use crate::model::*;
@@ -60,6 +61,8 @@ pub(super) struct Resolver<'a> {
     pub(super) pending: Vec<String>,
     /// Aliases being resolved, to stop on one that stands for itself.
     pub(super) aliases: Vec<String>,
+    /// The Kubernetes version the run generates for: which k8s-openapi types exist.
+    pub(super) kubernetes: KubernetesVersion,
 }
 
 /// Markers that tell the wire form of a value serialized by custom code.
@@ -166,7 +169,7 @@ impl Resolver<'_> {
                 let is_local =
                     candidate[0] == "crate" && self.raw.contains_key(&candidate[1..].join("::"));
                 let is_k8s = candidate[0] == "k8s_openapi"
-                    && classify_k8s(&candidate[1..].join("::")).is_some();
+                    && classify_k8s(self.kubernetes, &candidate[1..].join("::")).is_some();
                 if is_local || is_k8s {
                     return candidate;
                 }
@@ -337,14 +340,23 @@ impl Resolver<'_> {
                     None => Err(unsupported(joined)),
                 }
             }
-            "k8s_openapi" => classify_k8s(&abs[1..].join("::")).ok_or_else(|| {
-                match crate::k8s_schemas::unsupported(&abs[1..].join("::")) {
-                    Some(why) => Diagnostic::new(loc, format!("`{joined}` has no CRD schema: {why}"))
-                        .with_hint("use serde_json::Value with +kubebuilder:pruning:PreserveUnknownFields, as controller-gen users do"),
-                    None => Diagnostic::new(loc, format!("`{joined}` has no schema in k8s-openapi"))
-                        .with_hint("check the path; k8s-openapi types live under k8s_openapi::api / apimachinery / apiextensions_apiserver"),
-                }
-            }),
+            "k8s_openapi" => {
+                let path = abs[1..].join("::");
+                classify_k8s(self.kubernetes, &path).ok_or_else(|| {
+                    let elsewhere = crate::k8s_schemas::versions_with(&path);
+                    match crate::k8s_schemas::unsupported(self.kubernetes, &path) {
+                        Some(why) => Diagnostic::new(loc, format!("`{joined}` has no CRD schema: {why}"))
+                            .with_hint("use serde_json::Value with +kubebuilder:pruning:PreserveUnknownFields, as controller-gen users do"),
+                        None if !elsewhere.is_empty() => {
+                            let listed: Vec<String> = elsewhere.iter().map(|v| v.to_string()).collect();
+                            Diagnostic::new(loc, format!("`{joined}` does not exist in Kubernetes {}, the version this run generates for", self.kubernetes))
+                                .with_hint(format!("it exists in Kubernetes {}: choose one with `kubernetes-version` in [package.metadata.kube-codegen], `--kubernetes-version`, or your crate's k8s-openapi feature", listed.join(", ")))
+                        }
+                        None => Diagnostic::new(loc, format!("`{joined}` has no schema in k8s-openapi"))
+                            .with_hint("check the path; k8s-openapi types live under k8s_openapi::api / apimachinery / apiextensions_apiserver"),
+                    }
+                })
+            }
             "kube" | "kube_core" if name == "ObjectMeta" => Ok(TypeRef::ObjectMeta),
             "kube" | "kube_core" if name == "TypeMeta" => Ok(TypeRef::TypeMeta),
             _ => Err(unsupported(joined)),
@@ -708,8 +720,9 @@ fn unraw(ident: &str) -> String {
     ident.strip_prefix("r#").unwrap_or(ident).to_owned()
 }
 
-/// Map a path below `k8s_openapi::` to a TypeRef, or None if it is not a known type.
-fn classify_k8s(path: &str) -> Option<TypeRef> {
+/// Map a path below `k8s_openapi::` to a TypeRef, or None if it is not a type of Kubernetes
+/// `kubernetes`.
+fn classify_k8s(kubernetes: KubernetesVersion, path: &str) -> Option<TypeRef> {
     Some(match path {
         "apimachinery::pkg::util::intstr::IntOrString" => TypeRef::IntOrString,
         "apimachinery::pkg::api::resource::Quantity" => TypeRef::Quantity,
@@ -717,7 +730,7 @@ fn classify_k8s(path: &str) -> Option<TypeRef> {
         | "apimachinery::pkg::apis::meta::v1::MicroTime" => TypeRef::Time,
         "apimachinery::pkg::apis::meta::v1::ObjectMeta" => TypeRef::ObjectMeta,
         "ByteString" => TypeRef::Bytes,
-        p if crate::k8s_schemas::contains(p) => TypeRef::K8s(p.to_owned()),
+        p if crate::k8s_schemas::contains(kubernetes, p) => TypeRef::K8s(p.to_owned()),
         _ => return None,
     })
 }

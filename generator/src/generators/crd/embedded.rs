@@ -1,24 +1,24 @@
-//! Embedded Kubernetes types: controller-gen's schema of a k8s-openapi type at the pinned
+//! Embedded Kubernetes types: controller-gen's schema of a k8s-openapi type at the run's
 //! Kubernetes version (data from `hack/gen-k8s-schemas.sh`, see [`super::k8s_schemas`]),
 //! made acceptable to the API server where controller-gen's is not.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
-};
+use super::apiext::{JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool};
 
+use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Location};
 
 use super::schema::{SchemaBuilder, lock, typed};
 
-/// Schemas of k8s-openapi types by path, once per process: each is a pure function of
-/// the path, and expanding one is costly (PodSpec inlines dozens of types).
-static K8S_SCHEMAS: Mutex<BTreeMap<String, JSONSchemaProps>> = Mutex::new(BTreeMap::new());
+/// Schemas of k8s-openapi types by Kubernetes version and path, once per process: each is a
+/// pure function of the two, and expanding one is costly (PodSpec inlines dozens of types).
+type Cache = BTreeMap<(KubernetesVersion, String), JSONSchemaProps>;
+static K8S_SCHEMAS: Mutex<Cache> = Mutex::new(BTreeMap::new());
 
 impl SchemaBuilder<'_> {
-    /// The schema of a k8s-openapi type: controller-gen's for the pinned Kubernetes version
+    /// The schema of a k8s-openapi type: controller-gen's for the run's Kubernetes version
     /// (see [`crate::k8s_schemas`]), with recursion holes filled (see [`fill_recursion_holes`]).
     pub(super) fn k8s_schema(
         &mut self,
@@ -52,7 +52,9 @@ impl SchemaBuilder<'_> {
         path: &str,
         loc: &Location,
     ) -> Result<JSONSchemaProps, Diagnostic> {
-        if let Some(s) = lock(&K8S_SCHEMAS).get(path) {
+        let version = self.api.kubernetes;
+        let key = (version, path.to_owned());
+        if let Some(s) = lock(&K8S_SCHEMAS).get(&key) {
             return Ok(s.clone());
         }
         let fail = |e: String| {
@@ -61,11 +63,11 @@ impl SchemaBuilder<'_> {
                 format!("no schema for k8s-openapi type `{path}`: {e}"),
             )
         };
-        let value = crate::k8s_schemas::schema(path).map_err(fail)?;
+        let value = crate::k8s_schemas::schema(version, path).map_err(fail)?;
         let mut props: JSONSchemaProps =
             serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
         fill_recursion_holes(&mut props);
-        lock(&K8S_SCHEMAS).insert(path.to_owned(), props.clone());
+        lock(&K8S_SCHEMAS).insert(key, props.clone());
         Ok(props)
     }
 }

@@ -1,6 +1,9 @@
-//! Schemas of embedded Kubernetes types, exactly as controller-gen emits them for the pinned
-//! Kubernetes version (validations, defaults, list and map semantics included), from the
-//! data file `k8s_schemas.json` that `hack/gen-k8s-schemas.sh` derives from upstream.
+//! Schemas of embedded Kubernetes types, exactly as controller-gen emits them for each
+//! supported Kubernetes version (validations, defaults, list and map semantics included),
+//! from the data files `k8s-schemas/v1_NN.json` that `hack/gen-k8s-schemas.sh` derives from
+//! upstream (k8s.io/api of that version). The newest version's file holds every type; an
+//! older version's holds what differs from it ([`Data::base`]), which keeps five versions
+//! about the size of one.
 //!
 //! The data is de-inlined to stay small: each type stores its own level, and where a nested
 //! position holds another stored type it stores `{"$ref": "<path>", ...overlay}` instead.
@@ -15,6 +18,8 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::KubernetesVersion;
+
 /// The key of a reference to another stored type.
 pub const REF: &str = "$ref";
 
@@ -23,36 +28,110 @@ pub const REF: &str = "$ref";
 pub struct Data {
     /// Where the data comes from (tool versions), for humans.
     pub source: String,
-    /// Schemas by k8s-openapi path (`api::core::v1::PodSpec`), de-inlined.
+    /// For an older version: the newest version's `source`, whose types this data changes.
+    /// `None` in the newest version's file, which holds every type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// Schemas by k8s-openapi path (`api::core::v1::PodSpec`), de-inlined. For an older
+    /// version, only those that differ from the newest version's or that it lacks.
     pub types: BTreeMap<String, Value>,
-    /// Types controller-gen cannot render, with the reason.
+    /// For an older version: the newest version's types it does not have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
+    /// Types controller-gen cannot render, with the reason (complete in every file).
     pub unsupported: BTreeMap<String, String>,
 }
 
-static DATA: LazyLock<Data> = LazyLock::new(|| {
-    serde_json::from_str(include_str!("k8s_schemas.json"))
-        .expect("k8s_schemas.json is written by hack/gen-k8s-schemas.sh and checked there")
-});
-
-/// The embedded data, parsed once per process.
-pub fn data() -> &'static Data {
-    &DATA
+impl Data {
+    /// This (older) version's full data: `newest` with this file's changes applied.
+    #[must_use]
+    pub fn apply_to(&self, newest: &Data) -> Data {
+        let mut types = newest.types.clone();
+        for p in &self.removed {
+            types.remove(p);
+        }
+        types.extend(self.types.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Data {
+            source: self.source.clone(),
+            base: None,
+            types,
+            removed: vec![],
+            unsupported: self.unsupported.clone(),
+        }
+    }
 }
 
-/// Whether `path` (below `k8s_openapi::`) has a schema.
-pub fn contains(path: &str) -> bool {
-    DATA.types.contains_key(path)
+/// The data file of `v`, as embedded.
+fn file(v: KubernetesVersion) -> &'static str {
+    match v {
+        KubernetesVersion::V1_33 => include_str!("k8s-schemas/v1_33.json"),
+        KubernetesVersion::V1_34 => include_str!("k8s-schemas/v1_34.json"),
+        KubernetesVersion::V1_35 => include_str!("k8s-schemas/v1_35.json"),
+        KubernetesVersion::V1_36 => include_str!("k8s-schemas/v1_36.json"),
+        KubernetesVersion::V1_37 => include_str!("k8s-schemas/v1_37.json"),
+    }
 }
 
-/// Why controller-gen has no schema for `path`, if it is a k8s-openapi type it cannot render.
-pub fn unsupported(path: &str) -> Option<&'static str> {
-    DATA.unsupported.get(path).map(String::as_str)
+fn parse(v: KubernetesVersion) -> Data {
+    serde_json::from_str(file(v)).unwrap_or_else(|e| {
+        panic!(
+            "k8s-schemas/{}.json is written by hack/gen-k8s-schemas.sh and checked there: {e}",
+            v.k8s_openapi_feature()
+        )
+    })
 }
 
-/// The full (inlined) schema of the type at `path`, as controller-gen emits it for a field
-/// of that type without a doc comment or markers of its own.
-pub fn schema(path: &str) -> Result<Value, String> {
-    inline(&DATA.types, path)
+static DATA: [LazyLock<Data>; 5] = [
+    LazyLock::new(|| load(KubernetesVersion::ALL[0])),
+    LazyLock::new(|| load(KubernetesVersion::ALL[1])),
+    LazyLock::new(|| load(KubernetesVersion::ALL[2])),
+    LazyLock::new(|| load(KubernetesVersion::ALL[3])),
+    LazyLock::new(|| load(KubernetesVersion::ALL[4])),
+];
+
+fn load(v: KubernetesVersion) -> Data {
+    let d = parse(v);
+    if v == KubernetesVersion::NEWEST {
+        d
+    } else {
+        d.apply_to(data(KubernetesVersion::NEWEST))
+    }
+}
+
+/// The embedded data of Kubernetes `v`, parsed once per process (and only for the versions a
+/// process uses).
+pub fn data(v: KubernetesVersion) -> &'static Data {
+    let i = KubernetesVersion::ALL
+        .iter()
+        .position(|x| *x == v)
+        .expect("ALL lists every version");
+    &DATA[i]
+}
+
+/// Whether `path` (below `k8s_openapi::`) has a schema in Kubernetes `v`.
+pub fn contains(v: KubernetesVersion, path: &str) -> bool {
+    data(v).types.contains_key(path)
+}
+
+/// Why controller-gen has no schema for `path` in Kubernetes `v`, if it is a k8s-openapi
+/// type it cannot render.
+pub fn unsupported(v: KubernetesVersion, path: &str) -> Option<&'static str> {
+    data(v).unsupported.get(path).map(String::as_str)
+}
+
+/// The supported versions that have a schema for `path`, for a hint when the chosen one
+/// does not.
+pub fn versions_with(path: &str) -> Vec<KubernetesVersion> {
+    KubernetesVersion::ALL
+        .into_iter()
+        .filter(|v| contains(*v, path))
+        .collect()
+}
+
+/// The full (inlined) schema of the type at `path` in Kubernetes `v`, as controller-gen
+/// emits it for a field of that type without a doc comment or markers of its own.
+pub fn schema(v: KubernetesVersion, path: &str) -> Result<Value, String> {
+    inline(&data(v).types, path)
 }
 
 /// Expand the stored type `path` of `types`, following its references.
@@ -139,11 +218,16 @@ fn expand(
 /// Every distinct `x-kubernetes-validations` entry of the stored types whose rule uses
 /// `oldSelf` (a transition rule), as JSON: the `crd` generator's schema builder drops these, and only these,
 /// where a CRD puts them on a part of the schema the API server cannot correlate.
+///
+/// Taken from every supported version at once: a rule is Kubernetes' own whichever version
+/// carries it, and one list keeps this independent of the run's version.
 pub fn transition_rules() -> &'static [Value] {
     static RULES: LazyLock<Vec<Value>> = LazyLock::new(|| {
         let mut out = vec![];
-        for v in DATA.types.values() {
-            collect_transition_rules(v, &mut out);
+        for v in KubernetesVersion::ALL {
+            for s in data(v).types.values() {
+                collect_transition_rules(s, &mut out);
+            }
         }
         out
     });
@@ -235,15 +319,39 @@ mod tests {
         assert!(!uses_old_self("self.x == 1"));
     }
 
-    /// Every stored type expands, and the data names every k8s-openapi type: stored or
-    /// unsupported with a reason.
+    /// For every version: every stored type expands, and the data names every k8s-openapi
+    /// type (stored, or unsupported with a reason).
     #[test]
     fn embedded_data_is_complete() {
-        for path in data().types.keys() {
-            schema(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for v in KubernetesVersion::ALL {
+            for path in data(v).types.keys() {
+                schema(v, path).unwrap_or_else(|e| panic!("{v} {path}: {e}"));
+            }
+            assert!(
+                data(v).types.len() + data(v).unsupported.len() >= 600,
+                "{v}"
+            );
+            assert!(contains(v, "api::batch::v1::JobTemplateSpec"), "{v}");
+            assert!(
+                contains(v, "apimachinery::pkg::apis::meta::v1::Condition"),
+                "{v}"
+            );
         }
-        assert!(data().types.len() + data().unsupported.len() >= 700);
-        assert!(contains("api::batch::v1::JobTemplateSpec"));
-        assert!(contains("apimachinery::pkg::apis::meta::v1::Condition"));
+    }
+
+    /// The versions differ where Kubernetes changed: every older version's data changes
+    /// some of the newest's types, and none is the newest's under another name.
+    #[test]
+    fn older_versions_are_deltas_that_change_something() {
+        for v in KubernetesVersion::ALL {
+            let raw = parse(v);
+            if v == KubernetesVersion::NEWEST {
+                assert!(raw.base.is_none());
+            } else {
+                assert!(raw.base.is_some(), "{v}");
+                assert!(!raw.types.is_empty() || !raw.removed.is_empty(), "{v}");
+                assert_ne!(data(v).types, data(KubernetesVersion::NEWEST).types, "{v}");
+            }
+        }
     }
 }

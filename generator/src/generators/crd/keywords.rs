@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+use super::apiext::{
     ExternalDocumentation, JSON, JSONSchemaProps, JSONSchemaPropsOrArray, ValidationRule,
 };
 use serde_json::Value;

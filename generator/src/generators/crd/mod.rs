@@ -2,21 +2,20 @@
 //! and kind, merging the kind's versions, with structural schemas ([`schema`]) that embed
 //! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
 
+pub mod apiext;
 mod embedded;
 pub mod k8s_schemas;
-pub mod k8s_types;
 mod keywords;
 pub(crate) mod schema;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+use apiext::{
     CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
     CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
     CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
-    JSONSchemaProps, SelectableField,
+    JSONSchemaProps, ObjectMeta, SelectableField,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::*;
@@ -236,7 +235,6 @@ fn build_crd(
             name: Some(name),
             annotations: (!annotations.is_empty()).then_some(annotations),
             labels: (!labels.is_empty()).then_some(labels),
-            ..Default::default()
         },
         spec: CustomResourceDefinitionSpec {
             group: group.to_owned(),
@@ -250,10 +248,7 @@ fn build_crd(
             },
             scope: first.scope.as_str().to_owned(),
             versions: crd_versions,
-            conversion: None,
-            preserve_unknown_fields: None,
         },
-        status: None,
     };
     Some(RenderedCrd {
         file_name: format!("{group}_{}.yaml", first.plural),
@@ -302,8 +297,11 @@ fn version_of(
         name: p.version.clone(),
         served: k.served,
         storage,
-        deprecated: k.deprecated.as_ref().map(|_| true),
-        deprecation_warning: k.deprecated.clone().flatten(),
+        deprecated: matches!(k.deprecation, Deprecation::Deprecated { .. }).then_some(true),
+        deprecation_warning: match &k.deprecation {
+            Deprecation::Deprecated { warning } => warning.clone(),
+            Deprecation::Current => None,
+        },
         schema: Some(CustomResourceValidation {
             open_api_v3_schema: Some(schema),
         }),

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+use super::apiext::{
     JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
 };
 use serde_json::Value;
@@ -46,7 +46,7 @@ pub(super) fn int_or_string() -> JSONSchemaProps {
 
 /// Builds schemas for one package (the package's default optionality applies).
 pub struct SchemaBuilder<'a> {
-    api: &'a Api,
+    pub(super) api: &'a Api,
     pub(super) options: &'a SchemaOptions,
     default_optional: Option<(bool, Location)>,
     /// Types being expanded, to catch recursion.

@@ -1,9 +1,14 @@
-//! Builds `generator/src/generators/crd/k8s_schemas.json` from controller-gen's output; run by
-//! `hack/gen-k8s-schemas.sh`, which makes the inputs:
+//! Builds the generator's embedded schemas of Kubernetes types
+//! (`generator/src/generators/crd/k8s-schemas/v1_NN.json`) from controller-gen's output; run
+//! by `hack/gen-k8s-schemas.sh` once per Kubernetes version, which makes the inputs:
 //!
 //! ```text
-//! gen_k8s_schemas TYPES CRD UNSUPPORTED OUT
+//! gen-k8s-schemas TYPES CRD UNSUPPORTED OUT SOURCE
+//! gen-k8s-schemas delta NEWEST FULL OUT
 //! ```
+//!
+//! The first form writes one version's full data; the second writes an older version's data
+//! as the difference from the newest version's (what the generator embeds for it).
 //!
 //! - TYPES: lines `<k8s-openapi path> <OpenAPI name without io.k8s.>` (`api::core::v1::PodSpec api.core.v1.PodSpec`)
 //! - CRD: controller-gen's CRD for a kind whose spec has one field per type, named by its path
@@ -18,9 +23,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+use kube_codegen::__private::apiext::JSONSchemaProps;
 use kube_codegen::__private::k8s_schemas::{Data, REF, inline};
 use serde_json::{Map, Value};
+
+/// Every k8s-openapi type with a schemars schema, for the version this build enables:
+/// written per run by hack/gen-k8s-registry.sh (it lists what k8s-openapi's source has).
+mod k8s_types {
+    include!(env!("K8S_TYPES_RS"));
+}
 
 fn main() -> ExitCode {
     match run() {
@@ -34,10 +45,18 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [types, crd, unsupported, out, source] = args.as_slice() else {
-        return Err("usage: gen_k8s_schemas TYPES CRD UNSUPPORTED OUT SOURCE".into());
-    };
     let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
+    if let [mode, newest, full, out] = args.as_slice()
+        && mode == "delta"
+    {
+        return delta(&read(newest)?, &read(full)?, out);
+    }
+    let [types, crd, unsupported, out, source] = args.as_slice() else {
+        return Err(
+            "usage: gen-k8s-schemas TYPES CRD UNSUPPORTED OUT SOURCE | delta NEWEST FULL OUT"
+                .into(),
+        );
+    };
 
     // k8s-openapi path <-> OpenAPI definition name.
     let mut path_of: BTreeMap<String, String> = BTreeMap::new();
@@ -60,7 +79,7 @@ fn run() -> Result<(), String> {
     // k8s-openapi's schemas with references: the definitions, by OpenAPI name.
     let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
     for p in &paths {
-        let f = kube_codegen::__private::k8s_types::lookup(p).ok_or_else(|| {
+        let f = k8s_types::lookup(p).ok_or_else(|| {
             format!("`{p}` is not in k8s_types.rs (run hack/gen-k8s-registry.sh)")
         })?;
         f(&mut generator);
@@ -166,6 +185,7 @@ fn run() -> Result<(), String> {
         source: source.clone(),
         types: stored,
         unsupported: unsupported_types,
+        ..Data::default()
     };
     let mut text = serde_json::to_string_pretty(&data).map_err(|e| e.to_string())?;
     text.push('\n');
@@ -174,6 +194,43 @@ fn run() -> Result<(), String> {
         "gen_k8s_schemas: {} types, {} unsupported, wrote {out}",
         data.types.len(),
         data.unsupported.len()
+    );
+    Ok(())
+}
+
+/// An older version's data as the difference from the newest version's: the types whose
+/// stored schema differs or that only it has, and the newest's types it lacks. Checked: the
+/// generator's reading of the delta gives the full data back.
+fn delta(newest: &str, full: &str, out: &str) -> Result<(), String> {
+    let parse = |text: &str| serde_json::from_str::<Data>(text).map_err(|e| e.to_string());
+    let (newest, full) = (parse(newest)?, parse(full)?);
+    let mut d = Data {
+        source: full.source.clone(),
+        base: Some(newest.source.clone()),
+        unsupported: full.unsupported.clone(),
+        ..Data::default()
+    };
+    for (p, v) in &full.types {
+        if newest.types.get(p) != Some(v) {
+            d.types.insert(p.clone(), v.clone());
+        }
+    }
+    d.removed = newest
+        .types
+        .keys()
+        .filter(|p| !full.types.contains_key(*p))
+        .cloned()
+        .collect();
+    let mut text = serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?;
+    text.push('\n');
+    if d.apply_to(&newest).types != full.types {
+        return Err("applying the delta does not give the full data back".into());
+    }
+    std::fs::write(out, text).map_err(|e| format!("{out}: {e}"))?;
+    eprintln!(
+        "gen-k8s-schemas: {} types differ from the newest version, {} removed, wrote {out}",
+        d.types.len(),
+        d.removed.len()
     );
     Ok(())
 }
