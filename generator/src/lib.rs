@@ -405,10 +405,16 @@ impl Config {
     /// ```
     /// use kube_codegen::{Config, GeneratorName};
     /// let config = Config::new().generators([GeneratorName::Crd, GeneratorName::Fake]);
-    /// // `fake` needs the clientset, which needs `register`.
+    /// // `fake` needs the clientset, which needs `register` and the apply configurations.
     /// assert_eq!(
     ///     config.selected_generators(),
-    ///     [GeneratorName::Crd, GeneratorName::Client, GeneratorName::Fake, GeneratorName::Register]
+    ///     [
+    ///         GeneratorName::Crd,
+    ///         GeneratorName::Applyconfigurations,
+    ///         GeneratorName::Client,
+    ///         GeneratorName::Fake,
+    ///         GeneratorName::Register
+    ///     ]
     /// );
     /// ```
     #[must_use]

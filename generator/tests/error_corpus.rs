@@ -269,6 +269,7 @@ error_cases! {
     map_non_string_key,
     unknown_crate_type,
     enum_mixed_unit_data,
+    enum_not_pub,
     adjacently_tagged_enum,
     protected_group_without_approval,
     untagged_mixed_types,

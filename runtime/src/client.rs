@@ -16,6 +16,7 @@ use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::apply::ApplyError;
 use crate::error::{Error, Result};
 
 /// Options for server-side apply.
@@ -245,7 +246,10 @@ where
         Ok(self.api.patch_status(name, params, patch).await?)
     }
 
-    /// Server-side apply: `obj` holds only the fields this manager owns.
+    /// Server-side apply of a whole object: the manager owns every field `obj`
+    /// serializes, which for a typed struct means every non-`Option` field too. Generated
+    /// clients of contract 1 call it; code generated since applies apply configurations
+    /// with [`apply_configuration`](Self::apply_configuration).
     ///
     /// # Errors
     /// [`Error::Conflict`] if another manager owns a field and `options.force` is off,
@@ -266,6 +270,44 @@ where
             .api
             .patch_status(&obj.name_any(), &options.params(), &Patch::Apply(obj))
             .await?)
+    }
+
+    /// Server-side apply of an apply configuration (a generated `FooApplyConfiguration`):
+    /// the manager owns exactly the fields `config` sets. Generated typed clients call it
+    /// with the name read from the configuration's metadata.
+    ///
+    /// # Errors
+    /// [`ApplyError::MissingFieldManager`] or [`ApplyError::MissingName`] before any
+    /// request; [`ApplyError::Conflict`] with the managers and fields that other managers
+    /// own when `options.force` is off; [`ApplyError::Api`] for anything else.
+    pub async fn apply_configuration<A: Serialize + Debug>(
+        &self,
+        name: &str,
+        config: &A,
+        options: &ApplyOptions,
+    ) -> Result<K, ApplyError> {
+        check_apply(name, options)?;
+        self.api
+            .patch(name, &options.params(), &Patch::Apply(config))
+            .await
+            .map_err(|e| ApplyError::from_error(e.into()))
+    }
+
+    /// Server-side apply of an apply configuration to the status subresource.
+    ///
+    /// # Errors
+    /// As [`apply_configuration`](Self::apply_configuration).
+    pub async fn apply_configuration_status<A: Serialize + Debug>(
+        &self,
+        name: &str,
+        config: &A,
+        options: &ApplyOptions,
+    ) -> Result<K, ApplyError> {
+        check_apply(name, options)?;
+        self.api
+            .patch_status(name, &options.params(), &Patch::Apply(config))
+            .await
+            .map_err(|e| ApplyError::from_error(e.into()))
     }
 
     /// GET a subresource (`+genclient:method=...,verb=get,subresource=...`).
@@ -370,4 +412,16 @@ where
         let req = req.body(bytes).map_err(kube::Error::HttpError)?;
         Ok(self.api.clone().into_client().request::<R>(req).await?)
     }
+}
+
+/// The checks before an apply request: the API server would refuse an apply without a
+/// field manager, and without a name there is no URL.
+fn check_apply(name: &str, options: &ApplyOptions) -> Result<(), ApplyError> {
+    if options.field_manager.is_empty() {
+        return Err(ApplyError::MissingFieldManager);
+    }
+    if name.is_empty() {
+        return Err(ApplyError::MissingName);
+    }
+    Ok(())
 }

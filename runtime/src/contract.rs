@@ -17,7 +17,11 @@
 pub const OLDEST: u32 = 1;
 
 /// The newest contract this runtime implements.
-pub const NEWEST: u32 = 1;
+///
+/// 1: the first. 2: apply configurations (generated code names [`crate::apply`] and
+/// `ResourceClient::apply_configuration`); contract 1 code still compiles, its typed
+/// `apply` of a whole object calls `ResourceClient::apply`, which stays for it.
+pub const NEWEST: u32 = 2;
 
 /// Fails the build (at compile time) when generated code of contract `generated` is
 /// compiled against this runtime and this runtime does not implement that contract.

@@ -2,6 +2,9 @@
 //!
 //! - [`deepcopy`]: the `DeepCopy` trait generated types implement;
 //! - [`error`]: typed API errors (`NotFound`, `Conflict`, ...) that are easy to match;
+//! - [`apply`]: server-side apply: the shared apply configuration of `metadata`, typed
+//!   apply errors (a field conflict names managers and fields), extraction from
+//!   managedFields;
 //! - [`client`]: the generic typed client the generated per-kind clients delegate to;
 //! - `fake` (feature `fake`): an in-memory API server behind a real `kube::Client`, for
 //!   unit tests;
@@ -16,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+pub mod apply;
 pub mod client;
 pub mod contract;
 pub mod controller;

@@ -10,6 +10,9 @@ use kube_codegen_runtime::fake::Verb;
 use kube_codegen_runtime::{DeepCopy, Error};
 use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec, FooStatus};
+use sample_api::generated::applyconfigurations::samplecontroller_v1alpha1::{
+    FooApplyConfiguration, FooSpecApplyConfiguration, FooStatusApplyConfiguration,
+};
 use sample_api::generated::fake;
 use serde_json::json;
 
@@ -20,6 +23,14 @@ fn foo(name: &str, replicas: i32) -> Foo {
             deployment_name: format!("{name}-deploy"),
             replicas: Some(replicas),
         },
+    )
+}
+
+fn foo_apply(name: &str, replicas: i32) -> FooApplyConfiguration {
+    FooApplyConfiguration::new(name, "ns").with_spec(
+        FooSpecApplyConfiguration::default()
+            .with_deployment_name(format!("{name}-deploy"))
+            .with_replicas(replicas),
     )
 }
 
@@ -111,14 +122,12 @@ async fn every_verb_works_against_the_fake() {
         .unwrap();
     assert_eq!(merged.spec.replicas, Some(5));
     let applied = foos
-        .apply(&foo("applied", 4), &ApplyOptions::new("tester"))
+        .apply(&foo_apply("applied", 4), &ApplyOptions::new("tester"))
         .await
         .unwrap();
     assert_eq!(applied.spec.replicas, Some(4));
-    let mut status_apply = foo("applied", 4);
-    status_apply.status = Some(FooStatus {
-        available_replicas: 4,
-    });
+    let status_apply = FooApplyConfiguration::new("applied", "ns")
+        .with_status(FooStatusApplyConfiguration::default().with_available_replicas(4));
     let applied_status = foos
         .apply_status(&status_apply, &ApplyOptions::new("tester"))
         .await

@@ -10,6 +10,7 @@ use crate::{ident, pascal_case, path, snake_case};
 
 const TYPED_CLIENT_TEMPLATE: &str = include_str!("templates/typed_client.rs");
 const PLACEHOLDER: &str = "PlaceholderKind";
+const APPLY_PLACEHOLDER: &str = "PlaceholderKindApplyConfiguration";
 
 /// client-go verb name -> template method name.
 fn method_of_verb(verb: &str) -> String {
@@ -21,6 +22,8 @@ fn method_of_verb(verb: &str) -> String {
 struct Instantiate<'a> {
     kind_name: &'a str,
     type_path: syn::Path,
+    /// Where the kind's apply configuration is, from the clientset's group/version module.
+    apply_path: syn::Path,
 }
 
 impl VisitMut for Instantiate<'_> {
@@ -28,6 +31,13 @@ impl VisitMut for Instantiate<'_> {
         if p.leading_colon.is_none() && p.segments.len() == 1 && p.segments[0].ident == PLACEHOLDER
         {
             *p = self.type_path.clone();
+            return;
+        }
+        if p.leading_colon.is_none()
+            && p.segments.len() == 1
+            && p.segments[0].ident == APPLY_PLACEHOLDER
+        {
+            *p = self.apply_path.clone();
             return;
         }
         syn::visit_mut::visit_path_mut(self, p);
@@ -80,6 +90,7 @@ pub fn typed_client(kind: &Kind) -> TokenStream {
     let mut v = Instantiate {
         kind_name: &kind.name,
         type_path: path(&kind.type_path),
+        apply_path: path(&kind.apply_configuration),
     };
     v.visit_file_mut(&mut file);
     let custom = custom_methods(kind);

@@ -42,6 +42,9 @@ pub struct Kind {
     pub spec_type: Option<String>,
     /// The `T` of `status: Option<T>`, for `HasStatus`.
     pub status_type: Option<String>,
+    /// Path of the kind's apply configuration as the clientset's group/version module
+    /// names it (`super::super::applyconfigurations::samplecontroller_v1alpha1::FooApplyConfiguration`).
+    pub apply_configuration: String,
 }
 
 /// A custom verb (`+genclient:method=GetScale,verb=get,subresource=scale,result=...`).
@@ -117,4 +120,91 @@ pub struct CopyField {
     /// Whether the field's type contains one of our types: copied through `DeepCopy`,
     /// not `clone_from`.
     pub deep: bool,
+}
+
+/// One group/version's apply configurations.
+#[derive(Clone, Debug)]
+pub struct ApplyPackage {
+    /// The API group.
+    pub group: String,
+    /// The version.
+    pub version: String,
+    /// The module name, as the clientset's: `samplecontroller_v1alpha1`.
+    pub accessor: String,
+    /// An apply configuration per struct the kinds reach, kinds included, in a stable order.
+    pub structs: Vec<ApplyStruct>,
+}
+
+/// The apply configuration of one struct.
+#[derive(Clone, Debug)]
+pub struct ApplyStruct {
+    /// The configuration's name: `FooSpecApplyConfiguration`.
+    pub name: String,
+    /// Full Rust path of the type it configures (for the docs).
+    pub source_path: String,
+    /// Its fields, in declaration order.
+    pub fields: Vec<ApplyField>,
+    /// Whether it can derive `Debug` (every type it holds as is does).
+    pub debug: bool,
+    /// Whether it can derive `PartialEq` (every type it holds as is does).
+    pub partial_eq: bool,
+    /// Set for a kind's own configuration: constructor, metadata helpers, extraction.
+    pub kind: Option<ApplyKind>,
+}
+
+/// What a kind's apply configuration adds to a struct's.
+#[derive(Clone, Debug)]
+pub struct ApplyKind {
+    /// `Foo`
+    pub name: String,
+    /// `samplecontroller.k8s.io/v1alpha1`
+    pub api_version: String,
+    /// Namespaced: `new(name, namespace)`; else `new(name)`.
+    pub namespaced: bool,
+    /// With a status subresource: `extract_foo_status` too.
+    pub status_subresource: bool,
+}
+
+/// One field of an apply configuration.
+#[derive(Clone, Debug)]
+pub struct ApplyField {
+    /// The Rust name of the struct's field (`r#type` as `type`).
+    pub rust_name: String,
+    /// The name on the wire.
+    pub json_name: String,
+    /// The first paragraph of the field's doc, if any.
+    pub doc: String,
+    /// What it holds.
+    pub ty: ApplyType,
+    /// How the field sits in the struct.
+    pub role: ApplyRole,
+}
+
+/// How a field of an apply configuration is laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplyRole {
+    /// A named field on the wire: `Option<T>`, absent when unset.
+    Field,
+    /// `#[serde(flatten)]` of a struct: its fields are this struct's on the wire.
+    Flatten,
+    /// A flattened `TypeMeta`: `apiVersion` and `kind` fields.
+    TypeMeta,
+}
+
+/// The type an apply configuration holds at a field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApplyType {
+    /// A type used as it is (scalars, enums, newtypes, k8s-openapi types): its full path.
+    Plain(String),
+    /// `String`: setters take `impl Into<String>`.
+    String,
+    /// Another apply configuration, by its path from the module of the one holding it
+    /// (`FooSpecApplyConfiguration`, `super::k8s::PodSpecApplyConfiguration`).
+    Config(String),
+    /// `metadata`: the runtime's `ObjectMetaApplyConfiguration`.
+    ObjectMeta,
+    /// A list: `with_x(values)` appends, as client-go's `WithX(values...)`.
+    List(Box<ApplyType>),
+    /// A map with string keys: `with_x(entries)` merges.
+    Map(Box<ApplyType>),
 }

@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+pub mod applyconfig;
 pub mod client;
 pub mod deepcopy;
 pub mod fake;
@@ -39,7 +40,10 @@ use proc_macro2::TokenStream;
 /// generated crate checks at compile time that its runtime implements it
 /// (`kube_codegen_runtime::contract`). Raise it when generated code starts to need
 /// something a runtime implementing the current contract lacks.
-pub const RUNTIME_CONTRACT: u32 = 1;
+///
+/// 2: apply configurations and typed apply (the runtime's `apply` module and
+/// `ResourceClient::apply_configuration`).
+pub const RUNTIME_CONTRACT: u32 = 2;
 
 /// The first line of every file kube-codegen writes. The writer refuses to touch a file
 /// that does not start with it.
@@ -211,7 +215,7 @@ mod tests {
     /// The template is real code: drive every verb it has through the fake API server.
     #[tokio::test]
     async fn typed_client_template_runs_every_verb() {
-        use crate::placeholder::PlaceholderKind;
+        use crate::placeholder::{PlaceholderKind, PlaceholderKindApplyConfiguration};
         use crate::typed_client_template::PlaceholderKindClient;
         use futures::StreamExt;
         use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
@@ -272,16 +276,22 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(patched.spec["x"], 3);
-        client
-            .apply(&obj("b"), &ApplyOptions::new("t"))
-            .await
-            .unwrap();
-        let mut s = obj("b");
+        let mut b = PlaceholderKindApplyConfiguration::new("b", "ns");
+        b.spec = Some(serde_json::json!({"x": 1}));
+        client.apply(&b, &ApplyOptions::new("t")).await.unwrap();
+        let mut s = PlaceholderKindApplyConfiguration::new("b", "ns");
         s.status = Some(serde_json::json!({"ok": 1}));
         client
             .apply_status(&s, &ApplyOptions::new("t"))
             .await
             .unwrap();
+        // No field manager: refused before any request.
+        let before = server.actions().len();
+        assert!(matches!(
+            client.apply(&b, &ApplyOptions::new("")).await,
+            Err(kube_codegen_runtime::apply::ApplyError::MissingFieldManager)
+        ));
+        assert_eq!(server.actions().len(), before);
         assert_eq!(
             client
                 .list(&ListParams::default())

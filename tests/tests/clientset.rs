@@ -12,6 +12,9 @@ use kube_codegen_tests::*;
 use sample_api::Clientset;
 use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec, FooStatus};
+use sample_api::generated::applyconfigurations::samplecontroller_v1alpha1::{
+    FooApplyConfiguration, FooSpecApplyConfiguration, FooStatusApplyConfiguration,
+};
 use serde_json::json;
 
 async fn setup(prefix: &str) -> (Clientset, TestNamespace) {
@@ -160,33 +163,41 @@ async fn foo_verbs_round_trip_through_the_real_apiserver() {
     gone.unwrap();
 }
 
+fn foo_apply(namespace: &str, replicas: i32) -> FooApplyConfiguration {
+    FooApplyConfiguration::new("shared", namespace).with_spec(
+        FooSpecApplyConfiguration::default()
+            .with_deployment_name("shared-deploy")
+            .with_replicas(replicas),
+    )
+}
+
 #[tokio::test]
 async fn apply_with_two_field_managers_conflicts_and_force_takes_over() {
     let (cs, ns) = setup("clientset-apply").await;
     let foos = cs.samplecontroller_v1alpha1().foos(&ns.name);
     let first = foos
-        .apply(&foo("shared", 1), &ApplyOptions::new("manager-one"))
+        .apply(&foo_apply(&ns.name, 1), &ApplyOptions::new("manager-one"))
         .await
         .unwrap();
     assert_eq!(first.spec.replicas, Some(1));
 
     // A second manager setting the same field to another value conflicts...
     let err = foos
-        .apply(&foo("shared", 2), &ApplyOptions::new("manager-two"))
+        .apply(&foo_apply(&ns.name, 2), &ApplyOptions::new("manager-two"))
         .await
         .unwrap_err();
-    assert!(
-        err.is_conflict(),
-        "expected a field-manager conflict, got {err:?}"
-    );
-    assert!(
-        err.status().unwrap().message.contains("manager-one"),
-        "{err:?}"
-    );
+    let conflict = err
+        .conflict()
+        .unwrap_or_else(|| panic!("expected a field-manager conflict, got {err:?}"));
+    assert_eq!(conflict.managers(), ["manager-one"], "{err:?}");
+    assert!(conflict.fields().contains(&".spec.replicas"), "{err:?}");
 
     // ...until it forces, and then it owns the field.
     let forced = foos
-        .apply(&foo("shared", 2), &ApplyOptions::new("manager-two").force())
+        .apply(
+            &foo_apply(&ns.name, 2),
+            &ApplyOptions::new("manager-two").force(),
+        )
         .await
         .unwrap();
     assert_eq!(forced.spec.replicas, Some(2));
@@ -203,10 +214,8 @@ async fn apply_with_two_field_managers_conflicts_and_force_takes_over() {
     );
 
     // apply_status through the status subresource
-    let mut status = Foo::new("shared", forced.spec.clone());
-    status.status = Some(FooStatus {
-        available_replicas: 1,
-    });
+    let status = FooApplyConfiguration::new("shared", &ns.name)
+        .with_status(FooStatusApplyConfiguration::default().with_available_replicas(1));
     let applied = foos
         .apply_status(&status, &ApplyOptions::new("status-manager").force())
         .await

@@ -8,7 +8,8 @@ pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Client,
     id: "client",
     about: "The typed clientset: a client per kind with client-go's verbs (client-gen).",
-    requires: &[GeneratorName::Register],
+    // The typed `apply` verbs take the kinds' apply configurations.
+    requires: &[GeneratorName::Register, GeneratorName::Applyconfigurations],
     markers: MARKERS,
     output: Output::Rust {
         module: "clientset",

@@ -12,6 +12,7 @@
 pub(crate) mod crd;
 pub(crate) mod rust;
 
+mod applyconfig;
 mod client;
 mod deepcopy;
 mod fake;
@@ -41,6 +42,8 @@ pub enum GeneratorName {
     Register,
     /// `DeepCopy` impls (deepcopy-gen, controller-gen's `object`).
     Deepcopy,
+    /// Apply configurations for server-side apply (applyconfiguration-gen).
+    Applyconfigurations,
     /// The typed clientset (client-gen).
     Client,
     /// The fake clientset over an in-memory API server (client-gen's fake).
@@ -170,6 +173,7 @@ pub(crate) struct RenderYaml {
 /// The generators, in the order of `mod.rs` and of the summary.
 pub(crate) static REGISTRY: &[Generator] = &[
     crd::GENERATOR,
+    applyconfig::GENERATOR,
     client::GENERATOR,
     deepcopy::GENERATOR,
     fake::GENERATOR,
@@ -255,7 +259,10 @@ mod tests {
     #[test]
     fn requirements_are_closed_and_ordered() {
         use GeneratorName::*;
-        assert_eq!(with_requirements(&[Fake]), [Client, Fake, Register]);
+        assert_eq!(
+            with_requirements(&[Fake]),
+            [Applyconfigurations, Client, Fake, Register]
+        );
         assert_eq!(
             with_requirements(&[Informers]),
             [Informers, Listers, Register]

@@ -134,7 +134,7 @@ pub(crate) fn render(
 
 /// The path generated code names a local type by: where a reachable module defines or
 /// re-exports it (see [`TypeDecl::rust_path`]).
-fn type_path(api: &Api, options: &RustOptions, key: &str) -> String {
+pub(crate) fn type_path(api: &Api, options: &RustOptions, key: &str) -> String {
     match api.types.get(key).and_then(|d| d.rust_path.as_ref()) {
         Some(path) => format!("{}::{}", options.types_prefix, path.join("::")),
         None => format!("{}::{key}", options.types_prefix),
@@ -155,7 +155,7 @@ fn rust_type(api: &Api, options: &RustOptions, ty: &TypeRef) -> Option<String> {
 
 /// Group/version accessor names: the group's first label and the version
 /// (`samplecontroller_v1alpha1`), or the whole group where first labels collide.
-fn accessors(api: &Api) -> BTreeMap<(String, String), String> {
+pub(crate) fn accessors(api: &Api) -> BTreeMap<(String, String), String> {
     let short = |g: &str| g.split('.').next().unwrap_or(g).replace('-', "_");
     let mut count: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (g, v) in api.packages.keys() {
@@ -271,6 +271,11 @@ pub(crate) fn packages(
                 methods,
                 spec_type,
                 status_type,
+                apply_configuration: format!(
+                    "super::super::applyconfigurations::{}::{}ApplyConfiguration",
+                    accessors[&(group.clone(), version.clone())],
+                    k.name
+                ),
             });
         }
         let accessor = accessors[&(group.clone(), version.clone())].clone();

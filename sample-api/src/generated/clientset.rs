@@ -168,16 +168,21 @@ pub mod insujang_v1beta1 {
         > {
             self.inner.patch(name, patch, params).await
         }
-        /// Server-side apply; `obj` holds the fields this field manager owns.
+        /// Server-side apply: the field manager (`options.field_manager`, required) owns
+        /// exactly the fields `config` sets; `options.force` takes them from other managers.
+        /// A field another manager owns fails with `ApplyError::Conflict`, naming both.
         #[inline]
         pub async fn apply(
             &self,
-            obj: &crate::apis::insujang::v1beta1::TestResource,
+            config: &super::super::applyconfigurations::insujang_v1beta1::TestResourceApplyConfiguration,
             options: &::kube_codegen_runtime::client::ApplyOptions,
-        ) -> ::kube_codegen_runtime::Result<
+        ) -> ::std::result::Result<
             crate::apis::insujang::v1beta1::TestResource,
+            ::kube_codegen_runtime::apply::ApplyError,
         > {
-            self.inner.apply(obj, options).await
+            self.inner
+                .apply_configuration(config.name().unwrap_or_default(), config, options)
+                .await
         }
     }
 }
@@ -327,27 +332,39 @@ pub mod samplecontroller_v1alpha1 {
         > {
             self.inner.patch(name, patch, params).await
         }
-        /// Server-side apply; `obj` holds the fields this field manager owns.
+        /// Server-side apply: the field manager (`options.field_manager`, required) owns
+        /// exactly the fields `config` sets; `options.force` takes them from other managers.
+        /// A field another manager owns fails with `ApplyError::Conflict`, naming both.
         #[inline]
         pub async fn apply(
             &self,
-            obj: &crate::apis::samplecontroller::v1alpha1::Foo,
+            config: &super::super::applyconfigurations::samplecontroller_v1alpha1::FooApplyConfiguration,
             options: &::kube_codegen_runtime::client::ApplyOptions,
-        ) -> ::kube_codegen_runtime::Result<
+        ) -> ::std::result::Result<
             crate::apis::samplecontroller::v1alpha1::Foo,
+            ::kube_codegen_runtime::apply::ApplyError,
         > {
-            self.inner.apply(obj, options).await
+            self.inner
+                .apply_configuration(config.name().unwrap_or_default(), config, options)
+                .await
         }
-        /// Server-side apply of the status subresource.
+        /// Server-side apply of the status subresource: only `config.status` is applied.
         #[inline]
         pub async fn apply_status(
             &self,
-            obj: &crate::apis::samplecontroller::v1alpha1::Foo,
+            config: &super::super::applyconfigurations::samplecontroller_v1alpha1::FooApplyConfiguration,
             options: &::kube_codegen_runtime::client::ApplyOptions,
-        ) -> ::kube_codegen_runtime::Result<
+        ) -> ::std::result::Result<
             crate::apis::samplecontroller::v1alpha1::Foo,
+            ::kube_codegen_runtime::apply::ApplyError,
         > {
-            self.inner.apply_status(obj, options).await
+            self.inner
+                .apply_configuration_status(
+                    config.name().unwrap_or_default(),
+                    config,
+                    options,
+                )
+                .await
         }
     }
 }

@@ -37,3 +37,40 @@ impl kube::Resource for PlaceholderKind {
         &mut self.metadata
     }
 }
+
+/// What the generated `PlaceholderKindApplyConfiguration` offers the typed client.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlaceholderKindApplyConfiguration {
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<kube_codegen_runtime::apply::ObjectMetaApplyConfiguration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
+}
+
+impl PlaceholderKindApplyConfiguration {
+    pub fn new(name: &str, namespace: &str) -> Self {
+        PlaceholderKindApplyConfiguration {
+            api_version: Some("placeholder.example.com/v1".into()),
+            kind: Some("PlaceholderKind".into()),
+            metadata: Some(
+                kube_codegen_runtime::apply::ObjectMetaApplyConfiguration::named(name)
+                    .with_namespace(namespace),
+            ),
+            ..Default::default()
+        }
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.metadata.as_ref()?.name.as_deref()
+    }
+}

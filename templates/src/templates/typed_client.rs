@@ -8,7 +8,7 @@
 //! Every method is `#[inline]` (see the crate docs): the API crate then compiles none of
 //! the verbs, and a crate that calls one compiles it with `ResourceClient<Kind>`'s code.
 
-use super::placeholder::PlaceholderKind;
+use super::placeholder::{PlaceholderKind, PlaceholderKindApplyConfiguration};
 
 /// Typed client for `PlaceholderKind`: client-go's verbs, with errors as
 /// `kube_codegen_runtime::Error` (`NotFound`, `Conflict`, `AlreadyExists`, `Invalid`, ...).
@@ -111,23 +111,29 @@ impl PlaceholderKindClient {
         self.inner.patch(name, patch, params).await
     }
 
-    /// Server-side apply; `obj` holds the fields this field manager owns.
+    /// Server-side apply: the field manager (`options.field_manager`, required) owns
+    /// exactly the fields `config` sets; `options.force` takes them from other managers.
+    /// A field another manager owns fails with `ApplyError::Conflict`, naming both.
     #[inline]
     pub async fn apply(
         &self,
-        obj: &PlaceholderKind,
+        config: &PlaceholderKindApplyConfiguration,
         options: &::kube_codegen_runtime::client::ApplyOptions,
-    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
-        self.inner.apply(obj, options).await
+    ) -> ::std::result::Result<PlaceholderKind, ::kube_codegen_runtime::apply::ApplyError> {
+        self.inner
+            .apply_configuration(config.name().unwrap_or_default(), config, options)
+            .await
     }
 
-    /// Server-side apply of the status subresource.
+    /// Server-side apply of the status subresource: only `config.status` is applied.
     #[inline]
     pub async fn apply_status(
         &self,
-        obj: &PlaceholderKind,
+        config: &PlaceholderKindApplyConfiguration,
         options: &::kube_codegen_runtime::client::ApplyOptions,
-    ) -> ::kube_codegen_runtime::Result<PlaceholderKind> {
-        self.inner.apply_status(obj, options).await
+    ) -> ::std::result::Result<PlaceholderKind, ::kube_codegen_runtime::apply::ApplyError> {
+        self.inner
+            .apply_configuration_status(config.name().unwrap_or_default(), config, options)
+            .await
     }
 }

@@ -53,6 +53,7 @@ fn register_constants_and_resources() {
     assert_eq!(
         kinds,
         [
+            "Workload", // embed/v1
             // golayout/v1: kinds in a private `types.rs`, a `#[path]` file and an inline module.
             "Gadget", "Gizmo", "Widget", // shapes/v1
             "Cluster", "Full", "NoClient", "Ported", "ReadOnly", "Scaled", "Silent", "Skipper"

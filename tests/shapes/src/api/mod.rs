@@ -1,3 +1,4 @@
 pub mod common;
+pub mod embed;
 pub mod golayout;
 pub mod v1;
