@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use kube::Resource;
 use kube::api::PostParams;
 use kube_codegen_runtime::DeepCopy;
-use kube_codegen_runtime::client::ResourceClient;
+use kube_codegen_runtime::client::{ApplyOptions, ResourceClient};
 use kube_codegen_runtime::events::{EventType, Recorder, object_ref};
 use kube_codegen_runtime::informer::{DeleteEvent, HandlerFuncs, Informer};
 use kube_codegen_runtime::lister::Lister;
@@ -19,6 +19,9 @@ use kube_codegen_runtime::store::{ObjectKey, key_of};
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooStatus};
+use sample_api::generated::applyconfigurations::samplecontroller_v1alpha1::{
+    FooApplyConfiguration, FooStatusApplyConfiguration,
+};
 use sample_api::generated::listers::samplecontroller_v1alpha1::FooLister;
 
 use crate::FIELD_MANAGER;
@@ -31,6 +34,29 @@ pub const INVALID_SPEC: &str = "InvalidSpec";
 
 pub fn message_resource_exists(name: &str) -> String {
     format!("Resource {name:?} already exists and is not managed by Foo")
+}
+
+/// How the controller writes the Deployment and the Foo's status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Server-side apply under one field manager: the Deployment as the controller wants
+    /// it, the status through the generated `FooApplyConfiguration`. The controller owns
+    /// exactly the fields it sets; others' fields (a scaler's, a user's label) stay.
+    #[default]
+    Apply,
+    /// Create, then update the whole object, as the Go sample-controller does.
+    Update,
+}
+
+impl std::str::FromStr for WriteMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "apply" => Ok(WriteMode::Apply),
+            "update" => Ok(WriteMode::Update),
+            _ => Err(format!("`{s}`: expected `apply` or `update`")),
+        }
+    }
 }
 
 /// Why a sync failed. `Permanent` errors are dropped (retrying cannot help); the rest are
@@ -94,6 +120,7 @@ pub struct Controller {
     pub queue: WorkQueue<ObjectKey>,
     recorder: Recorder,
     pub metrics: Arc<ReconcileMetrics>,
+    write_mode: WriteMode,
 }
 
 impl Controller {
@@ -111,12 +138,19 @@ impl Controller {
             queue,
             recorder,
             metrics: Arc::default(),
+            write_mode: WriteMode::default(),
         }
     }
 
     /// Share reconcile counters with the metrics endpoint.
     pub fn with_metrics(mut self, metrics: Arc<ReconcileMetrics>) -> Self {
         self.metrics = metrics;
+        self
+    }
+
+    /// Write with server-side apply (the default) or with create/update.
+    pub fn with_write_mode(mut self, mode: WriteMode) -> Self {
+        self.write_mode = mode;
         self
     }
 
@@ -180,10 +214,16 @@ impl Controller {
             field_manager: Some(FIELD_MANAGER.into()),
             ..Default::default()
         };
+        // Apply forces: the controller is the one owner of what it applies (a user's
+        // conflicting edit of the replicas is undone, as the update path undoes it).
+        let apply = ApplyOptions::new(FIELD_MANAGER).force();
         // 3. Create the Deployment when it is missing.
         let deployment = match self.deployments.namespaced(namespace).get(deployment_name) {
             Some(d) => d,
-            None => Arc::new(deployments.create(&new_deployment(&foo), &params).await?),
+            None => Arc::new(match self.write_mode {
+                WriteMode::Update => deployments.create(&new_deployment(&foo), &params).await?,
+                WriteMode::Apply => deployments.apply(&new_deployment(&foo), &apply).await?,
+            }),
         };
         // 4. Never take over a Deployment someone else controls.
         if !is_controlled_by(&deployment, &foo) {
@@ -200,11 +240,16 @@ impl Controller {
         let deployment = match foo.spec.replicas {
             Some(want) if deployment.spec.replicas != Some(want) => {
                 tracing::info!(%key, replicas = want, "updating deployment replicas");
-                Arc::new(
-                    deployments
-                        .update(&new_deployment_from(&foo, &deployment), &params)
-                        .await?,
-                )
+                Arc::new(match self.write_mode {
+                    WriteMode::Update => {
+                        deployments
+                            .update(&new_deployment_from(&foo, &deployment), &params)
+                            .await?
+                    }
+                    // The whole desired Deployment, fresh: it names only the fields the
+                    // controller owns, never the server's (status, defaults).
+                    WriteMode::Apply => deployments.apply(&new_deployment(&foo), &apply).await?,
+                })
             }
             _ => deployment,
         };
@@ -216,15 +261,24 @@ impl Controller {
             .and_then(|s| s.available_replicas)
             .unwrap_or(0);
         if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
-            let mut copy = foo.deep_copy();
-            copy.status = Some(FooStatus {
-                available_replicas: available,
-            });
-            self.clientset
-                .samplecontroller_v1alpha1()
-                .foos(namespace)
-                .update_status(&copy, &params)
-                .await?;
+            let foos = self.clientset.samplecontroller_v1alpha1().foos(namespace);
+            match self.write_mode {
+                WriteMode::Update => {
+                    let mut copy = foo.deep_copy();
+                    copy.status = Some(FooStatus {
+                        available_replicas: available,
+                    });
+                    foos.update_status(&copy, &params).await?;
+                }
+                WriteMode::Apply => {
+                    let status = FooApplyConfiguration::new(name, namespace).with_status(
+                        FooStatusApplyConfiguration::default().with_available_replicas(available),
+                    );
+                    foos.apply_status(&status, &apply)
+                        .await
+                        .map_err(kube_codegen_runtime::Error::from)?;
+                }
+            }
         }
         // 7. Tell the user.
         self.recorder.record(

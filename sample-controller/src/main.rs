@@ -84,6 +84,11 @@ struct Args {
     /// Which controllers to run.
     #[arg(long, value_delimiter = ',', default_value = "foo,testresource")]
     controllers: Vec<String>,
+    /// How the Foo controller writes its Deployment and the Foo's status: `apply`
+    /// (server-side apply under one field manager) or `update` (create/update, as the Go
+    /// sample-controller does).
+    #[arg(long, default_value = "apply")]
+    write_mode: foo::WriteMode,
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -175,7 +180,11 @@ async fn run_controllers(
             recorder.clone(),
             running.foo_queue.clone(),
         );
-        let controller = Arc::new(controller.with_metrics(running.foo_metrics.clone()));
+        let controller = Arc::new(
+            controller
+                .with_metrics(running.foo_metrics.clone())
+                .with_write_mode(args.write_mode),
+        );
         controller.register_handlers(foos.informer(), &deployments);
         workers.push(controller);
     }

@@ -21,7 +21,7 @@ use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec, FooStatus};
 use sample_api::generated::fake;
 use sample_api::generated::listers::samplecontroller_v1alpha1::FooLister;
-use sample_controller::foo::{self, Controller, OwnerEnqueuer, new_deployment};
+use sample_controller::foo::{self, Controller, OwnerEnqueuer, WriteMode, new_deployment};
 use sample_controller::testresource;
 
 const NS: &str = "default";
@@ -68,7 +68,12 @@ impl Fixture {
         self.deployments.upsert(Arc::new(stored));
     }
 
+    /// The controller writing as the Go one does (create/update): the port of its tests.
     fn controller(&self) -> Controller {
+        self.controller_writing(WriteMode::Update)
+    }
+
+    fn controller_writing(&self, mode: WriteMode) -> Controller {
         Controller::new(
             self.clientset.clone(),
             FooLister::new(Lister::new(self.foos.clone())),
@@ -76,6 +81,7 @@ impl Fixture {
             self.recorder.clone(),
             WorkQueue::new("foos"),
         )
+        .with_write_mode(mode)
     }
 
     /// Writes to foos and deployments, as (verb, resource[/subresource]); informer reads
@@ -391,4 +397,119 @@ async fn testresource_gets_handled_through_a_copy() {
         .map(|v| serde_json::from_value(v).unwrap())
         .collect();
     assert_eq!(events[0].reason.as_deref(), Some("ObjectHandled"));
+}
+
+/// The managers of `obj`'s managedFields with their operations and subresources.
+fn managers(obj: &serde_json::Value) -> Vec<String> {
+    obj.pointer("/metadata/managedFields")
+        .and_then(|m| m.as_array())
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            format!(
+                "{} {}{}",
+                e["manager"].as_str().unwrap_or_default(),
+                e["operation"].as_str().unwrap_or_default(),
+                e["subresource"]
+                    .as_str()
+                    .map(|s| format!(" /{s}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn applies_the_deployment_and_the_status_under_one_field_manager() {
+    let f = Fixture::new();
+    f.foo("test", 1, None);
+    f.controller_writing(WriteMode::Apply)
+        .sync_handler(&key("test"))
+        .await
+        .unwrap();
+    assert_eq!(f.writes(), ["patch deployments", "patch foos/status"]);
+    let d = f
+        .server
+        .get_object("apps", "deployments", Some(NS), "test-deployment")
+        .unwrap();
+    assert_eq!(
+        managers(&d),
+        [format!("{} Apply", sample_controller::FIELD_MANAGER)]
+    );
+    assert_eq!(d["spec"]["replicas"], 1);
+    assert_eq!(d["metadata"]["ownerReferences"][0]["kind"], "Foo");
+    let foo = f
+        .server
+        .get_object("samplecontroller.k8s.io", "foos", Some(NS), "test")
+        .unwrap();
+    assert_eq!(foo["status"]["availableReplicas"], 0);
+    assert!(
+        managers(&foo).contains(&format!(
+            "{} Apply /status",
+            sample_controller::FIELD_MANAGER
+        )),
+        "{:?}",
+        managers(&foo)
+    );
+}
+
+#[tokio::test]
+async fn applying_keeps_what_other_managers_own() {
+    let f = Fixture::new();
+    let foo = f.foo("test", 2, None);
+    // Our Deployment at 1 replica, plus a label another manager applied.
+    let mut d = new_deployment(&foo);
+    d.spec.replicas = Some(1);
+    f.deployment(d);
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(f.server.client(), NS);
+    let label = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "test-deployment", "labels": {"team": "web"}},
+    });
+    deployments
+        .patch(
+            "test-deployment",
+            &kube::api::PatchParams::apply("labeler"),
+            &kube::api::Patch::Apply(&label),
+        )
+        .await
+        .unwrap();
+    f.controller_writing(WriteMode::Apply)
+        .sync_handler(&key("test"))
+        .await
+        .unwrap();
+    let d: Deployment = f.server.get(Some(NS), "test-deployment").unwrap();
+    assert_eq!(d.spec.replicas, Some(2));
+    assert_eq!(
+        d.metadata
+            .labels
+            .unwrap_or_default()
+            .get("team")
+            .map(String::as_str),
+        Some("web"),
+        "the other manager's label survives the controller's write"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn conflict_on_status_apply_is_retried() {
+    let f = Fixture::new();
+    f.foo("test", 1, None);
+    let failures = Arc::new(AtomicUsize::new(0));
+    let count = failures.clone();
+    f.server
+        .prepend_reactor(Verb::Patch, "foos/status", move |_| {
+            (count.fetch_add(1, Ordering::SeqCst) == 0).then(|| {
+                Err(errors::stale_conflict(
+                    "samplecontroller.k8s.io",
+                    "foos",
+                    "test",
+                ))
+            })
+        });
+    let c = f.controller_writing(WriteMode::Apply);
+    c.queue.add(key("test"));
+    assert!(c.process_next_work_item().await);
+    assert_eq!(c.queue.num_requeues(&key("test")), 1);
+    assert_eq!(failures.load(Ordering::SeqCst), 1);
 }
