@@ -12,11 +12,6 @@ const TYPED_CLIENT_TEMPLATE: &str = include_str!("templates/typed_client.rs");
 const PLACEHOLDER: &str = "PlaceholderKind";
 const APPLY_PLACEHOLDER: &str = "PlaceholderKindApplyConfiguration";
 
-/// client-go verb name -> template method name.
-fn method_of_verb(verb: &str) -> String {
-    snake_case(verb)
-}
-
 /// Renames the placeholder: the bare type becomes the kind's full path, and identifiers
 /// containing it (`PlaceholderKindClient`) get the kind's name.
 struct Instantiate<'a> {
@@ -61,7 +56,7 @@ impl VisitMut for Instantiate<'_> {
 /// The typed client of one kind: the template with only the allowed verbs.
 pub fn typed_client(kind: &Kind) -> TokenStream {
     let verbs = kind.verbs.as_deref().unwrap_or_default();
-    let keep: Vec<String> = verbs.iter().map(|v| method_of_verb(v)).collect();
+    let keep: Vec<&str> = verbs.iter().map(|v| v.method_name()).collect();
     let mut file: syn::File = syn::parse_str(TYPED_CLIENT_TEMPLATE)
         .expect("the template parses (it is compiled in tests)");
     file.attrs.clear();

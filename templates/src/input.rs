@@ -33,8 +33,8 @@ pub struct Kind {
     pub namespaced: bool,
     /// Whether the kind has a `status` subresource (`updateStatus`, `patchStatus`, ...).
     pub status_subresource: bool,
-    /// The client verbs (client-go names: `updateStatus`, ...); `None` without `+genclient`.
-    pub verbs: Option<Vec<String>>,
+    /// The client verbs; `None` without `+genclient`.
+    pub verbs: Option<Vec<ClientVerb>>,
     /// Custom verbs (`+genclient:method=...`).
     pub methods: Vec<Method>,
     /// Set when the kind has `types`, `metadata`, `spec` and an optional `status`, so a
@@ -60,6 +60,53 @@ pub struct Method {
     pub input: Option<String>,
     /// Rust path of the response type; defaults to the kind.
     pub result: Option<String>,
+}
+
+/// A verb of a typed client (client-go's), as `+genclient:onlyVerbs`/`skipVerbs` name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientVerb {
+    /// `create`
+    Create,
+    /// `update`
+    Update,
+    /// `updateStatus`
+    UpdateStatus,
+    /// `delete`
+    Delete,
+    /// `deleteCollection`
+    DeleteCollection,
+    /// `get`
+    Get,
+    /// `list`
+    List,
+    /// `watch`
+    Watch,
+    /// `patch`
+    Patch,
+    /// `apply`
+    Apply,
+    /// `applyStatus`
+    ApplyStatus,
+}
+
+impl ClientVerb {
+    /// The typed client's method for the verb (`update_status`).
+    #[must_use]
+    pub fn method_name(self) -> &'static str {
+        match self {
+            ClientVerb::Create => "create",
+            ClientVerb::Update => "update",
+            ClientVerb::UpdateStatus => "update_status",
+            ClientVerb::Delete => "delete",
+            ClientVerb::DeleteCollection => "delete_collection",
+            ClientVerb::Get => "get",
+            ClientVerb::List => "list",
+            ClientVerb::Watch => "watch",
+            ClientVerb::Patch => "patch",
+            ClientVerb::Apply => "apply",
+            ClientVerb::ApplyStatus => "apply_status",
+        }
+    }
 }
 
 /// The verb of a [`Method`]: which call on the subresource it makes.

@@ -267,7 +267,7 @@ pub(crate) fn packages(
                 verbs: k
                     .client
                     .as_ref()
-                    .map(|c| c.verbs.iter().map(|v| v.as_str().to_owned()).collect()),
+                    .map(|c| c.verbs.iter().map(|v| client_verb(*v)).collect()),
                 methods,
                 spec_type,
                 status_type,
@@ -390,4 +390,21 @@ pub(crate) fn copy_types(
         });
     }
     out
+}
+
+/// The templates' name of a client verb.
+fn client_verb(v: Verb) -> t::ClientVerb {
+    match v {
+        Verb::Create => t::ClientVerb::Create,
+        Verb::Update => t::ClientVerb::Update,
+        Verb::UpdateStatus => t::ClientVerb::UpdateStatus,
+        Verb::Delete => t::ClientVerb::Delete,
+        Verb::DeleteCollection => t::ClientVerb::DeleteCollection,
+        Verb::Get => t::ClientVerb::Get,
+        Verb::List => t::ClientVerb::List,
+        Verb::Watch => t::ClientVerb::Watch,
+        Verb::Patch => t::ClientVerb::Patch,
+        Verb::Apply => t::ClientVerb::Apply,
+        Verb::ApplyStatus => t::ClientVerb::ApplyStatus,
+    }
 }
