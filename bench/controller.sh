@@ -9,7 +9,9 @@
 #   BENCH_CONTROLLER_CONFIGS="ours-5 go" bench/controller.sh   a subset
 #
 # Configurations:
-#   ours      defaults: --kube-api-qps 20 --kube-api-burst 30 per API group/version, 2 workers
+#   ours      defaults: --kube-api-qps 20 --kube-api-burst 30 per API group/version, 2 workers,
+#             server-side apply of the Deployment and the Foo status (--write-mode apply)
+#   ours-update  the same with --write-mode update (create/update, as the Go controller)
 #   ours-5    --kube-api-qps 5 --kube-api-burst 10 per API group/version (client-go's defaults)
 #   go        k8s.io/sample-controller as shipped: client-go defaults QPS 5 / burst 10 per
 #             API group/version client (it leaves rest.Config.QPS unset, so each typed
@@ -108,6 +110,7 @@ run_one() { # config run#
   kubectl create namespace "$ns" >/dev/null
   case $cfg in
     ours) args=("$OURS" --controllers foo --workers 2 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KC_OURS") user=system:serviceaccount:default:bench-ours ;;
+    ours-update) args=("$OURS" --controllers foo --workers 2 --write-mode update --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KC_OURS") user=system:serviceaccount:default:bench-ours ;;
     ours-5) args=("$OURS" --controllers foo --workers 2 --kube-api-qps 5 --kube-api-burst 10 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KC_OURS") user=system:serviceaccount:default:bench-ours ;;
     go) args=("$GOCTL" -kubeconfig "$KC_GO") user=system:serviceaccount:default:bench-go ;;
   esac
@@ -179,13 +182,13 @@ g = collections.defaultdict(list)
 for l in open(sys.argv[1]):
     if l.strip():
         r = json.loads(l); g[r["config"]].append(r)
-names = {"ours": "ours, QPS 20 / burst 30 per group/version (default)", "ours-5": "ours, QPS 5 / burst 10 per group/version", "go": "Go sample-controller, QPS 5 / burst 10 per group/version (client-go default)"}
+names = {"ours": "ours, QPS 20 / burst 30 per group/version (default: server-side apply)", "ours-update": "ours, the same with --write-mode update (create/update)", "ours-5": "ours, QPS 5 / burst 10 per group/version", "go": "Go sample-controller, QPS 5 / burst 10 per group/version (client-go default)"}
 med = lambda rs, k: statistics.median(r[k] for r in rs)
 anon = lambda rs: (f"{med(rs,'peak_anon_kib')/1024:.1f} / {med(rs,'peak_file_kib')/1024:.1f}"
                    if all("peak_anon_kib" in r for r in rs) else "-")
 print("| controller | Foos | converged (s, median) | CPU user+sys (s) | peak RSS (MiB) | peak anon / file RSS (MiB, sampled) | requests (audit log) | requests (own metric) | runs |")
 print("|---|---|---|---|---|---|---|---|---|")
-for c in ("ours", "ours-5", "go"):
+for c in ("ours", "ours-update", "ours-5", "go"):
     rs = g.get(c)
     if not rs: continue
     m = [r["metric_requests"] for r in rs if r["metric_requests"] is not None]
