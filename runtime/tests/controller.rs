@@ -249,6 +249,18 @@ async fn errors_and_panics_are_retried_with_backoff_and_the_controller_keeps_run
     assert_eq!(run.metrics.errors(), 2);
     assert_eq!(run.metrics.panics(), 1);
     assert_eq!(run.metrics.success(), 2);
+    // The same counts under controller-runtime's metric names.
+    let text = run.metrics.render_prometheus("deployment");
+    for line in [
+        "controller_runtime_reconcile_total{controller=\"deployment\",result=\"success\"} 2",
+        "controller_runtime_reconcile_total{controller=\"deployment\",result=\"error\"} 2",
+        "controller_runtime_reconcile_errors_total{controller=\"deployment\"} 2",
+        "controller_runtime_reconcile_panics_total{controller=\"deployment\"} 1",
+        "controller_runtime_reconcile_time_seconds_bucket{controller=\"deployment\",le=\"+Inf\"} 4",
+        "controller_runtime_reconcile_time_seconds_count{controller=\"deployment\"} 4",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in:\n{text}");
+    }
     run.stop().await;
 }
 

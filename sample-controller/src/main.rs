@@ -147,6 +147,7 @@ struct Running {
     foo_queue: WorkQueue<ObjectKey>,
     tr_queue: WorkQueue<ObjectKey>,
     foo_metrics: Arc<foo::ReconcileMetrics>,
+    tr_metrics: Arc<kube_codegen_runtime::controller::Metrics>,
 }
 
 /// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
@@ -194,6 +195,7 @@ async fn run_controllers(
         tr_controller = Some(testresource::controller(
             trs.informer().clone(),
             running.tr_queue.clone(),
+            running.tr_metrics.clone(),
             args.workers,
         ));
     }
@@ -250,6 +252,7 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
         running.tr_queue.metrics(),
     ]);
     out += &running.foo_metrics.render_prometheus("foo");
+    out += &running.tr_metrics.render_prometheus("testresources");
     out += &requests.render_prometheus();
     out
 }
@@ -301,6 +304,7 @@ async fn run(args: Args) -> Result<()> {
         foo_queue: WorkQueue::new("foos"),
         tr_queue: WorkQueue::new("testresources"),
         foo_metrics: Arc::default(),
+        tr_metrics: Arc::default(),
     });
     let (ready_tx, ready_rx) = watch::channel(false);
     let (stop_tx, stop_rx) = watch::channel(false);

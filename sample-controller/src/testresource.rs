@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use kube::api::PostParams;
 use kube_codegen_runtime::DeepCopy;
-use kube_codegen_runtime::controller::{Action, Builder, Controller, Request};
+use kube_codegen_runtime::controller::{Action, Builder, Controller, Metrics, Request};
 use kube_codegen_runtime::events::{EventType, Recorder, object_ref};
 use kube_codegen_runtime::informer::Informer;
 use kube_codegen_runtime::store::ObjectKey;
@@ -27,16 +27,18 @@ pub struct Context {
     pub recorder: Recorder,
 }
 
-/// The controller: TestResources, reconciled on creation and change, on `queue` (whose
-/// metrics the binary exposes).
+/// The controller: TestResources, reconciled on creation and change, on `queue` and
+/// counting into `metrics` (both exposed by the binary's /metrics).
 pub fn controller(
     informer: Informer<TestResource>,
     queue: WorkQueue<ObjectKey>,
+    metrics: Arc<Metrics>,
     workers: usize,
 ) -> Controller<TestResource> {
     Builder::for_kind(informer)
         .named("testresources")
         .with_queue(queue)
+        .with_metrics(metrics)
         .max_concurrent_reconciles(workers)
         .build()
 }

@@ -402,12 +402,28 @@ async fn testresource_is_handled_and_the_service_account_cannot_read_secrets() {
         "name",
     ]);
     assert!(!events.trim().is_empty());
+    // The builder-based controller reports under controller-runtime's metric names.
+    let (code, metrics) = controller
+        .get(controller.metrics, "/metrics")
+        .expect("/metrics answers");
+    assert_eq!(code, 200);
+    let successes = metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(
+                "controller_runtime_reconcile_total{controller=\"testresources\",result=\"success\"} ",
+            )
+        })
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no reconcile counter in /metrics:\n{metrics}"));
+    assert!(successes >= 1, "{metrics}");
 
     // Least privilege: the ServiceAccount may do its job and nothing more.
     let sa = format!("system:serviceaccount:{SA_NAMESPACE}:sample-controller");
     for (verb, resource, expected) in [
         ("list", "foos.samplecontroller.k8s.io", "yes"),
         ("create", "deployments.apps", "yes"),
+        ("patch", "deployments.apps", "yes"),
         ("get", "secrets", "no"),
         ("list", "secrets", "no"),
         ("delete", "deployments.apps", "no"),
