@@ -74,7 +74,7 @@ pub enum SyncError {
 }
 
 impl SyncError {
-    fn is_permanent(&self) -> bool {
+    pub fn is_permanent(&self) -> bool {
         matches!(
             self,
             SyncError::InvalidKey(_) | SyncError::MissingDeploymentName(_)

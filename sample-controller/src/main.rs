@@ -22,7 +22,7 @@ use kube_codegen_runtime::store::ObjectKey;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::generated::informers::SharedInformerFactory;
-use sample_controller::{COMPONENT, FIELD_MANAGER, foo, serve, testresource};
+use sample_controller::{COMPONENT, FIELD_MANAGER, foo, foo_builder, serve, testresource};
 use tokio::sync::watch;
 
 /// The CRDs kube-codegen generated for sample-api, for `--install-crds`.
@@ -89,6 +89,11 @@ struct Args {
     /// sample-controller does).
     #[arg(long, default_value = "apply")]
     write_mode: foo::WriteMode,
+    /// How the Foo controller is wired: `client-go` (the Go sample-controller's handlers
+    /// and worker loop, ported) or `builder` (the runtime's controller builder around the
+    /// same sync).
+    #[arg(long, default_value = "client-go", value_parser = ["client-go", "builder"])]
+    foo_controller: String,
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -148,6 +153,8 @@ struct Running {
     tr_queue: WorkQueue<ObjectKey>,
     foo_metrics: Arc<foo::ReconcileMetrics>,
     tr_metrics: Arc<kube_codegen_runtime::controller::Metrics>,
+    /// The Foo controller's counters when it runs on the builder.
+    foo_builder_metrics: Arc<kube_codegen_runtime::controller::Metrics>,
 }
 
 /// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
@@ -171,6 +178,7 @@ async fn run_controllers(
     let run_tr = args.controllers.iter().any(|c| c == "testresource");
 
     let mut workers = vec![];
+    let mut foo_builder_controller = None;
     if run_foo {
         let foos = factory.samplecontroller().v1alpha1().foos();
         let deployments = factory.informer_for::<Deployment>();
@@ -186,8 +194,21 @@ async fn run_controllers(
                 .with_metrics(running.foo_metrics.clone())
                 .with_write_mode(args.write_mode),
         );
-        controller.register_handlers(foos.informer(), &deployments);
-        workers.push(controller);
+        if args.foo_controller == "builder" {
+            foo_builder_controller = Some((
+                foo_builder::controller(
+                    foos.informer().clone(),
+                    deployments.clone(),
+                    running.foo_queue.clone(),
+                    running.foo_builder_metrics.clone(),
+                    args.workers,
+                ),
+                controller,
+            ));
+        } else {
+            controller.register_handlers(foos.informer(), &deployments);
+            workers.push(controller);
+        }
     }
     let mut tr_controller = None;
     if run_tr {
@@ -208,6 +229,14 @@ async fn run_controllers(
     let mut tasks = vec![];
     for c in workers {
         tasks.push(tokio::spawn(c.run_workers(args.workers)));
+    }
+    if let Some((c, sync)) = foo_builder_controller {
+        // Stopped with the other queues below, like the TestResource controller.
+        tasks.push(tokio::spawn(c.run(
+            sync,
+            foo_builder::reconcile,
+            std::future::pending(),
+        )));
     }
     if let Some(c) = tr_controller {
         let ctx = Arc::new(testresource::Context {
@@ -253,6 +282,7 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
     ]);
     out += &running.foo_metrics.render_prometheus("foo");
     out += &running.tr_metrics.render_prometheus("testresources");
+    out += &running.foo_builder_metrics.render_prometheus("foos");
     out += &requests.render_prometheus();
     out
 }
@@ -305,6 +335,7 @@ async fn run(args: Args) -> Result<()> {
         tr_queue: WorkQueue::new("testresources"),
         foo_metrics: Arc::default(),
         tr_metrics: Arc::default(),
+        foo_builder_metrics: Arc::default(),
     });
     let (ready_tx, ready_rx) = watch::channel(false);
     let (stop_tx, stop_rx) = watch::channel(false);

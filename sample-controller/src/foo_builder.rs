@@ -1,0 +1,46 @@
+//! The Foo controller on the runtime's controller builder (`--foo-controller builder`): the
+//! same sync as [`crate::foo`], which stays the faithful port of the Go control loop; the
+//! event handlers, the owner lookup, the worker loop, backoff and shutdown are the
+//! builder's.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube_codegen_runtime::controller::{Action, Builder, Controller, Metrics, Request};
+use kube_codegen_runtime::informer::Informer;
+use kube_codegen_runtime::store::ObjectKey;
+use kube_codegen_runtime::workqueue::WorkQueue;
+use sample_api::apis::samplecontroller::v1alpha1::Foo;
+
+use crate::foo::{self, SyncError};
+
+/// Foos, and the Deployments they own (a Deployment's event reconciles its controller
+/// Foo), on `queue` and counting into `metrics`.
+pub fn controller(
+    foos: Informer<Foo>,
+    deployments: Informer<Deployment>,
+    queue: WorkQueue<ObjectKey>,
+    metrics: Arc<Metrics>,
+    workers: usize,
+) -> Controller<Foo> {
+    Builder::for_kind(foos)
+        .owns(deployments)
+        .named("foos")
+        .with_queue(queue)
+        .with_metrics(metrics)
+        .max_concurrent_reconciles(workers)
+        .build()
+}
+
+/// One Foo: the Go controller's sync. Errors retrying cannot fix (no deployment name) are
+/// done, as the Go loop forgets them; the rest back off.
+pub async fn reconcile(req: Request<Foo>, sync: Arc<foo::Controller>) -> Result<Action, SyncError> {
+    match sync.sync_handler(&req.key).await {
+        Ok(()) => Ok(Action::Done),
+        Err(e) if e.is_permanent() => {
+            tracing::warn!(key = %req.key, error = %e, "dropping foo: retrying cannot help");
+            Ok(Action::Done)
+        }
+        Err(e) => Err(e),
+    }
+}
