@@ -92,6 +92,18 @@ pub struct ReconcileMetrics {
 }
 
 impl ReconcileMetrics {
+    /// Count one sync: done, dropped (a permanent error) or failed (to be retried).
+    pub fn observe(&self, result: &Result<(), SyncError>, elapsed: Duration) {
+        let counter = match result {
+            Ok(()) => &self.success,
+            Err(e) if e.is_permanent() => &self.dropped,
+            Err(_) => &self.errors,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.duration_micros
+            .fetch_add(elapsed.as_micros() as u64, Ordering::Relaxed);
+    }
+
     pub fn render_prometheus(&self, controller: &str) -> String {
         let (ok, err, dropped) = (
             self.success.load(Ordering::Relaxed),
@@ -306,26 +318,21 @@ impl Controller {
         }
         let start = Instant::now();
         let result = self.sync_handler(&key).await;
-        let m = &self.metrics;
+        self.metrics.observe(&result, start.elapsed());
         match result {
             Ok(()) => {
                 self.queue.forget(&key);
-                m.success.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(%key, "successfully synced");
             }
             Err(e) if e.is_permanent() => {
                 self.queue.forget(&key);
-                m.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(%key, error = %e, "dropping item: retrying cannot fix it");
             }
             Err(e) => {
-                m.errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%key, error = %e, requeues = self.queue.num_requeues(&key), "error syncing; requeuing");
                 self.queue.add_rate_limited(key.clone());
             }
         }
-        m.duration_micros
-            .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
         self.queue.done(&key);
         true
     }

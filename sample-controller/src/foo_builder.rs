@@ -34,8 +34,14 @@ pub fn controller(
 
 /// One Foo: the Go controller's sync. Errors retrying cannot fix (no deployment name) are
 /// done, as the Go loop forgets them; the rest back off.
+///
+/// Counted in the ported loop's counters too (`controller_reconcile_total{controller="foo"}`),
+/// so dashboards and the fault suite read either loop the same way.
 pub async fn reconcile(req: Request<Foo>, sync: Arc<foo::Controller>) -> Result<Action, SyncError> {
-    match sync.sync_handler(&req.key).await {
+    let start = std::time::Instant::now();
+    let result = sync.sync_handler(&req.key).await;
+    sync.metrics.observe(&result, start.elapsed());
+    match result {
         Ok(()) => Ok(Action::Done),
         Err(e) if e.is_permanent() => {
             tracing::warn!(key = %req.key, error = %e, "dropping foo: retrying cannot help");

@@ -40,8 +40,16 @@ async fn faults() {
             Box::pin(informer_relists_after_watch_expiry(e))
         }),
         ("restart", |e| Box::pin(apiserver_killed_mid_run(e))),
-        ("storm", |e| Box::pin(conflict_storm(e, "update"))),
-        ("storm-apply", |e| Box::pin(conflict_storm(e, "apply"))),
+        ("storm", |e| {
+            Box::pin(conflict_storm(e, "update", "client-go"))
+        }),
+        ("storm-apply", |e| {
+            Box::pin(conflict_storm(e, "apply", "client-go"))
+        }),
+        // The Foo controller on the runtime's controller builder: the same retries.
+        ("storm-builder", |e| {
+            Box::pin(conflict_storm(e, "update", "builder"))
+        }),
         ("failover", |e| Box::pin(leader_failover(e))),
         ("sigterm", |e| Box::pin(sigterm_during_work(e))),
         ("load", |e| Box::pin(bounded_load(e))),
@@ -484,8 +492,9 @@ where
 /// controller's cached copies stale, so its writes fail with 409 and are retried: the
 /// retry path is what is tested. With `apply` (server-side apply, forced) there is no
 /// optimistic lock to lose: the same storm must cause no failed reconcile at all.
-async fn conflict_storm(env: &FaultEnv, mode: &str) -> Result<()> {
-    let ns = format!("faults-storm-{mode}");
+/// `style` is `--foo-controller`: the ported client-go loop or the builder.
+async fn conflict_storm(env: &FaultEnv, mode: &str, style: &str) -> Result<()> {
+    let ns = format!("faults-storm-{mode}-{style}");
     let ns = ns.as_str();
     const N: usize = 20;
     const STORM: Duration = Duration::from_secs(20);
@@ -510,9 +519,16 @@ async fn conflict_storm(env: &FaultEnv, mode: &str) -> Result<()> {
 
     let started = Instant::now();
     let mut c = ControllerProcess::start(
-        &format!("storm-{mode}"),
+        &format!("storm-{mode}-{style}"),
         &env.kubeconfig,
-        &["--namespace", ns, "--write-mode", mode],
+        &[
+            "--namespace",
+            ns,
+            "--write-mode",
+            mode,
+            "--foo-controller",
+            style,
+        ],
     )?;
     c.wait_ready(Duration::from_secs(60)).await?;
     wait_converged(&client, ns, N, Duration::from_secs(60)).await?;
