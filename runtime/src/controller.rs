@@ -356,6 +356,13 @@ where
                     HandlerFuncs::new()
                         .on_add(move |o: Arc<O>, _| m1(&o).into_iter().for_each(|k| q1.add(k)))
                         .on_update(move |old: Arc<O>, new: Arc<O>| {
+                            // A resync (same resourceVersion) of a secondary object changes
+                            // nothing: the primary kind's own resync already reconciles
+                            // every primary object, so this would only double the work (the
+                            // Go sample-controller skips these too).
+                            if old.meta().resource_version == new.meta().resource_version {
+                                return;
+                            }
                             // Both: an owner reference or a label can move between them.
                             let mut keys = m2(&old);
                             keys.extend(m2(&new));
