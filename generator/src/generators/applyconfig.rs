@@ -22,7 +22,7 @@ use kube_codegen_templates::input::{
 };
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::Diagnostics;
 use crate::model::*;
 
 pub(super) const GENERATOR: Generator = Generator {
@@ -238,30 +238,8 @@ impl Builder<'_> {
         if !self.checked.insert(key.to_owned()) {
             return;
         }
-        if !decl.visible {
-            diags.push(
-                Diagnostic::new(
-                    decl.loc.clone(),
-                    format!("`{}` must be `pub` or `pub(crate)`", decl.name),
-                )
-                // Word for word deepcopy's diagnostic, so a run with both reports it once.
-                .with_hint("generated code in another module refers to it"),
-            );
-        } else if decl.rust_path.is_none() {
-            let module = decl.module_path.join("::");
-            diags.push(
-                Diagnostic::new(
-                    decl.loc.clone(),
-                    format!(
-                        "`{}` cannot be named from generated code: module `{module}` is private and no reachable module re-exports it",
-                        decl.name
-                    ),
-                )
-                .with_hint(format!(
-                    "re-export it from the group/version module (`pub use {}::*;`) or declare the module `pub mod`",
-                    decl.module_path.last().map_or("types", String::as_str)
-                )),
-            );
+        if let Some(d) = super::rust::unnameable(decl) {
+            diags.push(d);
         }
     }
 

@@ -328,29 +328,8 @@ pub(crate) fn copy_types(
             );
             continue;
         }
-        if !decl.visible {
-            diags.push(
-                Diagnostic::new(
-                    decl.loc.clone(),
-                    format!("`{}` must be `pub` or `pub(crate)`", decl.name),
-                )
-                .with_hint("generated code in another module refers to it"),
-            );
-        } else if decl.rust_path.is_none() {
-            let module = decl.module_path.join("::");
-            diags.push(
-                Diagnostic::new(
-                    decl.loc.clone(),
-                    format!(
-                        "`{}` cannot be named from generated code: module `{module}` is private and no reachable module re-exports it",
-                        decl.name
-                    ),
-                )
-                .with_hint(format!(
-                    "re-export it from the group/version module (`pub use {}::*;`) or declare the module `pub mod`",
-                    decl.module_path.last().map_or("types", String::as_str)
-                )),
-            );
+        if let Some(d) = unnameable(decl) {
+            diags.push(d);
         }
         let shape = match &decl.shape {
             Shape::Struct(fields) => {
@@ -390,6 +369,38 @@ pub(crate) fn copy_types(
         });
     }
     out
+}
+
+/// Why generated code cannot name `decl`, if it cannot: a private type, or one in a private
+/// module nothing re-exports. Every generator that refers to a type as it is reports this
+/// diagnostic, the same one, so a run with several of them reports it once.
+pub(crate) fn unnameable(decl: &TypeDecl) -> Option<Diagnostic> {
+    if !decl.visible {
+        return Some(
+            Diagnostic::new(
+                decl.loc.clone(),
+                format!("`{}` must be `pub` or `pub(crate)`", decl.name),
+            )
+            .with_hint("generated code in another module refers to it"),
+        );
+    }
+    if decl.rust_path.is_none() {
+        let module = decl.module_path.join("::");
+        return Some(
+            Diagnostic::new(
+                decl.loc.clone(),
+                format!(
+                    "`{}` cannot be named from generated code: module `{module}` is private and no reachable module re-exports it",
+                    decl.name
+                ),
+            )
+            .with_hint(format!(
+                "re-export it from the group/version module (`pub use {}::*;`) or declare the module `pub mod`",
+                decl.module_path.last().map_or("types", String::as_str)
+            )),
+        );
+    }
+    None
 }
 
 /// The templates' name of a client verb.
