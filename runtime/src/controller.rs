@@ -48,8 +48,15 @@
 
 mod conditions;
 mod finalizer;
+mod manager;
+mod owned;
 
 pub use finalizer::{FinalizerError, FinalizerEvent, finalizer};
+pub use manager::{Manager, StopToken, Stopped};
+pub use owned::{
+    OperationResult, OwnedError, apply_owned, controller_reference, create_or_update,
+    set_controller_reference,
+};
 
 pub use conditions::{
     find_status_condition, is_status_condition_true, remove_status_condition, set_status_condition,
