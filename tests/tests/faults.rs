@@ -63,7 +63,8 @@ async fn faults() {
         ("sigterm-builder", |e| {
             Box::pin(sigterm_during_work(e, "builder"))
         }),
-        ("load", |e| Box::pin(bounded_load(e))),
+        ("load", |e| Box::pin(bounded_load(e, "client-go"))),
+        ("load-builder", |e| Box::pin(bounded_load(e, "builder"))),
     ];
     let only: Option<BTreeSet<String>> = std::env::var("KUBE_CODEGEN_FAULTS_ONLY")
         .ok()
@@ -912,19 +913,28 @@ async fn sigterm_during_work(env: &FaultEnv, style: &str) -> Result<()> {
 // ---------------------------------------------------------------------------------------
 // 6. Bounded load: many Foos in many namespaces.
 
-async fn bounded_load(env: &FaultEnv) -> Result<()> {
+async fn bounded_load(env: &FaultEnv, style: &str) -> Result<()> {
+    // Namespaces of their own per loop: the controller watches all namespaces, and the
+    // other loop's converged Foos must not count here.
+    let prefix = if style == "builder" {
+        "loadb-"
+    } else {
+        "load-"
+    };
     let n = env_usize("KUBE_CODEGEN_LOAD_FOOS", 500);
     let namespaces = env_usize("KUBE_CODEGEN_LOAD_NAMESPACES", 10).max(1);
     let qps = std::env::var("KUBE_CODEGEN_LOAD_QPS").unwrap_or_else(|_| "50".into());
     let burst = std::env::var("KUBE_CODEGEN_LOAD_BURST").unwrap_or_else(|_| "100".into());
     let client = env.client().await?;
     for ns in 0..namespaces {
-        create_namespace(&client, &format!("load-{ns}")).await?;
+        create_namespace(&client, &format!("{prefix}{ns}")).await?;
     }
     let mut c = ControllerProcess::start(
-        "load",
+        &format!("load-{style}"),
         &env.kubeconfig,
         &[
+            "--foo-controller",
+            style,
             "--workers",
             "4",
             "--kube-api-qps",
@@ -938,7 +948,7 @@ async fn bounded_load(env: &FaultEnv) -> Result<()> {
     let created = futures::stream::iter(0..n)
         .map(|i| {
             let api: Api<Foo> =
-                Api::namespaced(client.clone(), &format!("load-{}", i % namespaces));
+                Api::namespaced(client.clone(), &format!("{prefix}{}", i % namespaces));
             async move {
                 create_foo_retrying(&api, &foo(&format!("foo-{i}"), 1), Duration::from_secs(60))
                     .await
@@ -965,7 +975,7 @@ async fn bounded_load(env: &FaultEnv) -> Result<()> {
                 d.metadata
                     .namespace
                     .as_deref()
-                    .is_some_and(|n| n.starts_with("load-"))
+                    .is_some_and(|n| n.starts_with(prefix))
                     && d.metadata
                         .owner_references
                         .iter()
@@ -986,7 +996,7 @@ async fn bounded_load(env: &FaultEnv) -> Result<()> {
                 f.metadata
                     .namespace
                     .as_deref()
-                    .is_some_and(|n| n.starts_with("load-"))
+                    .is_some_and(|n| n.starts_with(prefix))
             })
             .collect();
         let with_deployment = foos
