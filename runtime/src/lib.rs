@@ -23,6 +23,7 @@ pub mod apply;
 pub mod client;
 pub mod contract;
 pub mod controller;
+pub mod conversion;
 pub mod deepcopy;
 pub mod error;
 pub mod events;

@@ -10,6 +10,9 @@ pub mod applyconfigurations;
 /// Typed clients for every `+genclient` kind.
 #[rustfmt::skip]
 pub mod clientset;
+/// Conversions between the versions of each multi-version kind.
+#[rustfmt::skip]
+pub mod conversion;
 /// `DeepCopy` for every API type.
 #[rustfmt::skip]
 pub mod deepcopy;
