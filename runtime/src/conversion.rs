@@ -375,16 +375,22 @@ pub struct ConversionResponse {
     /// The request's uid.
     pub uid: String,
     /// The objects converted, in the request's order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub converted_objects: Vec<Value>,
     /// Success, or Failure with a message.
     pub result: Status,
 }
 
+/// The API server sends an empty response in its request (`"convertedObjects": null`).
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
+    Ok(Option::<Vec<Value>>::deserialize(d)?.unwrap_or_default())
+}
+
 /// The `metav1.Status` of a response: only what the API server reads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Status {
-    /// `Success` or `Failure`.
+    /// `Success` or `Failure` (empty in the request's placeholder response).
+    #[serde(default)]
     pub status: String,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -424,11 +430,14 @@ mod tests {
         convert: convert_widget,
     };
 
+    /// A review as kube-apiserver sends it: with an empty placeholder response (its
+    /// `convertedObjects` null, its `result` a bare Status).
     fn review(desired: &str, objects: Vec<Value>) -> Vec<u8> {
         serde_json::to_vec(&json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "ConversionReview",
+            "apiVersion": "apiextensions.k8s.io/v1",
             "request": {"uid": "u-1", "desiredAPIVersion": desired, "objects": objects},
+            "response": {"uid": "", "convertedObjects": null, "result": {"metadata": {}}},
         }))
         .unwrap()
     }
