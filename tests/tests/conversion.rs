@@ -54,7 +54,10 @@ fn beta(name: &str, replicas: i32, min_ready_seconds: Option<i32>) -> v1beta1::F
     )
 }
 
-fn scale(f: &v1beta1::Foo) -> (Option<i32>, Option<i32>) {
+/// `spec.scale`'s (replicas, minReadySeconds).
+type Scale = (Option<i32>, Option<i32>);
+
+fn scale(f: &v1beta1::Foo) -> Scale {
     let s = f.spec.scale.clone().unwrap_or_default();
     (s.replicas, s.min_ready_seconds)
 }
@@ -101,7 +104,7 @@ async fn objects_read_list_watch_and_patch_across_versions() {
     olds.sort();
     assert_eq!(olds, [("a".into(), Some(3)), ("b".into(), Some(2))]);
     let list = new.list(&ListParams::default()).await.unwrap();
-    let mut news: Vec<(String, (Option<i32>, Option<i32>))> = list
+    let mut news: Vec<(String, Scale)> = list
         .items
         .iter()
         .map(|f| (f.metadata.name.clone().unwrap(), scale(f)))
