@@ -313,12 +313,16 @@ impl Gen<'_, '_> {
         );
         let spoke = if dir == Dir::ToHub { &da } else { &db };
         let (ta, tb) = (self.ty(ka), self.ty(kb));
-        let whole_manual = |g: &mut Self, why: String| {
+        // Opted-out types get the restored hub value, as generated struct conversions do
+        // (`reads_restored` says so for them); enums and mismatched shapes do not.
+        let whole_manual = |g: &mut Self, why: String, restored: bool| {
             let name = g.manual_name(format!("{}_{}", snake(&spoke.name), dir.suffix()));
             let method = ident(&name);
-            let signature = match dir {
-                Dir::ToHub => quote!(fn #method(src: &#ta, restored: Option<&#tb>) -> #tb),
-                Dir::FromHub => quote!(fn #method(src: &#ta) -> #tb),
+            let takes_restored = restored && dir == Dir::ToHub;
+            let signature = if takes_restored {
+                quote!(fn #method(src: &#ta, restored: Option<&#tb>) -> #tb)
+            } else {
+                quote!(fn #method(src: &#ta) -> #tb)
             };
             g.manual.push(Manual {
                 name,
@@ -327,23 +331,27 @@ impl Gen<'_, '_> {
             });
             PairFn {
                 name: method,
-                takes_restored: dir == Dir::ToHub,
+                takes_restored,
                 manual: true,
             }
         };
         let (sv, hv) = (self.spoke_version.clone(), self.hub_version.clone());
         if self.opted_out(ka) || self.opted_out(kb) {
+            let (hub_name, spoke_marked) = match dir {
+                Dir::ToHub => (&db.name, self.opted_out(ka)),
+                Dir::FromHub => (&da.name, self.opted_out(kb)),
+            };
             let why = format!(
-                "`{}` ({sv}) is marked `+k8s:conversion-gen=false`: its conversion {} the hub's `{}` ({hv}) is hand-written",
-                spoke.name,
-                if dir == Dir::ToHub { "to" } else { "from" },
+                "`{}` of {} is marked `+k8s:conversion-gen=false`: the conversion {} the hub's `{hub_name}` ({hv}) is hand-written",
+                if spoke_marked { &spoke.name } else { hub_name },
+                if spoke_marked { &sv } else { &hv },
                 if dir == Dir::ToHub {
-                    &db.name
+                    format!("of `{}` ({sv}) to", spoke.name)
                 } else {
-                    &da.name
+                    format!("to `{}` ({sv}) from", spoke.name)
                 },
             );
-            let f = whole_manual(self, why);
+            let f = whole_manual(self, why, true);
             self.fns.insert(memo, f.clone());
             return Some(f);
         }
@@ -425,7 +433,7 @@ impl Gen<'_, '_> {
                             db.name,
                             if dir == Dir::ToHub { &hv } else { &sv },
                         );
-                        let f = whole_manual(self, why);
+                        let f = whole_manual(self, why, false);
                         self.fns.insert(memo, f.clone());
                         Some(f)
                     }
@@ -441,7 +449,7 @@ impl Gen<'_, '_> {
                         &da.name
                     },
                 );
-                let f = whole_manual(self, why);
+                let f = whole_manual(self, why, false);
                 self.fns.insert(memo, f.clone());
                 Some(f)
             }

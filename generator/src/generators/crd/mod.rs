@@ -230,7 +230,13 @@ fn build_crd(
         );
         return None;
     }
-    let conversion = match versions.iter().find_map(|(_, k)| k.conversion_hub.as_ref()) {
+    // Only a hub on the storage version of a kind with several versions (resolve reports
+    // the marker anywhere else).
+    let hub = versions
+        .iter()
+        .find(|(_, k)| k.storage && versions.len() > 1)
+        .and_then(|(_, k)| k.conversion_hub.as_ref());
+    let conversion = match hub {
         Some(at) => Some(conversion_of(options, at, kind_name, group, diags)?),
         None => None,
     };
