@@ -36,21 +36,56 @@ fn openssl(dir: &Path, args: &[&str]) {
 }
 
 fn certs(dir: &Path) {
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
     let mut a = vec!["req", "-x509"];
     a.extend(ec);
-    a.extend(["-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=bench-ca"]);
+    a.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=bench-ca",
+    ]);
     openssl(dir, &a);
     let mut a = vec!["req"];
     a.extend(ec);
-    a.extend(["-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=127.0.0.1"]);
+    a.extend([
+        "-keyout",
+        "tls.key",
+        "-out",
+        "tls.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
     openssl(dir, &a);
     std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
     openssl(
         dir,
         &[
-            "x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "tls.crt", "-days", "1", "-extfile", "ext.cnf",
+            "x509",
+            "-req",
+            "-in",
+            "tls.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "tls.crt",
+            "-days",
+            "1",
+            "-extfile",
+            "ext.cnf",
         ],
     );
 }
@@ -166,19 +201,32 @@ async fn main() {
     let connector = TlsConnector::from(Arc::new(config));
 
     // The two directions, checked once for correctness before timing.
-    let hubs: Vec<Value> = (0..1000).map(|i| serde_json::to_value(hub(i)).unwrap()).collect();
+    let hubs: Vec<Value> = (0..1000)
+        .map(|i| serde_json::to_value(hub(i)).unwrap())
+        .collect();
     let spokes: Vec<Value> = (0..1000)
         .map(|i| serde_json::to_value(v1alpha1::Foo::from_hub(&hub(i))).unwrap())
         .collect();
-    let back: v1beta1::Foo =
-        serde_json::from_value::<v1alpha1::Foo>(spokes[7].clone()).unwrap().to_hub();
+    let back: v1beta1::Foo = serde_json::from_value::<v1alpha1::Foo>(spokes[7].clone())
+        .unwrap()
+        .to_hub();
     assert_eq!(back, hub(7));
 
-    println!("| direction | objects per review | connections | reviews | p50 | p99 | reviews/s | objects/s |");
+    println!(
+        "| direction | objects per review | connections | reviews | p50 | p99 | reviews/s | objects/s |"
+    );
     println!("|---|---|---|---|---|---|---|---|");
     for (direction, objects, desired) in [
-        ("v1beta1 -> v1alpha1", &hubs, "samplecontroller.k8s.io/v1alpha1"),
-        ("v1alpha1 -> v1beta1", &spokes, "samplecontroller.k8s.io/v1beta1"),
+        (
+            "v1beta1 -> v1alpha1",
+            &hubs,
+            "samplecontroller.k8s.io/v1alpha1",
+        ),
+        (
+            "v1alpha1 -> v1beta1",
+            &spokes,
+            "samplecontroller.k8s.io/v1beta1",
+        ),
     ] {
         for (batch, connections) in [(1, 1), (1, 4), (100, 1), (100, 4)] {
             let n = if batch == 1 { requests } else { requests / 10 };
@@ -187,7 +235,8 @@ async fn main() {
             let mut conns = vec![];
             for _ in 0..connections {
                 let mut c = Conn::open(addr, &connector).await;
-                let answer: ConversionReview = serde_json::from_slice(&c.post(&body).await).unwrap();
+                let answer: ConversionReview =
+                    serde_json::from_slice(&c.post(&body).await).unwrap();
                 assert!(answer.succeeded(), "{answer:?}");
                 assert_eq!(answer.response.unwrap().converted_objects.len(), batch);
                 conns.push(c);
