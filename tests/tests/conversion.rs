@@ -329,3 +329,131 @@ async fn storage_version_migration_leaves_etcd_on_v1beta1() {
         Some(vec!["v1beta1".to_owned()])
     );
 }
+
+/// The sample-controller binary cargo built next to this test.
+fn controller_binary() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .unwrap()
+        .join("sample-controller");
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build -p sample-controller` (hack/test.sh does)",
+        bin.display()
+    );
+    bin
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn curl(ca: &std::path::Path, url: &str, body: Option<&str>) -> Option<String> {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sf", "--max-time", "5", "--cacert"])
+        .arg(ca)
+        .arg(url);
+    if let Some(b) = body {
+        cmd.args(["-H", "Content-Type: application/json", "-d", b]);
+    }
+    let out = cmd.output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[tokio::test]
+async fn the_sample_controller_serves_the_webhook_and_refuses_bad_certificates() {
+    let client = client().await;
+    apply_crd(&client, &foo_crd()).await.unwrap();
+    let ns = TestNamespace::new(&client, "conversion-binary").await;
+    let dir = std::env::temp_dir().join(format!(
+        "kube-codegen-e2e-binary-webhook-{}",
+        std::process::id()
+    ));
+    conversion::make_certs(&dir).unwrap();
+    let port = free_port();
+    let common = |cert_dir: &std::path::Path| {
+        let mut cmd = Command::new(controller_binary());
+        cmd.arg("--kubeconfig")
+            .arg(kubeconfig())
+            .args(["--namespace", &ns.name])
+            .args(["--metrics-addr", &format!("127.0.0.1:{}", free_port())])
+            .args(["--health-addr", &format!("127.0.0.1:{}", free_port())])
+            .args(["--conversion-webhook-addr", &format!("127.0.0.1:{port}")])
+            .arg("--conversion-webhook-cert-dir")
+            .arg(cert_dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    };
+
+    // A cert dir without certificates: the process stops at once, naming the file.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = common(&empty);
+        move || cmd.output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "must not start:\n{stderr}");
+    assert!(
+        stderr.contains("conversion webhook TLS: cannot read certificate")
+            && stderr.contains("tls.crt"),
+        "{stderr}"
+    );
+
+    // With certificates: it answers reviews while running its controllers, and stops on SIGTERM.
+    let mut child = common(&dir).spawn().unwrap();
+    let ca = dir.join("ca.crt");
+    let url = format!("https://127.0.0.1:{port}");
+    eventually("the webhook answers", Duration::from_secs(30), || async {
+        Ok(curl(&ca, &format!("{url}/healthz"), None))
+    })
+    .await
+    .unwrap();
+    let review = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": "x", "desiredAPIVersion": "samplecontroller.k8s.io/v1alpha1", "objects": [{
+            "apiVersion": "samplecontroller.k8s.io/v1beta1", "kind": "Foo",
+            "metadata": {"name": "f", "namespace": "default"},
+            "spec": {"deploymentName": "f", "scale": {"replicas": 4}},
+        }]},
+    });
+    let answer =
+        curl(&ca, &format!("{url}/convert"), Some(&review.to_string())).expect("a review answer");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        answer["response"]["result"]["status"], "Success",
+        "{answer}"
+    );
+    assert_eq!(answer["response"]["uid"], "x");
+    assert_eq!(
+        answer["response"]["convertedObjects"][0]["spec"],
+        json!({"deploymentName": "f", "replicas": 4})
+    );
+    let metrics = curl(&ca, &format!("{url}/metrics"), None).unwrap();
+    assert!(
+        metrics.contains(
+            "controller_runtime_webhook_requests_total{code=\"200\",path=\"/convert\"} 1"
+        ),
+        "{metrics}"
+    );
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "exit after SIGTERM: {status:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
