@@ -504,6 +504,56 @@ mod tests {
         assert!(msg.contains("no apiVersion"), "{msg}");
     }
 
+    /// Arbitrary JSON values, nested a few levels.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[a-zA-Z/0-9.]{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("apiVersion".to_owned()),
+                        Just("kind".to_owned()),
+                        Just("request".to_owned()),
+                        Just("uid".to_owned()),
+                        Just("desiredAPIVersion".to_owned()),
+                        Just("objects".to_owned()),
+                        "[a-z]{1,6}",
+                    ],
+                    inner,
+                    0..5
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever arrives, the answer is a ConversionReview that serializes: success or a
+        /// failed status with a message, never a panic.
+        #[test]
+        fn any_body_gets_an_answer(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64), json in any_json(), objects in proptest::collection::vec(any_json(), 0..3)) {
+            let c = Converter::new([&WIDGET]);
+            let mut wrapped = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "request": {"uid": "u", "desiredAPIVersion": "example.com/v2", "objects": objects}});
+            for body in [bytes, serde_json::to_vec(&json).unwrap(), serde_json::to_vec(&wrapped).unwrap()] {
+                let answer = c.review(&body);
+                let resp = answer.response.as_ref().unwrap();
+                proptest::prop_assert!(resp.result.status == "Success" || resp.result.message.is_some());
+                proptest::prop_assert!(serde_json::to_vec(&answer).is_ok());
+            }
+            wrapped["request"]["objects"] = json!([json]);
+            let answer = c.review(&serde_json::to_vec(&wrapped).unwrap());
+            proptest::prop_assert!(answer.response.is_some());
+        }
+    }
+
     #[test]
     fn stored_data_round_trips_and_leaves_no_empty_map() {
         let mut annotations = None;
