@@ -22,6 +22,11 @@ use serde_json::{Value, json};
 
 const DATA: &str = "samplecontroller.k8s.io/conversion-data";
 
+/// Held by every test here for its whole run: the migration test switches the Foo CRD's
+/// storage version back and forth, and another test applying the generated CRD meanwhile
+/// would switch it under its feet.
+static FOO_CRD: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn foo_crd() -> CustomResourceDefinition {
     parse_crd(
         &std::fs::read_to_string(
@@ -64,6 +69,7 @@ fn scale(f: &v1beta1::Foo) -> Scale {
 
 #[tokio::test]
 async fn objects_read_list_watch_and_patch_across_versions() {
+    let _crd = FOO_CRD.lock().await;
     let client = client().await;
     apply_crd(&client, &foo_crd()).await.unwrap();
     let reviews_before = conversion::sample_webhook().metrics.requests(true);
@@ -251,6 +257,7 @@ async fn wait_storage(old: &Api<v1alpha1::Foo>, namespace: &str, version: &str) 
 
 #[tokio::test]
 async fn storage_version_migration_leaves_etcd_on_v1beta1() {
+    let _crd = FOO_CRD.lock().await;
     let client = client().await;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let generated = foo_crd();
@@ -370,6 +377,7 @@ fn curl(ca: &std::path::Path, url: &str, body: Option<&str>) -> Option<String> {
 
 #[tokio::test]
 async fn the_sample_controller_serves_the_webhook_and_refuses_bad_certificates() {
+    let _crd = FOO_CRD.lock().await;
     let client = client().await;
     apply_crd(&client, &foo_crd()).await.unwrap();
     let ns = TestNamespace::new(&client, "conversion-binary").await;
