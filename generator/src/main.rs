@@ -64,6 +64,22 @@ struct Options {
     /// default: the crate's k8s-openapi feature, else the newest supported).
     #[arg(long, value_name = "1.NN")]
     kubernetes_version: Option<KubernetesVersion>,
+    /// The conversion webhook's Service, `namespace/name`, for kinds marked
+    /// `+kube-codegen:conversion=hub` (overrides `conversion-webhook`).
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    conversion_service: Option<String>,
+    /// The conversion webhook's URL path on the Service (default /convert).
+    #[arg(long, value_name = "PATH", requires = "conversion_service")]
+    conversion_path: Option<String>,
+    /// The conversion webhook's Service port (default 443).
+    #[arg(long, value_name = "PORT", requires = "conversion_service")]
+    conversion_port: Option<i32>,
+    /// The conversion webhook's `https://` URL, instead of a Service.
+    #[arg(long, value_name = "URL", conflicts_with = "conversion_service")]
+    conversion_url: Option<String>,
+    /// A PEM file whose contents become the conversion webhook's `caBundle`.
+    #[arg(long, value_name = "FILE")]
+    ca_bundle_from: Option<PathBuf>,
     /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything.
     #[arg(short = 'o', long = "output", value_name = "-")]
     output: Option<String>,
@@ -92,6 +108,26 @@ impl Options {
         }
         if let Some(v) = self.kubernetes_version {
             c = c.kubernetes_version(v);
+        }
+        if self.conversion_service.is_some() || self.conversion_url.is_some() {
+            c = c
+                .conversion_webhook_from_args(
+                    self.conversion_service.as_deref(),
+                    self.conversion_url.as_deref(),
+                    self.conversion_path.clone(),
+                    self.conversion_port,
+                )
+                .map_err(|message| Error::Config {
+                    path: self.crate_dir.clone(),
+                    message,
+                })?;
+        }
+        if let Some(f) = &self.ca_bundle_from {
+            // Relative to where the command runs, as other paths on the command line.
+            let abs = std::env::current_dir()
+                .map(|d| d.join(f))
+                .unwrap_or_else(|_| f.clone());
+            c = c.ca_bundle_from(abs);
         }
         Ok(c)
     }

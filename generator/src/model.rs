@@ -263,6 +263,9 @@ pub struct Kind {
     pub annotations: BTreeMap<String, String>,
     pub labels: BTreeMap<String, String>,
     pub client: Option<ClientOptions>,
+    /// `+kube-codegen:conversion=hub`: this (storage) version is the hub the other versions
+    /// convert to and from; where the marker is. Checked by `resolve::check_conversions`.
+    pub conversion_hub: Option<Location>,
 }
 
 /// Whether a version is deprecated (`+kubebuilder:deprecatedversion`).

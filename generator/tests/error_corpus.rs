@@ -213,6 +213,10 @@ macro_rules! error_cases {
 }
 
 error_cases! {
+    conversion_gen_false_on_kind,
+    conversion_hub_not_storage,
+    conversion_single_version,
+    conversion_without_webhook,
     // module layout: nothing is dropped without a word
     kind_outside_group_version,
     kind_in_private_module,

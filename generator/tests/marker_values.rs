@@ -18,6 +18,17 @@ enum At {
 
 /// (marker, where it goes, the bad line).
 const BAD: &[(&str, At, &str)] = &[
+    (
+        "kube-codegen:conversion",
+        At::Kind,
+        "+kube-codegen:conversion=spoke",
+    ),
+    ("k8s:conversion-gen", At::Kind, "+k8s:conversion-gen=maybe"),
+    (
+        "k8s:conversion-gen:explicit-from",
+        At::Field("i32"),
+        "+k8s:conversion-gen:explicit-from=net/url.Values",
+    ),
     ("groupName", At::Package, "+groupName=Not_A_Group!"),
     ("versionName", At::Package, "+versionName=Version 1"),
     ("genclient", At::Kind, "+genclient=yes"),

@@ -20,8 +20,9 @@ pub const OLDEST: u32 = 1;
 ///
 /// 1: the first. 2: apply configurations (generated code names [`crate::apply`] and
 /// `ResourceClient::apply_configuration`); contract 1 code still compiles, its typed
-/// `apply` of a whole object calls `ResourceClient::apply`, which stays for it.
-pub const NEWEST: u32 = 2;
+/// `apply` of a whole object calls `ResourceClient::apply`, which stays for it. 3:
+/// conversions between the versions of a kind (generated code names [`crate::conversion`]).
+pub const NEWEST: u32 = 3;
 
 /// Fails the build (at compile time) when generated code of contract `generated` is
 /// compiled against this runtime and this runtime does not implement that contract.

@@ -11,6 +11,10 @@
 //! - [`informer`], [`store`], [`lister`]: shared informers with indexed caches and listers;
 //! - [`workqueue`]: client-go's rate-limited work queue.
 //!
+//! - [`conversion`]: conversions between the versions of a kind (hub and spoke) and the
+//!   `ConversionReview` dispatch generated code registers; `webhook` (feature `webhook`)
+//!   serves it over HTTPS.
+//!
 //! Also [`events`] (client-go's event recorder), [`leader`] (Lease leader election) and
 //! [`ratelimit`] (client-side QPS limits and the token bucket every limiter here uses).
 //!
@@ -23,6 +27,7 @@ pub mod apply;
 pub mod client;
 pub mod contract;
 pub mod controller;
+pub mod conversion;
 pub mod deepcopy;
 pub mod error;
 pub mod events;
@@ -33,6 +38,8 @@ pub mod leader;
 pub mod lister;
 pub mod ratelimit;
 pub mod store;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 pub mod workqueue;
 
 pub use deepcopy::DeepCopy;

@@ -98,6 +98,21 @@ struct Args {
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
+    /// Serve the conversion webhook of Foo's versions here (HTTPS, `/convert`).
+    #[arg(long)]
+    conversion_webhook_addr: Option<SocketAddr>,
+    /// `tls.crt` and `tls.key` of the conversion webhook (controller-runtime's default
+    /// directory), re-read when they change.
+    #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs")]
+    conversion_webhook_cert_dir: PathBuf,
+    /// With --install-crds: point the CRDs' webhook conversion at this URL instead of the
+    /// in-cluster Service the generated CRD names (a controller run outside the cluster).
+    #[arg(long, requires = "conversion_webhook_ca")]
+    conversion_webhook_url: Option<String>,
+    /// The CA (PEM) the API server trusts the webhook's certificate with, for
+    /// --conversion-webhook-url.
+    #[arg(long)]
+    conversion_webhook_ca: Option<PathBuf>,
 }
 
 async fn kube_config(args: &Args) -> Result<kube::Config> {
@@ -114,10 +129,13 @@ async fn kube_config(args: &Args) -> Result<kube::Config> {
 }
 
 /// Apply the generated CRDs and wait for Established, as the tutorial does programmatically.
-async fn install_crds(client: &kube::Client) -> Result<()> {
+async fn install_crds(client: &kube::Client, args: &Args) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for text in CRDS {
-        let crd: CustomResourceDefinition = serde_yaml::from_str(text)?;
+        let mut crd: CustomResourceDefinition = serde_yaml::from_str(text)?;
+        if let (Some(url), Some(ca)) = (&args.conversion_webhook_url, &args.conversion_webhook_ca) {
+            sample_controller::conversion::point_at(&mut crd, url, ca)?;
+        }
         let name = crd.metadata.name.clone().unwrap_or_default();
         api.patch(
             &name,
@@ -326,8 +344,15 @@ async fn run(args: Args) -> Result<()> {
         .scope(args.kube_api_limit_scope)
         .user_agent(default_user_agent(COMPONENT, env!("CARGO_PKG_VERSION")));
     let (client, requests) = client_with_options(config, &options)?;
+    // The webhook first: reading Foo in a version other than the stored one needs it.
+    let webhook = match args.conversion_webhook_addr {
+        Some(addr) => Some(
+            sample_controller::conversion::bind(addr, &args.conversion_webhook_cert_dir).await?,
+        ),
+        None => None,
+    };
     if args.install_crds {
-        install_crds(&client).await?;
+        install_crds(&client, &args).await?;
     }
     let clientset = Clientset::new(client.clone());
 
@@ -367,6 +392,7 @@ async fn run(args: Args) -> Result<()> {
         })
     };
     let health = tokio::spawn(serve::serve(args.health_addr, health_routes, stopped()));
+    let webhook = webhook.map(|w| tokio::spawn(sample_controller::conversion::serve(w, stopped())));
     let metrics = tokio::spawn(serve::serve(args.metrics_addr, metrics_routes, stopped()));
     tokio::spawn(async move {
         shutdown_signal().await;
@@ -410,6 +436,9 @@ async fn run(args: Args) -> Result<()> {
         anyhow::bail!("lost leadership");
     }
     let _ = tokio::join!(health, metrics);
+    if let Some(w) = webhook {
+        w.await??;
+    }
     tracing::info!("exiting");
     Ok(())
 }

@@ -42,8 +42,9 @@ use proc_macro2::TokenStream;
 /// something a runtime implementing the current contract lacks.
 ///
 /// 2: apply configurations and typed apply (the runtime's `apply` module and
-/// `ResourceClient::apply_configuration`).
-pub const RUNTIME_CONTRACT: u32 = 2;
+/// `ResourceClient::apply_configuration`). 3: conversions between versions (the runtime's
+/// `conversion` module).
+pub const RUNTIME_CONTRACT: u32 = 3;
 
 /// The first line of every file kube-codegen writes. The writer refuses to touch a file
 /// that does not start with it.

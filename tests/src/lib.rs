@@ -16,6 +16,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Config};
 use serde_json::json;
 
+pub mod conversion;
 pub mod faults;
 
 /// Field manager for everything the tests apply.
@@ -142,6 +143,15 @@ pub async fn apply_crd(
 ) -> Result<CustomResourceDefinition> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let name = crd.metadata.name.clone().context("CRD has a name")?;
+    // A kind that converts through a webhook gets this process's (see `conversion`).
+    let pointed;
+    let crd = if conversion::uses_webhook(crd) {
+        conversion::repoint_installed(client, crd).await?;
+        pointed = conversion::pointed_at_test_webhook(crd);
+        &pointed
+    } else {
+        crd
+    };
     api.patch(
         &name,
         &PatchParams::apply(MANAGER).force(),

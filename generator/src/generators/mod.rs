@@ -14,6 +14,7 @@ pub(crate) mod rust;
 
 mod applyconfig;
 mod client;
+mod conversion;
 mod deepcopy;
 mod fake;
 mod informers;
@@ -54,6 +55,9 @@ pub enum GeneratorName {
     Informers,
     /// A ClusterRole from `+kubebuilder:rbac` markers (controller-gen's `rbac`).
     Rbac,
+    /// Conversions between the versions of a kind and a conversion webhook's dispatch
+    /// table (conversion-gen, controller-runtime's hub and spoke).
+    Conversion,
 }
 
 impl GeneratorName {
@@ -127,6 +131,16 @@ impl Generator {
         matches!(self.output, Output::Rust { .. })
     }
 
+    /// Whether it has anything to make for this API: the `conversion` module is written
+    /// only for APIs with a kind that opted in, so other crates' generated code is
+    /// unchanged by its existence.
+    pub fn wanted(&self, api: &Api) -> bool {
+        match self.name {
+            GeneratorName::Conversion => conversion::wanted(api),
+            _ => true,
+        }
+    }
+
     /// The Rust module it makes, if any.
     pub fn rust_module(&self) -> Option<&'static str> {
         match self.output {
@@ -175,6 +189,7 @@ pub(crate) static REGISTRY: &[Generator] = &[
     crd::GENERATOR,
     applyconfig::GENERATOR,
     client::GENERATOR,
+    conversion::GENERATOR,
     deepcopy::GENERATOR,
     fake::GENERATOR,
     informers::GENERATOR,

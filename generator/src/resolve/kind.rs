@@ -239,6 +239,23 @@ pub(super) fn kind_of(
     }
     let client = client_options(markers, status_subresource, diags);
     let client = diags.collect(client).flatten();
+    let conversion_hub = match find("kube-codegen:conversion") {
+        Some(m) => match m.string_value() {
+            Ok(v) if v == "hub" => Some(m.loc.clone()),
+            Ok(v) => {
+                diags.push(
+                    m.error(format!("unknown conversion role `{v}`"))
+                        .with_hint("the storage version's kind takes `+kube-codegen:conversion=hub`; the other versions are its spokes and need no marker"),
+                );
+                None
+            }
+            Err(e) => {
+                diags.push(e);
+                None
+            }
+        },
+        None => None,
+    };
     Some(Kind {
         name,
         type_key: type_key.to_owned(),
@@ -259,6 +276,7 @@ pub(super) fn kind_of(
         annotations,
         labels,
         client,
+        conversion_hub,
     })
 }
 

@@ -229,6 +229,7 @@ const KIND_ONLY: &[&str] = &[
     "kubebuilder:unservedversion",
     "kubebuilder:selectablefield",
     "kubebuilder:metadata",
+    "kube-codegen:conversion",
 ];
 
 /// Keep the markers of generators to come (RBAC, webhooks), validated now.
@@ -320,6 +321,73 @@ pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
                 None => {
                     seen.insert((p.group.as_str(), k.plural.as_str()), k);
                 }
+            }
+        }
+    }
+}
+
+/// Conversion markers: the hub (`+kube-codegen:conversion=hub`) is the storage version of
+/// a kind with more than one version, and `+k8s:conversion-gen` on a type says `false`
+/// (a kind cannot opt out: its conversion is what the webhook serves).
+pub fn check_conversions(api: &Api, diags: &mut Diagnostics) {
+    for ((group, kind), versions) in crd_groups(api) {
+        let versions: Vec<_> = versions.into_iter().filter(|(_, k)| !k.skip).collect();
+        for (p, k) in &versions {
+            let Some(at) = &k.conversion_hub else {
+                continue;
+            };
+            let marker = "kube-codegen:conversion=hub";
+            if versions.len() < 2 {
+                diags.push(
+                    Diagnostic::new(
+                        at.clone(),
+                        format!(
+                            "{kind}.{group} has one version ({}), so there is nothing to convert",
+                            p.version
+                        ),
+                    )
+                    .with_marker(marker)
+                    .with_hint("add the kind's other versions first, or remove the marker"),
+                );
+            } else if !k.storage {
+                let storage: Vec<&str> = versions
+                    .iter()
+                    .filter(|(_, k)| k.storage)
+                    .map(|(p, _)| p.version.as_str())
+                    .collect();
+                diags.push(
+                    Diagnostic::new(at.clone(), format!("the conversion hub of {kind}.{group} must be its storage version, and {} is not", p.version))
+                        .with_marker(marker)
+                        .with_hint(match storage.first() {
+                            Some(s) => format!("move the marker to the {s} kind, which is marked `+kubebuilder:storageversion`"),
+                            None => "mark this kind `+kubebuilder:storageversion` too".to_owned(),
+                        }),
+                );
+            }
+        }
+    }
+    for decl in api.types.values() {
+        for m in decl
+            .markers
+            .iter()
+            .filter(|m| m.name == "k8s:conversion-gen")
+        {
+            let kind = api.packages.values().flat_map(|p| &p.kinds).any(|k| {
+                api.types
+                    .get(&k.type_key)
+                    .is_some_and(|d| std::ptr::eq(d, decl))
+            });
+            match m.string_value() {
+                Ok(v) if v == "false" && kind => diags.push(
+                    m.error(format!("kind {} cannot opt out of conversion", decl.name))
+                        .with_hint("put `+k8s:conversion-gen=false` on the types of its fields and convert those by hand, or leave the kind's hub unmarked"),
+                ),
+                Ok(v) if v == "false" => {}
+                Ok(v) => diags.push(
+                    m.error(format!("`+k8s:conversion-gen` on a type takes `false`, not `{v}`"))
+                        .with_hint("`+k8s:conversion-gen=false` makes the type's conversion hand-written; a package-level `//! +k8s:conversion-gen=<path>` is Go's and ignored"),
+                ),
+                Err(e) => diags.push(e),
             }
         }
     }

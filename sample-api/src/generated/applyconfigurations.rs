@@ -449,3 +449,272 @@ pub mod samplecontroller_v1alpha1 {
         }
     }
 }
+/// Apply configurations for samplecontroller.k8s.io/v1beta1.
+pub mod samplecontroller_v1beta1 {
+    /// Apply configuration of `crate::apis::samplecontroller::v1beta1::Foo`: every field optional, absent from the applied object when unset.
+    #[derive(Clone, Default, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+    pub struct FooApplyConfiguration {
+        /// `apiVersion`.
+        #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+        pub api_version: ::std::option::Option<::std::string::String>,
+        /// `kind`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub kind: ::std::option::Option<::std::string::String>,
+        /// `metadata`.
+        #[serde(rename = "metadata", default, skip_serializing_if = "Option::is_none")]
+        pub metadata: ::std::option::Option<
+            ::kube_codegen_runtime::apply::ObjectMetaApplyConfiguration,
+        >,
+        /// `spec`.
+        #[serde(rename = "spec", default, skip_serializing_if = "Option::is_none")]
+        pub spec: ::std::option::Option<FooSpecApplyConfiguration>,
+        /// `status`.
+        #[serde(rename = "status", default, skip_serializing_if = "Option::is_none")]
+        pub status: ::std::option::Option<FooStatusApplyConfiguration>,
+    }
+    impl FooApplyConfiguration {
+        /// Set `apiVersion`.
+        #[inline]
+        #[must_use]
+        pub fn with_api_version(
+            mut self,
+            value: impl ::std::convert::Into<::std::string::String>,
+        ) -> Self {
+            self.api_version = ::std::option::Option::Some(value.into());
+            self
+        }
+        /// Set `kind`.
+        #[inline]
+        #[must_use]
+        pub fn with_kind(
+            mut self,
+            value: impl ::std::convert::Into<::std::string::String>,
+        ) -> Self {
+            self.kind = ::std::option::Option::Some(value.into());
+            self
+        }
+        /// Set `metadata`.
+        #[inline]
+        #[must_use]
+        pub fn with_metadata(
+            mut self,
+            value: ::kube_codegen_runtime::apply::ObjectMetaApplyConfiguration,
+        ) -> Self {
+            self.metadata = ::std::option::Option::Some(value);
+            self
+        }
+        /// Set `spec`.
+        #[inline]
+        #[must_use]
+        pub fn with_spec(mut self, value: FooSpecApplyConfiguration) -> Self {
+            self.spec = ::std::option::Option::Some(value);
+            self
+        }
+        /// Set `status`.
+        #[inline]
+        #[must_use]
+        pub fn with_status(mut self, value: FooStatusApplyConfiguration) -> Self {
+            self.status = ::std::option::Option::Some(value);
+            self
+        }
+    }
+    impl FooApplyConfiguration {
+        /// A `Foo` to apply, named `name` in `namespace`, with apiVersion and kind set.
+        #[inline]
+        #[must_use]
+        pub fn new(
+            name: impl ::std::convert::Into<::std::string::String>,
+            namespace: impl ::std::convert::Into<::std::string::String>,
+        ) -> Self {
+            Self {
+                api_version: ::std::option::Option::Some(
+                    "samplecontroller.k8s.io/v1beta1".into(),
+                ),
+                kind: ::std::option::Option::Some("Foo".into()),
+                metadata: ::std::option::Option::Some(
+                    ::kube_codegen_runtime::apply::ObjectMetaApplyConfiguration::named(
+                            name,
+                        )
+                        .with_namespace(namespace),
+                ),
+                ..::std::default::Default::default()
+            }
+        }
+        /// `metadata.name`, which the typed client's `apply` applies to.
+        #[inline]
+        pub fn name(&self) -> ::std::option::Option<&str> {
+            self.metadata.as_ref()?.name.as_deref()
+        }
+        /// Add labels to `metadata` (merged).
+        #[inline]
+        #[must_use]
+        pub fn with_labels<
+            K: ::std::convert::Into<::std::string::String>,
+            V: ::std::convert::Into<::std::string::String>,
+        >(mut self, values: impl ::std::iter::IntoIterator<Item = (K, V)>) -> Self {
+            self.metadata = ::std::option::Option::Some(
+                self.metadata.take().unwrap_or_default().with_labels(values),
+            );
+            self
+        }
+        /// Add annotations to `metadata` (merged).
+        #[inline]
+        #[must_use]
+        pub fn with_annotations<
+            K: ::std::convert::Into<::std::string::String>,
+            V: ::std::convert::Into<::std::string::String>,
+        >(mut self, values: impl ::std::iter::IntoIterator<Item = (K, V)>) -> Self {
+            self.metadata = ::std::option::Option::Some(
+                self.metadata.take().unwrap_or_default().with_annotations(values),
+            );
+            self
+        }
+        /// Append finalizers to `metadata`.
+        #[inline]
+        #[must_use]
+        pub fn with_finalizers<S: ::std::convert::Into<::std::string::String>>(
+            mut self,
+            values: impl ::std::iter::IntoIterator<Item = S>,
+        ) -> Self {
+            self.metadata = ::std::option::Option::Some(
+                self.metadata.take().unwrap_or_default().with_finalizers(values),
+            );
+            self
+        }
+        /// Append owner references to `metadata`.
+        #[inline]
+        #[must_use]
+        pub fn with_owner_references(
+            mut self,
+            values: impl ::std::iter::IntoIterator<
+                Item = ::kube_codegen_runtime::apply::OwnerReferenceApplyConfiguration,
+            >,
+        ) -> Self {
+            self.metadata = ::std::option::Option::Some(
+                self.metadata.take().unwrap_or_default().with_owner_references(values),
+            );
+            self
+        }
+    }
+    /// The `Foo` apply configuration that `field_manager` owns in `obj` (client-go's `ExtractFoo`): what it applied, read from managedFields, with name and namespace set. Applying it unchanged changes nothing; change it and apply to update just those fields.
+    ///
+    /// # Errors
+    /// As `kube_codegen_runtime::apply::extract::extract`: malformed managedFields, or
+    /// owned fields that do not read as the apply configuration.
+    #[inline]
+    pub fn extract_foo(
+        obj: &crate::apis::samplecontroller::v1beta1::Foo,
+        field_manager: &str,
+    ) -> ::std::result::Result<
+        FooApplyConfiguration,
+        ::kube_codegen_runtime::apply::ExtractError,
+    > {
+        ::kube_codegen_runtime::apply::extract::extract(
+            obj,
+            field_manager,
+            ::kube_codegen_runtime::apply::Subresource::Main,
+        )
+    }
+    /// As [`extract_foo`], for what `field_manager` applied to the status subresource (client-go's `ExtractFooStatus`).
+    ///
+    /// # Errors
+    /// As `kube_codegen_runtime::apply::extract::extract`: malformed managedFields,
+    /// or owned fields that do not read as the apply configuration.
+    #[inline]
+    pub fn extract_foo_status(
+        obj: &crate::apis::samplecontroller::v1beta1::Foo,
+        field_manager: &str,
+    ) -> ::std::result::Result<
+        FooApplyConfiguration,
+        ::kube_codegen_runtime::apply::ExtractError,
+    > {
+        ::kube_codegen_runtime::apply::extract::extract(
+            obj,
+            field_manager,
+            ::kube_codegen_runtime::apply::Subresource::Status,
+        )
+    }
+    /// Apply configuration of `crate::apis::samplecontroller::v1beta1::FooSpec`: every field optional, absent from the applied object when unset.
+    #[derive(Clone, Default, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+    pub struct FooSpecApplyConfiguration {
+        /// The name of the Deployment the controller creates and owns for this Foo.
+        #[serde(
+            rename = "deploymentName",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub deployment_name: ::std::option::Option<::std::string::String>,
+        /// How the Deployment scales (v1alpha1's `spec.replicas` lives here).
+        #[serde(rename = "scale", default, skip_serializing_if = "Option::is_none")]
+        pub scale: ::std::option::Option<FooScaleApplyConfiguration>,
+    }
+    impl FooSpecApplyConfiguration {
+        /// Set `deploymentName`.
+        #[inline]
+        #[must_use]
+        pub fn with_deployment_name(
+            mut self,
+            value: impl ::std::convert::Into<::std::string::String>,
+        ) -> Self {
+            self.deployment_name = ::std::option::Option::Some(value.into());
+            self
+        }
+        /// Set `scale`.
+        #[inline]
+        #[must_use]
+        pub fn with_scale(mut self, value: FooScaleApplyConfiguration) -> Self {
+            self.scale = ::std::option::Option::Some(value);
+            self
+        }
+    }
+    /// Apply configuration of `crate::apis::samplecontroller::v1beta1::FooScale`: every field optional, absent from the applied object when unset.
+    #[derive(Clone, Default, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+    pub struct FooScaleApplyConfiguration {
+        /// How many replicas the Deployment runs.
+        #[serde(rename = "replicas", default, skip_serializing_if = "Option::is_none")]
+        pub replicas: ::std::option::Option<i32>,
+        /// Seconds a new pod must be ready before it counts as available. v1alpha1 has no place for it: it survives a v1alpha1 round trip in the conversion-data annotation.
+        #[serde(
+            rename = "minReadySeconds",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub min_ready_seconds: ::std::option::Option<i32>,
+    }
+    impl FooScaleApplyConfiguration {
+        /// Set `replicas`.
+        #[inline]
+        #[must_use]
+        pub fn with_replicas(mut self, value: i32) -> Self {
+            self.replicas = ::std::option::Option::Some(value);
+            self
+        }
+        /// Set `minReadySeconds`.
+        #[inline]
+        #[must_use]
+        pub fn with_min_ready_seconds(mut self, value: i32) -> Self {
+            self.min_ready_seconds = ::std::option::Option::Some(value);
+            self
+        }
+    }
+    /// Apply configuration of `crate::apis::samplecontroller::v1beta1::FooStatus`: every field optional, absent from the applied object when unset.
+    #[derive(Clone, Default, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+    pub struct FooStatusApplyConfiguration {
+        /// Ready replicas of the owned Deployment.
+        #[serde(
+            rename = "availableReplicas",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub available_replicas: ::std::option::Option<i32>,
+    }
+    impl FooStatusApplyConfiguration {
+        /// Set `availableReplicas`.
+        #[inline]
+        #[must_use]
+        pub fn with_available_replicas(mut self, value: i32) -> Self {
+            self.available_replicas = ::std::option::Option::Some(value);
+            self
+        }
+    }
+}

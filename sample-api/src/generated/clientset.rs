@@ -32,6 +32,13 @@ impl Clientset {
             self.client.clone(),
         )
     }
+    /// Clients for samplecontroller.k8s.io/v1beta1.
+    #[inline]
+    pub fn samplecontroller_v1beta1(
+        &self,
+    ) -> samplecontroller_v1beta1::SamplecontrollerV1beta1Client {
+        samplecontroller_v1beta1::SamplecontrollerV1beta1Client::new(self.client.clone())
+    }
 }
 /// Clients for insujang.github.io/v1beta1.
 pub mod insujang_v1beta1 {
@@ -356,6 +363,188 @@ pub mod samplecontroller_v1alpha1 {
             options: &::kube_codegen_runtime::client::ApplyOptions,
         ) -> ::std::result::Result<
             crate::apis::samplecontroller::v1alpha1::Foo,
+            ::kube_codegen_runtime::apply::ApplyError,
+        > {
+            self.inner
+                .apply_configuration_status(
+                    config.name().unwrap_or_default(),
+                    config,
+                    options,
+                )
+                .await
+        }
+    }
+}
+/// Clients for samplecontroller.k8s.io/v1beta1.
+pub mod samplecontroller_v1beta1 {
+    /// Typed clients for samplecontroller.k8s.io/v1beta1.
+    #[derive(Clone)]
+    pub struct SamplecontrollerV1beta1Client {
+        client: ::kube::Client,
+    }
+    impl SamplecontrollerV1beta1Client {
+        /// Clients of this group/version's kinds over `client`.
+        #[inline]
+        pub fn new(client: ::kube::Client) -> Self {
+            Self { client }
+        }
+        /// Foo in `namespace`.
+        #[inline]
+        pub fn foos(&self, namespace: &str) -> FooClient {
+            FooClient::new(
+                ::kube_codegen_runtime::client::ResourceClient::<
+                    crate::apis::samplecontroller::v1beta1::Foo,
+                >::namespaced(self.client.clone(), namespace),
+            )
+        }
+        /// Foo in every namespace (for list, watch and delete_collection).
+        #[inline]
+        pub fn foos_all_namespaces(&self) -> FooClient {
+            FooClient::new(
+                ::kube_codegen_runtime::client::ResourceClient::<
+                    crate::apis::samplecontroller::v1beta1::Foo,
+                >::all_namespaces(self.client.clone()),
+            )
+        }
+    }
+    /// Typed client for `Foo`: client-go's verbs, with errors as
+    /// `kube_codegen_runtime::Error` (`NotFound`, `Conflict`, `AlreadyExists`, `Invalid`, ...).
+    #[derive(Clone)]
+    pub struct FooClient {
+        inner: ::kube_codegen_runtime::client::ResourceClient<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        >,
+    }
+    impl FooClient {
+        /// Wrap the generic client for this kind.
+        #[inline]
+        pub fn new(
+            inner: ::kube_codegen_runtime::client::ResourceClient<
+                crate::apis::samplecontroller::v1beta1::Foo,
+            >,
+        ) -> Self {
+            Self { inner }
+        }
+        /// Create the object.
+        #[inline]
+        pub async fn create(
+            &self,
+            obj: &crate::apis::samplecontroller::v1beta1::Foo,
+            params: &::kube::api::PostParams,
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        > {
+            self.inner.create(obj, params).await
+        }
+        /// Replace the object; a stale `metadata.resourceVersion` fails with `Error::Conflict`.
+        #[inline]
+        pub async fn update(
+            &self,
+            obj: &crate::apis::samplecontroller::v1beta1::Foo,
+            params: &::kube::api::PostParams,
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        > {
+            self.inner.update(obj, params).await
+        }
+        /// Replace the status subresource: only `.status` changes.
+        #[inline]
+        pub async fn update_status(
+            &self,
+            obj: &crate::apis::samplecontroller::v1beta1::Foo,
+            params: &::kube::api::PostParams,
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        > {
+            self.inner.update_status(obj, params).await
+        }
+        /// Delete the object by name.
+        #[inline]
+        pub async fn delete(
+            &self,
+            name: &str,
+            params: &::kube::api::DeleteParams,
+        ) -> ::kube_codegen_runtime::Result<()> {
+            self.inner.delete(name, params).await
+        }
+        /// Delete every object the list parameters select.
+        #[inline]
+        pub async fn delete_collection(
+            &self,
+            params: &::kube::api::DeleteParams,
+            list: &::kube::api::ListParams,
+        ) -> ::kube_codegen_runtime::Result<()> {
+            self.inner.delete_collection(params, list).await
+        }
+        /// Get the object by name.
+        #[inline]
+        pub async fn get(
+            &self,
+            name: &str,
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        > {
+            self.inner.get(name).await
+        }
+        /// List objects, filtered by label and field selectors.
+        #[inline]
+        pub async fn list(
+            &self,
+            params: &::kube::api::ListParams,
+        ) -> ::kube_codegen_runtime::Result<
+            ::kube::api::ObjectList<crate::apis::samplecontroller::v1beta1::Foo>,
+        > {
+            self.inner.list(params).await
+        }
+        /// Watch from a resourceVersion; for caches, prefer the generated informers.
+        #[inline]
+        pub async fn watch(
+            &self,
+            params: &::kube::api::WatchParams,
+            resource_version: &str,
+        ) -> ::kube_codegen_runtime::Result<
+            ::kube_codegen_runtime::client::WatchStream<
+                crate::apis::samplecontroller::v1beta1::Foo,
+            >,
+        > {
+            self.inner.watch(params, resource_version).await
+        }
+        /// Patch the object (merge, JSON patch, or strategic merge for built-in kinds).
+        #[inline]
+        pub async fn patch<P: ::serde::Serialize + ::std::fmt::Debug>(
+            &self,
+            name: &str,
+            patch: &::kube::api::Patch<P>,
+            params: &::kube::api::PatchParams,
+        ) -> ::kube_codegen_runtime::Result<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        > {
+            self.inner.patch(name, patch, params).await
+        }
+        /// Server-side apply: the field manager (`options.field_manager`, required) owns
+        /// exactly the fields `config` sets; `options.force` takes them from other managers.
+        /// A field another manager owns fails with `ApplyError::Conflict`, naming both.
+        #[inline]
+        pub async fn apply(
+            &self,
+            config: &super::super::applyconfigurations::samplecontroller_v1beta1::FooApplyConfiguration,
+            options: &::kube_codegen_runtime::client::ApplyOptions,
+        ) -> ::std::result::Result<
+            crate::apis::samplecontroller::v1beta1::Foo,
+            ::kube_codegen_runtime::apply::ApplyError,
+        > {
+            self.inner
+                .apply_configuration(config.name().unwrap_or_default(), config, options)
+                .await
+        }
+        /// Server-side apply of the status subresource: only `config.status` is applied.
+        #[inline]
+        pub async fn apply_status(
+            &self,
+            config: &super::super::applyconfigurations::samplecontroller_v1beta1::FooApplyConfiguration,
+            options: &::kube_codegen_runtime::client::ApplyOptions,
+        ) -> ::std::result::Result<
+            crate::apis::samplecontroller::v1beta1::Foo,
             ::kube_codegen_runtime::apply::ApplyError,
         > {
             self.inner

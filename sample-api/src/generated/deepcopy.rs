@@ -42,3 +42,35 @@ for crate::apis::samplecontroller::v1alpha1::FooStatus {
         out.available_replicas.clone_from(&self.available_replicas);
     }
 }
+impl ::kube_codegen_runtime::DeepCopy for crate::apis::samplecontroller::v1beta1::Foo {
+    #[inline]
+    fn deep_copy_into(&self, out: &mut Self) {
+        out.types.clone_from(&self.types);
+        out.metadata.clone_from(&self.metadata);
+        ::kube_codegen_runtime::DeepCopy::deep_copy_into(&self.spec, &mut out.spec);
+        ::kube_codegen_runtime::DeepCopy::deep_copy_into(&self.status, &mut out.status);
+    }
+}
+impl ::kube_codegen_runtime::DeepCopy
+for crate::apis::samplecontroller::v1beta1::FooScale {
+    #[inline]
+    fn deep_copy_into(&self, out: &mut Self) {
+        out.replicas.clone_from(&self.replicas);
+        out.min_ready_seconds.clone_from(&self.min_ready_seconds);
+    }
+}
+impl ::kube_codegen_runtime::DeepCopy
+for crate::apis::samplecontroller::v1beta1::FooSpec {
+    #[inline]
+    fn deep_copy_into(&self, out: &mut Self) {
+        out.deployment_name.clone_from(&self.deployment_name);
+        ::kube_codegen_runtime::DeepCopy::deep_copy_into(&self.scale, &mut out.scale);
+    }
+}
+impl ::kube_codegen_runtime::DeepCopy
+for crate::apis::samplecontroller::v1beta1::FooStatus {
+    #[inline]
+    fn deep_copy_into(&self, out: &mut Self) {
+        out.available_replicas.clone_from(&self.available_replicas);
+    }
+}

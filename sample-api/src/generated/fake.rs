@@ -28,6 +28,15 @@
                 namespaced: true,
                 status_subresource: true,
             });
+        server
+            .register(::kube_codegen_runtime::fake::FakeResource {
+                group: "samplecontroller.k8s.io".into(),
+                version: "v1beta1".into(),
+                kind: "Foo".into(),
+                plural: "foos".into(),
+                namespaced: true,
+                status_subresource: true,
+            });
     }
     /// A `Clientset` over a fresh in-memory API server, and the server's handle.
     #[inline]

@@ -124,6 +124,13 @@ pub mod samplecontroller {
                 factory: self.factory.clone(),
             }
         }
+        /// Informers of samplecontroller.k8s.io/v1beta1.
+        #[inline]
+        pub fn v1beta1(&self) -> v1beta1::V1beta1Informers {
+            v1beta1::V1beta1Informers {
+                factory: self.factory.clone(),
+            }
+        }
     }
     /// Informers of samplecontroller.k8s.io/v1alpha1.
     pub mod v1alpha1 {
@@ -165,6 +172,51 @@ pub mod samplecontroller {
             #[inline]
             pub fn lister(&self) -> crate_listers::samplecontroller_v1alpha1::FooLister {
                 crate_listers::samplecontroller_v1alpha1::FooLister::new(
+                    self.informer.lister(),
+                )
+            }
+        }
+    }
+    /// Informers of samplecontroller.k8s.io/v1beta1.
+    pub mod v1beta1 {
+        use super::super::crate_listers;
+        /// Informers of samplecontroller.k8s.io/v1beta1.
+        #[derive(Clone)]
+        pub struct V1beta1Informers {
+            pub(crate) factory: ::kube_codegen_runtime::informer::SharedInformerFactory,
+        }
+        impl V1beta1Informers {
+            /// The shared informer of Foo (one watch for every caller).
+            #[inline]
+            pub fn foos(&self) -> FooInformer {
+                FooInformer {
+                    informer: self
+                        .factory
+                        .informer_for::<crate::apis::samplecontroller::v1beta1::Foo>(),
+                }
+            }
+        }
+        /// Foo's informer and lister.
+        #[derive(Clone)]
+        pub struct FooInformer {
+            informer: ::kube_codegen_runtime::informer::Informer<
+                crate::apis::samplecontroller::v1beta1::Foo,
+            >,
+        }
+        impl FooInformer {
+            /// Add handlers, indexes, transforms; check `has_synced`.
+            #[inline]
+            pub fn informer(
+                &self,
+            ) -> &::kube_codegen_runtime::informer::Informer<
+                crate::apis::samplecontroller::v1beta1::Foo,
+            > {
+                &self.informer
+            }
+            /// A typed lister over the informer's cache.
+            #[inline]
+            pub fn lister(&self) -> crate_listers::samplecontroller_v1beta1::FooLister {
+                crate_listers::samplecontroller_v1beta1::FooLister::new(
                     self.informer.lister(),
                 )
             }

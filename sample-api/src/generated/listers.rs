@@ -143,3 +143,74 @@ pub mod samplecontroller_v1alpha1 {
         }
     }
 }
+/// Listers for samplecontroller.k8s.io/v1beta1.
+pub mod samplecontroller_v1beta1 {
+    /// Reads Foo objects from an informer's cache; never calls the API server.
+    #[derive(Clone)]
+    pub struct FooLister {
+        inner: ::kube_codegen_runtime::lister::Lister<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        >,
+    }
+    impl FooLister {
+        /// A typed lister over a runtime lister (e.g. `informer.lister()`).
+        #[inline]
+        pub fn new(
+            inner: ::kube_codegen_runtime::lister::Lister<
+                crate::apis::samplecontroller::v1beta1::Foo,
+            >,
+        ) -> Self {
+            Self { inner }
+        }
+        /// Cached objects whose labels match, in every namespace.
+        #[inline]
+        pub fn list(
+            &self,
+            selector: &::kube::core::Selector,
+        ) -> Vec<::std::sync::Arc<crate::apis::samplecontroller::v1beta1::Foo>> {
+            self.inner.list(selector)
+        }
+        /// Cached objects whose index `index` has `value`.
+        #[inline]
+        pub fn by_index(
+            &self,
+            index: &str,
+            value: &str,
+        ) -> Vec<::std::sync::Arc<crate::apis::samplecontroller::v1beta1::Foo>> {
+            self.inner.by_index(index, value)
+        }
+    }
+    impl FooLister {
+        /// Foo in one namespace.
+        #[inline]
+        pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
+            FooNamespaceLister {
+                inner: self.inner.namespaced(namespace),
+            }
+        }
+    }
+    /// Foo in one namespace.
+    pub struct FooNamespaceLister {
+        inner: ::kube_codegen_runtime::lister::NamespaceLister<
+            crate::apis::samplecontroller::v1beta1::Foo,
+        >,
+    }
+    impl FooNamespaceLister {
+        /// The object with this name, if cached.
+        #[inline]
+        pub fn get(
+            &self,
+            name: &str,
+        ) -> Option<::std::sync::Arc<crate::apis::samplecontroller::v1beta1::Foo>> {
+            self.inner.get(name)
+        }
+        /// Cached objects of this namespace whose labels match.
+        #[inline]
+        pub fn list(
+            &self,
+            selector: &::kube::core::Selector,
+        ) -> Vec<::std::sync::Arc<crate::apis::samplecontroller::v1beta1::Foo>> {
+            self.inner.list(selector)
+        }
+    }
+}

@@ -240,11 +240,132 @@ pub mod samplecontroller_v1alpha1 {
         crate::apis::samplecontroller::v1alpha1::Foo,
     >;
 }
+/// Registration of samplecontroller.k8s.io/v1beta1.
+pub mod samplecontroller_v1beta1 {
+    /// The API group.
+    pub const GROUP: &str = "samplecontroller.k8s.io";
+    /// The API version.
+    pub const VERSION: &str = "v1beta1";
+    /// Every kind of this group/version: the analogue of Go's `AddToScheme`.
+    #[inline]
+    pub fn api_resources() -> Vec<::kube::core::ApiResource> {
+        vec![< crate ::apis::samplecontroller::v1beta1::Foo > ::api_resource()]
+    }
+    impl ::kube::Resource for crate::apis::samplecontroller::v1beta1::Foo {
+        type DynamicType = ();
+        type Scope = ::kube::core::NamespaceResourceScope;
+        #[inline]
+        fn kind(_: &()) -> ::std::borrow::Cow<'_, str> {
+            ::std::borrow::Cow::Borrowed("Foo")
+        }
+        #[inline]
+        fn group(_: &()) -> ::std::borrow::Cow<'_, str> {
+            ::std::borrow::Cow::Borrowed("samplecontroller.k8s.io")
+        }
+        #[inline]
+        fn version(_: &()) -> ::std::borrow::Cow<'_, str> {
+            ::std::borrow::Cow::Borrowed("v1beta1")
+        }
+        #[inline]
+        fn api_version(_: &()) -> ::std::borrow::Cow<'_, str> {
+            ::std::borrow::Cow::Borrowed("samplecontroller.k8s.io/v1beta1")
+        }
+        #[inline]
+        fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
+            ::std::borrow::Cow::Borrowed("foos")
+        }
+        #[inline]
+        fn meta(&self) -> &::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            &self.metadata
+        }
+        #[inline]
+        fn meta_mut(
+            &mut self,
+        ) -> &mut ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            &mut self.metadata
+        }
+    }
+    impl crate::apis::samplecontroller::v1beta1::Foo {
+        /// The API group.
+        pub const GROUP: &'static str = "samplecontroller.k8s.io";
+        /// The API version.
+        pub const VERSION: &'static str = "v1beta1";
+        /// `group/version`, as in `apiVersion`.
+        pub const API_VERSION: &'static str = "samplecontroller.k8s.io/v1beta1";
+        /// The kind, as in `kind`.
+        pub const KIND: &'static str = "Foo";
+        /// The resource name in URLs.
+        pub const PLURAL: &'static str = "foos";
+        /// The singular resource name.
+        pub const SINGULAR: &'static str = "foo";
+        /// `kubectl` short names.
+        pub const SHORT_NAMES: &'static [&'static str] = &["fo"];
+        /// `apiVersion` and `kind` of this kind.
+        #[inline]
+        pub fn type_meta() -> ::kube::core::TypeMeta {
+            ::kube::core::TypeMeta {
+                api_version: Self::API_VERSION.to_owned(),
+                kind: Self::KIND.to_owned(),
+            }
+        }
+        /// The `ApiResource` of this kind, for dynamic clients and the registry.
+        #[inline]
+        pub fn api_resource() -> ::kube::core::ApiResource {
+            ::kube::core::ApiResource::erase::<Self>(&())
+        }
+        /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+        #[inline]
+        pub fn new(
+            name: &str,
+            spec: crate::apis::samplecontroller::v1beta1::FooSpec,
+        ) -> Self {
+            Self {
+                types: Self::type_meta(),
+                metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    name: Some(name.to_owned()),
+                    ..Default::default()
+                },
+                spec,
+                status: None,
+            }
+        }
+    }
+    impl ::kube::core::object::HasSpec for crate::apis::samplecontroller::v1beta1::Foo {
+        type Spec = crate::apis::samplecontroller::v1beta1::FooSpec;
+        #[inline]
+        fn spec(&self) -> &crate::apis::samplecontroller::v1beta1::FooSpec {
+            &self.spec
+        }
+        #[inline]
+        fn spec_mut(&mut self) -> &mut crate::apis::samplecontroller::v1beta1::FooSpec {
+            &mut self.spec
+        }
+    }
+    impl ::kube::core::object::HasStatus
+    for crate::apis::samplecontroller::v1beta1::Foo {
+        type Status = crate::apis::samplecontroller::v1beta1::FooStatus;
+        #[inline]
+        fn status(&self) -> Option<&crate::apis::samplecontroller::v1beta1::FooStatus> {
+            self.status.as_ref()
+        }
+        #[inline]
+        fn status_mut(
+            &mut self,
+        ) -> &mut Option<crate::apis::samplecontroller::v1beta1::FooStatus> {
+            &mut self.status
+        }
+    }
+    ///A list of Foo objects, as the apiserver returns it.
+    pub type FooList = ::kube::core::ObjectList<
+        crate::apis::samplecontroller::v1beta1::Foo,
+    >;
+}
 /// Every kind of this crate, in every group/version.
 #[inline]
 pub fn api_resources() -> Vec<::kube::core::ApiResource> {
     let mut out = Vec::new();
     out.extend(insujang_v1beta1::api_resources());
     out.extend(samplecontroller_v1alpha1::api_resources());
+    out.extend(samplecontroller_v1beta1::api_resources());
     out
 }

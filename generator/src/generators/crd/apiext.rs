@@ -6,7 +6,7 @@
 //! README "Kubernetes version"). These types are the same in every version k8s-openapi
 //! supports; the field names and the JSON they serialize to are k8s-openapi's, so the rest
 //! of the CRD generator reads as if it used k8s-openapi. Only what a CRD file carries is
-//! here: no status, no conversion webhook (the generator writes neither).
+//! here: no status (the generator writes none).
 
 use std::collections::BTreeMap;
 
@@ -70,6 +70,63 @@ pub struct CustomResourceDefinitionSpec {
     pub scope: String,
     /// One entry per served version.
     pub versions: Vec<CustomResourceDefinitionVersion>,
+    /// How the API server converts between versions: a webhook for kinds whose hub opted
+    /// in (`+kube-codegen:conversion=hub`), else absent (`None`: apiVersion rewritten only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversion: Option<CustomResourceConversion>,
+}
+
+/// `spec.conversion`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomResourceConversion {
+    /// `None` or `Webhook`.
+    pub strategy: String,
+    /// Where the webhook is, for `Webhook`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<WebhookConversion>,
+}
+
+/// `spec.conversion.webhook`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookConversion {
+    /// How the API server reaches the webhook.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_config: Option<WebhookClientConfig>,
+    /// The ConversionReview versions the webhook speaks (`v1`).
+    pub conversion_review_versions: Vec<String>,
+}
+
+/// `spec.conversion.webhook.clientConfig`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookClientConfig {
+    /// `https://host:port/path`, for a webhook outside the cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// A Service in the cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceReference>,
+    /// Base64 of the PEM CA bundle the webhook's serving certificate chains to.
+    #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none")]
+    pub ca_bundle: Option<String>,
+}
+
+/// `clientConfig.service`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceReference {
+    /// The Service's namespace.
+    pub namespace: String,
+    /// The Service's name.
+    pub name: String,
+    /// URL path of the webhook.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The Service port (443 when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port: Option<i32>,
 }
 
 /// `spec.names`.

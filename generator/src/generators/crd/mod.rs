@@ -11,16 +11,17 @@ pub(crate) mod schema;
 use std::collections::BTreeMap;
 
 use apiext::{
-    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
-    CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
-    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
-    JSONSchemaProps, ObjectMeta, SelectableField,
+    CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
+    CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionVersion,
+    CustomResourceSubresourceScale, CustomResourceSubresourceStatus, CustomResourceSubresources,
+    CustomResourceValidation, JSONSchemaProps, ObjectMeta, SelectableField, ServiceReference,
+    WebhookClientConfig, WebhookConversion,
 };
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::*;
 use crate::resolve::crd_groups;
-use schema::{SchemaBuilder, SchemaOptions, lookup_path};
+use schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path};
 
 use super::{Context, Generator, GeneratorName, Output, RenderYaml};
 use crate::markers::{Args, F, MarkerSpec, T, TF};
@@ -229,6 +230,16 @@ fn build_crd(
         );
         return None;
     }
+    // Only a hub on the storage version of a kind with several versions (resolve reports
+    // the marker anywhere else).
+    let hub = versions
+        .iter()
+        .find(|(_, k)| k.storage && versions.len() > 1)
+        .and_then(|(_, k)| k.conversion_hub.as_ref());
+    let conversion = match hub {
+        Some(at) => Some(conversion_of(options, at, kind_name, group, diags)?),
+        None => None,
+    };
     let name = format!("{}.{group}", first.plural);
     let crd = CustomResourceDefinition {
         metadata: ObjectMeta {
@@ -248,12 +259,81 @@ fn build_crd(
             },
             scope: first.scope.as_str().to_owned(),
             versions: crd_versions,
+            conversion,
         },
     };
     Some(RenderedCrd {
         file_name: format!("{group}_{}.yaml", first.plural),
         crd,
     })
+}
+
+/// The `Webhook` conversion of a kind whose hub opted in, with the configured client.
+fn conversion_of(
+    options: &SchemaOptions,
+    at: &crate::diagnostics::Location,
+    kind_name: &str,
+    group: &str,
+    diags: &mut Diagnostics,
+) -> Option<CustomResourceConversion> {
+    let Some(webhook) = &options.conversion_webhook else {
+        diags.push(
+            Diagnostic::new(at.clone(), format!("{kind_name}.{group} opts into conversion, but no conversion webhook is configured for its CRD"))
+                .with_marker("kube-codegen:conversion=hub")
+                .with_hint("set `conversion-webhook = { service = \"<namespace>/<name>\" }` (or `url = \"https://...\"`) in [package.metadata.kube-codegen], or --conversion-service / --conversion-url"),
+        );
+        return None;
+    };
+    let (url, service) = match webhook {
+        ConversionWebhook::Url(u) => (Some(u.clone()), None),
+        ConversionWebhook::Service {
+            namespace,
+            name,
+            path,
+            port,
+        } => (
+            None,
+            Some(ServiceReference {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                path: Some(path.clone().unwrap_or_else(|| "/convert".to_owned())),
+                port: *port,
+            }),
+        ),
+    };
+    Some(CustomResourceConversion {
+        strategy: "Webhook".to_owned(),
+        webhook: Some(WebhookConversion {
+            client_config: Some(WebhookClientConfig {
+                url,
+                service,
+                ca_bundle: options.ca_bundle.as_deref().map(base64),
+            }),
+            conversion_review_versions: vec!["v1".to_owned()],
+        }),
+    })
+}
+
+/// Standard base64 with padding, as `caBundle` (a `[]byte`) is written.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 fn version_of(
@@ -757,6 +837,23 @@ pub(super) const MARKERS: &[MarkerSpec] = &[
         levels: F,
     },
 ];
+
+#[cfg(test)]
+mod base64_tests {
+    #[test]
+    fn base64_pads_like_the_standard() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("-----BEGIN", "LS0tLS1CRUdJTg=="),
+        ] {
+            assert_eq!(super::base64(input.as_bytes()), want);
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

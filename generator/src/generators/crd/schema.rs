@@ -24,6 +24,29 @@ use super::keywords::apply_markers;
 pub struct SchemaOptions {
     /// Cut descriptions to at most this many characters.
     pub max_description_len: Option<usize>,
+    /// Where the API server reaches the conversion webhook of kinds that opted into
+    /// conversion (`+kube-codegen:conversion=hub`).
+    pub conversion_webhook: Option<ConversionWebhook>,
+    /// The CA bundle (PEM) for the conversion webhook's `caBundle`.
+    pub ca_bundle: Option<Vec<u8>>,
+}
+
+/// How the API server reaches a conversion webhook (`clientConfig`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConversionWebhook {
+    /// A Service in the cluster.
+    Service {
+        /// The Service's namespace.
+        namespace: String,
+        /// The Service's name.
+        name: String,
+        /// The URL path (default `/convert`, controller-runtime's).
+        path: Option<String>,
+        /// The Service port (default 443).
+        port: Option<i32>,
+    },
+    /// An `https://` URL.
+    Url(String),
 }
 
 /// controller-gen's pattern for resource.Quantity.

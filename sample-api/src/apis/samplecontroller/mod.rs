@@ -1,1 +1,4 @@
 pub mod v1alpha1;
+pub mod v1beta1;
+
+mod conversion;

@@ -1,0 +1,2 @@
+// The conversion hub marker on a kind with one version.
+pub mod v1;

@@ -1,0 +1,317 @@
+//! A conversion webhook server: `ConversionReview` (apiextensions.k8s.io/v1) over HTTPS,
+//! one handler for every kind of a [`Converter`] (the generated `conversion::KINDS` of one
+//! or more API crates), as controller-runtime's webhook server serves `/convert`.
+//!
+//! - TLS from PEM files ([`TlsFiles`]), re-read when they change; a missing or mismatched
+//!   certificate or key fails [`Server::bind`] with a message naming the file.
+//! - `POST /convert`: the review. Whatever the body, the answer is a `ConversionReview`:
+//!   a malformed review, an unknown kind or version fail with a message (never a panic, never
+//!   a hang: TLS handshakes and request headers have deadlines, bodies a size limit).
+//! - `GET /metrics`: request count by outcome and latency ([`Metrics`]); `GET /healthz`.
+//! - [`Server::run`] stops accepting when its shutdown future completes and waits (up to
+//!   a grace period) for the reviews in flight.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), kube_codegen_runtime::webhook::WebhookError> {
+//! use kube_codegen_runtime::conversion::{Converter, KindConversions};
+//! use kube_codegen_runtime::webhook::{Server, TlsFiles};
+//! # static KINDS: &[KindConversions] = &[];
+//! let server = Server::bind(
+//!     "0.0.0.0:9443".parse().unwrap(),
+//!     TlsFiles::in_dir("/tmp/k8s-webhook-server/serving-certs"),
+//!     Converter::new(KINDS), // e.g. my_api::generated::conversion::KINDS
+//! )
+//! .await?;
+//! server.run(async { tokio::signal::ctrl_c().await.ok(); }).await
+//! # }
+//! ```
+
+mod metrics;
+mod tls;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls;
+
+use crate::conversion::{ConversionReview, Converter};
+
+pub use metrics::Metrics;
+pub use tls::TlsFiles;
+
+/// The path the API server is pointed at (controller-runtime's).
+pub const CONVERT_PATH: &str = "/convert";
+
+/// The largest review body read: the API server sends at most a list's worth of objects.
+const MAX_BODY: usize = 64 << 20;
+
+/// Why the webhook cannot start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    /// The certificate or key cannot be used.
+    #[error("conversion webhook TLS: {0}")]
+    Tls(String),
+    /// The address cannot be listened on.
+    #[error("conversion webhook cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Timings of a [`Server`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// How often the certificate files are checked for changes.
+    pub reload_interval: Duration,
+    /// How long a client may take over its TLS handshake and request headers.
+    pub handshake_timeout: Duration,
+    /// How long [`Server::run`] waits for reviews in flight after shutdown begins.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            reload_interval: Duration::from_secs(10),
+            handshake_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A bound conversion webhook, ready to [`run`](Server::run).
+pub struct Server {
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    cert: Arc<tls::ReloadingCert>,
+    converter: Arc<Converter>,
+    metrics: Arc<Metrics>,
+    options: Options,
+}
+
+impl Server {
+    /// Reads the certificate and key and listens on `addr`, with default [`Options`].
+    ///
+    /// # Errors
+    ///
+    /// [`WebhookError::Tls`] naming the file at fault (missing, not PEM, a key that is not
+    /// the certificate's), [`WebhookError::Bind`] when the address is taken.
+    pub async fn bind(
+        addr: SocketAddr,
+        tls: TlsFiles,
+        converter: Converter,
+    ) -> Result<Self, WebhookError> {
+        Self::bind_with(addr, tls, converter, Options::default()).await
+    }
+
+    /// [`Server::bind`] with other timings.
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::bind`].
+    pub async fn bind_with(
+        addr: SocketAddr,
+        tls: TlsFiles,
+        converter: Converter,
+        options: Options,
+    ) -> Result<Self, WebhookError> {
+        let cert = Arc::new(tls::ReloadingCert::new(tls)?);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| WebhookError::Tls(e.to_string()))?
+            .with_no_client_auth()
+            .with_cert_resolver(cert.clone());
+        // HTTP/1.1 only: the API server's webhook client speaks it, and it is all we serve.
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| WebhookError::Bind { addr, source })?;
+        Ok(Server {
+            listener,
+            acceptor: TlsAcceptor::from(Arc::new(config)),
+            cert,
+            converter: Arc::new(converter),
+            metrics: Arc::new(Metrics::default()),
+            options,
+        })
+    }
+
+    /// The address listened on (with the port the OS chose for port 0).
+    ///
+    /// # Panics
+    ///
+    /// Never for a bound listener.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    /// The webhook's metrics, shared with the running server.
+    #[must_use]
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and waits for the reviews
+    /// in flight (at most [`Options::shutdown_grace`]).
+    ///
+    /// # Errors
+    ///
+    /// None today; the result leaves room for fatal listener errors.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), WebhookError> {
+        let Server {
+            listener,
+            acceptor,
+            cert,
+            converter,
+            metrics,
+            options,
+        } = self;
+        let graceful = GracefulShutdown::new();
+        let mut reload = tokio::time::interval(options.reload_interval);
+        reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let tcp = match accepted {
+                        Ok((tcp, _)) => tcp,
+                        Err(e) => {
+                            // Out of file descriptors and the like: wait, do not spin.
+                            tracing::warn!(error = %e, "conversion webhook: accept failed");
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            continue;
+                        }
+                    };
+                    let acceptor = acceptor.clone();
+                    let converter = converter.clone();
+                    let metrics = metrics.clone();
+                    let watcher = graceful.watcher();
+                    let timeout = options.handshake_timeout;
+                    // The handshake runs in the connection's own task, so a slow or silent
+                    // client holds up nobody else.
+                    tokio::spawn(async move {
+                        let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
+                            Ok(Ok(s)) => s,
+                            Ok(Err(e)) => {
+                                tracing::debug!(error = %e, "conversion webhook: TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => return,
+                        };
+                        let service = service_fn(move |req| {
+                            let converter = converter.clone();
+                            let metrics = metrics.clone();
+                            async move { Ok::<_, Infallible>(handle(req, &converter, &metrics).await) }
+                        });
+                        let conn = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(timeout)
+                            .serve_connection(TokioIo::new(stream), service);
+                        let _ = watcher.watch(conn).await;
+                    });
+                }
+                _ = reload.tick() => match cert.reload_if_changed() {
+                    Ok(true) => tracing::info!("conversion webhook: serving certificate reloaded"),
+                    Ok(false) => {}
+                    Err(e) => tracing::error!(error = %e, "conversion webhook: keeping the old certificate"),
+                },
+                () = &mut shutdown => break,
+            }
+        }
+        drop(listener);
+        if tokio::time::timeout(options.shutdown_grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("conversion webhook: reviews still in flight after the grace period");
+        }
+        Ok(())
+    }
+}
+
+fn respond(
+    status: StatusCode,
+    content_type: &str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_str(content_type).expect("static content type"),
+    );
+    r
+}
+
+fn review_response(review: &ConversionReview) -> Response<Full<Bytes>> {
+    // Our own types always serialize; should that ever fail, the client still gets JSON.
+    let body = serde_json::to_vec(review).unwrap_or_else(|e| {
+        format!(r#"{{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{{"uid":"","result":{{"status":"Failure","message":"cannot encode the response: {e}"}}}}}}"#).into_bytes()
+    });
+    respond(StatusCode::OK, "application/json", body)
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    converter: &Converter,
+    metrics: &Metrics,
+) -> Response<Full<Bytes>> {
+    match (req.method(), req.uri().path()) {
+        (&Method::POST, CONVERT_PATH) => {
+            let start = Instant::now();
+            let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+                Ok(b) => b.to_bytes(),
+                Err(e) => {
+                    let review = ConversionReview::failed(
+                        String::new(),
+                        format!("cannot read the ConversionReview: {e}"),
+                    );
+                    metrics.observe(start.elapsed(), false, 0);
+                    return review_response(&review);
+                }
+            };
+            let review = converter.review(&body);
+            let objects = review
+                .response
+                .as_ref()
+                .map_or(0, |r| r.converted_objects.len());
+            metrics.observe(start.elapsed(), review.succeeded(), objects);
+            review_response(&review)
+        }
+        (&Method::GET, "/metrics") => respond(
+            StatusCode::OK,
+            "text/plain; version=0.0.4",
+            metrics.render_prometheus(),
+        ),
+        (&Method::GET, "/healthz" | "/readyz") => respond(StatusCode::OK, "text/plain", "ok"),
+        (_, CONVERT_PATH) => respond(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "POST a ConversionReview",
+        ),
+        _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,71 @@
+//! The v1beta1 version of the samplecontroller API: Foo's scale moves into `spec.scale`,
+//! which also holds what v1alpha1 cannot (`minReadySeconds`). v1beta1 is the storage
+//! version and the conversion hub; v1alpha1 is served as a spoke, converted by the
+//! generated `generated::conversion` (README "Multi-version APIs and conversion").
+//!
+//! +groupName=samplecontroller.k8s.io
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// Foo is a specification for a Foo resource.
+///
+/// +genclient
+/// +kubebuilder:subresource:status
+/// +kubebuilder:resource:shortName=fo,categories=samples
+/// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
+/// +kubebuilder:storageversion
+/// +kube-codegen:conversion=hub
+/// +kubebuilder:printcolumn:name="Deployment",type=string,JSONPath=".spec.deploymentName"
+/// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".spec.scale.replicas"
+/// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=".status.availableReplicas"
+/// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Foo {
+    /// apiVersion and kind, always on the wire.
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: FooSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<FooStatus>,
+}
+
+/// FooSpec is the spec for a Foo resource.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FooSpec {
+    /// The name of the Deployment the controller creates and owns for this Foo.
+    pub deployment_name: String,
+    /// How the Deployment scales (v1alpha1's `spec.replicas` lives here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<FooScale>,
+}
+
+/// How a Foo's Deployment scales.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FooScale {
+    /// How many replicas the Deployment runs.
+    ///
+    /// +kubebuilder:validation:Minimum=1
+    /// +kubebuilder:validation:Maximum=10
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Seconds a new pod must be ready before it counts as available. v1alpha1 has no
+    /// place for it: it survives a v1alpha1 round trip in the conversion-data annotation.
+    ///
+    /// +kubebuilder:validation:Minimum=0
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_ready_seconds: Option<i32>,
+}
+
+/// FooStatus is the status for a Foo resource.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FooStatus {
+    /// Ready replicas of the owned Deployment.
+    #[serde(default)]
+    pub available_replicas: i32,
+}
