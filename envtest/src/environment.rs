@@ -494,25 +494,19 @@ impl Running {
             if ready().await {
                 return Ok(());
             }
-            let process = self
-                .processes
-                .iter_mut()
-                .find(|p| p.component == component)
-                .expect("waiting only for started components");
-            let problem = match process.child.try_wait() {
-                Ok(Some(status)) => Some(format!("exited ({status}) while waiting for {what}")),
-                Ok(None) if Instant::now() > deadline => Some(format!(
-                    "was not ready ({what}) after {:.0?}",
-                    start.elapsed()
-                )),
-                Ok(None) => None,
-                Err(e) => Some(format!(
-                    "could not be checked while waiting for {what}: {e}"
-                )),
-            };
-            if let Some(problem) = problem {
+            // Any started process that died fails the wait, not only the one waited
+            // for: etcd losing its port shows here, not as an apiserver timeout.
+            for process in &mut self.processes {
+                let problem = match process.child.try_wait() {
+                    Ok(Some(status)) => format!("exited ({status}) while waiting for {what}"),
+                    Ok(None) if process.component == component && Instant::now() > deadline => {
+                        format!("was not ready ({what}) after {:.0?}", start.elapsed())
+                    }
+                    Ok(None) => continue,
+                    Err(e) => format!("could not be checked while waiting for {what}: {e}"),
+                };
                 return Err(Error::Startup {
-                    component,
+                    component: process.component,
                     problem,
                     log: process.log.clone(),
                     tail: tail(&process.log),

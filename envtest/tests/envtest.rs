@@ -276,3 +276,26 @@ async fn a_bad_crd_file_is_named_before_anything_starts() {
         .expect_err("an empty CRD directory is a mistake, not a no-op");
     assert!(err.to_string().contains("no *.yaml"), "{err}");
 }
+
+#[tokio::test]
+async fn a_process_that_exits_is_reported_with_its_log() {
+    let err = Environment::builder()
+        .apiserver_arg("--no-such-flag=1")
+        .start()
+        .await
+        .expect_err("kube-apiserver refuses an unknown flag");
+    let Error::Startup {
+        component,
+        ref problem,
+        ref tail,
+        ..
+    } = err
+    else {
+        panic!("expected a startup error, got {err:?}");
+    };
+    assert_eq!(component, Component::KubeApiserver);
+    assert!(problem.contains("exited"), "{problem}");
+    // The tail of the apiserver's own log says why.
+    assert!(tail.contains("no-such-flag"), "{tail}");
+    assert!(err.to_string().contains("no-such-flag"), "{err}");
+}
