@@ -82,7 +82,8 @@ impl Builder {
     /// collection, namespace deletion, ServiceAccounts and their tokens, Deployment →
     /// ReplicaSet → Pod, ...). Off by default, as in controller-runtime's envtest: without
     /// it the API server stores objects but nothing acts on them (deleted namespaces stay
-    /// `Terminating`, owners' deletion does not cascade). It adds a few seconds to the start.
+    /// `Terminating`, owners' deletion does not cascade). It adds about 6 s to the start
+    /// (start() waits until the serviceaccount controller has made `default/default`).
     pub fn controller_manager(mut self, on: bool) -> Self {
         self.controller_manager = on;
         self
