@@ -246,21 +246,9 @@ impl Builder {
             .map_err(Error::kube("making a client from the kubeconfig"))?;
         let readyz_client = &client;
         running
-            .wait_for(
-                Component::KubeApiserver,
-                "/readyz",
-                deadline,
-                || async move {
-                    let req = http::Request::get("/readyz").body(Vec::new());
-                    match req {
-                        Ok(req) => readyz_client
-                            .request_text(req)
-                            .await
-                            .is_ok_and(|b| b == "ok"),
-                        Err(_) => false,
-                    }
-                },
-            )
+            .wait_for(Component::KubeApiserver, "/readyz", deadline, || {
+                apiserver_ready(readyz_client)
+            })
             .await?;
 
         if let Some(kcm) = kcm {
@@ -418,6 +406,66 @@ impl Environment {
             .collect()
     }
 
+    /// Kills kube-apiserver with SIGKILL, as a crash would, and waits until it is gone;
+    /// etcd (and the controller manager) keep running, so the data survives. For fault
+    /// tests: what does the controller do while the API server is away?
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if it could not be killed or reaped.
+    pub fn kill_apiserver(&mut self) -> Result<(), Error> {
+        let p = self
+            .running
+            .process(Component::KubeApiserver)
+            .expect("an environment always has an apiserver");
+        let pid = p.child.id();
+        if p.child.try_wait().ok().flatten().is_none() {
+            p.child
+                .kill()
+                .map_err(Error::io(format!("killing kube-apiserver (pid {pid})")))?;
+        }
+        p.child
+            .wait()
+            .map_err(Error::io(format!("waiting for kube-apiserver (pid {pid})")))?;
+        Ok(())
+    }
+
+    /// Starts kube-apiserver again, with the same flags and port, if it is not running,
+    /// and waits until it is ready (at most `timeout`). Clients made before keep working.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Startup`] if it exits or is not ready in time, with its log's tail;
+    /// [`Error::Io`] if it cannot be started.
+    pub async fn start_apiserver(&mut self, timeout: Duration) -> Result<(), Error> {
+        let deadline = Instant::now() + timeout;
+        let dir = self.dir().to_owned();
+        let p = self
+            .running
+            .process(Component::KubeApiserver)
+            .expect("an environment always has an apiserver");
+        if p.child.try_wait().ok().flatten().is_some() {
+            p.child = start_process(&p.program, &p.args, &dir, &p.log)?;
+        }
+        let client = &self.client;
+        self.running
+            .wait_for(Component::KubeApiserver, "/readyz", deadline, || {
+                apiserver_ready(client)
+            })
+            .await
+    }
+
+    /// [`kill_apiserver`](Self::kill_apiserver), then
+    /// [`start_apiserver`](Self::start_apiserver): an API server crash and recovery.
+    ///
+    /// # Errors
+    ///
+    /// As those two.
+    pub async fn restart_apiserver(&mut self, timeout: Duration) -> Result<(), Error> {
+        self.kill_apiserver()?;
+        self.start_apiserver(timeout).await
+    }
+
     /// Stops the processes (SIGKILL: the data is thrown away, so there is nothing to
     /// shut down cleanly) and removes the directory, as dropping does, but reports what
     /// failed.
@@ -445,6 +493,9 @@ struct Process {
     component: Component,
     child: Child,
     log: PathBuf,
+    /// How it was started, to start it again the same way (restart_apiserver).
+    program: PathBuf,
+    args: Vec<String>,
 }
 
 impl Running {
@@ -456,25 +507,19 @@ impl Running {
         dir: &Path,
     ) -> Result<(), Error> {
         let log = dir.join(format!("{component}.log"));
-        let file =
-            fs::File::create(&log).map_err(Error::io(format!("creating {}", log.display())))?;
-        let file2 = file
-            .try_clone()
-            .map_err(Error::io(format!("opening {}", log.display())))?;
-        let child = Command::new(program)
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(file)
-            .stderr(file2)
-            .spawn()
-            .map_err(Error::io(format!("starting {}", program.display())))?;
+        let child = start_process(program, args, dir, &log)?;
         self.processes.push(Process {
             component,
             child,
             log,
+            program: program.to_owned(),
+            args: args.to_vec(),
         });
         Ok(())
+    }
+
+    fn process(&mut self, component: Component) -> Option<&mut Process> {
+        self.processes.iter_mut().find(|p| p.component == component)
     }
 
     /// Polls `ready` until it says yes, failing when the component exits or the deadline
@@ -546,6 +591,34 @@ impl Drop for Running {
     fn drop(&mut self) {
         // Runs during a panic's unwinding too; nothing to report to.
         let _ = self.stop();
+    }
+}
+
+/// Starts a process with its output appended to `log` (a restart keeps the earlier log).
+fn start_process(program: &Path, args: &[String], dir: &Path, log: &Path) -> Result<Child, Error> {
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(Error::io(format!("opening {}", log.display())))?;
+    let file2 = file
+        .try_clone()
+        .map_err(Error::io(format!("opening {}", log.display())))?;
+    Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(file2)
+        .spawn()
+        .map_err(Error::io(format!("starting {}", program.display())))
+}
+
+/// True once the API server's `/readyz` says `ok`.
+async fn apiserver_ready(client: &kube::Client) -> bool {
+    match http::Request::get("/readyz").body(Vec::new()) {
+        Ok(req) => client.request_text(req).await.is_ok_and(|b| b == "ok"),
+        Err(_) => false,
     }
 }
 

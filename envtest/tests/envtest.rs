@@ -299,3 +299,42 @@ async fn a_process_that_exits_is_reported_with_its_log() {
     assert!(tail.contains("no-such-flag"), "{tail}");
     assert!(err.to_string().contains("no-such-flag"), "{err}");
 }
+
+#[tokio::test]
+async fn the_apiserver_restarts_with_its_data_and_the_same_client_works() {
+    let mut env = Environment::builder()
+        .crd_file(foo_crd())
+        .start()
+        .await
+        .expect("environment starts");
+    let api = foos(&env);
+    api.create(&PostParams::default(), &foo("survivor"))
+        .await
+        .expect("create a Foo");
+    let before = env.pids()[1];
+
+    env.kill_apiserver().expect("kill");
+    assert!(
+        !alive(before.1),
+        "kube-apiserver still runs after kill_apiserver"
+    );
+    assert!(
+        api.get("survivor").await.is_err(),
+        "a request while the apiserver is down fails"
+    );
+
+    let started = Instant::now();
+    env.start_apiserver(std::time::Duration::from_secs(60))
+        .await
+        .expect("the apiserver comes back");
+    eprintln!("kube-apiserver restarted in {:.1?}", started.elapsed());
+    let after = env.pids()[1];
+    assert_eq!(after.0, Component::KubeApiserver);
+    assert_ne!(after.1, before.1);
+    // etcd kept the data, the CRD is served again, and the client made before still works.
+    let got = api
+        .get("survivor")
+        .await
+        .expect("the Foo survived the restart");
+    assert_eq!(got.data["spec"]["deploymentName"], "survivor-deploy");
+}
