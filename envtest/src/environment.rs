@@ -165,13 +165,12 @@ impl Builder {
         let token = random_token();
         let tokens_csv = root.join("tokens.csv");
         // token,user,uid,"groups": system:masters bypasses RBAC entirely.
-        fs::write(
+        pki::write_private(
             &tokens_csv,
-            format!(
+            &format!(
                 "{token},kube-codegen-envtest-admin,kube-codegen-envtest-admin,\"system:masters\"\n"
             ),
-        )
-        .map_err(Error::io(format!("writing {}", tokens_csv.display())))?;
+        )?;
         let server = format!("https://{HOST}:{apiserver_port}");
         let kubeconfig_path = root.join("kubeconfig");
         write_kubeconfig(&kubeconfig_path, &server, &pki.ca_crt, &token)?;
@@ -675,7 +674,7 @@ current-context: kube-codegen-envtest
 ",
         ca = ca.display()
     );
-    fs::write(path, text).map_err(Error::io(format!("writing {}", path.display())))
+    pki::write_private(path, &text)
 }
 
 async fn load_config(path: &Path) -> Result<kube::Config, Error> {

@@ -30,7 +30,8 @@ fn cert_err(e: rcgen::Error) -> Error {
     Error::Certificates(e.to_string())
 }
 
-fn write_private(path: &Path, contents: &str) -> Result<(), Error> {
+/// Writes a file only its owner can read (keys, the token, the kubeconfig).
+pub(crate) fn write_private(path: &Path, contents: &str) -> Result<(), Error> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = fs::OpenOptions::new()
