@@ -1,11 +1,15 @@
-//! E2E: every verb of the generated clientset, against the real control plane.
+//! E2E: every verb of the generated clientset, against the real control plane: one of its
+//! own per test, from kube-codegen-envtest (the demonstration that the e2e suite can move
+//! onto it).
 
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{
-    DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
 };
+use kube_codegen_envtest::Environment;
 use kube_codegen_runtime::client::ApplyOptions;
 use kube_codegen_runtime::{DeepCopy, Error};
 use kube_codegen_tests::*;
@@ -17,8 +21,16 @@ use sample_api::generated::applyconfigurations::samplecontroller_v1alpha1::{
 };
 use serde_json::json;
 
-async fn setup(prefix: &str) -> (Clientset, TestNamespace) {
-    let client = client().await;
+/// A control plane of the test's own (kube-codegen-envtest: a few seconds to start, and
+/// tests run in parallel) with the sample API's CRDs as generated now, and a namespace in
+/// it. Dropping it stops the control plane.
+struct TestEnv {
+    name: String,
+    _env: Environment,
+}
+
+async fn setup(prefix: &str) -> (Clientset, TestEnv) {
+    let mut builder = Environment::builder();
     for f in kube_codegen::Config::from_crate(repo_root().join("sample-api"))
         .unwrap()
         .generate()
@@ -26,10 +38,21 @@ async fn setup(prefix: &str) -> (Clientset, TestNamespace) {
         .files
     {
         if f.path.extension().is_some_and(|e| e == "yaml") {
-            apply_crd(&client, &parse_crd(&f.contents)).await.unwrap();
+            builder = builder.crd_yaml(f.contents);
         }
     }
-    let ns = TestNamespace::new(&client, prefix).await;
+    // CRDs are Established and served when start() returns.
+    let env = builder.start().await.expect("control plane");
+    let client = env.client();
+    let ns: Namespace = serde_json::from_value(json!({ "metadata": { "name": prefix } })).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("create namespace");
+    let ns = TestEnv {
+        name: prefix.to_owned(),
+        _env: env,
+    };
     (Clientset::new(client), ns)
 }
 
