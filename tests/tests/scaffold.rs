@@ -224,9 +224,10 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
     assert!(too_long.is_err(), "a 64-character foo was accepted");
 
     // SIGTERM: a clean exit, quickly.
-    let mut child = controller.0.take().unwrap();
-    let pid = child.id().to_string();
-    Command::new("kill").args(["-TERM", &pid]).status()?;
+    let child = controller.0.as_mut().expect("running");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()?;
     let mut status = None;
     for _ in 0..300 {
         if let Some(s) = child.try_wait()? {
@@ -235,11 +236,12 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Drop kills and reaps it if it did not exit.
     let Some(status) = status else {
-        let _ = child.kill();
         panic!("no exit 30 s after SIGTERM:\n{}", controller.logs());
     };
     assert!(status.success(), "exit {status:?}:\n{}", controller.logs());
+    controller.0 = None;
     classes.delete(&class_name, &Default::default()).await?;
     Ok(())
 }
