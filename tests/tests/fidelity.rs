@@ -109,6 +109,38 @@ fn samples(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The shared control plane may hold a CRD of the same name whose stored versions this
+/// one does not serve (the sample API's Foo is stored as v1beta1 since it got a second
+/// version; the Go sample-controller's Foo has v1alpha1 only), which the API server
+/// refuses to drop. Such a CRD is deleted first, with its objects: other test binaries
+/// install theirs again, and cargo runs test binaries one at a time.
+async fn make_room_for(client: &Client, crd: &CustomResourceDefinition) {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    let Ok(Some(existing)) = api.get_opt(&name).await else {
+        return;
+    };
+    let served: Vec<&str> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
+    let stored = existing
+        .status
+        .as_ref()
+        .and_then(|s| s.stored_versions.clone())
+        .unwrap_or_default();
+    if stored.iter().all(|v| served.contains(&v.as_str())) {
+        return;
+    }
+    api.delete(&name, &DeleteParams::default())
+        .await
+        .unwrap_or_else(|e| panic!("deleting {name}: {e}"));
+    eventually(&format!("{name} deleted"), Duration::from_secs(60), || {
+        let api = api.clone();
+        let name = name.clone();
+        async move { Ok(api.get_opt(&name).await?.is_none().then_some(())) }
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:#}"));
+}
+
 fn is_protected_group(group: &str) -> bool {
     ["k8s.io", "kubernetes.io"]
         .iter()
@@ -141,6 +173,7 @@ async fn check_phase(
             );
         }
         let name = crd.metadata.name.clone().unwrap_or_default();
+        make_room_for(client, &crd).await;
         apply_crd(client, &crd)
             .await
             .unwrap_or_else(|e| panic!("{what}: CRD {name} not accepted/Established: {e:#}"));

@@ -192,6 +192,14 @@ pub fn create_api(
                 },
             )
             .replace(
+                "{{informer_for}}",
+                if *cluster_scoped {
+                    "cluster_informer_for"
+                } else {
+                    "informer_for"
+                },
+            )
+            .replace(
                 "{{scope}}",
                 if *cluster_scoped {
                     "Cluster"
