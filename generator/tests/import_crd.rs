@@ -1,0 +1,240 @@
+//! The round trip of `kube-codegen import crd` (issue 16) on the corpus of
+//! `tests/fixtures/crd-corpus/` (73 CRDs of 7 projects): each project's CRDs are imported
+//! into one crate, the crate is generated back in process, and every CRD is compared with
+//! its original keyword by keyword (`common/crd_compare.rs`, the comparison of the
+//! fidelity corpus, descriptions included).
+//!
+//! Ratchet: `tests/fixtures/crd-corpus/known-differences.txt` lists accepted differences,
+//! `<missing|extra|changed> <crd> <path>  # reason` (`*` matches any text). A difference not
+//! listed fails the test; listed ones that no longer occur are printed. The target is an
+//! empty list.
+//!
+//! `cargo test -p kube-codegen --test import_crd -- --nocapture` prints the scores.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use kube_codegen::{Config, ImportInput, ImportOptions, KubernetesVersion, import_crds};
+use serde_json::Value;
+
+#[path = "common/crd_compare.rs"]
+mod crd_compare;
+use crd_compare::{Kind, crds_of, diff, leaves, short};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/crd-corpus")
+        .canonicalize()
+        .expect("the corpus exists")
+}
+
+/// Each project directory with its CRD files, sorted.
+pub fn projects() -> Vec<(String, Vec<PathBuf>)> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(corpus()).unwrap() {
+        let dir = e.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        out.push((
+            dir.file_name().unwrap().to_string_lossy().into_owned(),
+            files,
+        ));
+    }
+    out.sort();
+    out
+}
+
+/// Import `files` into a fresh crate at `dir`; the crate's files are written there.
+pub fn import_into(files: &[PathBuf], dir: &Path, name: &str) -> kube_codegen::Imported {
+    let _ = std::fs::remove_dir_all(dir);
+    let inputs: Vec<ImportInput> = files
+        .iter()
+        .map(|f| ImportInput {
+            path: f.clone(),
+            text: std::fs::read_to_string(f).unwrap(),
+        })
+        .collect();
+    let imported = import_crds(
+        &inputs,
+        &ImportOptions {
+            out: dir.to_owned(),
+            crate_name: name.to_owned(),
+            kubernetes: KubernetesVersion::NEWEST,
+            existing: BTreeMap::new(),
+            has_cargo_toml: false,
+            has_lib_rs: false,
+        },
+    )
+    .unwrap_or_else(|e| panic!("import of {name} failed:\n{e}"));
+    for f in &imported.files {
+        std::fs::create_dir_all(f.path.parent().unwrap()).unwrap();
+        std::fs::write(&f.path, &f.contents).unwrap();
+    }
+    imported
+}
+
+/// Known differences: (kind, crd glob, path glob, reason).
+fn known() -> Vec<(Kind, String, String, String)> {
+    let file = corpus().join("known-differences.txt");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (body, reason) = line.split_once(" # ").unwrap_or((line, ""));
+        let mut parts = body.trim().splitn(3, ' ');
+        let (Some(k), Some(crd), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            panic!(
+                "{}:{}: expected `<kind> <crd> <path>  # reason`",
+                file.display(),
+                n + 1
+            );
+        };
+        let kind = Kind::parse(k)
+            .unwrap_or_else(|| panic!("{}:{}: bad kind `{k}`", file.display(), n + 1));
+        out.push((
+            kind,
+            crd.to_owned(),
+            path.trim().to_owned(),
+            reason.to_owned(),
+        ));
+    }
+    out
+}
+
+fn glob(pattern: &str, s: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == s;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !s.starts_with(first)
+        || s.len() < first.len() + last.len()
+        || !s[first.len()..].ends_with(last)
+    {
+        return false;
+    }
+    let mut rest = &s[first.len()..s.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[test]
+fn every_corpus_crd_round_trips_keyword_by_keyword() {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_crd_roundtrip");
+    let known = known();
+    let mut used = vec![false; known.len()];
+    let mut report = String::new();
+    let mut failures = vec![];
+    let (mut matched_all, mut total_all, mut equal, mut count) = (0, 0, 0, 0);
+    for (project, files) in projects() {
+        let dir = tmp.join(&project);
+        let imported = import_into(&files, &dir, &project);
+        let mut originals = BTreeMap::new();
+        for f in &files {
+            crds_of(
+                &std::fs::read_to_string(f).unwrap(),
+                &f.display().to_string(),
+                &mut originals,
+            );
+        }
+        let generated = Config::from_crate(&dir)
+            .unwrap_or_else(|e| panic!("{project}: {e}"))
+            .emit_rust(false)
+            .generate()
+            .unwrap_or_else(|e| panic!("{project}: the imported crate does not generate:\n{e}"));
+        let mut ours: BTreeMap<String, Value> = BTreeMap::new();
+        for f in &generated.files {
+            if f.path.extension().is_some_and(|e| e == "yaml") {
+                crds_of(&f.contents, &f.path.display().to_string(), &mut ours);
+            }
+        }
+        let _ = writeln!(
+            report,
+            "{project}: {} ({} patch markers)",
+            imported.summary(),
+            imported.stats.patches
+        );
+        for (name, original) in &originals {
+            count += 1;
+            let total = leaves(original).len();
+            let one_g: BTreeMap<String, Value> = [(name.clone(), original.clone())].into();
+            let one_o: BTreeMap<String, Value> = ours
+                .get(name)
+                .map(|o| (name.clone(), o.clone()))
+                .into_iter()
+                .collect();
+            let diffs = diff(&one_g, &one_o);
+            let missing = diffs.iter().filter(|d| d.kind != Kind::Extra).count();
+            matched_all += total - missing;
+            total_all += total;
+            if diffs.is_empty() {
+                equal += 1;
+            }
+            let _ = writeln!(
+                report,
+                "  {name}: {}/{total} leaves match, {} difference{}",
+                total - missing,
+                diffs.len(),
+                if diffs.len() == 1 { "" } else { "s" }
+            );
+            for d in &diffs {
+                let listed = known
+                    .iter()
+                    .position(|(k, c, p, _)| *k == d.kind && glob(c, &d.crd) && glob(p, &d.path));
+                match listed {
+                    Some(i) => used[i] = true,
+                    None => failures.push(format!(
+                        "{} (original {}, ours {})",
+                        d.key(),
+                        short(&d.golden),
+                        short(&d.ours)
+                    )),
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        report,
+        "import round trip: {matched_all}/{total_all} keywords ({:.2}%), {equal} of {count} CRDs equal",
+        100.0 * matched_all as f64 / total_all.max(1) as f64
+    );
+    for (i, (k, c, p, _)) in known.iter().enumerate() {
+        if !used[i] {
+            let _ = writeln!(
+                report,
+                "no longer occurs (remove from known-differences.txt): {} {c} {p}",
+                k.as_str()
+            );
+        }
+    }
+    println!("{report}");
+    assert!(
+        failures.is_empty(),
+        "{} differences not in known-differences.txt:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
