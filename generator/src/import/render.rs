@@ -64,6 +64,10 @@ pub fn types_rs(types: &[TypeDef], sources: &BTreeSet<String>) -> String {
     for t in types {
         out.push('\n');
         doc_lines(&mut out, "", t.doc.as_deref(), &t.markers);
+        if let Some(target) = &t.alias {
+            let _ = writeln!(out, "pub type {} = {target};", t.name);
+            continue;
+        }
         out.push_str("#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n");
         let _ = writeln!(out, "pub struct {} {{", t.name);
         if t.kind {

@@ -27,6 +27,9 @@ pub struct TypeDef {
     pub fields: Vec<FieldDef>,
     /// A kind: `types: TypeMeta` (flattened) and `metadata: ObjectMeta` come first.
     pub kind: bool,
+    /// `type Name = <this>;` instead of a struct: an array item or map value that needs a
+    /// doc comment or type-level markers of its own.
+    pub alias: Option<String>,
 }
 
 #[derive(Debug)]
@@ -65,6 +68,8 @@ struct Lowered {
     /// The node's description, for the field's doc comment (or the patch).
     description: Option<String>,
     hatch: Map<String, Value>,
+    /// A struct made for the node: its doc and type-level markers carry the node.
+    is_struct: bool,
 }
 
 /// Builds the types of one group/version module.
@@ -447,9 +452,10 @@ impl ModuleBuilder<'_> {
                     match n.get("items") {
                         Some(items) if items.is_object() => {
                             handled.push("items");
-                            let item = self.lower(items, hint, &format!("{path}.items"));
-                            l.ty = format!("Vec<{}>", item.ty);
-                            self.nest(&mut l, item, "items");
+                            let item_path = format!("{path}.items");
+                            let item = self.lower(items, hint, &item_path);
+                            let t = self.nest(&mut l, item, "items", hint, &item_path);
+                            l.ty = format!("Vec<{t}>");
                         }
                         _ => {
                             l.ty = "Vec<::serde_json::Value>".into();
@@ -466,9 +472,10 @@ impl ModuleBuilder<'_> {
                     let addl = n.get("additionalProperties").filter(|a| a.is_object());
                     if let Some(addl) = addl.filter(|_| props.is_none()) {
                         handled.push("additionalProperties");
-                        let value = self.lower(addl, hint, &format!("{path}.additionalProperties"));
-                        l.ty = format!("::std::collections::BTreeMap<String, {}>", value.ty);
-                        self.nest(&mut l, value, "additionalProperties");
+                        let value_path = format!("{path}.additionalProperties");
+                        let value = self.lower(addl, hint, &value_path);
+                        let t = self.nest(&mut l, value, "additionalProperties", hint, &value_path);
+                        l.ty = format!("::std::collections::BTreeMap<String, {t}>");
                     } else if props.is_none() && pres {
                         // An open object: any JSON, typed `object`.
                         implied.remove("type");
@@ -488,6 +495,7 @@ impl ModuleBuilder<'_> {
                     } else {
                         let name = self.structure(n, hint, path, false);
                         l.ty = name;
+                        l.is_struct = true;
                         // The struct carries everything but where-it-is keywords.
                         for k in ["default", "nullable", "description"] {
                             if let Some(v) = n.get(k) {
@@ -560,18 +568,73 @@ impl ModuleBuilder<'_> {
         }
     }
 
-    /// Nest a child (array items, map values) under `at` in `l`.
-    fn nest(&mut self, l: &mut Lowered, child: Lowered, at: &'static str) {
-        for mut kw in child.kws {
-            kw.pos.insert(0, at);
-            l.kws.push(kw);
+    /// Nest a child (array items, map values) under `at` in `l`; returns the child's Rust
+    /// type. A child that is not a struct and has a description, or keywords no `items:`
+    /// marker form writes, becomes a type alias carrying them as doc and type-level markers
+    /// (Go's named types: `type Hostname string`).
+    fn nest(
+        &mut self,
+        l: &mut Lowered,
+        child: Lowered,
+        at: &'static str,
+        hint: &str,
+        path: &str,
+    ) -> String {
+        if child.is_struct {
+            // The struct's doc and markers say everything; the description is its doc.
+            for mut kw in child.kws {
+                kw.pos.insert(0, at);
+                l.kws.push(kw);
+            }
+            if !child.hatch.is_empty() {
+                merge_into(&mut l.hatch, &[at], child.hatch);
+            }
+            return child.ty;
         }
-        if let Some(d) = child.description {
-            set_at(&mut l.hatch, &[at], "description", Value::String(d));
+        let items_ok = |k: &Kw| at == "items" && k.pos.is_empty() && k.items_marker.is_some();
+        let alias = child.description.is_some()
+            || !child.hatch.is_empty()
+            || child.kws.iter().any(|k| !items_ok(k));
+        if !alias {
+            for mut kw in child.kws {
+                kw.pos.insert(0, at);
+                l.kws.push(kw);
+            }
+            return child.ty;
         }
-        if !child.hatch.is_empty() {
-            merge_into(&mut l.hatch, &[at], child.hatch);
+        let suffix = if at == "items" { "Item" } else { "Value" };
+        let name = self.names.claim(&format!("{hint}{suffix}"));
+        let mut markers = vec![];
+        let mut hatch = child.hatch;
+        for kw in child.kws {
+            // `+default` and `+nullable` are field markers: on a type, the patch says them.
+            let type_level = kw
+                .marker
+                .as_deref()
+                .filter(|m| !m.starts_with("default=") && *m != "nullable");
+            match (&kw.pos[..], type_level, &kw.items_marker) {
+                ([], Some(m), _) => markers.push(m.to_owned()),
+                (["items"], _, Some(m)) => markers.push(m.clone()),
+                (pos, _, _) => set_at(&mut hatch, pos, &kw.key, kw.value.clone()),
+            }
         }
+        if !hatch.is_empty() {
+            let keys = hatch_keys(&hatch);
+            self.warn(path, &keys);
+            markers.push(format!(
+                "kube-codegen:schema={}",
+                serde_json::to_string(&Value::Object(hatch)).expect("JSON serializes")
+            ));
+        }
+        self.types.push(TypeDef {
+            name: name.clone(),
+            doc: child.description,
+            markers,
+            fields: vec![],
+            kind: false,
+            alias: Some(child.ty),
+        });
+        name
     }
 
     /// A struct for object node `n`; returns its name. `kind`: the root of a kind.
@@ -595,6 +658,7 @@ impl ModuleBuilder<'_> {
             markers: vec![],
             fields: vec![],
             kind,
+            alias: None,
         });
         let empty = Map::new();
         let props = n
