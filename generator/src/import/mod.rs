@@ -93,6 +93,24 @@ impl Imported {
     }
 }
 
+impl Imported {
+    /// The warnings as the CLI prints them, each with its CRD file and line.
+    pub fn render_warnings(&self) -> String {
+        crate::diagnostics::render_all(&self.warnings)
+    }
+
+    /// Write the files: only those that changed, never over a file kube-codegen did not
+    /// write (checked for every file before the first is written, so a refusal writes
+    /// nothing), each through a temporary file and a rename.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Output`] when a file in the way is hand-written or the file system refuses.
+    pub fn write(&self) -> Result<crate::WriteReport, Error> {
+        Ok(crate::output::write_all(&self.files, &[])?)
+    }
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
