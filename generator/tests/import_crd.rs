@@ -238,3 +238,69 @@ fn every_corpus_crd_round_trips_keyword_by_keyword() {
             .join("\n")
     );
 }
+
+/// One CRD per project by default (a kind with a status, a multi-version kind, an
+/// int-or-string, maps of structs, CEL rules); `KUBE_CODEGEN_IMPORT_ALL=1` takes all 73,
+/// which compile too (about four minutes more on two cores, so not in every run).
+const COMPILED: &[&str] = &[
+    "cert-manager/certificates.cert-manager.io.yaml",
+    "gateway-api/httproutes.gateway.networking.k8s.io.yaml",
+    "cluster-api/machinedeployments.cluster.x-k8s.io.yaml",
+    "keda/scaledobjects.keda.sh.yaml",
+    "source-controller/gitrepositories.source.toolkit.fluxcd.io.yaml",
+    "cloudnative-pg/backups.postgresql.cnpg.io.yaml",
+    "crossplane/compositions.apiextensions.crossplane.io.yaml",
+];
+
+/// Imported types and everything `generate` writes for them (clientset, fake, listers,
+/// informers, apply configurations, deep copy) compile together, in one crate, against the
+/// real runtime. The dependencies' target directory is shared with kubernetes_versions.rs.
+#[test]
+fn imported_crates_compile_with_their_generated_clients() {
+    let all = std::env::var_os("KUBE_CODEGEN_IMPORT_ALL").is_some();
+    let files: Vec<PathBuf> = if all {
+        projects().into_iter().flat_map(|(_, f)| f).collect()
+    } else {
+        COMPILED.iter().map(|f| corpus().join(f)).collect()
+    };
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let krate = root.join("import_crd_compile");
+    let imported = import_into(&files, &krate, "imported");
+    assert!(imported.stats.kinds >= files.len());
+    let written = Config::from_crate(&krate)
+        .unwrap()
+        .write()
+        .unwrap_or_else(|e| panic!("generate on the imported crate: {e}"));
+    assert!(written.written.iter().any(|p| p.ends_with("clientset.rs")));
+    let workspace = std::fs::canonicalize("..").unwrap();
+    let runtime = workspace.join("runtime");
+    // The imported Cargo.toml names crates.io versions; here the workspace's runtime and
+    // the dependency set kubernetes_versions.rs builds, so the two share their builds.
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"imported\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
+             [package.metadata.kube-codegen]\ninput = [\"src/apis\"]\n\n\
+             [dependencies]\n\
+             kube-codegen-runtime = {{ path = {runtime:?}, features = [\"fake\"] }}\n\
+             k8s-openapi = {{ version = \"0.29\", default-features = false, features = [\"std\", \"v1_37\"] }}\n\
+             kube = {{ version = \"5\", default-features = false, features = [\"client\", \"rustls-tls\", \"ring\", \"runtime\"] }}\n\
+             serde = {{ version = \"1\", features = [\"derive\"] }}\n\
+             serde_json = \"1\"\n\n[workspace]\n",
+        ),
+    )
+    .unwrap();
+    std::fs::copy(workspace.join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["check", "--offline", "--quiet"])
+        .current_dir(&krate)
+        .env("CARGO_TARGET_DIR", root.join("kubernetes_versions/target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the imported crate does not compile:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
