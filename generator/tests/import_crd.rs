@@ -304,3 +304,55 @@ fn imported_crates_compile_with_their_generated_clients() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// What the importer writes for two representative CRDs, file by file: cert-manager's
+/// Certificate (one version, int-or-string, enums, defaults, CEL) and Gateway API's
+/// HTTPRoute (two versions, list-map keys, nested CEL rules, aliases for described items).
+#[test]
+fn snapshots_of_imported_crates() {
+    for (name, file) in [
+        (
+            "certificate",
+            "cert-manager/certificates.cert-manager.io.yaml",
+        ),
+        (
+            "httproute",
+            "gateway-api/httproutes.gateway.networking.k8s.io.yaml",
+        ),
+    ] {
+        // Relative to the test's directory (generator/), so warnings name the file the
+        // same way on every machine.
+        let path = Path::new("../tests/fixtures/crd-corpus").join(file);
+        let imported = import_crds(
+            &[ImportInput {
+                text: std::fs::read_to_string(&path).unwrap(),
+                path,
+            }],
+            &ImportOptions {
+                out: PathBuf::from("imported"),
+                crate_name: "imported".into(),
+                kubernetes: KubernetesVersion::NEWEST,
+                existing: BTreeMap::new(),
+                has_cargo_toml: false,
+                has_lib_rs: false,
+            },
+        )
+        .unwrap();
+        for f in &imported.files {
+            let rel = f
+                .path
+                .strip_prefix("imported")
+                .unwrap()
+                .display()
+                .to_string();
+            insta::assert_snapshot!(
+                format!("import_{name}__{}", rel.replace('/', "__")),
+                &f.contents
+            );
+        }
+        insta::assert_snapshot!(
+            format!("import_{name}__summary"),
+            format!("{}\n{}", imported.summary(), imported.render_warnings())
+        );
+    }
+}

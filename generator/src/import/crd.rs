@@ -1,7 +1,7 @@
 //! Reading CRDs: YAML documents in, apiextensions.k8s.io/v1 CustomResourceDefinitions out,
 //! every problem a located diagnostic (file, line of the document, JSON path).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
@@ -292,14 +292,4 @@ fn junctor(node: &Value, path: &str) -> Result<(), Problem> {
         }
     }
     Ok(())
-}
-
-/// For messages: `file` relative to the current directory when it is below it.
-pub fn display(path: &Path) -> String {
-    std::env::current_dir()
-        .ok()
-        .and_then(|d| path.strip_prefix(d).ok().map(Path::to_path_buf))
-        .unwrap_or_else(|| path.to_path_buf())
-        .display()
-        .to_string()
 }

@@ -218,7 +218,14 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
         let mut all_types: Vec<TypeDef> = vec![];
         let mut sources = BTreeSet::new();
         for c in crds {
-            sources.insert(crd::display(&c.loc.file));
+            // The file name only: the text must not depend on where the import ran.
+            sources.insert(
+                c.loc
+                    .file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "-".into()),
+            );
             let versions = c.spec()["versions"].as_array().cloned().unwrap_or_default();
             let (i, v) = versions
                 .iter()
