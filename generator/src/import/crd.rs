@@ -25,6 +25,8 @@ pub struct Crd {
     pub value: Value,
     /// The file and the line its document starts on.
     pub loc: Location,
+    /// The whole input text, to locate JSON paths in warnings.
+    pub text: std::sync::Arc<str>,
 }
 
 impl Crd {
@@ -68,6 +70,7 @@ pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, V
     let lines = document_lines(&input.text);
     let mut out = vec![];
     let mut errors = vec![];
+    let shared: std::sync::Arc<str> = input.text.as_str().into();
     for (i, doc) in serde_yaml::Deserializer::from_str(&input.text).enumerate() {
         let line = lines.get(i).copied().unwrap_or(1);
         let value: Value = match serde::Deserialize::deserialize(doc) {
@@ -89,7 +92,12 @@ pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, V
             continue;
         }
         let loc = Location::new(file, line, 1);
-        collect(value, &loc, &mut out, &mut errors, warnings);
+        let doc = Doc {
+            text: &input.text,
+            shared: shared.clone(),
+            line,
+        };
+        collect(value, &loc, &doc, &mut out, &mut errors, warnings);
     }
     if errors.is_empty() {
         Ok(out)
@@ -98,9 +106,17 @@ pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, V
     }
 }
 
+/// A document's text and its first line, to find the line of a JSON path.
+struct Doc<'a> {
+    text: &'a str,
+    shared: std::sync::Arc<str>,
+    line: usize,
+}
+
 fn collect(
     value: Value,
     loc: &Location,
+    doc: &Doc<'_>,
     out: &mut Vec<Crd>,
     errors: &mut Vec<Diagnostic>,
     warnings: &mut Vec<Diagnostic>,
@@ -110,7 +126,7 @@ fn collect(
     match (api_version, kind) {
         ("v1", "List") => {
             for item in value["items"].as_array().cloned().unwrap_or_default() {
-                collect(item, loc, out, errors, warnings);
+                collect(item, loc, doc, out, errors, warnings);
             }
         }
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => match check(&value) {
@@ -121,15 +137,25 @@ fn collect(
                     .to_owned(),
                 value,
                 loc: loc.clone(),
+                text: doc.shared.clone(),
             }),
-            Err((path, msg, hint)) => errors.push(
-                Diagnostic::new(loc.clone(), format!("{}: {msg}", located(&value, &path)))
-                    .with_hint(hint),
-            ),
+            Err((path, msg, hint)) => {
+                let at = match locate(doc.text, doc.line, &path) {
+                    Some((l, c)) => Location::new(&loc.file, l, c),
+                    None => loc.clone(),
+                };
+                errors.push(
+                    Diagnostic::new(at, format!("{}: {msg}", located(&value, &path)))
+                        .with_hint(hint),
+                )
+            }
         },
         (v, "CustomResourceDefinition") => errors.push(
             Diagnostic::new(
-                loc.clone(),
+                match locate(doc.text, doc.line, "apiVersion") {
+                    Some((l, c)) => Location::new(&loc.file, l, c),
+                    None => loc.clone(),
+                },
                 format!(
                     "{}: apiVersion `{v}` is not supported; only apiextensions.k8s.io/v1 CRDs can be imported",
                     located(&value, "apiVersion")
@@ -292,4 +318,106 @@ fn junctor(node: &Value, path: &str) -> Result<(), Problem> {
         }
     }
     Ok(())
+}
+
+/// The line and column of a JSON path (`spec.versions[0].schema`) in a block-style YAML
+/// document starting at `first_line`, found by indentation; `None` where the text does
+/// not follow it plainly (flow style, quoted keys), and the caller names the document.
+pub fn locate(text: &str, first_line: usize, path: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text
+        .lines()
+        .skip(first_line.saturating_sub(1))
+        .take_while(|l| !l.starts_with("---"))
+        .collect();
+    let mut segs = vec![];
+    for part in path.split('.') {
+        let (key, rest) = part.split_once('[').unwrap_or((part, ""));
+        segs.push((key.to_owned(), None));
+        for idx in rest.split('[') {
+            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
+                segs.push((String::new(), Some(i)));
+            }
+        }
+    }
+    // Position: the line found last, and the column its content starts at.
+    let (mut at, mut indent): (usize, isize) = (0, -1);
+    let mut same_line = true;
+    let content_col = |l: &str| l.len() - l.trim_start().len();
+    for (key, index) in segs {
+        if let Some(i) = index {
+            let mut count = 0;
+            let mut dash_col = None;
+            let mut found = None;
+            for (n, l) in lines.iter().enumerate().skip(at + 1) {
+                let t = l.trim_start();
+                if t.is_empty() || t.starts_with('#') {
+                    continue;
+                }
+                let c = content_col(l) as isize;
+                if c < indent || (c == indent && !t.starts_with("- ")) {
+                    return None;
+                }
+                if t.starts_with("- ") && dash_col.is_none_or(|d| d == c) {
+                    dash_col = Some(c);
+                    if count == i {
+                        found = Some((n, c));
+                        break;
+                    }
+                    count += 1;
+                }
+            }
+            let (n, c) = found?;
+            at = n;
+            indent = c;
+            same_line = true;
+            continue;
+        }
+        let start = if same_line { at } else { at + 1 };
+        let mut found = None;
+        for (n, l) in lines.iter().enumerate().skip(start) {
+            let mut t = l.trim_start();
+            let mut c = content_col(l) as isize;
+            if n == at && same_line && t.starts_with("- ") {
+                t = &t[2..];
+                c += 2;
+            } else if n == at && same_line && at != 0 {
+                continue;
+            }
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if c <= indent && n != at {
+                return None;
+            }
+            if t.strip_prefix(key.as_str())
+                .is_some_and(|r| r.starts_with(':'))
+            {
+                found = Some((n, c));
+                break;
+            }
+        }
+        let (n, c) = found?;
+        at = n;
+        indent = c;
+        same_line = false;
+    }
+    Some((first_line + at, indent as usize + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::locate;
+
+    #[test]
+    fn locate_finds_keys_and_items_by_indentation() {
+        let text = "a: 1\nspec:\n  versions:\n  - name: v1\n    schema:\n      x: 1\n  - name: v2\n    schema:\n      type: object\n";
+        assert_eq!(locate(text, 1, "spec"), Some((2, 1)));
+        assert_eq!(locate(text, 1, "spec.versions[0].name"), Some((4, 5)));
+        assert_eq!(
+            locate(text, 1, "spec.versions[1].schema.type"),
+            Some((9, 7))
+        );
+        assert_eq!(locate(text, 1, "spec.versions[2]"), None);
+        assert_eq!(locate(text, 1, "spec.nope"), None);
+    }
 }

@@ -237,6 +237,7 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
                 types: vec![],
                 warnings: vec![],
                 loc: c.loc.clone(),
+                text: c.text.clone(),
                 what: format!("CRD {} version {version}", c.name),
                 needs_status: !v["subresources"]["status"].is_null(),
             };

@@ -79,6 +79,8 @@ pub struct ModuleBuilder<'a> {
     pub warnings: Vec<Diagnostic>,
     /// Where the CRD came from, for warnings.
     pub loc: Location,
+    /// The CRD's input text, to point warnings at the line of their JSON path.
+    pub text: std::sync::Arc<str>,
     /// `<crd name> <version>`, for warnings.
     pub what: String,
     /// The kind has a status subresource: `generate` needs a `status` field, even when the
@@ -179,9 +181,13 @@ fn num(v: &Value) -> Option<String> {
 
 impl ModuleBuilder<'_> {
     fn warn(&mut self, path: &str, keys: &[String]) {
+        let at = match super::crd::locate(&self.text, self.loc.line, path) {
+            Some((l, c)) => Location::new(&self.loc.file, l, c),
+            None => self.loc.clone(),
+        };
         self.warnings.push(
             Diagnostic::warning(
-                self.loc.clone(),
+                at,
                 format!(
                     "{}: `{path}`: {} kept as `+kube-codegen:schema` (no marker writes {})",
                     self.what,
