@@ -64,6 +64,25 @@ pub fn types_rs(types: &[TypeDef], sources: &BTreeSet<String>) -> String {
     for t in types {
         out.push('\n');
         doc_lines(&mut out, "", t.doc.as_deref(), &t.markers);
+        if !t.variants.is_empty() {
+            out.push_str("#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]\n");
+            let _ = writeln!(out, "pub enum {} {{", t.name);
+            for (i, (rust, json)) in t.variants.iter().enumerate() {
+                if i == 0 {
+                    out.push_str("    #[default]\n");
+                }
+                if rust != json {
+                    let _ = writeln!(
+                        out,
+                        "    #[serde(rename = {})]",
+                        serde_json::to_string(json).expect("string")
+                    );
+                }
+                let _ = writeln!(out, "    {rust},");
+            }
+            out.push_str("}\n");
+            continue;
+        }
         if let Some(target) = &t.alias {
             let _ = writeln!(out, "pub type {} = {target};", t.name);
             continue;

@@ -30,6 +30,9 @@ pub struct TypeDef {
     /// `type Name = <this>;` instead of a struct: an array item or map value that needs a
     /// doc comment or type-level markers of its own.
     pub alias: Option<String>,
+    /// An enum of unit variants instead of a struct: (Rust name, JSON value), the first
+    /// the `Default`.
+    pub variants: Vec<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -426,6 +429,14 @@ impl ModuleBuilder<'_> {
                 Some("string") => {
                     implied.insert("type".into(), json!("string"));
                     l.ty = "String".into();
+                    // A string enum becomes a Rust enum of unit variants, which `generate`
+                    // writes back as `type: string` with the same `enum`.
+                    if let Some(values) = n.get("enum").and_then(Value::as_array)
+                        && let Some(name) = self.string_enum(values, hint)
+                    {
+                        implied.insert("enum".into(), Value::Array(values.clone()));
+                        l.ty = name;
+                    }
                 }
                 Some("boolean") => {
                     implied.insert("type".into(), json!("boolean"));
@@ -574,6 +585,40 @@ impl ModuleBuilder<'_> {
         }
     }
 
+    /// An enum for the string values of an `enum` keyword, or `None` when a value cannot
+    /// be a unit variant (empty, duplicated).
+    fn string_enum(&mut self, values: &[Value], hint: &str) -> Option<String> {
+        let mut variants = vec![];
+        let mut names = Names::default();
+        for v in values {
+            let s = v.as_str().filter(|s| !s.is_empty())?;
+            if variants.iter().any(|(_, j): &(String, String)| j == s) {
+                return None;
+            }
+            let rust = upper_camel(s);
+            let rust = if matches!(rust.as_str(), "Self" | "Default") {
+                format!("{rust}Value")
+            } else {
+                rust
+            };
+            variants.push((names.claim(&rust), s.to_owned()));
+        }
+        if variants.is_empty() {
+            return None;
+        }
+        let name = self.names.claim(hint);
+        self.types.push(TypeDef {
+            name: name.clone(),
+            doc: None,
+            markers: vec![],
+            fields: vec![],
+            kind: false,
+            alias: None,
+            variants,
+        });
+        Some(name)
+    }
+
     /// Nest a child (array items, map values) under `at` in `l`; returns the child's Rust
     /// type. A child that is not a struct and has a description, or keywords no `items:`
     /// marker form writes, becomes a type alias carrying them as doc and type-level markers
@@ -639,6 +684,7 @@ impl ModuleBuilder<'_> {
             fields: vec![],
             kind: false,
             alias: Some(child.ty),
+            variants: vec![],
         });
         name
     }
@@ -665,6 +711,7 @@ impl ModuleBuilder<'_> {
             fields: vec![],
             kind,
             alias: None,
+            variants: vec![],
         });
         let empty = Map::new();
         let props = n
