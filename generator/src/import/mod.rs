@@ -12,6 +12,7 @@
 //! - `render`: the text of each file.
 
 mod crd;
+mod k8s;
 mod naming;
 mod render;
 mod types;
@@ -238,6 +239,7 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
                 warnings: vec![],
                 loc: c.loc.clone(),
                 text: c.text.clone(),
+                kubernetes: options.kubernetes,
                 what: format!("CRD {} version {version}", c.name),
                 needs_status: !v["subresources"]["status"].is_null(),
             };

@@ -84,6 +84,8 @@ pub struct ModuleBuilder<'a> {
     pub loc: Location,
     /// The CRD's input text, to point warnings at the line of their JSON path.
     pub text: std::sync::Arc<str>,
+    /// Object nodes equal to this version's schema of a Kubernetes type become that type.
+    pub kubernetes: crate::KubernetesVersion,
     /// `<crd name> <version>`, for warnings.
     pub what: String,
     /// The kind has a status subresource: `generate` needs a `status` field, even when the
@@ -509,6 +511,21 @@ impl ModuleBuilder<'_> {
                             items_marker: Some("kubebuilder:validation:items:Type=object".into()),
                         });
                         handled.push("type");
+                    } else if let Some((k8s, k8s_doc)) = super::k8s::matching(self.kubernetes, n) {
+                        // The k8s-openapi type writes this very schema; a description of
+                        // the node's own is the field's doc (or the alias's, in a list).
+                        l.ty = k8s;
+                        let own = n.get("description").and_then(Value::as_str);
+                        l.is_struct = own == k8s_doc.as_deref();
+                        if own.is_none() && k8s_doc.is_some() {
+                            l.hatch.insert("description".into(), Value::Null);
+                        }
+                        for k in ["default", "nullable", "description"] {
+                            if let Some(v) = n.get(k) {
+                                self.plain_keyword(&mut l, n, k, v);
+                            }
+                        }
+                        return l;
                     } else {
                         let name = self.structure(n, hint, path, false);
                         l.ty = name;
