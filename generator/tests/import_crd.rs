@@ -280,6 +280,7 @@ fn imported_crates_compile_with_their_generated_clients() {
         krate.join("Cargo.toml"),
         format!(
             "[package]\nname = \"imported\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
+             [lib]\ndoctest = false\n\n\
              [package.metadata.kube-codegen]\ninput = [\"src/apis\"]\n\n\
              [dependencies]\n\
              kube-codegen-runtime = {{ path = {runtime:?}, features = [\"fake\"] }}\n\
@@ -291,8 +292,10 @@ fn imported_crates_compile_with_their_generated_clients() {
     )
     .unwrap();
     std::fs::copy(workspace.join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+    let kinds = write_sample_tests(&krate);
+    assert!(kinds >= files.len(), "{kinds} sample objects");
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["check", "--offline", "--quiet"])
+        .args(["test", "--offline", "--quiet"])
         .current_dir(&krate)
         .env("CARGO_TARGET_DIR", root.join("kubernetes_versions/target"))
         .env_remove("RUSTFLAGS")
@@ -300,9 +303,131 @@ fn imported_crates_compile_with_their_generated_clients() {
         .unwrap();
     assert!(
         out.status.success(),
-        "the imported crate does not compile:\n{}",
+        "the imported crate does not compile, or a sample object does not come back unchanged:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// An object for schema `node` with every property set: the first enum value, a
+/// date-time for `format: date-time`, one item per list, one entry per map.
+fn sample(node: &Value) -> Value {
+    let empty = serde_json::Map::new();
+    let n = node.as_object().unwrap_or(&empty);
+    if let Some(e) = n
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return e.clone();
+    }
+    if n.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+        return Value::String("1".into());
+    }
+    match n.get("type").and_then(Value::as_str) {
+        Some("string") => match n.get("format").and_then(Value::as_str) {
+            Some("date-time") => "2024-01-02T03:04:05Z".into(),
+            Some("byte") => "eA==".into(),
+            _ => "x".into(),
+        },
+        Some("integer") => 1.into(),
+        Some("number") => 1.5.into(),
+        Some("boolean") => true.into(),
+        Some("array") => Value::Array(n.get("items").map(sample).into_iter().collect()),
+        Some("object") | None => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in n
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                out.insert(k.clone(), sample(v));
+            }
+            if let Some(v) = n.get("additionalProperties").filter(|v| v.is_object()) {
+                out.insert("key".into(), sample(v));
+            }
+            if out.is_empty()
+                && n.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+            {
+                out.insert("any".into(), serde_json::json!({"thing": [1, "two"]}));
+            }
+            Value::Object(out)
+        }
+        Some(_) => Value::Null,
+    }
+}
+
+/// One sample object per kind and version of the crate at `krate` (from the CRDs
+/// `generate` wrote), and `tests/samples.rs` that reads each into its Rust type and writes
+/// it back: the JSON must come back unchanged. Returns the number of samples.
+fn write_sample_tests(krate: &Path) -> usize {
+    let mut crds = BTreeMap::new();
+    for f in std::fs::read_dir(krate.join("crds")).unwrap() {
+        let f = f.unwrap().path();
+        crds_of(
+            &std::fs::read_to_string(&f).unwrap(),
+            &f.display().to_string(),
+            &mut crds,
+        );
+    }
+    let mut tests = String::from("// Each imported kind: a sample object in, the same JSON out.\n");
+    let mut count = 0;
+    std::fs::create_dir_all(krate.join("tests/samples")).unwrap();
+    for g in std::fs::read_dir(krate.join("src/apis")).unwrap() {
+        let g = g.unwrap().path();
+        if !g.is_dir() {
+            continue;
+        }
+        for v in std::fs::read_dir(&g).unwrap() {
+            let v = v.unwrap().path();
+            if !v.is_dir() {
+                continue;
+            }
+            let text = std::fs::read_to_string(v.join("mod.rs")).unwrap();
+            let group = text
+                .lines()
+                .find_map(|l| l.strip_prefix("//! +groupName="))
+                .unwrap();
+            let vm = v.file_name().unwrap().to_string_lossy().into_owned();
+            let version = text
+                .lines()
+                .find_map(|l| l.strip_prefix("//! +versionName="))
+                .map_or(vm.clone(), str::to_owned);
+            let gm = g.file_name().unwrap().to_string_lossy().into_owned();
+            for crd in crds.values().filter(|c| c["spec"]["group"] == group) {
+                let kind = crd["spec"]["names"]["kind"].as_str().unwrap();
+                let Some(ver) = crd["spec"]["versions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["name"] == version.as_str())
+                else {
+                    continue;
+                };
+                let mut obj = sample(&ver["schema"]["openAPIV3Schema"]);
+                obj["apiVersion"] = format!("{group}/{version}").into();
+                obj["kind"] = kind.into();
+                obj["metadata"] = serde_json::json!({"name": "sample", "labels": {"a": "b"}});
+                let file = format!("{gm}__{vm}__{kind}.json");
+                std::fs::write(
+                    krate.join("tests/samples").join(&file),
+                    serde_json::to_string_pretty(&obj).unwrap(),
+                )
+                .unwrap();
+                tests += &format!(
+                    "\n#[test]\nfn {gm}_{vm}_{lower}() {{\n    \
+                     let json: serde_json::Value = serde_json::from_str(include_str!(\"samples/{file}\")).unwrap();\n    \
+                     let typed: imported::apis::{gm}::{vm}::{kind} = serde_json::from_value(json.clone()).unwrap();\n    \
+                     assert_eq!(serde_json::to_value(&typed).unwrap(), json);\n}}\n",
+                    lower = kind.to_lowercase(),
+                );
+                count += 1;
+            }
+        }
+    }
+    std::fs::write(krate.join("tests/samples.rs"), tests).unwrap();
+    count
 }
 
 /// What the importer writes for two representative CRDs, file by file: cert-manager's
@@ -355,4 +480,115 @@ fn snapshots_of_imported_crates() {
             format!("{}\n{}", imported.summary(), imported.render_warnings())
         );
     }
+}
+
+fn kube_codegen(dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String) {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    (out.status.success(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn files_below(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The CLI: import a directory, generate, import again (nothing changes), refuse to
+/// overwrite a hand-written file (and write nothing at all then), read stdin, and fail on
+/// bad input without creating the crate.
+#[test]
+fn cli_import_then_generate_then_reimport() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let certs = corpus().join("cert-manager");
+    let certs = certs.to_str().unwrap();
+    let (ok, err) = kube_codegen(dir, &["import", "crd", certs, "--out", "api"], None);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("kube-codegen: imported 6 CRDs: 6 versions, 6 kinds, "),
+        "{err}"
+    );
+    assert!(err.contains("next: kube-codegen generate api"), "{err}");
+    let (ok, err) = kube_codegen(dir, &["generate", "api"], None);
+    assert!(ok, "{err}");
+    assert!(
+        dir.join("api/crds/cert-manager.io_certificates.yaml")
+            .is_file()
+    );
+    assert!(dir.join("api/src/generated/clientset.rs").is_file());
+
+    // Again: every file is what the import makes already.
+    let (ok, err) = kube_codegen(dir, &["import", "crd", certs, "--out", "api"], None);
+    assert!(ok, "{err}");
+    assert!(err.contains(" 0 written,"), "{err}");
+
+    // A hand-written file in the way: refused, and nothing else written either.
+    let types = dir.join("api/src/apis/certmanager/v1/types.rs");
+    let hand = std::fs::read_to_string(&types).unwrap().replacen(
+        "// @generated by kube-codegen",
+        "// edited by hand",
+        1,
+    );
+    std::fs::write(&types, &hand).unwrap();
+    std::fs::remove_file(dir.join("api/src/apis/acme/v1/types.rs")).unwrap();
+    let before = files_below(&dir.join("api"));
+    let (ok, err) = kube_codegen(dir, &["import", "crd", certs, "--out", "api"], None);
+    assert!(!ok);
+    assert!(
+        err.contains("refusing to overwrite api/src/apis/certmanager/v1/types.rs"),
+        "{err}"
+    );
+    assert_eq!(
+        files_below(&dir.join("api")),
+        before,
+        "a refused import wrote something"
+    );
+
+    // stdin.
+    let text = std::fs::read_to_string(
+        corpus().join("gateway-api/referencegrants.gateway.networking.k8s.io.yaml"),
+    )
+    .unwrap();
+    let (ok, err) = kube_codegen(dir, &["import", "crd", "-", "--out", "grants"], Some(&text));
+    assert!(ok, "{err}");
+    assert!(err.contains("imported 1 CRD: 2 versions, 2 kinds"), "{err}");
+
+    // Bad input: located error, no crate created.
+    let v1beta1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/errors_import/v1beta1.yaml");
+    let (ok, err) = kube_codegen(
+        dir,
+        &["import", "crd", v1beta1.to_str().unwrap(), "--out", "bad"],
+        None,
+    );
+    assert!(!ok);
+    assert!(err.contains("v1beta1.yaml:1:1"), "{err}");
+    assert!(
+        err.contains("import failed with 1 error; nothing was written"),
+        "{err}"
+    );
+    assert!(!dir.join("bad").exists());
 }
