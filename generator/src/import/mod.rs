@@ -212,6 +212,7 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
         let vm = naming::module_ident(version);
         tree.entry(gm.clone()).or_default().insert(vm.clone());
         let mut names = Names::for_types();
+        let mut seen = BTreeMap::new();
         // Kinds first: a kind's struct must carry the kind's name.
         for c in crds {
             names.claim(c.kind());
@@ -235,6 +236,7 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
                 .expect("grouped by this version");
             let mut b = ModuleBuilder {
                 names: &mut names,
+                seen: &mut seen,
                 types: vec![],
                 warnings: vec![],
                 loc: c.loc.clone(),

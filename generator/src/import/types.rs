@@ -78,6 +78,10 @@ struct Lowered {
 /// Builds the types of one group/version module.
 pub struct ModuleBuilder<'a> {
     pub names: &'a mut Names,
+    /// Types made so far in the module, by what they were made from: an identical subtree
+    /// (Gateway API's filters under rules and under backendRefs, a shared reference type)
+    /// reuses the first one's type instead of a copy under another name.
+    pub seen: &'a mut std::collections::BTreeMap<String, String>,
     pub types: Vec<TypeDef>,
     pub warnings: Vec<Diagnostic>,
     /// Where the CRD came from, for warnings.
@@ -605,6 +609,10 @@ impl ModuleBuilder<'_> {
     /// An enum for the string values of an `enum` keyword, or `None` when a value cannot
     /// be a unit variant (empty, duplicated).
     fn string_enum(&mut self, values: &[Value], hint: &str) -> Option<String> {
+        let key = format!("enum {}", Value::Array(values.to_vec()));
+        if let Some(name) = self.seen.get(&key) {
+            return Some(name.clone());
+        }
         let mut variants = vec![];
         let mut names = Names::default();
         for v in values {
@@ -624,6 +632,7 @@ impl ModuleBuilder<'_> {
             return None;
         }
         let name = self.names.claim(hint);
+        self.seen.insert(key, name.clone());
         self.types.push(TypeDef {
             name: name.clone(),
             doc: None,
@@ -670,8 +679,19 @@ impl ModuleBuilder<'_> {
             }
             return child.ty;
         }
+        let key = format!(
+            "alias {at} {} {:?} {:?} {}",
+            child.ty,
+            child.description,
+            child.kws,
+            Value::Object(child.hatch.clone())
+        );
+        if let Some(name) = self.seen.get(&key) {
+            return name.clone();
+        }
         let suffix = if at == "items" { "Item" } else { "Value" };
         let name = self.names.claim(&format!("{hint}{suffix}"));
+        self.seen.insert(key, name.clone());
         let mut markers = vec![];
         let mut hatch = child.hatch;
         for kw in child.kws {
@@ -714,10 +734,16 @@ impl ModuleBuilder<'_> {
         path: &str,
         kind: bool,
     ) -> String {
+        let key = format!("struct {}", Value::Object(n.clone()));
+        if !kind && let Some(name) = self.seen.get(&key) {
+            return name.clone();
+        }
         let name = if kind {
             hint.to_owned()
         } else {
-            self.names.claim(hint)
+            let name = self.names.claim(hint);
+            self.seen.insert(key, name.clone());
+            name
         };
         // Reserve the slot now so types come out parents first.
         let at = self.types.len();
