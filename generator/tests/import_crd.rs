@@ -592,3 +592,38 @@ fn cli_import_then_generate_then_reimport() {
     );
     assert!(!dir.join("bad").exists());
 }
+
+/// A CRD as `kubectl get crd NAME -o yaml` prints it (status, server-set metadata, the
+/// defaulted `conversion: {strategy: None}`): imported without a warning about any of it.
+#[test]
+fn a_crd_read_from_a_cluster_imports_quietly() {
+    let path = corpus().join("source-controller/gitrepositories.source.toolkit.fluxcd.io.yaml");
+    let mut crd: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    crd["metadata"]["uid"] = "0b3a".into();
+    crd["metadata"]["resourceVersion"] = "42".into();
+    crd["metadata"]["generation"] = 1.into();
+    crd["spec"]["conversion"] = serde_json::json!({"strategy": "None"});
+    crd["status"] =
+        serde_json::json!({"acceptedNames": {"kind": "GitRepository"}, "storedVersions": ["v1"]});
+    let imported = import_crds(
+        &[ImportInput {
+            path: PathBuf::from("-"),
+            text: serde_yaml::to_string(&crd).unwrap(),
+        }],
+        &ImportOptions {
+            out: PathBuf::from("out"),
+            crate_name: "out".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+            existing: BTreeMap::new(),
+            has_cargo_toml: false,
+            has_lib_rs: false,
+        },
+    )
+    .unwrap();
+    assert!(
+        imported.warnings.is_empty(),
+        "{}",
+        imported.render_warnings()
+    );
+    assert_eq!(imported.stats.kinds, 1);
+}

@@ -374,8 +374,14 @@ fn kind_markers(
             "spec.names.listKind `{list_kind}` (always `<Kind>List`)"
         ));
     }
-    for k in spec.keys() {
-        if !matches!(k.as_str(), "group" | "names" | "scope" | "versions") {
+    for (k, value) in spec {
+        // What the API server fills in on a CRD read from a cluster is the default anyway.
+        let default = match k.as_str() {
+            "conversion" => value == &serde_json::json!({"strategy": "None"}),
+            "preserveUnknownFields" => value == &Value::Bool(false),
+            _ => false,
+        };
+        if !default && !matches!(k.as_str(), "group" | "names" | "scope" | "versions") {
             dropped.push(format!("spec.{k}"));
         }
     }
