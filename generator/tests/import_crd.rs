@@ -627,3 +627,69 @@ fn a_crd_read_from_a_cluster_imports_quietly() {
     );
     assert_eq!(imported.stats.kinds, 1);
 }
+
+/// The kopium side by side (FIDELITY.md): with `KOPIUM_CRDS=<file>` (the CRDs kube-derive's
+/// `crd()` writes for kopium's types, one JSON document a line, from
+/// `bench/kopium-compare.sh`), the share of the originals' keywords they keep, by the same
+/// comparison as the round trip. Without the variable it checks nothing.
+#[test]
+fn kopium_side_by_side() {
+    let Some(file) = std::env::var_os("KOPIUM_CRDS") else {
+        return;
+    };
+    let mut theirs = BTreeMap::new();
+    for line in std::fs::read_to_string(&file).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        theirs.insert(v["metadata"]["name"].as_str().unwrap().to_owned(), v);
+    }
+    let mut originals = BTreeMap::new();
+    for (_, files) in projects() {
+        for f in files {
+            crds_of(&std::fs::read_to_string(&f).unwrap(), &f.display().to_string(), &mut originals);
+        }
+    }
+    let (mut matched, mut total, mut equal, mut extra) = (0, 0, 0, 0);
+    let mut by_keyword: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (name, original) in &originals {
+        let g = leaves(original);
+        total += g.len();
+        let one_g: BTreeMap<String, Value> = [(name.clone(), original.clone())].into();
+        let one_t: BTreeMap<String, Value> =
+            theirs.get(name).map(|o| (name.clone(), o.clone())).into_iter().collect();
+        let diffs = diff(&one_g, &one_t);
+        let missing: std::collections::BTreeSet<&str> = diffs
+            .iter()
+            .filter(|d| d.kind != Kind::Extra)
+            .map(|d| d.path.as_str())
+            .collect();
+        extra += diffs.iter().filter(|d| d.kind == Kind::Extra).count();
+        matched += g.len() - missing.len();
+        if diffs.is_empty() {
+            equal += 1;
+        }
+        for path in g.keys() {
+            let kw = ["default", "x-kubernetes-validations", "x-kubernetes-list-map-keys", "additionalPrinterColumns", "shortNames", "categories", "description"]
+                .into_iter()
+                .find(|k| {
+                    path.ends_with(&format!(".{k}"))
+                        || path.contains(&format!(".{k}["))
+                });
+            if let Some(k) = kw {
+                let e = by_keyword.entry(k).or_default();
+                e.1 += 1;
+                if !missing.contains(path.as_str()) {
+                    e.0 += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "kopium: {matched}/{total} keywords ({:.1}%), {equal} of {} CRDs equal, {extra} keywords added; {} CRDs without output",
+        100.0 * matched as f64 / total as f64,
+        originals.len(),
+        originals.keys().filter(|n| !theirs.contains_key(*n)).count()
+    );
+    for (k, (kept, all)) in by_keyword {
+        println!("  {k}: {kept} of {all} kept");
+    }
+}
