@@ -238,6 +238,7 @@ error_cases! {
     set_of_objects,
     list_type_set_of_objects,
     schemaless_without_type,
+    schema_patch_invalid,
     items_on_non_array,
     items_form_unknown,
     one_of_required_field,

@@ -645,7 +645,11 @@ fn kopium_side_by_side() {
     let mut originals = BTreeMap::new();
     for (_, files) in projects() {
         for f in files {
-            crds_of(&std::fs::read_to_string(&f).unwrap(), &f.display().to_string(), &mut originals);
+            crds_of(
+                &std::fs::read_to_string(&f).unwrap(),
+                &f.display().to_string(),
+                &mut originals,
+            );
         }
     }
     let (mut matched, mut total, mut equal, mut extra) = (0, 0, 0, 0);
@@ -654,8 +658,11 @@ fn kopium_side_by_side() {
         let g = leaves(original);
         total += g.len();
         let one_g: BTreeMap<String, Value> = [(name.clone(), original.clone())].into();
-        let one_t: BTreeMap<String, Value> =
-            theirs.get(name).map(|o| (name.clone(), o.clone())).into_iter().collect();
+        let one_t: BTreeMap<String, Value> = theirs
+            .get(name)
+            .map(|o| (name.clone(), o.clone()))
+            .into_iter()
+            .collect();
         let diffs = diff(&one_g, &one_t);
         let missing: std::collections::BTreeSet<&str> = diffs
             .iter()
@@ -668,12 +675,17 @@ fn kopium_side_by_side() {
             equal += 1;
         }
         for path in g.keys() {
-            let kw = ["default", "x-kubernetes-validations", "x-kubernetes-list-map-keys", "additionalPrinterColumns", "shortNames", "categories", "description"]
-                .into_iter()
-                .find(|k| {
-                    path.ends_with(&format!(".{k}"))
-                        || path.contains(&format!(".{k}["))
-                });
+            let kw = [
+                "default",
+                "x-kubernetes-validations",
+                "x-kubernetes-list-map-keys",
+                "additionalPrinterColumns",
+                "shortNames",
+                "categories",
+                "description",
+            ]
+            .into_iter()
+            .find(|k| path.ends_with(&format!(".{k}")) || path.contains(&format!(".{k}[")));
             if let Some(k) = kw {
                 let e = by_keyword.entry(k).or_default();
                 e.1 += 1;
@@ -687,7 +699,10 @@ fn kopium_side_by_side() {
         "kopium: {matched}/{total} keywords ({:.1}%), {equal} of {} CRDs equal, {extra} keywords added; {} CRDs without output",
         100.0 * matched as f64 / total as f64,
         originals.len(),
-        originals.keys().filter(|n| !theirs.contains_key(*n)).count()
+        originals
+            .keys()
+            .filter(|n| !theirs.contains_key(*n))
+            .count()
     );
     for (k, (kept, all)) in by_keyword {
         println!("  {k}: {kept} of {all} kept");

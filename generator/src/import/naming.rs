@@ -94,7 +94,13 @@ pub fn snake(json: &str) -> String {
             let next = chars.get(i + 1).copied();
             let boundary = match prev {
                 Some(p) if p.is_ascii_lowercase() || p.is_ascii_digit() => true,
-                Some(p) if p.is_ascii_uppercase() => next.is_some_and(|n| n.is_ascii_lowercase()),
+                // `HTTPRoute` -> `http_route`, but a plural acronym stays one word:
+                // `CIDRs` -> `cidrs`.
+                Some(p) if p.is_ascii_uppercase() => {
+                    let after = chars.get(i + 2).copied();
+                    next.is_some_and(|n| n.is_ascii_lowercase())
+                        && !(next == Some('s') && after.is_none_or(|a| !a.is_ascii_lowercase()))
+                }
                 _ => false,
             };
             if boundary && !out.ends_with('_') {
