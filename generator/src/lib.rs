@@ -34,6 +34,7 @@ mod model;
 mod output;
 mod par;
 mod resolve;
+mod scaffold;
 mod source;
 
 pub use generators::GeneratorName;
@@ -62,6 +63,10 @@ use std::path::{Path, PathBuf};
 
 pub use diagnostics::{Diagnostic, Diagnostics, Location, Severity};
 pub use output::{CheckReport, GeneratedFile, OutputError, WriteReport, is_generated};
+pub use scaffold::{
+    ApiOptions, CrateFiles, RuntimeSource, ScaffoldError, ScaffoldFile, create_api as scaffold_api,
+    init as scaffold_init,
+};
 pub use schema::SchemaOptions;
 
 /// First line of every generated YAML file.

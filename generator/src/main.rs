@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use kube_codegen::{Config, Error, GeneratorName, KubernetesVersion};
 
+mod scaffold_cli;
+
 #[derive(Parser)]
 #[command(
     name = "kube-codegen",
@@ -26,6 +28,13 @@ enum Command {
     Check(Options),
     /// List the generators, with what each makes.
     Generators,
+    /// Start a new API crate with a controller binary (kubebuilder's `init`).
+    Init(scaffold_cli::InitArgs),
+    /// Add to a crate made by `init` (kubebuilder's `create api`).
+    Create {
+        #[command(subcommand)]
+        what: scaffold_cli::CreateWhat,
+    },
     /// Import what others define into an API crate (`import crd FILE... --out DIR`).
     #[command(subcommand)]
     Import(ImportCommand),
@@ -164,6 +173,8 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Import(ImportCommand::Crd(args)) => import_crd(&args),
+        Command::Init(args) => Ok(scaffold_cli::init(args)),
+        Command::Create { what } => Ok(scaffold_cli::create(what)),
         Command::Generators => {
             for g in GeneratorName::all() {
                 println!("{:<10} {}", g.as_str(), g.about());

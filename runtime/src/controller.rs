@@ -48,8 +48,15 @@
 
 mod conditions;
 mod finalizer;
+mod manager;
+mod owned;
 
 pub use finalizer::{FinalizerError, FinalizerEvent, finalizer};
+pub use manager::{Manager, StopToken, Stopped};
+pub use owned::{
+    OperationResult, OwnedError, apply_owned, controller_reference, create_or_update,
+    set_controller_reference,
+};
 
 pub use conditions::{
     find_status_condition, is_status_condition_true, remove_status_condition, set_status_condition,
@@ -112,7 +119,24 @@ pub enum Predicate<K> {
 }
 
 impl<K: Resource> Predicate<K> {
-    fn passes(&self, old: &K, new: &K) -> bool {
+    /// Whether the update from `old` to `new` passes.
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use kube_codegen_runtime::controller::Predicate;
+    ///
+    /// let old = Deployment::default();
+    /// let mut new = old.clone();
+    /// new.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
+    /// assert!(!Predicate::GenerationChanged.passes(&old, &new)); // metadata only
+    /// assert!(Predicate::AnnotationsChanged.passes(&old, &new));
+    /// let replicas = Predicate::<Deployment>::Custom(Box::new(|o, n| {
+    ///     o.spec.replicas != n.spec.replicas
+    /// }));
+    /// assert!(!replicas.passes(&old, &new));
+    /// ```
+    #[must_use]
+    pub fn passes(&self, old: &K, new: &K) -> bool {
         let (o, n) = (old.meta(), new.meta());
         match self {
             Predicate::GenerationChanged => o.generation != n.generation,
@@ -324,6 +348,18 @@ where
 
     /// Objects the primary kind creates and owns: each event of one enqueues its
     /// controller owner, if that is a `K`.
+    ///
+    /// ```no_run
+    /// # fn demo(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
+    /// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+    /// use kube_codegen_runtime::controller::Builder;
+    ///
+    /// // A ReplicaSet's events reconcile the Deployment that controls it.
+    /// let controller = Builder::for_kind(factory.informer_for::<Deployment>())
+    ///     .owns(factory.informer_for::<ReplicaSet>())
+    ///     .build();
+    /// # drop(controller); }
+    /// ```
     pub fn owns<O>(self, informer: Informer<O>) -> Self
     where
         O: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -339,6 +375,26 @@ where
     /// Any other kind: each event of one enqueues the keys `map` returns (an index lookup,
     /// a label match, a fixed key). Keys of objects that do not exist are harmless: their
     /// reconcile sees `object: None`.
+    ///
+    /// ```no_run
+    /// # fn demo(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube_codegen_runtime::controller::Builder;
+    /// use kube_codegen_runtime::store::ObjectKey;
+    ///
+    /// // A Secret labelled `app=<name>` reconciles the Deployment of that name.
+    /// let controller = Builder::for_kind(factory.informer_for::<Deployment>())
+    ///     .watches(factory.informer_for::<Secret>(), |secret: &Secret| {
+    ///         let app = secret.metadata.labels.as_ref().and_then(|l| l.get("app"));
+    ///         match (&secret.metadata.namespace, app) {
+    ///             (Some(ns), Some(app)) => vec![ObjectKey::namespaced(ns, app)],
+    ///             _ => vec![],
+    ///         }
+    ///     })
+    ///     .build();
+    /// # drop(controller); }
+    /// ```
     pub fn watches<O>(
         mut self,
         informer: Informer<O>,
@@ -486,6 +542,14 @@ where
         E: Display,
     {
         while let Some(key) = self.queue.get().await {
+            // Shutting down: finish what is in flight, start nothing new. The queue still
+            // hands out what was queued before (client-go semantics), and working through
+            // all of it could outlast a pod's grace period or the leader's, cutting off the
+            // reconciles in flight. Nothing is lost: the next run lists every object again.
+            if self.queue.is_shutting_down() {
+                self.queue.done(&key);
+                break;
+            }
             let object = self.informer.store().get(&key);
             let request = Request {
                 key: key.clone(),

@@ -441,3 +441,338 @@ mod finalizers {
         assert!(now.data.is_some());
     }
 }
+
+mod manager {
+    use super::*;
+    use futures::future::BoxFuture;
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube_codegen_runtime::controller::{Manager, Stopped};
+    use kube_codegen_runtime::leader::{LeaderElectionConfig, LeaderElector};
+
+    type Reconcile = Arc<
+        dyn Fn(Request<Deployment>, Arc<()>) -> BoxFuture<'static, Result<Action, String>>
+            + Send
+            + Sync,
+    >;
+
+    /// A Deployment controller whose reconciles take `work` each and record their key
+    /// when they finish.
+    fn slow_controller(
+        factory: &SharedInformerFactory,
+        finished: &Seen,
+        work: Duration,
+    ) -> (
+        kube_codegen_runtime::controller::Controller<Deployment>,
+        Reconcile,
+    ) {
+        use futures::FutureExt;
+        let controller = Builder::for_kind(factory.informer_for::<Deployment>())
+            .max_concurrent_reconciles(4)
+            .build();
+        let finished = finished.clone();
+        let reconcile: Reconcile = Arc::new(move |req: Request<Deployment>, _: Arc<()>| {
+            let finished = finished.clone();
+            async move {
+                tokio::time::sleep(work).await;
+                finished.lock().push((req.key.to_string(), true));
+                Ok(Action::Done)
+            }
+            .boxed()
+        });
+        (controller, reconcile)
+    }
+
+    #[tokio::test]
+    async fn graceful_shutdown_lets_reconciles_in_flight_finish() {
+        let server = FakeApiServer::new();
+        let deployments: Api<Deployment> = Api::namespaced(server.client(), "ns");
+        for i in 0..8 {
+            deployments
+                .create(&PostParams::default(), &deployment(&format!("d{i}")))
+                .await
+                .unwrap();
+        }
+        let factory = SharedInformerFactory::new(server.client());
+        let finished: Seen = Arc::default();
+        let (controller, reconcile) =
+            slow_controller(&factory, &finished, Duration::from_millis(300));
+        let queue = controller.queue().clone();
+        factory.start();
+        factory
+            .wait_for_cache_sync(Duration::from_secs(5))
+            .await
+            .unwrap();
+        let (tx, rx) = oneshot::channel::<()>();
+        let run = tokio::spawn(
+            Manager::new()
+                .graceful_shutdown_on(async move {
+                    let _ = rx.await;
+                })
+                .add(controller, Arc::new(()), move |r, c| reconcile(r, c))
+                .run(),
+        );
+        // Four are in flight (4 workers, 300 ms each) and four queued when the signal comes.
+        wait_until("four reconciles started", || {
+            queue.metrics().processing >= 4
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        tx.send(()).unwrap();
+        let stopped = tokio::time::timeout(Duration::from_secs(5), run)
+            .await
+            .expect("the manager stops")
+            .unwrap();
+        assert_eq!(stopped, Stopped::Shutdown);
+        // The four in flight finished; the four still queued were not started (they
+        // would hold the shutdown up for as long as the queue is long).
+        let done = finished.lock().clone();
+        assert_eq!(
+            done.len(),
+            4,
+            "reconciles in flight were cut off, or queued ones started: {done:?}"
+        );
+        // Stopped means stopped: a new object is not reconciled.
+        deployments
+            .create(&PostParams::default(), &deployment("late"))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(count(&finished, "ns/late"), 0);
+        factory.shutdown();
+    }
+
+    fn elector(server: &FakeApiServer, identity: &str) -> LeaderElector {
+        let config = LeaderElectionConfig {
+            lease_duration: Duration::from_secs(2),
+            renew_deadline: Duration::from_millis(1500),
+            retry_period: Duration::from_millis(100),
+            ..LeaderElectionConfig::new("managers", "ns", identity)
+        };
+        LeaderElector::new(server.client(), config).unwrap()
+    }
+
+    fn holder(server: &FakeApiServer) -> Option<String> {
+        server
+            .get::<Lease>(Some("ns"), "managers")
+            .and_then(|l| l.spec?.holder_identity)
+            .filter(|h| !h.is_empty())
+    }
+
+    #[tokio::test]
+    async fn only_the_leader_reconciles_and_a_shutdown_hands_over_at_once() {
+        let server = FakeApiServer::new();
+        let deployments: Api<Deployment> = Api::namespaced(server.client(), "ns");
+        deployments
+            .create(&PostParams::default(), &deployment("d"))
+            .await
+            .unwrap();
+        let start = |identity: &'static str, finished: Seen| {
+            let factory = SharedInformerFactory::new(server.client());
+            let (controller, reconcile) = slow_controller(&factory, &finished, Duration::ZERO);
+            let manager = Manager::new().leader_election(elector(&server, identity));
+            let handle = manager.leader_handle().expect("leader election is on");
+            let (tx, rx) = oneshot::channel::<()>();
+            let manager = manager
+                .graceful_shutdown_on(async move {
+                    let _ = rx.await;
+                })
+                .add(controller, Arc::new(()), move |r, c| reconcile(r, c));
+            factory.start();
+            let run = tokio::spawn(async move {
+                let stopped = manager.run().await;
+                factory.shutdown();
+                stopped
+            });
+            (handle, tx, run)
+        };
+        let (a_seen, b_seen): (Seen, Seen) = (Arc::default(), Arc::default());
+        let (a, a_stop, a_run) = start("a", a_seen.clone());
+        wait_until("a leads", || a.is_leader()).await;
+        let (b, b_stop, b_run) = start("b", b_seen.clone());
+        wait_until("a reconciled d", || count(&a_seen, "ns/d") == 1).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!b.is_leader());
+        assert_eq!(count(&b_seen, "ns/d"), 0, "the standby reconciled");
+
+        // A graceful stop releases the Lease: b takes over well before it would expire.
+        let released = std::time::Instant::now();
+        a_stop.send(()).unwrap();
+        assert_eq!(a_run.await.unwrap(), Stopped::Shutdown);
+        wait_until("b leads", || b.is_leader()).await;
+        assert!(
+            released.elapsed() < Duration::from_millis(1500),
+            "b waited for the lease to expire: {:?}",
+            released.elapsed()
+        );
+        assert_eq!(holder(&server).as_deref(), Some("b"));
+        wait_until("b reconciled d", || count(&b_seen, "ns/d") == 1).await;
+        b_stop.send(()).unwrap();
+        assert_eq!(b_run.await.unwrap(), Stopped::Shutdown);
+        assert_eq!(holder(&server), None, "the lease was not released");
+    }
+
+    #[tokio::test]
+    async fn a_manager_whose_controllers_end_returns_finished() {
+        let server = FakeApiServer::new();
+        let factory = SharedInformerFactory::new(server.client());
+        let (controller, reconcile) = slow_controller(&factory, &Arc::default(), Duration::ZERO);
+        let queue = controller.queue().clone();
+        factory.start();
+        let run = tokio::spawn(
+            Manager::new()
+                .leader_election(elector(&server, "solo"))
+                .add(controller, Arc::new(()), move |r, c| reconcile(r, c))
+                .run(),
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        queue.shutdown_with_drain().await;
+        let stopped = tokio::time::timeout(Duration::from_secs(5), run)
+            .await
+            .expect("the manager returns once its controllers ended")
+            .unwrap();
+        assert_eq!(stopped, Stopped::Finished);
+        factory.shutdown();
+    }
+}
+
+mod owned {
+    use super::*;
+    use kube_codegen_runtime::client::{ApplyOptions, ResourceClient};
+    use kube_codegen_runtime::controller::{
+        OperationResult, OwnedError, apply_owned, create_or_update, set_controller_reference,
+    };
+    use kube_codegen_runtime::fake::Verb;
+
+    async fn owner(server: &FakeApiServer) -> Deployment {
+        Api::<Deployment>::namespaced(server.client(), "ns")
+            .create(&PostParams::default(), &deployment("web"))
+            .await
+            .unwrap()
+    }
+
+    fn with_data(cm: &mut ConfigMap, value: &str) {
+        cm.data
+            .get_or_insert_with(Default::default)
+            .insert("mode".into(), value.into());
+    }
+
+    #[tokio::test]
+    async fn create_or_update_creates_then_updates_only_on_change() {
+        let server = FakeApiServer::new();
+        let owner = owner(&server).await;
+        let cms = ResourceClient::<ConfigMap>::namespaced(server.client(), "ns");
+        let wanted = || config_map("cfg", None, false);
+        let mutate = |value: &'static str| {
+            let owner = owner.clone();
+            move |cm: &mut ConfigMap| {
+                with_data(cm, value);
+                set_controller_reference(&owner, cm).unwrap();
+            }
+        };
+
+        let (result, created) = create_or_update(&cms, wanted(), mutate("fast"))
+            .await
+            .unwrap();
+        assert_eq!(result, OperationResult::Created);
+        let refs = created.metadata.owner_references.clone().unwrap();
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].uid, owner.metadata.uid.clone().unwrap());
+        assert_eq!(refs[0].controller, Some(true));
+        assert_eq!(refs[0].block_owner_deletion, Some(true));
+
+        server.clear_actions();
+        let (result, same) = create_or_update(&cms, wanted(), mutate("fast"))
+            .await
+            .unwrap();
+        assert_eq!(result, OperationResult::Unchanged);
+        assert_eq!(
+            same.metadata.resource_version,
+            created.metadata.resource_version
+        );
+        assert!(
+            server.actions().iter().all(|a| a.verb == Verb::Get),
+            "an unchanged object was written: {:?}",
+            server.actions()
+        );
+
+        let (result, updated) = create_or_update(&cms, wanted(), mutate("slow"))
+            .await
+            .unwrap();
+        assert_eq!(result, OperationResult::Updated);
+        assert_eq!(updated.data.unwrap()["mode"], "slow");
+        // The one owner reference was refreshed, not duplicated.
+        assert_eq!(updated.metadata.owner_references.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn create_or_update_refuses_a_rename_and_writes_nothing() {
+        let server = FakeApiServer::new();
+        let cms = ResourceClient::<ConfigMap>::namespaced(server.client(), "ns");
+        let err = create_or_update(&cms, config_map("cfg", None, false), |cm| {
+            cm.metadata.name = Some("other".into());
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(err, OwnedError::IdentityChanged { .. }), "{err}");
+        assert!(server.list::<ConfigMap>(Some("ns")).is_empty());
+    }
+
+    #[tokio::test]
+    async fn set_controller_reference_refuses_a_second_controller() {
+        let server = FakeApiServer::new();
+        let owner = owner(&server).await;
+        let mut cm = config_map("cfg", Some("someone-else"), true);
+        let err = set_controller_reference(&owner, &mut cm).unwrap_err();
+        assert!(
+            matches!(&err, OwnedError::AlreadyOwned { name, .. } if name == "someone-else"),
+            "{err}"
+        );
+        // An owner never read from the server has no uid to reference.
+        let err = set_controller_reference(&deployment("unsaved"), &mut ConfigMap::default())
+            .unwrap_err();
+        assert!(matches!(err, OwnedError::OwnerWithoutUid(_)), "{err}");
+    }
+
+    #[tokio::test]
+    async fn apply_owned_sets_the_controller_reference_under_the_field_manager() {
+        let server = FakeApiServer::new();
+        let owner = owner(&server).await;
+        let cms = ResourceClient::<ConfigMap>::namespaced(server.client(), "ns");
+        let config = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cfg", "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Secret", "name": "keep", "uid": "other-uid"}
+            ]},
+            "data": {"mode": "fast"},
+        });
+        let options = ApplyOptions::new("web-controller").force();
+        let applied = apply_owned(&cms, &owner, &config, &options).await.unwrap();
+        let refs = applied.metadata.owner_references.clone().unwrap();
+        assert_eq!(refs.len(), 2, "{refs:?}");
+        let controller = refs.iter().find(|r| r.controller == Some(true)).unwrap();
+        assert_eq!(
+            (controller.kind.as_str(), controller.name.as_str()),
+            ("Deployment", "web")
+        );
+        assert_eq!(controller.uid, owner.metadata.uid.clone().unwrap());
+        let managers: Vec<String> = applied
+            .metadata
+            .managed_fields
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|m| m.manager)
+            .collect();
+        assert_eq!(managers, ["web-controller"]);
+
+        // Applying again is idempotent: still one controller reference.
+        let again = apply_owned(&cms, &owner, &config, &options).await.unwrap();
+        assert_eq!(again.metadata.owner_references.unwrap().len(), 2);
+
+        let unnamed = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
+        let err = apply_owned(&cms, &owner, &unnamed, &options)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OwnedError::Unnamed), "{err}");
+    }
+}

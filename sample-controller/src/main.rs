@@ -10,11 +10,12 @@ use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
+use kube_codegen_runtime::controller::{Manager, StopToken, Stopped};
 use kube_codegen_runtime::events::{Recorder, Reporter};
 use kube_codegen_runtime::informer::{
     SharedInformerFactory as RuntimeFactory, drop_managed_fields,
 };
-use kube_codegen_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector};
+use kube_codegen_runtime::leader::{LeaderElectionConfig, LeaderElector};
 use kube_codegen_runtime::ratelimit::{
     ClientOptions, LimitScope, RequestMetrics, client_with_options, default_user_agent,
 };
@@ -372,6 +373,9 @@ async fn run(args: Args) -> Result<()> {
         let _ = stop_tx.send(true);
     });
 
+    // The runtime's manager: the controllers run only while this replica leads (with
+    // --leader-elect) and drain on SIGTERM; the Lease is released on the way out.
+    let mut manager = Manager::new().graceful_shutdown_on(stopped());
     if args.leader_elect {
         let namespace = args
             .leader_elect_namespace
@@ -384,31 +388,26 @@ async fn run(args: Args) -> Result<()> {
             .unwrap_or_else(LeaderElectionConfig::default_identity);
         let config =
             LeaderElectionConfig::new(&args.leader_elect_lease_name, &namespace, &identity);
-        let elector = LeaderElector::new(client.clone(), config)?;
-        let args2 = args.clone();
-        let running2 = running.clone();
-        let cs = clientset.clone();
-        let callbacks = LeaderCallbacks::new(move |token| async move {
-            tracing::info!("started leading");
-            if let Err(e) = run_controllers(&args2, cs, ready_tx, &running2, async move {
-                token.cancelled().await
-            })
-            .await
-            {
-                tracing::error!(error = %e, "controllers failed");
-            }
-        })
-        .on_stopped_leading(|| tracing::info!("stopped leading"))
-        .on_new_leader(|id| tracing::info!(leader = id, "new leader"));
         tracing::info!(%identity, lease = %args.leader_elect_lease_name, %namespace, "leader election");
-        let ended = elector.run(callbacks, stopped()).await;
-        tracing::info!(?ended, "leader election ended");
-        if !*stop_rx.borrow() {
-            // Lost the lease: exit non-zero so the replica restarts and competes again.
-            anyhow::bail!("lost leadership");
+        manager = manager.leader_election(LeaderElector::new(client.clone(), config)?);
+    }
+    let run_args = args.clone();
+    let running2 = running.clone();
+    let (failed_tx, mut failed_rx) = tokio::sync::mpsc::unbounded_channel();
+    let manager = manager.add_runnable(move |stop: StopToken| async move {
+        let stopped = async move { stop.stopped().await };
+        if let Err(e) = run_controllers(&run_args, clientset, ready_tx, &running2, stopped).await {
+            let _ = failed_tx.send(e);
         }
-    } else {
-        run_controllers(&args, clientset, ready_tx, &running, stopped()).await?;
+    });
+    let stopped_by = manager.run().await;
+    tracing::info!(?stopped_by, "controllers stopped");
+    if let Ok(e) = failed_rx.try_recv() {
+        return Err(e.context("running the controllers"));
+    }
+    if stopped_by == Stopped::LostLeadership {
+        // Exit non-zero so the replica restarts and competes again.
+        anyhow::bail!("lost leadership");
     }
     let _ = tokio::join!(health, metrics);
     tracing::info!("exiting");

@@ -39,7 +39,12 @@ async fn faults() {
         ("relist", |e| {
             Box::pin(informer_relists_after_watch_expiry(e))
         }),
-        ("restart", |e| Box::pin(apiserver_killed_mid_run(e))),
+        ("restart", |e| {
+            Box::pin(apiserver_killed_mid_run(e, "client-go"))
+        }),
+        ("restart-builder", |e| {
+            Box::pin(apiserver_killed_mid_run(e, "builder"))
+        }),
         ("storm", |e| {
             Box::pin(conflict_storm(e, "update", "client-go"))
         }),
@@ -50,9 +55,16 @@ async fn faults() {
         ("storm-builder", |e| {
             Box::pin(conflict_storm(e, "update", "builder"))
         }),
-        ("failover", |e| Box::pin(leader_failover(e))),
-        ("sigterm", |e| Box::pin(sigterm_during_work(e))),
-        ("load", |e| Box::pin(bounded_load(e))),
+        ("failover", |e| Box::pin(leader_failover(e, "client-go"))),
+        ("failover-builder", |e| {
+            Box::pin(leader_failover(e, "builder"))
+        }),
+        ("sigterm", |e| Box::pin(sigterm_during_work(e, "client-go"))),
+        ("sigterm-builder", |e| {
+            Box::pin(sigterm_during_work(e, "builder"))
+        }),
+        ("load", |e| Box::pin(bounded_load(e, "client-go"))),
+        ("load-builder", |e| Box::pin(bounded_load(e, "builder"))),
     ];
     let only: Option<BTreeSet<String>> = std::env::var("KUBE_CODEGEN_FAULTS_ONLY")
         .ok()
@@ -246,18 +258,25 @@ fn block<T>(f: impl FnOnce() -> T) -> T {
 // ---------------------------------------------------------------------------------------
 // 1. The apiserver is SIGKILLed while Foos are being created, and restarted.
 
-async fn apiserver_killed_mid_run(env: &FaultEnv) -> Result<()> {
-    const NS: &str = "faults-restart";
+/// `style` is `--foo-controller`: the ported client-go loop or the builder (here and in
+/// the scenarios below).
+async fn apiserver_killed_mid_run(env: &FaultEnv, style: &str) -> Result<()> {
+    let ns = format!("faults-restart-{style}");
+    let (ns, name) = (ns.as_str(), format!("restart-{style}"));
     const N: usize = 60;
     let client = env.client().await?;
-    create_namespace(&client, NS).await?;
-    let mut c = ControllerProcess::start("restart", &env.kubeconfig, &["--namespace", NS])?;
+    create_namespace(&client, ns).await?;
+    let mut c = ControllerProcess::start(
+        &name,
+        &env.kubeconfig,
+        &["--namespace", ns, "--foo-controller", style],
+    )?;
     c.wait_ready(Duration::from_secs(60)).await?;
 
     // A creator that keeps going through the outage (a client of its own: the old
     // connections die with the apiserver).
     let creator = {
-        let api: Api<Foo> = Api::namespaced(env.client().await?, NS);
+        let api: Api<Foo> = Api::namespaced(env.client().await?, ns);
         tokio::spawn(async move {
             for i in 0..N {
                 create_foo_retrying(&api, &foo(&format!("foo-{i}"), 1), Duration::from_secs(90))
@@ -275,7 +294,7 @@ async fn apiserver_killed_mid_run(env: &FaultEnv) -> Result<()> {
     eprintln!("faults: apiserver down for {:.1?}", killed.elapsed());
     creator.await??;
 
-    wait_converged(&client, NS, N, Duration::from_secs(120))
+    wait_converged(&client, ns, N, Duration::from_secs(120))
         .await
         .with_context(|| c.logs())?;
     c.assert_healthy();
@@ -641,48 +660,55 @@ async fn lease_holder(client: &Client, name: &str) -> Result<Option<String>> {
         .filter(|h| !h.is_empty()))
 }
 
-async fn leader_failover(env: &FaultEnv) -> Result<()> {
-    const NS: &str = "faults-failover";
-    const LEASE: &str = "faults-failover";
+async fn leader_failover(env: &FaultEnv, style: &str) -> Result<()> {
+    let names = [
+        format!("faults-failover-{style}"),
+        format!("replica-a-{style}"),
+        format!("replica-b-{style}"),
+    ];
+    let [ns, ra, rb] = names.each_ref().map(String::as_str);
+    let lease = ns;
     let client = env.client().await?;
-    create_namespace(&client, NS).await?;
+    create_namespace(&client, ns).await?;
     let replica = |id: &str, kubeconfig: &std::path::Path| {
         ControllerProcess::start(
             id,
             kubeconfig,
             &[
                 "--namespace",
-                NS,
+                ns,
                 "--leader-elect",
                 "--leader-elect-lease-name",
-                LEASE,
+                lease,
                 "--leader-elect-namespace",
                 CONTROLLER_NAMESPACE,
                 "--leader-elect-identity",
                 id,
+                "--foo-controller",
+                style,
             ],
         )
     };
     // Distinct ServiceAccounts, so the audit log tells the replicas' writes apart.
     let (kc_a, kc_b) = (
-        env.service_account_kubeconfig("replica-a").await?,
-        env.service_account_kubeconfig("replica-b").await?,
+        env.service_account_kubeconfig(ra).await?,
+        env.service_account_kubeconfig(rb).await?,
     );
     let user = |sa: &str| format!("system:serviceaccount:{CONTROLLER_NAMESPACE}:{sa}");
-    let mut a = replica("replica-a", &kc_a)?;
+    let mut a = replica(ra, &kc_a)?;
     wait_for("replica-a leading", Duration::from_secs(30), || async {
-        Ok((lease_holder(&client, LEASE).await?.as_deref() == Some("replica-a")).then_some(()))
+        Ok((lease_holder(&client, lease).await?.as_deref() == Some(ra)).then_some(()))
     })
     .await?;
     a.wait_ready(Duration::from_secs(60)).await?;
-    let mut b = replica("replica-b", &kc_b)?;
+    let mut b = replica(rb, &kc_b)?;
 
-    let foos: Api<Foo> = Api::namespaced(client.clone(), NS);
+    let foos: Api<Foo> = Api::namespaced(client.clone(), ns);
     for i in 0..10 {
         foos.create(&PostParams::default(), &foo(&format!("foo-{i}"), 1))
             .await?;
     }
-    wait_converged(&client, NS, 10, Duration::from_secs(60))
+    wait_converged(&client, ns, 10, Duration::from_secs(60))
         .await
         .with_context(|| a.logs())?;
     ensure!(
@@ -700,12 +726,12 @@ async fn leader_failover(env: &FaultEnv) -> Result<()> {
             .await?;
     }
     wait_for("replica-b leading", Duration::from_secs(45), || async {
-        Ok((lease_holder(&client, LEASE).await?.as_deref() == Some("replica-b")).then_some(()))
+        Ok((lease_holder(&client, lease).await?.as_deref() == Some(rb)).then_some(()))
     })
     .await
     .with_context(|| b.logs())?;
     let takeover = killed.elapsed();
-    wait_converged(&client, NS, 20, Duration::from_secs(60))
+    wait_converged(&client, ns, 20, Duration::from_secs(60))
         .await
         .with_context(|| b.logs())?;
     // Lease 15 s, counted from the standby's last observed renewal (at most the kill), plus
@@ -723,14 +749,14 @@ async fn leader_failover(env: &FaultEnv) -> Result<()> {
             .into_iter()
             .filter(|e| {
                 e.username == user(who)
-                    && e.namespace == NS
+                    && e.namespace == ns
                     && matches!(e.verb.as_str(), "create" | "update" | "patch")
                     && ((e.resource == "foos" && e.subresource == "status")
                         || (e.resource == "deployments" && e.subresource.is_empty()))
             })
             .collect())
     };
-    let (wa, wb) = (writes("replica-a")?, writes("replica-b")?);
+    let (wa, wb) = (writes(ra)?, writes(rb)?);
     ensure!(
         !wa.is_empty() && !wb.is_empty(),
         "audit log: {} writes by replica-a, {} by replica-b",
@@ -772,13 +798,17 @@ async fn leader_failover(env: &FaultEnv) -> Result<()> {
 // ---------------------------------------------------------------------------------------
 // 5. SIGTERM while items are being processed.
 
-async fn sigterm_during_work(env: &FaultEnv) -> Result<()> {
-    const NS: &str = "faults-sigterm";
-    const LEASE: &str = "faults-sigterm";
+async fn sigterm_during_work(env: &FaultEnv, style: &str) -> Result<()> {
+    let names = [
+        format!("faults-sigterm-{style}"),
+        format!("terminator-{style}"),
+    ];
+    let [ns, identity] = names.each_ref().map(String::as_str);
+    let lease = ns;
     const N: usize = 120;
     let client = env.client().await?;
-    create_namespace(&client, NS).await?;
-    let foos: Api<Foo> = Api::namespaced(client.clone(), NS);
+    create_namespace(&client, ns).await?;
+    let foos: Api<Foo> = Api::namespaced(client.clone(), ns);
     futures::stream::iter(0..N)
         .map(|i| {
             let foos = foos.clone();
@@ -795,25 +825,27 @@ async fn sigterm_during_work(env: &FaultEnv) -> Result<()> {
 
     // A slow controller (5 requests/s), so that most Foos are still queued at SIGTERM.
     let mut c = ControllerProcess::start(
-        "sigterm",
+        ns,
         &env.kubeconfig,
         &[
             "--namespace",
-            NS,
+            ns,
             "--leader-elect",
             "--leader-elect-lease-name",
-            LEASE,
+            lease,
             "--leader-elect-namespace",
             CONTROLLER_NAMESPACE,
             "--leader-elect-identity",
-            "terminator",
+            identity,
+            "--foo-controller",
+            style,
             "--kube-api-qps",
             "5",
             "--kube-api-burst",
             "5",
         ],
     )?;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
     let done_before = wait_for("work in progress", Duration::from_secs(60), || async {
         let n = deployments
             .list_metadata(&ListParams::default())
@@ -845,7 +877,7 @@ async fn sigterm_during_work(env: &FaultEnv) -> Result<()> {
         "the workers did not drain:\n{logs}"
     );
     let holder = Api::<Lease>::namespaced(client.clone(), CONTROLLER_NAMESPACE)
-        .get(LEASE)
+        .get(lease)
         .await?
         .spec
         .and_then(|s| s.holder_identity)
@@ -881,19 +913,28 @@ async fn sigterm_during_work(env: &FaultEnv) -> Result<()> {
 // ---------------------------------------------------------------------------------------
 // 6. Bounded load: many Foos in many namespaces.
 
-async fn bounded_load(env: &FaultEnv) -> Result<()> {
+async fn bounded_load(env: &FaultEnv, style: &str) -> Result<()> {
+    // Namespaces of their own per loop: the controller watches all namespaces, and the
+    // other loop's converged Foos must not count here.
+    let prefix = if style == "builder" {
+        "loadb-"
+    } else {
+        "load-"
+    };
     let n = env_usize("KUBE_CODEGEN_LOAD_FOOS", 500);
     let namespaces = env_usize("KUBE_CODEGEN_LOAD_NAMESPACES", 10).max(1);
     let qps = std::env::var("KUBE_CODEGEN_LOAD_QPS").unwrap_or_else(|_| "50".into());
     let burst = std::env::var("KUBE_CODEGEN_LOAD_BURST").unwrap_or_else(|_| "100".into());
     let client = env.client().await?;
     for ns in 0..namespaces {
-        create_namespace(&client, &format!("load-{ns}")).await?;
+        create_namespace(&client, &format!("{prefix}{ns}")).await?;
     }
     let mut c = ControllerProcess::start(
-        "load",
+        &format!("load-{style}"),
         &env.kubeconfig,
         &[
+            "--foo-controller",
+            style,
             "--workers",
             "4",
             "--kube-api-qps",
@@ -907,7 +948,7 @@ async fn bounded_load(env: &FaultEnv) -> Result<()> {
     let created = futures::stream::iter(0..n)
         .map(|i| {
             let api: Api<Foo> =
-                Api::namespaced(client.clone(), &format!("load-{}", i % namespaces));
+                Api::namespaced(client.clone(), &format!("{prefix}{}", i % namespaces));
             async move {
                 create_foo_retrying(&api, &foo(&format!("foo-{i}"), 1), Duration::from_secs(60))
                     .await
@@ -934,7 +975,7 @@ async fn bounded_load(env: &FaultEnv) -> Result<()> {
                 d.metadata
                     .namespace
                     .as_deref()
-                    .is_some_and(|n| n.starts_with("load-"))
+                    .is_some_and(|n| n.starts_with(prefix))
                     && d.metadata
                         .owner_references
                         .iter()
@@ -955,7 +996,7 @@ async fn bounded_load(env: &FaultEnv) -> Result<()> {
                 f.metadata
                     .namespace
                     .as_deref()
-                    .is_some_and(|n| n.starts_with("load-"))
+                    .is_some_and(|n| n.starts_with(prefix))
             })
             .collect();
         let with_deployment = foos

@@ -49,6 +49,24 @@ pub enum FinalizerError<E: Display + Debug> {
 ///   by a JSON patch that tests it is still at its index, only if cleanup succeeded;
 /// - a deleted object without it: nothing to do.
 ///
+/// ```no_run
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kube::Api;
+/// use kube_codegen_runtime::controller::{finalizer, Action, FinalizerError, FinalizerEvent, Request};
+///
+/// async fn reconcile(req: Request<ConfigMap>, api: Arc<Api<ConfigMap>>) -> Result<Action, FinalizerError<String>> {
+///     let Some(config) = req.object else { return Ok(Action::Done) };
+///     finalizer(&api, "example.com/bucket", config, |event| async move {
+///         match event {
+///             FinalizerEvent::Apply(_config) => Ok(Action::Done),   // create the bucket
+///             FinalizerEvent::Cleanup(_config) => Ok(Action::Done), // delete it; Err keeps the finalizer
+///         }
+///     })
+///     .await
+/// }
+/// ```
+///
 /// # Errors
 /// [`FinalizerError::Reconcile`] from `reconcile`, [`FinalizerError::Patch`] when the
 /// finalizer cannot be added or removed (a conflict included: the controller retries).
