@@ -58,7 +58,8 @@ struct ImportCrd {
     /// The package name of a new crate (default: the directory's name).
     #[arg(long)]
     name: Option<String>,
-    /// The Kubernetes version a new crate generates for (default: the newest supported).
+    /// The Kubernetes version a new crate generates for, whose types embedded objects are
+    /// matched against (default: an existing crate's `kubernetes-version`, else the newest).
     #[arg(long, value_name = "1.NN")]
     kubernetes_version: Option<KubernetesVersion>,
 }
@@ -287,7 +288,15 @@ fn import_crd(args: &ImportCrd) -> Result<ExitCode, Error> {
     let options = kube_codegen::ImportOptions {
         out: args.out.clone(),
         crate_name: name,
-        kubernetes: args.kubernetes_version.unwrap_or(KubernetesVersion::NEWEST),
+        // Objects are matched against this version's Kubernetes types, so it must be the
+        // one `generate` will use: the flag, else an existing crate's metadata.
+        kubernetes: match args.kubernetes_version {
+            Some(v) => v,
+            None if args.out.join("Cargo.toml").is_file() => Config::from_crate(&args.out)?
+                .chosen_kubernetes_version()
+                .unwrap_or(KubernetesVersion::NEWEST),
+            None => KubernetesVersion::NEWEST,
+        },
         existing: existing_modules(&args.out),
         has_cargo_toml: args.out.join("Cargo.toml").exists(),
         has_lib_rs: args.out.join("src/lib.rs").exists(),
