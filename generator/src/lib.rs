@@ -27,6 +27,7 @@
 
 mod diagnostics;
 mod generators;
+mod import;
 mod kubernetes;
 mod markers;
 mod model;
@@ -39,6 +40,9 @@ mod source;
 pub use generators::GeneratorName;
 pub(crate) use generators::crd::{k8s_schemas, schema};
 use generators::rust;
+pub use import::{
+    IMPORT_HEADER, ImportOptions, ImportStats, Imported, Input as ImportInput, import_crds,
+};
 pub use kubernetes::{ChosenBy, KubernetesVersion, UnknownKubernetesVersion};
 
 /// Not API: the stages, for this crate's own tests and fuzzing and for the tool behind

@@ -35,6 +35,33 @@ enum Command {
         #[command(subcommand)]
         what: scaffold_cli::CreateWhat,
     },
+    /// Import what others define into an API crate (`import crd FILE... --out DIR`).
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+#[derive(Subcommand)]
+enum ImportCommand {
+    /// Write (or update) an API crate whose `kube-codegen generate` gives back these CRDs:
+    /// annotated Rust types in Go's layout, every version, markers for every keyword.
+    Crd(ImportCrd),
+}
+
+#[derive(Args)]
+struct ImportCrd {
+    /// CRD YAML files, directories (every .yaml/.yml/.json file below, sorted) or `-` for stdin.
+    #[arg(required = true, value_name = "FILE|DIR|-")]
+    inputs: Vec<PathBuf>,
+    /// The API crate to write or update (created if missing).
+    #[arg(long, value_name = "CRATE_DIR")]
+    out: PathBuf,
+    /// The package name of a new crate (default: the directory's name).
+    #[arg(long)]
+    name: Option<String>,
+    /// The Kubernetes version a new crate generates for, whose types embedded objects are
+    /// matched against (default: an existing crate's `kubernetes-version`, else the newest).
+    #[arg(long, value_name = "1.NN")]
+    kubernetes_version: Option<KubernetesVersion>,
 }
 
 #[derive(Args)]
@@ -182,6 +209,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Import(ImportCommand::Crd(args)) => import_crd(&args),
         Command::Init(args) => Ok(scaffold_cli::init(args)),
         Command::Create { what } => Ok(scaffold_cli::create(what)),
         Command::Generators => {
@@ -211,6 +239,118 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
         }
     }
+}
+
+/// Every input file: files as given, directories walked (sorted), `-` as stdin.
+fn read_inputs(args: &[PathBuf]) -> Result<Vec<kube_codegen::ImportInput>, String> {
+    let mut out = vec![];
+    for a in args {
+        if a.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| format!("reading stdin: {e}"))?;
+            out.push(kube_codegen::ImportInput {
+                path: a.clone(),
+                text,
+            });
+            continue;
+        }
+        let mut files = vec![];
+        if a.is_dir() {
+            let mut stack = vec![a.clone()];
+            while let Some(d) = stack.pop() {
+                let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+                for e in entries {
+                    let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if p
+                        .extension()
+                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+                    {
+                        files.push(p);
+                    }
+                }
+            }
+            files.sort();
+        } else {
+            files.push(a.clone());
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+            out.push(kube_codegen::ImportInput { path: f, text });
+        }
+    }
+    Ok(out)
+}
+
+/// `src/apis/<group>/<version>` modules already in the crate (each with a mod.rs).
+fn existing_modules(
+    out: &std::path::Path,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut tree = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    let apis = out.join("src/apis");
+    for g in std::fs::read_dir(&apis).into_iter().flatten().flatten() {
+        for v in std::fs::read_dir(g.path()).into_iter().flatten().flatten() {
+            if v.path().join("mod.rs").is_file() {
+                tree.entry(g.file_name().to_string_lossy().into_owned())
+                    .or_default()
+                    .insert(v.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    tree
+}
+
+fn import_crd(args: &ImportCrd) -> Result<ExitCode, Error> {
+    let inputs = match read_inputs(&args.inputs) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let name = args.name.clone().unwrap_or_else(|| {
+        let dir = std::path::absolute(&args.out).unwrap_or_else(|_| args.out.clone());
+        dir.file_name()
+            .map(|n| {
+                n.to_string_lossy().replace(
+                    |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
+                    "-",
+                )
+            })
+            .unwrap_or_else(|| "imported-api".to_owned())
+    });
+    let options = kube_codegen::ImportOptions {
+        out: args.out.clone(),
+        crate_name: name,
+        // Objects are matched against this version's Kubernetes types, so it must be the
+        // one `generate` will use: the flag, else an existing crate's metadata.
+        kubernetes: match args.kubernetes_version {
+            Some(v) => v,
+            None if args.out.join("Cargo.toml").is_file() => Config::from_crate(&args.out)?
+                .chosen_kubernetes_version()
+                .unwrap_or(KubernetesVersion::NEWEST),
+            None => KubernetesVersion::NEWEST,
+        },
+        existing: existing_modules(&args.out),
+        has_cargo_toml: args.out.join("Cargo.toml").exists(),
+        has_lib_rs: args.out.join("src/lib.rs").exists(),
+    };
+    let imported = kube_codegen::import_crds(&inputs, &options)?;
+    eprint!("{}", imported.render_warnings());
+    let report = imported.write()?;
+    for p in &report.written {
+        eprintln!("wrote {}", p.display());
+    }
+    eprintln!("{}", imported.summary());
+    eprintln!(
+        "kube-codegen: {} written, {} unchanged; next: kube-codegen generate {}",
+        report.written.len(),
+        report.unchanged.len(),
+        args.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {

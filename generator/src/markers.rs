@@ -917,6 +917,21 @@ pub fn parse_line(line: &str, level: Level, loc: Location) -> Result<Option<Mark
                 if spec.args == Args::OptionalBool {
                     marker.bool_value()?;
                 }
+                // The escape hatch is a JSON merge patch: an object, checked here once.
+                if spec.name == "kube-codegen:schema"
+                    && !matches!(
+                        serde_json::from_str::<serde_json::Value>(v.trim()),
+                        Ok(serde_json::Value::Object(_))
+                    )
+                {
+                    return Err(err(format!(
+                        "`+{}` takes one JSON object on one line",
+                        spec.name
+                    ))
+                    .with_hint(
+                        "e.g. `+kube-codegen:schema={\"format\":null}` removes the format",
+                    ));
+                }
             } else if rest.starts_with(':') {
                 return Err(err(format!(
                     "`+{}` takes a value: `+{}=...`",

@@ -242,6 +242,7 @@ error_cases! {
     set_of_objects,
     list_type_set_of_objects,
     schemaless_without_type,
+    schema_patch_invalid,
     items_on_non_array,
     items_form_unknown,
     one_of_required_field,
@@ -369,4 +370,89 @@ fn from_crate_without_metadata_reports_the_same() {
     let (a, _) = input_errors(&Config::from_crate(&dir).unwrap(), "from_crate");
     let (b, _) = input_errors(&Config::new().crate_dir(&dir), "new");
     assert_eq!(a, b);
+}
+
+/// Bad input of `import crd` (`tests/errors_import/<case>.yaml`): each file holds CRD YAML
+/// that is wrong in one way, annotated with `#~ ERROR text` / `#~ WARNING text` on the line
+/// the diagnostic must point at (`#~^` for the line above). The import fails, every
+/// diagnostic matches an annotation and every annotation a diagnostic, no file is produced,
+/// and the rendered text (file, line, JSON path in the message, hint) is snapshotted as
+/// `import_errors__<case>`.
+#[test]
+fn import_crd_errors() {
+    use kube_codegen::{ImportInput, ImportOptions, KubernetesVersion, import_crds};
+    let mut cases: Vec<PathBuf> = std::fs::read_dir("tests/errors_import")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 5);
+    for file in cases {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut expected = vec![];
+        for (i, line) in text.lines().enumerate() {
+            let Some(at) = line.find("#~") else { continue };
+            let rest = &line[at + 2..];
+            let up = rest.chars().take_while(|c| *c == '^').count();
+            let rest = rest[up..].trim_start();
+            let (severity, t) = match rest.split_once(' ') {
+                Some(("ERROR", t)) => (Severity::Error, t),
+                Some(("WARNING", t)) => (Severity::Warning, t),
+                _ => panic!(
+                    "{}:{}: `#~` without ERROR or WARNING",
+                    file.display(),
+                    i + 1
+                ),
+            };
+            expected.push((severity, i + 1 - up, t.trim().to_owned()));
+        }
+        let err = import_crds(
+            &[ImportInput {
+                path: file.clone(),
+                text,
+            }],
+            &ImportOptions {
+                out: PathBuf::from("out"),
+                crate_name: "out".into(),
+                kubernetes: KubernetesVersion::NEWEST,
+                existing: Default::default(),
+                has_cargo_toml: false,
+                has_lib_rs: false,
+            },
+        )
+        .expect_err("bad input must not import");
+        let Error::Input {
+            diagnostics,
+            rendered,
+        } = err
+        else {
+            panic!("{}: an input error", file.display())
+        };
+        let mut unmatched: Vec<_> = expected.iter().collect();
+        for d in &diagnostics {
+            assert_eq!(d.loc.file, file, "{rendered}");
+            let pos = unmatched.iter().position(|(s, line, t)| {
+                *s == d.severity && *line == d.loc.line && d.message.contains(t.as_str())
+            });
+            match pos {
+                Some(p) => {
+                    unmatched.remove(p);
+                }
+                None => panic!(
+                    "{}: unexpected diagnostic at line {}: {}\n{rendered}",
+                    file.display(),
+                    d.loc.line,
+                    d.message
+                ),
+            }
+        }
+        assert!(
+            unmatched.is_empty(),
+            "{}: expected but not reported: {unmatched:?}\n{rendered}",
+            file.display()
+        );
+        assert!(rendered.contains("import failed with"), "{rendered}");
+        let case = file.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::assert_snapshot!(format!("import_errors__{case}"), rendered);
+    }
 }

@@ -249,6 +249,11 @@ const BAD: &[(&str, At, &str)] = &[
     ("optional", At::Field("String"), "+optional=false"),
     ("required", At::Field("String"), "+required=false"),
     ("nullable", At::Field("String"), "+nullable=sometimes"),
+    (
+        "kube-codegen:schema",
+        At::Field("String"),
+        "+kube-codegen:schema=[\"not\", \"an object\"]",
+    ),
     ("listType", At::Field("Vec<String>"), "+listType=bag"),
     ("listMapKey", At::Field("Vec<String>"), "+listMapKey=name"),
     (

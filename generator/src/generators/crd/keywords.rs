@@ -664,3 +664,71 @@ impl Marker {
             .ok_or_else(|| self.error(format!("`+{}` needs a value", self.name)))
     }
 }
+
+/// Apply the `+kube-codegen:schema=<json>` markers of a field or type: each is a JSON merge
+/// patch (RFC 7386: objects merge key by key, `null` removes a keyword, anything else
+/// replaces it) over the node's finished schema. It goes last, after every other marker,
+/// so it can say what no marker can (a `not`, an `anyOf` of shapes, a description line
+/// that starts with `+`) and remove what the Rust type implies (the `int64` format of an
+/// `i64` whose schema has none). `import crd` writes it; the value was checked to be a
+/// JSON object when the marker was parsed.
+pub fn apply_schema_patches(
+    schema: &mut JSONSchemaProps,
+    markers: &[Marker],
+) -> Result<(), Diagnostic> {
+    for m in markers.iter().filter(|m| m.name == "kube-codegen:schema") {
+        let patch = schema_patch_value(m)?;
+        let mut node = serde_json::to_value(&*schema).expect("schemas serialize");
+        merge_patch(&mut node, &patch);
+        *schema = serde_json::from_value(node).map_err(|e| {
+            m.error(format!("the schema patch makes an invalid schema: {e}"))
+                .with_hint("the value is merged into the field's schema; keep keyword names and value types of apiextensions.k8s.io/v1")
+        })?;
+    }
+    Ok(())
+}
+
+/// The JSON object of a `+kube-codegen:schema` marker, or the error at the marker.
+pub fn schema_patch_value(m: &Marker) -> Result<Value, Diagnostic> {
+    let raw = m.string_value_raw()?;
+    match serde_json::from_str::<Value>(raw.trim()) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(m
+            .error("`+kube-codegen:schema` takes a JSON object")
+            .with_hint("e.g. `+kube-codegen:schema={\"format\":null}` removes the format")),
+        Err(e) => Err(m
+            .error(format!("`+kube-codegen:schema` is not JSON: {e}"))
+            .with_hint(
+                "write the patch as one line of JSON, e.g. {\"not\":{\"required\":[\"a\"]}}",
+            )),
+    }
+}
+
+/// RFC 7386 JSON merge patch of `patch` into `target`.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Default::default());
+    }
+    let t = target.as_object_mut().expect("made an object");
+    for (k, v) in p {
+        if v.is_null() {
+            t.remove(k);
+        } else {
+            merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+        }
+    }
+}
+
+/// Whether the Rust regex crate (which checks `Pattern` markers) compiles `pattern`.
+pub fn pattern_compiles(pattern: &str) -> bool {
+    check_regex(pattern).is_ok()
+}
+
+/// Whether a CEL expression passes the syntax check of `XValidation` markers.
+pub fn cel_compiles(expr: &str) -> bool {
+    cel::Program::compile(expr).is_ok()
+}

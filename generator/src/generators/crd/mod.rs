@@ -5,7 +5,7 @@
 pub mod apiext;
 mod embedded;
 pub mod k8s_schemas;
-mod keywords;
+pub(crate) mod keywords;
 pub(crate) mod schema;
 
 use std::collections::BTreeMap;
@@ -755,6 +755,13 @@ pub(super) const MARKERS: &[MarkerSpec] = &[
         name: "nullable",
         args: Args::Flag,
         levels: F,
+    },
+    // The raw-schema escape hatch: a JSON merge patch (RFC 7386) applied last to the
+    // node's schema, for what no other marker can say (written by `import crd`).
+    MarkerSpec {
+        name: "kube-codegen:schema",
+        args: Args::Value,
+        levels: TF,
     },
     MarkerSpec {
         name: "listType",

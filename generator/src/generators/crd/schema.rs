@@ -17,7 +17,7 @@ use crate::markers::Marker;
 use crate::model::*;
 
 use super::embedded::drop_uncorrelatable_k8s_rules;
-use super::keywords::apply_markers;
+use super::keywords::{apply_markers, apply_schema_patches};
 
 /// Options that change schema text.
 #[derive(Clone, Debug, Default)]
@@ -127,6 +127,11 @@ impl<'a> SchemaBuilder<'a> {
             }
         }
         drop_uncorrelatable_k8s_rules(&mut schema, true);
+        // The kind's own patch again, now that apiVersion, kind and metadata are in: it may
+        // change those too (a merge patch applied twice is applied once).
+        if let Some(decl) = self.api.types.get(&kind.type_key) {
+            apply_schema_patches(&mut schema, &decl.markers)?;
+        }
         Ok(schema)
     }
 
@@ -160,6 +165,7 @@ impl<'a> SchemaBuilder<'a> {
             schema.description = Some(doc);
         }
         apply_markers(&mut schema, &decl.markers)?;
+        apply_schema_patches(&mut schema, &decl.markers)?;
         Ok(schema)
     }
 
@@ -342,6 +348,7 @@ impl<'a> SchemaBuilder<'a> {
                 .error(format!("field `{}` is schemaless but has no type, so the schema is not structural", f.rust_name))
                 .with_hint("add `+kubebuilder:validation:Type=object` and `+kubebuilder:pruning:PreserveUnknownFields`"));
         }
+        apply_schema_patches(&mut schema, &f.markers)?;
         check_set_items(&schema, f)?;
         Ok(schema)
     }

@@ -1,0 +1,423 @@
+//! Reading CRDs: YAML documents in, apiextensions.k8s.io/v1 CustomResourceDefinitions out,
+//! every problem a located diagnostic (file, line of the document, JSON path).
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use crate::diagnostics::{Diagnostic, Location};
+
+/// One input: its name for messages (`-` for stdin) and its text.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The file (or `-`), as messages name it.
+    pub path: PathBuf,
+    /// Its YAML text: one or more documents, CRDs or `List`s of CRDs.
+    pub text: String,
+}
+
+/// A CRD as read, with where it came from.
+#[derive(Clone, Debug)]
+pub struct Crd {
+    /// `metadata.name`.
+    pub name: String,
+    /// The whole document, as JSON.
+    pub value: Value,
+    /// The file and the line its document starts on.
+    pub loc: Location,
+    /// The whole input text, to locate JSON paths in warnings.
+    pub text: std::sync::Arc<str>,
+}
+
+impl Crd {
+    pub fn spec(&self) -> &Map<String, Value> {
+        self.value["spec"].as_object().expect("checked in read")
+    }
+    pub fn group(&self) -> &str {
+        self.value["spec"]["group"].as_str().unwrap_or_default()
+    }
+    pub fn kind(&self) -> &str {
+        self.value["spec"]["names"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+    }
+}
+
+/// The line each YAML document of `text` starts on (1-based): after a `---` line, or 1.
+fn document_lines(text: &str) -> Vec<usize> {
+    let mut starts = vec![1];
+    let mut first_content = true;
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("---") {
+            if first_content {
+                // A leading `---` opens the first document rather than ending one.
+                starts[0] = i + 2;
+            } else {
+                starts.push(i + 2);
+            }
+        } else if !line.trim().is_empty() && !line.trim_start().starts_with('#') {
+            first_content = false;
+        }
+    }
+    starts
+}
+
+/// Every CRD of one input, or located errors (a malformed document, a `v1beta1` CRD, a
+/// schema that is not structural). Documents of other kinds are warnings, not errors: a
+/// manifest bundle holds Deployments beside its CRDs.
+pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, Vec<Diagnostic>> {
+    let file = &input.path;
+    let lines = document_lines(&input.text);
+    let mut out = vec![];
+    let mut errors = vec![];
+    let shared: std::sync::Arc<str> = input.text.as_str().into();
+    for (i, doc) in serde_yaml::Deserializer::from_str(&input.text).enumerate() {
+        let line = lines.get(i).copied().unwrap_or(1);
+        let value: Value = match serde::Deserialize::deserialize(doc) {
+            Ok(v) => v,
+            Err(e) => {
+                let (l, c) = e
+                    .location()
+                    .map(|l| (l.line(), l.column()))
+                    .unwrap_or((line, 1));
+                errors.push(
+                    Diagnostic::new(Location::new(file, l, c), format!("malformed YAML: {e}"))
+                        .with_hint("the input must be CRD YAML (or JSON), one or more documents separated by `---`"),
+                );
+                // The parser cannot resynchronise after a syntax error.
+                break;
+            }
+        };
+        if value.is_null() {
+            continue;
+        }
+        let loc = Location::new(file, line, 1);
+        let doc = Doc {
+            text: &input.text,
+            shared: shared.clone(),
+            line,
+        };
+        collect(value, &loc, &doc, &mut out, &mut errors, warnings);
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// A document's text and its first line, to find the line of a JSON path.
+struct Doc<'a> {
+    text: &'a str,
+    shared: std::sync::Arc<str>,
+    line: usize,
+}
+
+fn collect(
+    value: Value,
+    loc: &Location,
+    doc: &Doc<'_>,
+    out: &mut Vec<Crd>,
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let api_version = value["apiVersion"].as_str().unwrap_or_default();
+    let kind = value["kind"].as_str().unwrap_or_default();
+    match (api_version, kind) {
+        ("v1", "List") => {
+            for item in value["items"].as_array().cloned().unwrap_or_default() {
+                collect(item, loc, doc, out, errors, warnings);
+            }
+        }
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => match check(&value) {
+            Ok(()) => out.push(Crd {
+                name: value["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                value,
+                loc: loc.clone(),
+                text: doc.shared.clone(),
+            }),
+            Err((path, msg, hint)) => {
+                let at = match locate(doc.text, doc.line, &path) {
+                    Some((l, c)) => Location::new(&loc.file, l, c),
+                    None => loc.clone(),
+                };
+                errors.push(
+                    Diagnostic::new(at, format!("{}: {msg}", located(&value, &path)))
+                        .with_hint(hint),
+                )
+            }
+        },
+        (v, "CustomResourceDefinition") => errors.push(
+            Diagnostic::new(
+                match locate(doc.text, doc.line, "apiVersion") {
+                    Some((l, c)) => Location::new(&loc.file, l, c),
+                    None => loc.clone(),
+                },
+                format!(
+                    "{}: apiVersion `{v}` is not supported; only apiextensions.k8s.io/v1 CRDs can be imported",
+                    located(&value, "apiVersion")
+                ),
+            )
+            .with_hint("v1beta1 CRDs were removed in Kubernetes 1.22: read the CRD from a cluster (`kubectl get crd NAME -o yaml`, served as v1) or upgrade it to v1"),
+        ),
+        (_, k) => warnings.push(Diagnostic::warning(
+            loc.clone(),
+            format!(
+                "a document of kind `{}` is not a CustomResourceDefinition; it is skipped",
+                if k.is_empty() { "(none)" } else { k }
+            ),
+        )),
+    }
+}
+
+/// `<crd name> at <json path>` for a message.
+fn located(crd: &Value, path: &str) -> String {
+    match crd["metadata"]["name"].as_str() {
+        Some(n) => format!("CRD {n}, at `{path}`"),
+        None => format!("at `{path}`"),
+    }
+}
+
+type Problem = (String, String, String);
+
+/// What the importer needs of a CRD, and a structural schema per version.
+fn check(crd: &Value) -> Result<(), Problem> {
+    let need = |path: &str, ok: bool, what: &str| -> Result<(), Problem> {
+        if ok {
+            Ok(())
+        } else {
+            Err((
+                path.to_owned(),
+                format!("{what} is missing or not of the right type"),
+                "a CustomResourceDefinition needs metadata.name, spec.group, spec.names.kind and .plural, spec.scope and spec.versions".to_owned(),
+            ))
+        }
+    };
+    need(
+        "metadata.name",
+        crd["metadata"]["name"].is_string(),
+        "metadata.name",
+    )?;
+    need("spec.group", crd["spec"]["group"].is_string(), "spec.group")?;
+    need(
+        "spec.names.kind",
+        crd["spec"]["names"]["kind"].is_string(),
+        "spec.names.kind",
+    )?;
+    need(
+        "spec.names.plural",
+        crd["spec"]["names"]["plural"].is_string(),
+        "spec.names.plural",
+    )?;
+    need("spec.scope", crd["spec"]["scope"].is_string(), "spec.scope")?;
+    let versions = crd["spec"]["versions"].as_array();
+    need(
+        "spec.versions",
+        versions.is_some_and(|v| !v.is_empty()),
+        "spec.versions",
+    )?;
+    for (i, v) in versions.into_iter().flatten().enumerate() {
+        let at = format!("spec.versions[{i}]");
+        need(
+            &format!("{at}.name"),
+            v["name"].is_string(),
+            "the version's name",
+        )?;
+        let schema = &v["schema"]["openAPIV3Schema"];
+        if !schema.is_object() {
+            return Err((
+                format!("{at}.schema.openAPIV3Schema"),
+                "the version has no schema".to_owned(),
+                "a typed client needs the schema; import a CRD that has one".to_owned(),
+            ));
+        }
+        structural(schema, &format!("{at}.schema.openAPIV3Schema"), true)?;
+    }
+    Ok(())
+}
+
+/// The structural-schema rules the API server enforces on v1 CRDs (a type everywhere but
+/// under int-or-string or preserve-unknown-fields; no `$ref`; properties and
+/// additionalProperties not together; logic junctors without types or defaults).
+fn structural(node: &Value, path: &str, typed_here: bool) -> Result<(), Problem> {
+    let Some(n) = node.as_object() else {
+        return Err((
+            path.to_owned(),
+            "a schema must be an object".to_owned(),
+            "write the schema as an OpenAPI v3 object".to_owned(),
+        ));
+    };
+    let not_structural = |what: String| -> Result<(), Problem> {
+        Err((
+            path.to_owned(),
+            format!("the schema is not structural: {what}"),
+            "the API server accepts only structural schemas (Kubernetes docs: \"Specifying a structural schema\"); fix the CRD first".to_owned(),
+        ))
+    };
+    if n.contains_key("$ref") {
+        return not_structural("`$ref` is not allowed".into());
+    }
+    let ios = n.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+    let pres = n.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    if typed_here && !n.contains_key("type") && !ios && !pres {
+        return not_structural("`type` is missing".into());
+    }
+    if n.contains_key("properties") && n.contains_key("additionalProperties") {
+        return not_structural("`properties` and `additionalProperties` together".into());
+    }
+    for (k, child) in n {
+        match k.as_str() {
+            "properties" | "patternProperties" | "definitions" => {
+                for (name, c) in child.as_object().into_iter().flatten() {
+                    structural(c, &format!("{path}.{k}.{name}"), typed_here)?;
+                }
+            }
+            "items" if child.is_object() => {
+                structural(child, &format!("{path}.items"), typed_here)?
+            }
+            "additionalProperties" if child.is_object() => {
+                structural(child, &format!("{path}.additionalProperties"), typed_here)?
+            }
+            "allOf" | "anyOf" | "oneOf" => {
+                for (i, c) in child.as_array().into_iter().flatten().enumerate() {
+                    let at = format!("{path}.{k}[{i}]");
+                    junctor(c, &at)?;
+                    structural(c, &at, false)?;
+                }
+            }
+            "not" => {
+                junctor(child, &format!("{path}.not"))?;
+                structural(child, &format!("{path}.not"), false)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Inside `allOf`/`anyOf`/`oneOf`/`not`, only value validations: no type, description,
+/// default or nullable (apart from the int-or-string pattern the API server allows).
+fn junctor(node: &Value, path: &str) -> Result<(), Problem> {
+    for k in [
+        "description",
+        "default",
+        "nullable",
+        "additionalProperties",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+    ] {
+        if node.get(k).is_some() {
+            return Err((
+                format!("{path}.{k}"),
+                format!("the schema is not structural: `{k}` inside a logical junctor"),
+                "allOf/anyOf/oneOf/not may only hold value validations".to_owned(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The line and column of a JSON path (`spec.versions[0].schema`) in a block-style YAML
+/// document starting at `first_line`, found by indentation; `None` where the text does
+/// not follow it plainly (flow style, quoted keys), and the caller names the document.
+pub fn locate(text: &str, first_line: usize, path: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text
+        .lines()
+        .skip(first_line.saturating_sub(1))
+        .take_while(|l| !l.starts_with("---"))
+        .collect();
+    let mut segs = vec![];
+    for part in path.split('.') {
+        let (key, rest) = part.split_once('[').unwrap_or((part, ""));
+        segs.push((key.to_owned(), None));
+        for idx in rest.split('[') {
+            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
+                segs.push((String::new(), Some(i)));
+            }
+        }
+    }
+    // Position: the line found last, and the column its content starts at.
+    let (mut at, mut indent): (usize, isize) = (0, -1);
+    let mut same_line = true;
+    let content_col = |l: &str| l.len() - l.trim_start().len();
+    for (key, index) in segs {
+        if let Some(i) = index {
+            let mut count = 0;
+            let mut dash_col = None;
+            let mut found = None;
+            for (n, l) in lines.iter().enumerate().skip(at + 1) {
+                let t = l.trim_start();
+                if t.is_empty() || t.starts_with('#') {
+                    continue;
+                }
+                let c = content_col(l) as isize;
+                if c < indent || (c == indent && !t.starts_with("- ")) {
+                    return None;
+                }
+                if t.starts_with("- ") && dash_col.is_none_or(|d| d == c) {
+                    dash_col = Some(c);
+                    if count == i {
+                        found = Some((n, c));
+                        break;
+                    }
+                    count += 1;
+                }
+            }
+            let (n, c) = found?;
+            at = n;
+            indent = c;
+            same_line = true;
+            continue;
+        }
+        let start = if same_line { at } else { at + 1 };
+        let mut found = None;
+        for (n, l) in lines.iter().enumerate().skip(start) {
+            let mut t = l.trim_start();
+            let mut c = content_col(l) as isize;
+            if n == at && same_line && t.starts_with("- ") {
+                t = &t[2..];
+                c += 2;
+            } else if n == at && same_line && at != 0 {
+                continue;
+            }
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if c <= indent && n != at {
+                return None;
+            }
+            if t.strip_prefix(key.as_str())
+                .is_some_and(|r| r.starts_with(':'))
+            {
+                found = Some((n, c));
+                break;
+            }
+        }
+        let (n, c) = found?;
+        at = n;
+        indent = c;
+        same_line = false;
+    }
+    Some((first_line + at, indent as usize + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::locate;
+
+    #[test]
+    fn locate_finds_keys_and_items_by_indentation() {
+        let text = "a: 1\nspec:\n  versions:\n  - name: v1\n    schema:\n      x: 1\n  - name: v2\n    schema:\n      type: object\n";
+        assert_eq!(locate(text, 1, "spec"), Some((2, 1)));
+        assert_eq!(locate(text, 1, "spec.versions[0].name"), Some((4, 5)));
+        assert_eq!(
+            locate(text, 1, "spec.versions[1].schema.type"),
+            Some((9, 7))
+        );
+        assert_eq!(locate(text, 1, "spec.versions[2]"), None);
+        assert_eq!(locate(text, 1, "spec.nope"), None);
+    }
+}
