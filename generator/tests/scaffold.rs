@@ -63,7 +63,7 @@ fn init_then_two_kinds() {
     m.apply(scaffold_api(&m, &api("GuestbookClass", true)).unwrap());
     for (path, contents) in &m.files {
         let name = path.display().to_string().replace('/', "__");
-        insta::assert_snapshot!(format!("scaffold__{name}"), contents);
+        insta::assert_snapshot!(name, contents);
     }
     // Markers stay, below what was inserted, so the next `create api` finds them.
     let main = &m.files[Path::new("src/main.rs")];
