@@ -241,7 +241,17 @@ async fn run_controllers(
     }
     factory.start();
     tracing::info!("waiting for informer caches to sync");
-    factory.wait_for_cache_sync(foo::CACHE_SYNC_TIMEOUT).await?;
+    let mut stop = std::pin::pin!(stop);
+    // A SIGTERM (or a lost Lease) while the caches sync is a clean stop, not a sync
+    // failure: the caches of a CRD not installed yet never sync.
+    tokio::select! {
+        synced = factory.wait_for_cache_sync(foo::CACHE_SYNC_TIMEOUT) => synced?,
+        () = &mut stop => {
+            tracing::info!("stopped before the caches synced");
+            factory.shutdown();
+            return Ok(());
+        }
+    }
     ready.send_replace(true);
     tracing::info!(workers = args.workers, "caches synced; starting workers");
 

@@ -459,9 +459,14 @@ async fn the_sample_controller_serves_the_webhook_and_refuses_bad_certificates()
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
-    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
-    assert!(status.success(), "exit after SIGTERM: {status:?}");
+    assert!(
+        out.status.success(),
+        "exit after SIGTERM: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

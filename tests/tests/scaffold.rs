@@ -181,7 +181,9 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
         &resource("GuestbookClass", "guestbookclasses"),
     );
     let class_name = format!("{}-class", ns.name);
-    let class = DynamicObject::new(&class_name, &resource("GuestbookClass", "guestbookclasses"));
+    let mut class =
+        DynamicObject::new(&class_name, &resource("GuestbookClass", "guestbookclasses"));
+    class.data = json!({ "spec": {} }); // the scaffolded spec is required
     classes.create(&PostParams::default(), &class).await?;
 
     let wait_ready = |api: Api<DynamicObject>, name: String, generation: i64| async move {
