@@ -420,7 +420,7 @@ async fn the_sample_controller_serves_the_webhook_and_refuses_bad_certificates()
     );
 
     // With certificates: it answers reviews while running its controllers, and stops on SIGTERM.
-    let mut child = common(&dir).spawn().unwrap();
+    let child = common(&dir).spawn().unwrap();
     let ca = dir.join("ca.crt");
     let url = format!("https://127.0.0.1:{port}");
     eventually("the webhook answers", Duration::from_secs(30), || async {
