@@ -22,7 +22,8 @@ pub struct InitArgs {
     /// Scaffold into a directory that is not empty (existing files are never overwritten).
     #[arg(long)]
     force: bool,
-    /// Take kube-codegen-runtime from this local checkout instead of crates.io.
+    /// Take kube-codegen-runtime from this directory of a kube-codegen checkout (and
+    /// kube-codegen-envtest from the `envtest/` beside it) instead of crates.io.
     #[arg(long, value_name = "DIR")]
     runtime_path: Option<PathBuf>,
 }

@@ -102,6 +102,10 @@ fn the_runtime_can_come_from_a_checkout() {
         manifest.contains(r#"kube-codegen-runtime = { path = "/src/kube-codegen/runtime" }"#),
         "{manifest}"
     );
+    assert!(
+        manifest.contains(r#"kube-codegen-envtest = { path = "/src/kube-codegen/envtest" }"#),
+        "{manifest}"
+    );
     let manifest: toml::Table = manifest.parse().expect("the manifest is TOML");
     assert_eq!(manifest["package"]["name"].as_str(), Some("op"));
 }

@@ -149,6 +149,26 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
     );
     let binary = root.join("target/debug/guestbook-operator");
 
+    // The crate's own tests (one per kind), each on a control plane of its own
+    // (kube-codegen-envtest), pass as scaffolded.
+    let test = Command::new(env!("CARGO"))
+        .args(["test", "--offline", "--quiet"])
+        .current_dir(&krate)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()?;
+    assert!(
+        test.status.success(),
+        "the scaffolded crate's own tests fail:\n{}\n{}",
+        String::from_utf8_lossy(&test.stdout),
+        String::from_utf8_lossy(&test.stderr)
+    );
+    let report = String::from_utf8_lossy(&test.stdout);
+    assert!(
+        report.contains("2 passed") || report.matches("1 passed").count() == 2,
+        "expected one passing test per kind:\n{report}"
+    );
+
     let client = client().await;
     for entry in std::fs::read_dir(krate.join("config/crd"))? {
         apply_crd(

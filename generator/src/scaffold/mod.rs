@@ -53,7 +53,8 @@ fn refuse(message: impl Into<String>, hint: impl Into<String>) -> ScaffoldError 
 pub enum RuntimeSource {
     /// The crates.io release matching this kube-codegen.
     Registry,
-    /// A local checkout (`--runtime-path`), for work on the runtime itself.
+    /// The runtime's directory in a kube-codegen checkout (`--runtime-path`), for work on
+    /// the runtime itself; kube-codegen-envtest comes from the `envtest/` beside it.
     Path(PathBuf),
 }
 
@@ -73,11 +74,25 @@ pub fn init(name: &str, runtime: &RuntimeSource) -> Result<Vec<ScaffoldFile>, Sc
             "use letters, digits, `-` and `_`, starting with a letter (--name my-operator)",
         ));
     }
-    let runtime = match runtime {
-        RuntimeSource::Registry => format!("\"{}\"", env!("CARGO_PKG_VERSION")),
-        RuntimeSource::Path(p) => format!("{{ path = {:?} }}", p.display().to_string()),
+    let (runtime, envtest) = match runtime {
+        RuntimeSource::Registry => {
+            let version = format!("\"{}\"", env!("CARGO_PKG_VERSION"));
+            (version.clone(), version)
+        }
+        // The envtest crate sits beside the runtime in a kube-codegen checkout.
+        RuntimeSource::Path(p) => (
+            format!("{{ path = {:?} }}", p.display().to_string()),
+            format!(
+                "{{ path = {:?} }}",
+                p.with_file_name("envtest").display().to_string()
+            ),
+        ),
     };
-    let fill = |t: &str| t.replace("{{name}}", name).replace("{{runtime}}", &runtime);
+    let fill = |t: &str| {
+        t.replace("{{name}}", name)
+            .replace("{{runtime}}", &runtime)
+            .replace("{{envtest}}", &envtest)
+    };
     let file = |path: &str, t: &str| ScaffoldFile {
         path: PathBuf::from(path),
         contents: fill(t),
@@ -197,6 +212,14 @@ pub fn create_api(
                     "cluster_informer_for"
                 } else {
                     "informer_for"
+                },
+            )
+            .replace(
+                "{{test_api}}",
+                if *cluster_scoped {
+                    "Api::all(client.clone())"
+                } else {
+                    "Api::namespaced(client.clone(), \"default\")"
                 },
             )
             .replace(
@@ -344,6 +367,14 @@ pub fn create_api(
         contents: fill(include_str!("templates/controller.rs.tmpl")),
         edit: false,
     });
+    let test_path = format!("tests/{kind_mod}.rs");
+    if read(&test_path).is_none() {
+        files.push(ScaffoldFile {
+            path: test_path.into(),
+            contents: fill(include_str!("templates/kind_test.rs.tmpl")),
+            edit: false,
+        });
+    }
     Ok(files)
 }
 
