@@ -66,9 +66,12 @@ cp "$LOCK" "$W/ours/Cargo.lock"
 # ---- ours, types only (register + deep-copy, no client code) -----------------------------
 mkdir -p "$W/ourstypes"
 cp -r "$REPO_ROOT/sample-api/src" "$W/ourstypes/"
-rm "$W/ourstypes/src/generated/"{clientset,fake,informers,listers}.rs
+rm "$W/ourstypes/src/generated/"{applyconfigurations,clientset,fake,informers,listers}.rs
 cat >"$W/ourstypes/src/generated/mod.rs" <<'EOF'
-//! register and deep-copy only (bench/compile.sh).
+//! register and deep-copy only (bench/compile.sh), and the conversions between Foo's
+//! versions that the types' own hand-written conversion code implements.
+#[rustfmt::skip]
+pub mod conversion;
 #[rustfmt::skip]
 pub mod deepcopy;
 #[rustfmt::skip]
