@@ -329,23 +329,7 @@ pub fn parse_time(t: &str) -> Result<k8s_openapi::jiff::Timestamp> {
 
 /// The sample-controller binary cargo built next to the test binary (hack/test.sh builds it).
 pub fn controller_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let dir = exe.parent().and_then(|p| p.parent()).expect("target/debug");
-    let bin = dir.join("sample-controller");
-    assert!(
-        bin.exists(),
-        "{} missing: run `cargo build -p sample-controller` (hack/test.sh does)",
-        bin.display()
-    );
-    bin
-}
-
-/// A free loopback port.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    crate::workspace_binary("sample-controller", "sample-controller")
 }
 
 /// A GET on a loopback port: (status code, body).
@@ -391,7 +375,7 @@ impl ControllerProcess {
     /// Start the controller with `kubeconfig` and extra flags; stderr goes to
     /// `<DIR>/controller-<name>.log`.
     pub fn start(name: &str, kubeconfig: &Path, extra: &[&str]) -> Result<ControllerProcess> {
-        let (metrics_port, health_port) = (free_port(), free_port());
+        let (metrics_port, health_port) = (crate::free_port(), crate::free_port());
         let log = Path::new(DIR).join(format!("controller-{name}.log"));
         // tracing logs to stdout, panics go to stderr: both into the log file.
         let out = std::fs::File::create(&log)?;

@@ -41,6 +41,28 @@ pub fn repo_root() -> PathBuf {
         .to_owned()
 }
 
+/// A binary of the workspace that cargo built next to the test binary (`cargo test
+/// --workspace`, which hack/test.sh runs, builds them); `package` names what builds it.
+pub fn workspace_binary(name: &str, package: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(|p| p.parent()).expect("target/debug");
+    let bin = dir.join(name);
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build -p {package}` (hack/test.sh does)",
+        bin.display()
+    );
+    bin
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
 /// A client for the test control plane, as the admin user.
 pub async fn client() -> Client {
     let kubeconfig =

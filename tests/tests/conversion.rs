@@ -337,30 +337,6 @@ async fn storage_version_migration_leaves_etcd_on_v1beta1() {
     );
 }
 
-/// The sample-controller binary cargo built next to this test.
-fn controller_binary() -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .unwrap()
-        .join("sample-controller");
-    assert!(
-        bin.exists(),
-        "{} missing: run `cargo build -p sample-controller` (hack/test.sh does)",
-        bin.display()
-    );
-    bin
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn curl(ca: &std::path::Path, url: &str, body: Option<&str>) -> Option<String> {
     let mut cmd = Command::new("curl");
     cmd.args(["-sf", "--max-time", "5", "--cacert"])
@@ -388,7 +364,7 @@ async fn the_sample_controller_serves_the_webhook_and_refuses_bad_certificates()
     conversion::make_certs(&dir).unwrap();
     let port = free_port();
     let common = |cert_dir: &std::path::Path| {
-        let mut cmd = Command::new(controller_binary());
+        let mut cmd = Command::new(faults::controller_binary());
         cmd.arg("--kubeconfig")
             .arg(kubeconfig())
             .args(["--namespace", &ns.name])

@@ -15,27 +15,6 @@ use serde_json::json;
 
 const SA_NAMESPACE: &str = "sample-controller";
 
-/// The sample-controller binary cargo built next to this test.
-fn controller_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
-    let bin = dir.join("sample-controller");
-    assert!(
-        bin.exists(),
-        "{} missing: run `cargo build -p sample-controller` (hack/test.sh does)",
-        bin.display()
-    );
-    bin
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A kubeconfig for the controller's ServiceAccount: same server and CA, SA token.
 fn service_account_kubeconfig(tag: u16) -> (PathBuf, String) {
     // Tests run in parallel: two concurrent client-side applies of the same objects can
@@ -89,7 +68,7 @@ impl Controller {
         let (metrics, health) = (free_port(), free_port());
         let (kubeconfig, token) = service_account_kubeconfig(metrics);
         let log = std::env::temp_dir().join(format!("sample-controller-{metrics}.log"));
-        let child = Command::new(controller_binary())
+        let child = Command::new(faults::controller_binary())
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .args([

@@ -12,21 +12,14 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube_codegen_tests::{
     TestNamespace, apply_crd, client, eventually, kubeconfig, parse_crd, repo_root,
+    workspace_binary,
 };
 use serde_json::json;
 
 /// The kube-codegen binary cargo built beside this test (`cargo test --workspace` builds
 /// every binary that has integration tests; hack/test.sh runs that).
 fn kube_codegen() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
-    let bin = dir.join("kube-codegen");
-    assert!(
-        bin.exists(),
-        "{} missing: run `cargo build -p kube-codegen` (hack/test.sh does)",
-        bin.display()
-    );
-    bin
+    workspace_binary("kube-codegen", "kube-codegen")
 }
 
 fn run(args: &[&str]) -> (bool, String) {
