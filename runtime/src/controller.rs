@@ -541,15 +541,8 @@ where
         Fut: Future<Output = Result<Action, E>>,
         E: Display,
     {
-        while let Some(key) = self.queue.get().await {
-            // Shutting down: finish what is in flight, start nothing new. The queue still
-            // hands out what was queued before (client-go semantics), and working through
-            // all of it could outlast a pod's grace period or the leader's, cutting off the
-            // reconciles in flight. Nothing is lost: the next run lists every object again.
-            if self.queue.is_shutting_down() {
-                self.queue.done(&key);
-                break;
-            }
+        // Shutting down: finish what is in flight, start nothing new.
+        while let Some(key) = self.queue.get_unless_shutting_down().await {
             let object = self.informer.store().get(&key);
             let request = Request {
                 key: key.clone(),

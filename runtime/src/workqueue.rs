@@ -634,6 +634,20 @@ where
         self.len() == 0
     }
 
+    /// [`get`](Self::get) for a worker that must stop promptly on shutdown: once the queue
+    /// is shutting down it returns `None` instead of the items queued before (an item
+    /// handed out meanwhile is given back with `done`). Working through the whole backlog
+    /// could outlast a pod's grace period or a leader's, and get the work in flight cut
+    /// off; nothing is lost, since whoever runs next lists every object again.
+    pub async fn get_unless_shutting_down(&self) -> Option<T> {
+        let item = self.get().await?;
+        if self.is_shutting_down() {
+            self.done(&item);
+            return None;
+        }
+        Some(item)
+    }
+
     /// Waits for an item to process, and marks it as being processed: call
     /// [`done`](Self::done) with it when finished. Returns `None` when the queue is shutting
     /// down and has no item left to hand out; like client-go, items that were queued before

@@ -1212,3 +1212,19 @@ proptest! {
         run_concurrent(workers, scripts, work_yields)?;
     }
 }
+
+#[tokio::test]
+async fn get_unless_shutting_down_stops_at_the_shutdown_and_keeps_nothing_processing() {
+    let q = queue();
+    q.add(s("a"));
+    q.add(s("b"));
+    assert_eq!(q.get_unless_shutting_down().await, Some(s("a")));
+    q.shutdown();
+    // `get` would still hand out "b" (client-go semantics); this one stops.
+    assert_eq!(q.get_unless_shutting_down().await, None);
+    q.done(&s("a"));
+    // "b" was handed back, so nothing is left in flight and a drain returns at once.
+    tokio::time::timeout(Duration::from_secs(1), q.shutdown_with_drain())
+        .await
+        .expect("no item left in flight");
+}

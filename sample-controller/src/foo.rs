@@ -305,17 +305,11 @@ impl Controller {
     /// One work item: sync, then forget (success or permanent error) or requeue.
     /// Returns false once the queue is shut down.
     pub async fn process_next_work_item(&self) -> bool {
-        let Some(key) = self.queue.get().await else {
+        // Shutting down: finish what is in flight, start nothing new (client-go's queue
+        // would still hand out the whole backlog).
+        let Some(key) = self.queue.get_unless_shutting_down().await else {
             return false;
         };
-        // Shutting down: finish what is in flight, start nothing new. The queue still hands
-        // out what was queued before the shutdown (client-go semantics), and draining all of
-        // it could outlast the leader's grace period and get in-flight work cut off. Nothing
-        // is lost: whoever runs next lists every Foo again.
-        if self.queue.is_shutting_down() {
-            self.queue.done(&key);
-            return false;
-        }
         let start = Instant::now();
         let result = self.sync_handler(&key).await;
         self.metrics.observe(&result, start.elapsed());
