@@ -196,6 +196,12 @@ pub struct LeadershipToken {
 }
 
 impl LeadershipToken {
+    /// A token that ends when `rx` turns true (or its sender goes): the manager's stop
+    /// token is the same signal.
+    pub(crate) fn from_receiver(rx: watch::Receiver<bool>) -> Self {
+        LeadershipToken { rx }
+    }
+
     /// Resolves once leadership ended (lost, or shutting down): stop working.
     pub async fn cancelled(&self) {
         let mut rx = self.rx.clone();

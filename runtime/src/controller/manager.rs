@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use super::{Action, Controller, Request};
-use crate::leader::{Ended, LeaderCallbacks, LeaderElector, LeaderHandle};
+use crate::leader::{Ended, LeaderCallbacks, LeaderElector, LeaderHandle, LeadershipToken};
 
 /// Why [`Manager::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,24 +30,21 @@ pub enum Stopped {
     Finished,
 }
 
-/// Tells a runnable when to stop; cheap to clone.
+/// Tells a runnable when to stop; cheap to clone. The same signal as the elector's
+/// [`LeadershipToken`], which it wraps.
 #[derive(Clone, Debug)]
-pub struct StopToken {
-    rx: watch::Receiver<bool>,
-}
+pub struct StopToken(LeadershipToken);
 
 impl StopToken {
     /// Resolves once the manager stops (shutdown, or leadership lost).
     pub async fn stopped(&self) {
-        let mut rx = self.rx.clone();
-        // An error means the manager is gone: stopped too.
-        let _ = rx.wait_for(|stopped| *stopped).await;
+        self.0.cancelled().await;
     }
 
     /// Whether the manager is stopping.
     #[must_use]
     pub fn is_stopped(&self) -> bool {
-        *self.rx.borrow() || self.rx.has_changed().is_err()
+        self.0.is_cancelled()
     }
 }
 
@@ -257,7 +254,7 @@ async fn run_until(runnables: Vec<Runnable>, stop: impl Future<Output = ()>) -> 
     let all = futures::future::join_all(
         runnables
             .into_iter()
-            .map(|r| r(StopToken { rx: rx.clone() })),
+            .map(|r| r(StopToken(LeadershipToken::from_receiver(rx.clone())))),
     );
     let stop = std::pin::pin!(stop);
     match futures::future::select(all, stop).await {
