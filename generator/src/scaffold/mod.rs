@@ -195,7 +195,6 @@ pub fn create_api(
             .replace("{{group}}", group)
             .replace("{{group_mod}}", &group_mod)
             .replace("{{version}}", version)
-            .replace("{{Kind}}", kind)
             .replace("{{kind_mod}}", &kind_mod)
             .replace("{{kind_lower}}", &kind.to_ascii_lowercase())
             .replace(
@@ -238,6 +237,7 @@ pub fn create_api(
                     "let namespace = req.key.namespace().unwrap_or_default();\n        let client = ResourceClient::<{{Kind}}>::namespaced(ctx.client.clone(), namespace);"
                 },
             )
+            // Last: the `{{client}}` text names `{{Kind}}` too.
             .replace("{{Kind}}", kind)
     };
 
