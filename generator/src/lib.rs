@@ -40,6 +40,10 @@ mod source;
 pub use generators::GeneratorName;
 pub(crate) use generators::crd::{k8s_schemas, schema};
 use generators::rust;
+#[cfg(feature = "import-go")]
+pub use import::go::{
+    GoImportOptions, GoImported, GoPackageInput, IMPORT_GO_HEADER, import_go, import_path_of,
+};
 pub use import::{
     IMPORT_HEADER, ImportOptions, ImportStats, Imported, Input as ImportInput, import_crds,
 };

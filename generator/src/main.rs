@@ -45,6 +45,26 @@ enum ImportCommand {
     /// Write (or update) an API crate whose `kube-codegen generate` gives back these CRDs:
     /// annotated Rust types in Go's layout, every version, markers for every keyword.
     Crd(ImportCrd),
+    /// Port Go API packages (types.go, doc.go, register.go...) to annotated Rust in the same
+    /// file layout, markers and doc comments kept, so `generate` writes controller-gen's CRDs.
+    Go(ImportGo),
+}
+
+#[derive(Args)]
+struct ImportGo {
+    /// Go package directories (their .go files; zz_generated.* and tests are skipped). Give
+    /// every package whose types the API uses besides Kubernetes' own.
+    #[arg(required = true, value_name = "PKG_DIR")]
+    packages: Vec<PathBuf>,
+    /// The API crate to write or update (created if missing).
+    #[arg(long, value_name = "CRATE_DIR")]
+    out: PathBuf,
+    /// The package name of a new crate (default: the directory's name).
+    #[arg(long)]
+    name: Option<String>,
+    /// The Kubernetes version a new crate generates for (default: the newest).
+    #[arg(long, value_name = "1.NN")]
+    kubernetes_version: Option<KubernetesVersion>,
 }
 
 #[derive(Args)]
@@ -210,6 +230,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Import(ImportCommand::Crd(args)) => import_crd(&args),
+        Command::Import(ImportCommand::Go(args)) => import_go(&args),
         Command::Init(args) => Ok(scaffold_cli::init(args)),
         Command::Create { what } => Ok(scaffold_cli::create(what)),
         Command::Generators => {
@@ -300,6 +321,72 @@ fn existing_modules(
         }
     }
     tree
+}
+
+/// The package name of a new crate: `--name`, else the directory's name.
+fn crate_name_of(name: Option<&String>, out: &std::path::Path) -> String {
+    name.cloned().unwrap_or_else(|| {
+        let dir = std::path::absolute(out).unwrap_or_else(|_| out.to_owned());
+        dir.file_name()
+            .map(|n| {
+                n.to_string_lossy().replace(
+                    |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
+                    "-",
+                )
+            })
+            .unwrap_or_else(|| "imported-api".to_owned())
+    })
+}
+
+fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
+    let mut inputs = vec![];
+    for dir in &args.packages {
+        let mut files = vec![];
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("error: {}: {e}", dir.display());
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_file() && p.extension().is_some_and(|x| x == "go") {
+                match std::fs::read_to_string(&p) {
+                    Ok(t) => files.push((p, t)),
+                    Err(e) => {
+                        eprintln!("error: {}: {e}", p.display());
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+            }
+        }
+        files.sort();
+        inputs.push(kube_codegen::GoPackageInput {
+            dir: dir.clone(),
+            files,
+            import_path: kube_codegen::import_path_of(dir),
+        });
+    }
+    let options = kube_codegen::GoImportOptions {
+        out: args.out.clone(),
+        crate_name: crate_name_of(args.name.as_ref(), &args.out),
+        kubernetes: args.kubernetes_version.unwrap_or(KubernetesVersion::NEWEST),
+    };
+    let imported = kube_codegen::import_go(&inputs, &options)?;
+    eprint!("{}", imported.render_warnings());
+    let report = imported.write()?;
+    for p in &report.written {
+        eprintln!("wrote {}", p.display());
+    }
+    eprintln!("{}", imported.summary);
+    eprintln!(
+        "kube-codegen: {} written, {} unchanged; next: kube-codegen generate {}",
+        report.written.len(),
+        report.unchanged.len(),
+        args.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn import_crd(args: &ImportCrd) -> Result<ExitCode, Error> {

@@ -12,6 +12,8 @@
 //! - `render`: the text of each file.
 
 mod crd;
+#[cfg(feature = "import-go")]
+pub(crate) mod go;
 mod k8s;
 mod naming;
 mod render;
