@@ -456,3 +456,88 @@ fn import_crd_errors() {
         insta::assert_snapshot!(format!("import_errors__{case}"), rendered);
     }
 }
+
+/// Bad input of `import go` (`tests/errors_import_go/<case>.go`, a one-file package each):
+/// Go the importer cannot port (`interface{}`/`any` fields, generics, channels, anonymous
+/// structs, types of packages it was not given, syntax errors), annotated with
+/// `//~ ERROR text` / `//~ WARNING text` on the line the diagnostic points at. The import
+/// fails, every diagnostic matches an annotation and every annotation a diagnostic, nothing
+/// is produced, and the rendered text is snapshotted as `import_go_errors__<case>`.
+#[test]
+fn import_go_errors() {
+    use kube_codegen::{GoImportOptions, GoPackageInput, KubernetesVersion, import_go};
+    let mut cases: Vec<PathBuf> = std::fs::read_dir("tests/errors_import_go")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 5);
+    for file in cases {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut expected = vec![];
+        for (i, line) in text.lines().enumerate() {
+            let Some(at) = line.find("//~") else { continue };
+            let rest = line[at + 3..].trim_start();
+            let (severity, t) = match rest.split_once(' ') {
+                Some(("ERROR", t)) => (Severity::Error, t),
+                Some(("WARNING", t)) => (Severity::Warning, t),
+                _ => panic!(
+                    "{}:{}: `//~` without ERROR or WARNING",
+                    file.display(),
+                    i + 1
+                ),
+            };
+            expected.push((severity, i + 1, t.trim().to_owned()));
+        }
+        let err = import_go(
+            &[GoPackageInput {
+                dir: file.parent().unwrap().to_owned(),
+                files: vec![(file.clone(), text)],
+                import_path: None,
+            }],
+            &GoImportOptions {
+                out: PathBuf::from("out"),
+                crate_name: "out".into(),
+                kubernetes: KubernetesVersion::NEWEST,
+            },
+        )
+        .expect_err("bad input must not import");
+        let Error::Input {
+            diagnostics,
+            rendered,
+        } = err
+        else {
+            panic!("{}: an input error", file.display())
+        };
+        let mut unmatched: Vec<_> = expected.iter().collect();
+        for d in &diagnostics {
+            assert_eq!(d.loc.file, file, "{rendered}");
+            assert!(
+                d.hint.is_some(),
+                "every diagnostic says how to fix it: {d:?}"
+            );
+            let pos = unmatched.iter().position(|(s, line, t)| {
+                *s == d.severity && *line == d.loc.line && d.message.contains(t.as_str())
+            });
+            match pos {
+                Some(p) => {
+                    unmatched.remove(p);
+                }
+                None => panic!(
+                    "{}: unexpected diagnostic at line {}: {}\n{rendered}",
+                    file.display(),
+                    d.loc.line,
+                    d.message
+                ),
+            }
+        }
+        assert!(
+            unmatched.is_empty(),
+            "{}: expected but not reported: {unmatched:?}\n{rendered}",
+            file.display()
+        );
+        assert!(rendered.contains("import failed with"), "{rendered}");
+        let case = file.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::assert_snapshot!(format!("import_go_errors__{case}"), rendered);
+    }
+}

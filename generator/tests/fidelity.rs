@@ -29,6 +29,9 @@ use serde_json::Value;
 #[path = "common/crd_compare.rs"]
 mod crd_compare;
 use crd_compare::{Difference, Kind, crds_of, diff, flatten, leaves, short};
+#[path = "common/import_go.rs"]
+mod import_go;
+use import_go::import_go_fixture;
 
 /// `FIDELITY_FIXTURES_DIR` points the test at another corpus (to try a changed port
 /// without touching the committed one).
@@ -69,10 +72,10 @@ fn golden(fixture: &Path) -> BTreeMap<String, Value> {
     out
 }
 
-/// Our CRDs for the port in `rust/`, generated in memory, or the generator's error (also
+/// Our CRDs for the port in `krate` (the fixture's `rust/`, or its `import go`), generated in memory, or the generator's error (also
 /// when it writes no CRD: the golden directory is never empty).
-fn ours(fixture: &Path) -> Result<BTreeMap<String, Value>, String> {
-    let config = kube_codegen::Config::from_crate(fixture.join("rust"))
+fn ours(krate: &Path) -> Result<BTreeMap<String, Value>, String> {
+    let config = kube_codegen::Config::from_crate(krate)
         .map_err(|e| e.to_string())?
         .emit_rust(false);
     let generated = config.generate().map_err(|e| e.to_string())?;
@@ -183,7 +186,8 @@ struct Outcome {
     total: usize,
 }
 
-fn check(fixture: &Path, bless: bool) -> Outcome {
+/// Compare the CRDs of the port in `krate` with the fixture's goldens, by its ratchet.
+fn check(fixture: &Path, krate: &Path, bless: bool) -> Outcome {
     let name = fixture
         .file_name()
         .expect("fixture dir has a name")
@@ -198,7 +202,7 @@ fn check(fixture: &Path, bless: bool) -> Outcome {
         Known::GenerateError { reason } => Some(reason.clone()),
         Known::Diff { .. } => None,
     });
-    let ours = match ours(fixture) {
+    let ours = match ours(krate) {
         Ok(o) => o,
         Err(e) => {
             let _ = writeln!(
@@ -389,7 +393,7 @@ fn fidelity_against_controller_gen() {
     let mut failures = vec![];
     let (mut matched, mut total) = (0, 0);
     for f in &fixtures {
-        let o = check(f, bless);
+        let o = check(f, &f.join("rust"), bless);
         print!("{}", o.report);
         failures.extend(o.failures);
         matched += o.matched;
@@ -397,6 +401,33 @@ fn fidelity_against_controller_gen() {
     }
     println!(
         "fidelity: all fixtures: {matched}/{total} leaves match ({:.1}%)",
+        100.0 * matched as f64 / total.max(1) as f64
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// issue 17's proof: each fixture's Go packages, imported with `import go` and no hand
+/// edit, generate controller-gen's CRDs, by the same comparison and the same
+/// known-differences.txt as the hand ports (FIDELITY.md "Go importer").
+#[test]
+fn go_importer_against_controller_gen() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fidelity_import_go");
+    let mut failures = vec![];
+    let (mut matched, mut total, mut crds) = (0, 0, 0);
+    for f in &fixtures() {
+        let name = f.file_name().expect("named").to_string_lossy().into_owned();
+        let krate = root.join(&name);
+        let imported = import_go_fixture(f, &krate);
+        println!("{}", imported.summary);
+        let o = check(f, &krate, false);
+        print!("import go: {}", o.report);
+        failures.extend(o.failures);
+        matched += o.matched;
+        total += o.total;
+        crds += golden(f).len();
+    }
+    println!(
+        "import go: all fixtures: {matched}/{total} leaves match ({:.1}%), {crds} CRDs, 0 hand edits",
         100.0 * matched as f64 / total.max(1) as f64
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -463,7 +494,7 @@ pub struct ThingSpec {
     )
     .unwrap();
     // The golden CRD: ours, with one keyword changed and one removed.
-    let ours = ours(&fx).expect("the tiny port generates");
+    let ours = ours(&fx.join("rust")).expect("the tiny port generates");
     let mut crd = ours.values().next().expect("one CRD").clone();
     let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
     spec["properties"]["name"]["minLength"] = serde_json::json!(2);
@@ -474,7 +505,7 @@ pub struct ThingSpec {
     )
     .unwrap();
 
-    let o = check(&fx, false);
+    let o = check(&fx, &fx.join("rust"), false);
     assert_eq!(o.failures.len(), 1, "{}", o.report);
     assert!(o.failures[0].contains("changed ") && o.failures[0].contains(".minLength"));
     assert!(o.failures[0].contains("missing ") && o.failures[0].contains(".maxLength"));
@@ -488,13 +519,13 @@ pub struct ThingSpec {
          extra * *.nothing  # never occurs\n",
     )
     .unwrap();
-    let o = check(&fx, false);
+    let o = check(&fx, &fx.join("rust"), false);
     assert!(o.failures.is_empty(), "{:?}", o.failures);
     assert!(o.report.contains("known: reason one"), "{}", o.report);
     assert!(o.report.contains("does not occur now"), "{}", o.report);
 
     // Bless keeps the reasons and drops the line that matches nothing.
-    check(&fx, true);
+    check(&fx, &fx.join("rust"), true);
     let blessed = std::fs::read_to_string(fx.join("known-differences.txt")).unwrap();
     assert!(blessed.contains("# reason one") && blessed.contains("# reason two"));
     assert!(!blessed.contains("never occurs"), "{blessed}");
@@ -505,14 +536,14 @@ pub struct ThingSpec {
         "//! +groupName=tiny.example.com\n",
     )
     .unwrap();
-    let o = check(&fx, false);
+    let o = check(&fx, &fx.join("rust"), false);
     assert_eq!(o.failures.len(), 1, "{}", o.report);
     std::fs::write(
         fx.join("known-differences.txt"),
         "generate-error  # the port is empty\n",
     )
     .unwrap();
-    let o = check(&fx, false);
+    let o = check(&fx, &fx.join("rust"), false);
     assert!(o.failures.is_empty(), "{:?}", o.failures);
     assert_eq!(o.matched, 0);
 }

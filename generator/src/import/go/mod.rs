@@ -121,6 +121,14 @@ struct Pkg {
 }
 
 impl Pkg {
+    /// `+kubebuilder:validation:Optional` on the package: unmarked fields are optional.
+    fn optional_by_default(&self) -> bool {
+        self.files
+            .iter()
+            .flat_map(|f| &f.package_markers)
+            .any(|m| m == "kubebuilder:validation:Optional")
+    }
+
     fn type_decl(&self, name: &str) -> Option<(usize, &TypeDecl)> {
         let (f, i) = *self.types.get(name)?;
         match &self.files[f].items[i] {
@@ -229,15 +237,15 @@ fn builtin(name: &str) -> Option<(&'static str, Shape, Option<&'static str>)> {
     Some(match name {
         "string" => ("String", Shape::Scalar, None),
         "bool" => ("bool", Shape::Bool, None),
-        "int8" => ("i8", Shape::Scalar, None),
-        "int16" => ("i16", Shape::Scalar, None),
+        // controller-gen gives only (u)int32 and (u)int64 a format; every Rust integer has one.
+        "int8" => ("i8", Shape::Scalar, Some("null")),
+        "int16" => ("i16", Shape::Scalar, Some("null")),
         "int32" | "rune" => ("i32", Shape::Scalar, None),
         "int64" => ("i64", Shape::Scalar, None),
-        "uint8" | "byte" => ("u8", Shape::Scalar, None),
-        "uint16" => ("u16", Shape::Scalar, None),
+        "uint8" | "byte" => ("u8", Shape::Scalar, Some("null")),
+        "uint16" => ("u16", Shape::Scalar, Some("null")),
         "uint32" => ("u32", Shape::Scalar, Some("\"int32\"")),
         "uint64" => ("u64", Shape::Scalar, None),
-        // controller-gen gives Go's int and uint no format; every Rust integer has one.
         "int" => ("i64", Shape::Scalar, Some("null")),
         "uint" => ("u64", Shape::Scalar, Some("null")),
         "float32" => ("f32", Shape::Scalar, None),
@@ -374,6 +382,10 @@ impl Importer<'_> {
                 }
             }
             if files.is_empty() {
+                if input.files.len() > skipped.len() {
+                    // Every file had a syntax error, reported above.
+                    continue;
+                }
                 self.errors.push(
                     Diagnostic::new(
                         Location::new(&input.dir, 1, 1),
@@ -388,10 +400,13 @@ impl Importer<'_> {
             let name = files[0].package.clone();
             for f in &files[1..] {
                 if f.package != name {
-                    self.errors.push(Diagnostic::new(
-                        Location::new(&f.path, 1, 1),
-                        format!("package `{}` in a directory of package `{name}`", f.package),
-                    ));
+                    self.errors.push(
+                        Diagnostic::new(
+                            Location::new(&f.path, 1, 1),
+                            format!("package `{}` in a directory of package `{name}`", f.package),
+                        )
+                        .with_hint("pass one Go package per directory, as Go has it"),
+                    );
                 }
             }
             let mut types = BTreeMap::new();
@@ -400,10 +415,13 @@ impl Importer<'_> {
                     if let Item::Type(t) = item
                         && types.insert(t.name.clone(), (fi, ii)).is_some()
                     {
-                        self.errors.push(Diagnostic::new(
-                            t.loc.clone(),
-                            format!("type `{}` is declared twice in package `{name}`", t.name),
-                        ));
+                        self.errors.push(
+                            Diagnostic::new(
+                                t.loc.clone(),
+                                format!("type `{}` is declared twice in package `{name}`", t.name),
+                            )
+                            .with_hint("the importer reads Go that compiles"),
+                        );
                     }
                 }
             }
@@ -465,7 +483,8 @@ impl Importer<'_> {
             return Err(Diagnostic::new(
                 at.clone(),
                 format!("`{alias}.{name}`: `{alias}` is not imported in this file"),
-            ));
+            )
+            .with_hint("the importer reads Go that compiles: add the import"));
         };
         // An input package by its exact import path, then Kubernetes' packages, then an
         // input package by directory name (which a Kubernetes `.../meta/v1` must not match).
@@ -549,7 +568,8 @@ impl Importer<'_> {
                     return Err(no_schema(loc, "any"));
                 }
                 if name == "error" {
-                    return Err(Diagnostic::new(loc.clone(), "a field of type `error` has no JSON form"));
+                    return Err(Diagnostic::new(loc.clone(), "a field of type `error` has no JSON form")
+                        .with_hint("keep the message in a `string` field"));
                 }
                 let pkg = &self.pkgs[p];
                 let Some((df, decl)) = pkg.type_decl(name) else {
@@ -585,7 +605,8 @@ impl Importer<'_> {
                                 other.name,
                                 other.dir.display()
                             ),
-                        ));
+                        )
+                        .with_hint("pass every file of that package (its directory, at the version the API requires)"));
                     };
                     let shape = self.shape_of(q, decl, depth)?;
                     let path = format!("crate::{}::{}", other.module.join("::"), naming::upper_camel(name));
@@ -637,8 +658,8 @@ impl Importer<'_> {
                         .collect(),
                 })
             }
-            GoType::Struct(_) => Err(Diagnostic::new(
-                self.loc_of(ty),
+            GoType::Struct(_, loc) => Err(Diagnostic::new(
+                loc.clone(),
                 "an anonymous struct type has no name to port it to",
             )
             .with_hint("declare it as a named type (`type FooBar struct { ... }`) and use that")),
@@ -646,27 +667,13 @@ impl Importer<'_> {
                 no_schema(loc, "interface{}")
             } else {
                 Diagnostic::new(loc.clone(), "an interface-typed field has no JSON schema")
+                    .with_hint("give the field a concrete type (controller-gen refuses interfaces too)")
             }),
             GoType::Unsupported { what, loc } => Err(Diagnostic::new(
                 loc.clone(),
                 format!("`{what}` has no Rust equivalent the importer knows (generics, channels and functions have no JSON form)"),
             )
             .with_hint("use a concrete named type")),
-        }
-    }
-
-    fn loc_of(&self, ty: &GoType) -> Location {
-        match ty {
-            GoType::Named { loc, .. }
-            | GoType::Interface { loc, .. }
-            | GoType::Unsupported { loc, .. } => loc.clone(),
-            GoType::Pointer(i) | GoType::Slice(i) | GoType::Array(i) | GoType::Map(_, i) => {
-                self.loc_of(i)
-            }
-            GoType::Struct(fields) => fields
-                .first()
-                .map(|f| f.loc.clone())
-                .unwrap_or_else(|| Location::new("-", 1, 1)),
         }
     }
 
@@ -677,7 +684,7 @@ impl Importer<'_> {
         }
         let f = self.pkgs[p].types[&decl.name].0;
         Ok(match &decl.ty {
-            GoType::Struct(fields) => Shape::Struct {
+            GoType::Struct(fields, _) => Shape::Struct {
                 default: self.struct_has_default(p, f, fields, depth + 1),
             },
             other => {
@@ -697,11 +704,11 @@ impl Importer<'_> {
             let mut uses = FileUses::default();
             match self.resolve(p, f, &fd.ty, &mut uses, &BTreeSet::new(), depth) {
                 Ok(r) => {
+                    // A required Time stays `Time`, which has no Default (an optional one
+                    // is an `Option`).
+                    let time = r.shape == Shape::Scalar && r.rust.ends_with("Time");
                     r.shape.has_default()
-                        && !(r.rust.ends_with("Time")
-                            && r.shape == Shape::Scalar
-                            && !tag_of(fd).omitempty
-                            && !has_marker(&fd.doc, OPTIONAL))
+                        && (!time || field_optional(fd, self.pkgs[p].optional_by_default()))
                 }
                 Err(_) => true,
             }
@@ -957,14 +964,15 @@ impl Importer<'_> {
                     match self.emit_type(pi, fi, t, &mut uses, &local, &mut body, warnings) {
                         Ok(()) => {
                             items += 1;
-                            serde_used |= matches!(t.ty, GoType::Struct(_));
+                            serde_used |= matches!(t.ty, GoType::Struct(..));
                         }
                         Err(e) => errors.extend(e),
                     }
                 }
             }
         }
-        if items == 0 && file.dropped > 0 {
+        if items == 0 && (file.text.contains("SchemeBuilder") || file.text.contains("AddToScheme"))
+        {
             // register.go / groupversion_info.go: SchemeBuilder, AddToScheme, addKnownTypes.
             let _ = writeln!(
                 body,
@@ -1099,7 +1107,7 @@ impl Importer<'_> {
     ) -> Result<(), Vec<Diagnostic>> {
         let name = naming::upper_camel(&t.name);
         let fields = match &t.ty {
-            GoType::Struct(fields) => fields,
+            GoType::Struct(fields, _) => fields,
             other => {
                 let r = self
                     .resolve(pi, fi, other, uses, local, 0)
@@ -1118,18 +1126,17 @@ impl Importer<'_> {
         let mut lines = String::new();
         let mut field_names = naming::Names::default();
         let pkg = &self.pkgs[pi];
-        let package_optional = pkg
-            .files
-            .iter()
-            .flat_map(|f| &f.package_markers)
-            .any(|m| m == "kubebuilder:validation:Optional");
+        let package_optional = pkg.optional_by_default();
         for fd in fields {
             let tag = tag_of(fd);
             let Some(go_name) = fd.name.clone().or_else(|| embedded_name(&fd.ty)) else {
-                errors.push(Diagnostic::new(
-                    fd.loc.clone(),
-                    "an embedded field of this type cannot be ported",
-                ));
+                errors.push(
+                    Diagnostic::new(
+                        fd.loc.clone(),
+                        "an embedded field of this type cannot be ported",
+                    )
+                    .with_hint("embed a named struct type"),
+                );
                 continue;
             };
             if fd.name.is_some() && !exported(&go_name) {
@@ -1196,16 +1203,11 @@ impl Importer<'_> {
                         serde_json::to_string(&json).expect("string")
                     ));
                 }
-                let marked_optional = has_marker(&fd.doc, OPTIONAL);
-                let marked_required = has_marker(&fd.doc, REQUIRED);
-                let optional =
-                    marked_optional || (!marked_required && (tag.omitempty || package_optional));
+                let optional = field_optional(fd, package_optional);
                 match resolved.shape {
-                    Shape::Opt => {
-                        if tag.omitempty || optional {
-                            attrs.push("default".into());
-                            attrs.push("skip_serializing_if = \"Option::is_none\"".into());
-                        }
+                    Shape::Opt if tag.omitempty || optional => {
+                        attrs.push("default".into());
+                        attrs.push("skip_serializing_if = \"Option::is_none\"".into());
                     }
                     Shape::Bool if optional => {
                         attrs.push("default".into());
@@ -1353,6 +1355,13 @@ const REQUIRED: &[&str] = &[
     "kubebuilder:validation:Required",
     "k8s:required",
 ];
+
+/// Optional as controller-gen reads a field: marked so, or `omitempty` (or the package's
+/// default) unless marked required.
+fn field_optional(fd: &Field, package_optional: bool) -> bool {
+    has_marker(&fd.doc, OPTIONAL)
+        || (!has_marker(&fd.doc, REQUIRED) && (tag_of(fd).omitempty || package_optional))
+}
 
 fn crate_is_protected(group: &str) -> bool {
     group.ends_with(".k8s.io")

@@ -98,7 +98,8 @@ pub enum GoType {
     Slice(Box<GoType>),
     Array(Box<GoType>),
     Map(Box<GoType>, Box<GoType>),
-    Struct(Vec<Field>),
+    /// The fields, and where `struct` is.
+    Struct(Vec<Field>, Location),
     /// `interface{ ... }`; `empty` for `interface{}` (and `any` is a `Named`).
     Interface {
         empty: bool,
@@ -269,7 +270,7 @@ fn parse_type(path: &Path, src: &str, n: Node) -> GoType {
                     }
                 }
             }
-            GoType::Struct(fields)
+            GoType::Struct(fields, loc(path, n))
         }
         "interface_type" => GoType::Interface {
             empty: n.named_child_count() == 0,
@@ -595,7 +596,7 @@ func (f *Foo) DeepCopy() *Foo { return nil }
         let Item::Type(t) = &f.items[0] else { panic!() };
         assert_eq!(t.doc.lines, vec![" Foo is a foo.", " +genclient"]);
         assert_eq!(t.doc.upper_markers, vec![" +kubebuilder:object:root=true"]);
-        let GoType::Struct(fields) = &t.ty else {
+        let GoType::Struct(fields, _) = &t.ty else {
             panic!()
         };
         assert_eq!(fields.len(), 4);

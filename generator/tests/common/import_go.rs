@@ -1,0 +1,74 @@
+//! `import go` of a fidelity fixture's Go packages, shared by tests/fidelity.rs (the CRD
+//! comparison) and tests/import_go.rs (snapshots, the compile test).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The Go package directories of a fixture: every directory below `go/` and `go-deps/`
+/// (packages the API imports, such as flux's `meta`) holding `.go` files.
+pub fn go_packages(fixture: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut stack: Vec<PathBuf> = ["go", "go-deps"]
+        .iter()
+        .map(|d| fixture.join(d))
+        .filter(|d| d.is_dir())
+        .collect();
+    while let Some(d) = stack.pop() {
+        let mut has_go = false;
+        for e in std::fs::read_dir(&d).expect("readable dir") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "go") {
+                has_go = true;
+            }
+        }
+        if has_go {
+            out.push(d);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `import go` of a fixture's Go packages into `out`, written as the CLI writes it.
+pub fn import_go_fixture(fixture: &Path, out: &Path) -> kube_codegen::GoImported {
+    import_go_fixtures(&[fixture.to_owned()], out)
+}
+
+/// `import go` of the Go packages of several fixtures into one crate at `out`.
+pub fn import_go_fixtures(fixtures: &[PathBuf], out: &Path) -> kube_codegen::GoImported {
+    let inputs: Vec<kube_codegen::GoPackageInput> = fixtures
+        .iter()
+        .flat_map(|f| go_packages(f))
+        .map(|dir| {
+            let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(&dir)
+                .expect("package dir")
+                .map(|e| e.expect("dir entry").path())
+                .filter(|p| p.extension().is_some_and(|x| x == "go"))
+                .map(|p| {
+                    let t = std::fs::read_to_string(&p).expect("go file");
+                    (p, t)
+                })
+                .collect();
+            files.sort();
+            kube_codegen::GoPackageInput {
+                import_path: kube_codegen::import_path_of(&dir),
+                dir,
+                files,
+            }
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(out);
+    let imported = kube_codegen::import_go(
+        &inputs,
+        &kube_codegen::GoImportOptions {
+            out: out.to_owned(),
+            crate_name: "imported".into(),
+            kubernetes: kube_codegen::KubernetesVersion::NEWEST,
+        },
+    )
+    .unwrap_or_else(|e| panic!("import go {fixtures:?}: {e}"));
+    imported.write().expect("imported crate written");
+    imported
+}

@@ -1,0 +1,13 @@
+// +groupName=example.com
+package v1
+
+// Box is generic.
+type Box[T any] struct { //~ ERROR generic type `Box`
+	Item T `json:"item"`
+}
+
+// Spec uses an instantiation.
+type Spec struct {
+	Boxed Box[string] `json:"boxed"` //~ ERROR has no Rust equivalent
+	Ch chan int `json:"ch"` //~ ERROR has no Rust equivalent
+}

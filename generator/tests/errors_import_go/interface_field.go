@@ -1,0 +1,10 @@
+// +groupName=example.com
+package v1
+
+// Spec has fields no JSON schema can describe.
+type Spec struct {
+	Data interface{} `json:"data"` //~ ERROR has no schema
+	Other any `json:"other,omitempty"` //~ ERROR has no schema
+	// Fine stays fine.
+	Fine string `json:"fine"`
+}

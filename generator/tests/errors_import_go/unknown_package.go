@@ -1,0 +1,14 @@
+// +groupName=example.com
+package v1
+
+import (
+	"example.com/other/apis/common"
+)
+
+// Spec embeds a type of a package the import was not given.
+type Spec struct {
+	common.Base `json:",inline"` //~ ERROR package `example.com/other/apis/common` is not among the inputs
+	Ref common.Ref `json:"ref"` //~ ERROR package `example.com/other/apis/common` is not among the inputs
+	Missing Undeclared `json:"missing"` //~ ERROR type `Undeclared` is not declared
+	Unimported nope.Thing `json:"unimported"` //~ ERROR `nope` is not imported
+}

@@ -1,0 +1,18 @@
+// +groupName=example.com
+package v1
+
+const (
+	First Mode = iota //~ WARNING not a literal
+)
+
+// Mode is a number.
+type Mode int
+
+// Spec has its own decoding, which the port does not carry.
+type Spec struct {
+	Inline struct { //~ ERROR anonymous struct
+		A string `json:"a"`
+	} `json:"inline"`
+}
+
+func (s *Spec) UnmarshalJSON(data []byte) error { return nil } //~ WARNING has its own UnmarshalJSON
