@@ -420,7 +420,15 @@ fn go_importer_against_controller_gen() {
         let imported = import_go_fixture(f, &krate);
         println!("{}", imported.summary);
         let o = check(f, &krate, false);
-        print!("import go: {}", o.report);
+        // Lines of known-differences.txt are the hand port's too: one the import avoids
+        // is no reason to remove it.
+        print!(
+            "import go: {}",
+            o.report.replace(
+                "listed, does not occur now (remove it unless expected after a pending fix)",
+                "listed (for the hand port), does not occur in the import"
+            )
+        );
         failures.extend(o.failures);
         matched += o.matched;
         total += o.total;

@@ -248,3 +248,55 @@ fn cli_import_go() {
     assert!(err.contains("nothing was written"), "{err}");
     assert!(!root.join("bad").exists());
 }
+
+/// Into a crate whose own src/lib.rs does not declare the imported module: the import
+/// leaves lib.rs alone and warns, located at it.
+#[test]
+fn a_hand_written_lib_rs_is_kept_and_named_in_a_warning() {
+    let krate = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_go_own_lib");
+    let _ = std::fs::remove_dir_all(&krate);
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(krate.join("src/lib.rs"), "// mine\n").unwrap();
+    let dir = fidelity().join("controller-runtime-chaospod/go/examples/crd/pkg");
+    let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "go"))
+        .map(|p| {
+            let t = std::fs::read_to_string(&p).unwrap();
+            (p, t)
+        })
+        .collect();
+    files.sort();
+    let imported = kube_codegen::import_go(
+        &[kube_codegen::GoPackageInput {
+            dir,
+            files,
+            import_path: None,
+        }],
+        &kube_codegen::GoImportOptions {
+            out: krate.clone(),
+            crate_name: "mine".into(),
+            kubernetes: kube_codegen::KubernetesVersion::NEWEST,
+        },
+    )
+    .unwrap();
+    assert!(
+        !imported
+            .files
+            .iter()
+            .any(|f| f.path.ends_with("src/lib.rs")),
+        "lib.rs is the user's"
+    );
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("does not declare the imported module `apis`"),
+        "{w}"
+    );
+    assert!(w.contains("src/lib.rs:1:1"), "{w}");
+    assert!(
+        imported.summary.contains("1 warning"),
+        "{}",
+        imported.summary
+    );
+}

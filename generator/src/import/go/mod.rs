@@ -685,7 +685,7 @@ impl Importer<'_> {
         let f = self.pkgs[p].types[&decl.name].0;
         Ok(match &decl.ty {
             GoType::Struct(fields, _) => Shape::Struct {
-                default: self.struct_has_default(p, f, fields, depth + 1),
+                default: self.struct_has_default(p, f, decl, fields, depth + 1),
             },
             other => {
                 let mut uses = FileUses::default();
@@ -696,7 +696,15 @@ impl Importer<'_> {
     }
 
     /// Whether every field of a struct can be defaulted (k8s-openapi's `Time` cannot).
-    fn struct_has_default(&self, p: usize, f: usize, fields: &[Field], depth: usize) -> bool {
+    fn struct_has_default(
+        &self,
+        p: usize,
+        f: usize,
+        decl: &TypeDecl,
+        fields: &[Field],
+        depth: usize,
+    ) -> bool {
+        let by_default = self.pkgs[p].optional_by_default() || optional_type(decl);
         fields.iter().all(|fd| {
             if fd.name.as_deref().is_some_and(|n| !exported(n)) {
                 return true;
@@ -707,8 +715,7 @@ impl Importer<'_> {
                     // A required Time stays `Time`, which has no Default (an optional one
                     // is an `Option`).
                     let time = r.shape == Shape::Scalar && r.rust.ends_with("Time");
-                    r.shape.has_default()
-                        && (!time || field_optional(fd, self.pkgs[p].optional_by_default()))
+                    r.shape.has_default() && (!time || field_optional(fd, by_default))
                 }
                 Err(_) => true,
             }
@@ -739,7 +746,21 @@ impl Importer<'_> {
                 }
             }
             if parent.is_empty() {
-                if !self.options.out.join("src/lib.rs").exists() {
+                let lib = self.options.out.join("src/lib.rs");
+                // The user's lib.rs is never rewritten: say what it must declare.
+                if let Ok(text) = std::fs::read_to_string(&lib) {
+                    for c in children {
+                        if !text.contains(&format!("mod {c};"))
+                            && !text.contains(&format!("mod {c} "))
+                        {
+                            self.warnings.push(
+                                Diagnostic::warning(Location::new(&lib, 1, 1), format!("src/lib.rs does not declare the imported module `{c}`, so `generate` cannot see it"))
+                                    .with_hint(format!("add `pub mod {c};` to src/lib.rs")),
+                            );
+                        }
+                    }
+                }
+                if !lib.exists() {
                     files.push(GeneratedFile {
                         path: self.options.out.join("src/lib.rs"),
                         contents: lib_rs(&all),
@@ -1126,7 +1147,9 @@ impl Importer<'_> {
         let mut lines = String::new();
         let mut field_names = naming::Names::default();
         let pkg = &self.pkgs[pi];
-        let package_optional = pkg.optional_by_default();
+        // `+kubebuilder:validation:Optional` on the package or the struct: unmarked fields
+        // are optional.
+        let package_optional = pkg.optional_by_default() || optional_type(t);
         for fd in fields {
             let tag = tag_of(fd);
             let Some(go_name) = fd.name.clone().or_else(|| embedded_name(&fd.ty)) else {
@@ -1184,6 +1207,7 @@ impl Importer<'_> {
             let mut attrs: Vec<String> = vec![];
             let mut ty = resolved.rust.clone();
             let mut doc = fd.doc.clone();
+            let mut required_comment = false;
             doc.lines
                 .extend(resolved.markers.iter().map(|m| format!(" +{m}")));
             if tag.skip {
@@ -1204,6 +1228,12 @@ impl Importer<'_> {
                     ));
                 }
                 let optional = field_optional(fd, package_optional);
+                // Go's pointer without omitempty or +optional: controller-gen requires it,
+                // while the Rust `Option` alone would make it optional; say it.
+                if resolved.shape == Shape::Opt && !optional && !has_marker(&fd.doc, REQUIRED) {
+                    doc.lines.push(" +required".into());
+                    required_comment = true;
+                }
                 match resolved.shape {
                     Shape::Opt if tag.omitempty || optional => {
                         attrs.push("default".into());
@@ -1240,6 +1270,12 @@ impl Importer<'_> {
                 a if a.starts_with("rename") => 1,
                 _ => 2,
             });
+            if required_comment {
+                lines.push_str(
+                    "    // Go: a pointer without omitempty, which controller-gen requires (`+required`\n    \
+                     // added); like Go's decoder, serde still reads a missing one as None.\n",
+                );
+            }
             lines.push_str(&field_text(&doc, &attrs, &rust_field, &ty));
             if let Some(tr) = &fd.trailing {
                 let _ = writeln!(lines, "    {tr}");
@@ -1361,6 +1397,13 @@ const REQUIRED: &[&str] = &[
 fn field_optional(fd: &Field, package_optional: bool) -> bool {
     has_marker(&fd.doc, OPTIONAL)
         || (!has_marker(&fd.doc, REQUIRED) && (tag_of(fd).omitempty || package_optional))
+}
+
+/// `+kubebuilder:validation:Optional` on a struct.
+fn optional_type(t: &TypeDecl) -> bool {
+    t.doc
+        .markers()
+        .any(|m| m.trim() == "kubebuilder:validation:Optional")
 }
 
 fn crate_is_protected(group: &str) -> bool {
