@@ -159,8 +159,9 @@ enum External {
 struct FileUses {
     /// Name -> full path, imported with `use`.
     named: BTreeMap<String, String>,
-    /// Whether a type of a sibling file is named (`use super::*;`).
-    siblings: bool,
+    /// Types of sibling files (of the same Go package), imported by name from the parent
+    /// module's re-exports (`use super::{A, B};`; a glob would be a cycle of globs).
+    siblings: BTreeSet<String>,
 }
 
 impl FileUses {
@@ -582,7 +583,7 @@ impl Importer<'_> {
                 let shape = self.shape_of(p, decl, depth)?;
                 let rust_name = naming::upper_camel(name);
                 if df != f {
-                    uses.siblings = true;
+                    uses.siblings.insert(rust_name.clone());
                 }
                 Ok(r(rust_name, shape))
             }
@@ -1003,7 +1004,7 @@ impl Importer<'_> {
             );
         }
         let mut head = String::new();
-        if !uses.named.is_empty() || uses.siblings || serde_used {
+        if !uses.named.is_empty() || !uses.siblings.is_empty() || serde_used {
             head.push('\n');
         }
         // `use` lines, grouped by crate as rustfmt would order them.
@@ -1039,11 +1040,16 @@ impl Importer<'_> {
             head.push('\n');
             head.push_str(&crate_uses);
         }
-        if uses.siblings {
+        if !uses.siblings.is_empty() {
             if crate_uses.is_empty() {
                 head.push('\n');
             }
-            head.push_str("#[allow(unused_imports)]\nuse super::*;\n");
+            let names: Vec<&str> = uses.siblings.iter().map(String::as_str).collect();
+            if names.len() == 1 {
+                let _ = writeln!(head, "use super::{};", names[0]);
+            } else {
+                let _ = writeln!(head, "use super::{{{}}};", names.join(", "));
+            }
         }
         (head + &body, items)
     }
