@@ -13,6 +13,10 @@ pub fn go_packages(fixture: &Path) -> Vec<PathBuf> {
         .map(|d| fixture.join(d))
         .filter(|d| d.is_dir())
         .collect();
+    // Not a fidelity fixture: the packages are below the directory itself.
+    if stack.is_empty() {
+        stack.push(fixture.to_owned());
+    }
     while let Some(d) = stack.pop() {
         let mut has_go = false;
         for e in std::fs::read_dir(&d).expect("readable dir") {

@@ -13,6 +13,7 @@ type Spec struct {
 	Inline struct { //~ ERROR anonymous struct
 		A string `json:"a"`
 	} `json:"inline"`
+	NoTag string //~ WARNING has no JSON tag
 }
 
 func (s *Spec) UnmarshalJSON(data []byte) error { return nil } //~ WARNING has its own UnmarshalJSON

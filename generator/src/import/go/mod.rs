@@ -233,6 +233,24 @@ fn known_external(import: &str, name: &str) -> Option<(String, Shape)> {
     }
 }
 
+/// The doc comment of a Go type the importer maps to a plain Rust type: controller-gen
+/// describes an undocumented field by its type's doc, which the Rust type does not carry.
+fn external_doc(import: &str, name: &str) -> Option<&'static str> {
+    match (import, name) {
+        ("k8s.io/apimachinery/pkg/types", "UID") => Some(
+            "UID is a type that holds unique ID values, including UUIDs.  Because we\n\
+             don't ONLY use UUIDs, this is an alias to string.  Being a type captures\n\
+             intent and helps make sure that UIDs and names do not get conflated.",
+        ),
+        ("time", "Duration") => Some(
+            "A Duration represents the elapsed time between two instants\n\
+             as an int64 nanosecond count. The representation limits the\n\
+             largest representable duration to approximately 290 years.",
+        ),
+        _ => None,
+    }
+}
+
 fn builtin(name: &str) -> Option<(&'static str, Shape, Option<&'static str>)> {
     // (Rust type, shape, the format controller-gen gives when it differs from Rust's)
     Some(match name {
@@ -249,8 +267,9 @@ fn builtin(name: &str) -> Option<(&'static str, Shape, Option<&'static str>)> {
         "uint64" => ("u64", Shape::Scalar, None),
         "int" => ("i64", Shape::Scalar, Some("null")),
         "uint" => ("u64", Shape::Scalar, Some("null")),
-        "float32" => ("f32", Shape::Scalar, None),
-        "float64" => ("f64", Shape::Scalar, None),
+        // controller-gen gives floats no format either (Rust's are `float`/`double`).
+        "float32" => ("f32", Shape::Scalar, Some("null")),
+        "float64" => ("f64", Shape::Scalar, Some("null")),
         _ => return None,
     })
 }
@@ -1054,6 +1073,41 @@ impl Importer<'_> {
         (head + &body, items)
     }
 
+    /// The literal a constant has, following references to other constants (`X`, `pkg.X`):
+    /// (the literal's node kind, its text).
+    fn const_literal(&self, pi: usize, c: &ConstDecl, depth: usize) -> Option<(String, String)> {
+        let kind = c.value_kind.as_deref()?;
+        let value = c.value.as_deref()?;
+        if kind.ends_with("literal") || kind == "true" || kind == "false" {
+            return Some((kind.to_owned(), value.to_owned()));
+        }
+        if depth > 8 {
+            return None;
+        }
+        let (target, name) = match kind {
+            "identifier" => (pi, value),
+            "selector_expression" => {
+                let (alias, name) = value.split_once('.')?;
+                let file = self.pkgs[pi].files.iter().find(|f| f.path == c.loc.file)?;
+                let import = file.imports.get(alias)?;
+                let q = self
+                    .package_of_import(import, true)
+                    .or_else(|| self.package_of_import(import, false))?;
+                (q, name)
+            }
+            _ => return None,
+        };
+        let found = self.pkgs[target]
+            .files
+            .iter()
+            .flat_map(|f| &f.items)
+            .find_map(|i| match i {
+                Item::Consts(cs) => cs.iter().find(|x| x.name == name),
+                Item::Type(_) => None,
+            })?;
+        self.const_literal(target, found, depth + 1)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn emit_const(
         &self,
@@ -1067,7 +1121,18 @@ impl Importer<'_> {
         warnings: &mut Vec<Diagnostic>,
     ) -> bool {
         let screaming = naming::snake(&c.name).to_uppercase();
-        let (value, ty) = match (c.value_kind.as_deref(), c.value.as_deref()) {
+        // A constant naming another (`BucketProviderGeneric string = apiv1.BucketProviderGeneric`)
+        // takes that one's literal value.
+        let (kind, value, via) = match self.const_literal(pi, c, 0) {
+            Some((k, v)) if !matches!(c.value_kind.as_deref(), Some(x) if x.ends_with("literal") || x == "true" || x == "false") => {
+                (Some(k), Some(v), c.value.clone())
+            }
+            _ => (c.value_kind.clone(), c.value.clone(), None),
+        };
+        if let Some(v) = &via {
+            let _ = writeln!(body, "// Go: `{} = {v}`.", c.name);
+        }
+        let (value, ty) = match (kind.as_deref(), value.as_deref()) {
             (Some("interpreted_string_literal"), Some(v)) => (v.to_owned(), "&str".to_owned()),
             (Some("raw_string_literal"), Some(v)) => (
                 serde_json::to_string(v.trim_matches('`')).expect("string"),
@@ -1214,6 +1279,24 @@ impl Importer<'_> {
             let mut ty = resolved.rust.clone();
             let mut doc = fd.doc.clone();
             let mut required_comment = false;
+            if doc
+                .lines
+                .iter()
+                .all(|l| l.trim().is_empty() || l.trim_start().starts_with('+'))
+                && let GoType::Named {
+                    pkg: Some(alias),
+                    name: n,
+                    ..
+                } = strip_pointer(&fd.ty)
+                && let Some(text) = pkg.files[fi]
+                    .imports
+                    .get(alias)
+                    .and_then(|i| external_doc(i, n))
+            {
+                let mut lines: Vec<String> = text.lines().map(|l| format!(" {l}")).collect();
+                lines.append(&mut doc.lines);
+                doc.lines = lines;
+            }
             doc.lines
                 .extend(resolved.markers.iter().map(|m| format!(" +{m}")));
             if tag.skip {
@@ -1226,6 +1309,12 @@ impl Importer<'_> {
                 lines.push_str(&field_text(&doc, &["flatten".to_owned()], &rust_field, &ty));
                 continue;
             } else {
+                if fd.json.is_none() {
+                    warnings.push(
+                        Diagnostic::warning(fd.loc.clone(), format!("field `{go_name}` has no JSON tag: the port names it `{go_name}` in JSON, as encoding/json does (controller-gen refuses such a field)"))
+                            .with_hint(format!("give it a tag in Go (`json:\"{}\"`) and import again", serde_camel(&naming::snake(&go_name)))),
+                    );
+                }
                 let json = tag.name.clone().unwrap_or_else(|| go_name.clone());
                 if serde_camel(&rust_field) != json {
                     attrs.push(format!(
@@ -1299,11 +1388,25 @@ impl Importer<'_> {
             && fields.iter().any(|f| matches!(strip_pointer(&f.ty), GoType::Named { name, .. } if name == "ObjectMeta"))
             && !doc.markers().any(|m| m.contains("api-approved.kubernetes.io"))
         {
-            let marker = "kubebuilder:metadata:annotations=\"api-approved.kubernetes.io=unapproved, experimental-only\"";
-            doc.upper_markers.push(format!(" +{marker}"));
+            let annotation = "annotations=\"api-approved.kubernetes.io=unapproved, experimental-only\"";
+            let marker = format!("kubebuilder:metadata:{annotation}");
+            // One `+kubebuilder:metadata` marker per kind: a Go one with labels only takes
+            // the annotation as another argument.
+            let existing = doc
+                .lines
+                .iter_mut()
+                .chain(doc.upper_markers.iter_mut())
+                .find(|l| l.trim_start().starts_with("+kubebuilder:metadata:") && !l.contains("annotations="));
+            match existing {
+                Some(line) => {
+                    let merged = format!("{},{annotation}", line.trim_end());
+                    *line = merged;
+                }
+                None => doc.upper_markers.push(format!(" +{marker}")),
+            }
             warnings.push(
                 Diagnostic::warning(t.loc.clone(), format!("group `{group}` is protected (KEP-1111): added `+{marker}` to {}, which the API server requires and the Go package leaves to its CRD manifests", t.name))
-                    .with_marker(marker)
+                    .with_marker(&marker)
                     .with_hint("replace `unapproved, experimental-only` with the URL of the API review that approved the group"),
             );
         }
