@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use kube_codegen::{Config, Error};
 
 #[path = "common/crd_compare.rs"]
-#[allow(dead_code)]
 mod crd_compare;
 
 #[path = "common/import_go.rs"]
