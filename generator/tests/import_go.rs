@@ -82,6 +82,46 @@ fn shapes_of_go() {
     );
 }
 
+/// An older version declaring its kind as `type Widget v1.Widget` (as Gateway API's
+/// deprecated versions do): the port copies v1's fields into a struct (a kind must be
+/// one), naming v1's types by their crate path, and the CRD gets both versions with one
+/// schema.
+#[test]
+fn an_older_version_naming_the_storage_kind() {
+    let krate = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_go_versions");
+    import_go_fixture(&shapes().join("versions"), &krate);
+    let old = std::fs::read_to_string(krate.join("src/apis/versions/v1beta1/types.rs")).unwrap();
+    assert!(old.contains("// Go: `type Widget v1.Widget`"), "{old}");
+    assert!(old.contains("pub struct Widget {"), "{old}");
+    assert!(old.contains("pub spec: WidgetSpec,"), "{old}");
+    assert!(
+        old.contains("use crate::apis::versions::v1::WidgetSpec;"),
+        "{old}"
+    );
+    let generated = Config::from_crate(&krate)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let crd = &generated
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("versions.example.com_widgets.yaml"))
+        .expect("the Widget CRD")
+        .contents;
+    let crd: serde_json::Value = serde_yaml::from_str(crd).unwrap();
+    let versions = crd["spec"]["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "{crd}");
+    // One spec schema (the description of the kind is each version's own doc).
+    let spec = |v: &serde_json::Value| v["schema"]["openAPIV3Schema"]["properties"]["spec"].clone();
+    assert_eq!(spec(&versions[0]), spec(&versions[1]));
+    assert!(
+        spec(&versions[0])["properties"]["size"]["minimum"] == 1,
+        "{crd}"
+    );
+    assert!(versions.iter().any(|v| v["deprecated"] == true));
+}
+
 fn rs_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![];
     let mut stack = vec![dir.to_owned()];

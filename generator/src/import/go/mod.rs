@@ -159,6 +159,9 @@ enum External {
 struct FileUses {
     /// Name -> full path, imported with `use`.
     named: BTreeMap<String, String>,
+    /// The package whose module the file is in: types of other packages are named by
+    /// their crate path.
+    home: usize,
     /// Types of sibling files (of the same Go package), imported by name from the parent
     /// module's re-exports (`use super::{A, B};`; a glob would be a cycle of globs).
     siblings: BTreeSet<String>,
@@ -170,15 +173,24 @@ impl FileUses {
     fn name(&mut self, path: &str, local: &BTreeSet<String>) -> String {
         let short = path.rsplit("::").next().unwrap_or(path).to_owned();
         if local.contains(&short) {
-            return format!("::{}", path.trim_start_matches("::"));
+            return absolute(path);
         }
         match self.named.get(&short) {
-            Some(p) if p != path => format!("::{}", path.trim_start_matches("::")),
+            Some(p) if p != path => absolute(path),
             _ => {
                 self.named.insert(short.clone(), path.to_owned());
                 short
             }
         }
+    }
+}
+
+/// A path written in full: `::k8s_openapi::...` for a crate, `crate::...` as it is.
+fn absolute(path: &str) -> String {
+    if path.starts_with("crate::") {
+        path.to_owned()
+    } else {
+        format!("::{}", path.trim_start_matches("::"))
     }
 }
 
@@ -522,7 +534,7 @@ impl Importer<'_> {
             format!("`{alias}.{name}`: package `{import}` is not among the inputs and not a Kubernetes package the importer maps"),
         )
         .with_hint(format!(
-            "pass the package's directory too (`go mod download -json MODULE@VERSION` prints where the module is; the package is `{import}` in it); Kubernetes types map to k8s-openapi"
+            "pass the package's directory too (`go mod download -json MODULE@VERSION` prints where the module is; the package is `{import}` in it); if several given directories end in its name, the `go.mod` above each tells them apart; Kubernetes types map to k8s-openapi"
         )))
     }
 
@@ -537,6 +549,7 @@ impl Importer<'_> {
         }
         let want: Vec<&str> = import.rsplit('/').collect();
         let mut best: Option<(usize, usize)> = None;
+        let mut tie: Option<usize> = None;
         for (i, p) in self.pkgs.iter().enumerate() {
             if p.import_path.is_some() {
                 continue;
@@ -553,9 +566,20 @@ impl Importer<'_> {
                 .take_while(|(a, b)| **a == b.as_str())
                 .count();
             // The last element must match, and be the package's name.
-            if common >= 1 && want[0] == p.name && best.is_none_or(|(_, c)| common > c) {
-                best = Some((i, common));
+            if common >= 1 && want[0] == p.name {
+                match best {
+                    Some((_, c)) if common < c => {}
+                    // Two directories match as well: guessing could pick the wrong one.
+                    Some((_, c)) if common == c => tie = Some(c),
+                    _ => {
+                        best = Some((i, common));
+                        tie = None;
+                    }
+                }
             }
+        }
+        if tie.is_some() {
+            return None;
         }
         best.map(|(i, _)| i)
     }
@@ -601,6 +625,11 @@ impl Importer<'_> {
                 };
                 let shape = self.shape_of(p, decl, depth)?;
                 let rust_name = naming::upper_camel(name);
+                if p != uses.home {
+                    // Fields copied from another package's struct (see `struct_target`).
+                    let path = format!("crate::{}::{rust_name}", pkg.module.join("::"));
+                    return Ok(r(uses.name(&path, local), shape));
+                }
                 if df != f {
                     uses.siblings.insert(rust_name.clone());
                 }
@@ -694,6 +723,39 @@ impl Importer<'_> {
                 format!("`{what}` has no Rust equivalent the importer knows (generics, channels and functions have no JSON form)"),
             )
             .with_hint("use a concrete named type")),
+        }
+    }
+
+    /// The struct a named type stands for (`v1.GRPCRoute` -> its declaration's fields), with
+    /// the (package, file) that declares it.
+    fn struct_target(
+        &self,
+        p: usize,
+        f: usize,
+        ty: &GoType,
+        depth: usize,
+    ) -> Option<(usize, usize, &Vec<Field>)> {
+        if depth > 8 {
+            return None;
+        }
+        let (q, name) = match ty {
+            GoType::Named {
+                pkg: None, name, ..
+            } => (p, name),
+            GoType::Named {
+                pkg: Some(alias),
+                name,
+                loc,
+            } => match self.external(p, f, alias, name, loc).ok()? {
+                External::Package(q) => (q, name),
+                External::Rust(..) => return None,
+            },
+            _ => return None,
+        };
+        let (qf, decl) = self.pkgs[q].type_decl(name)?;
+        match &decl.ty {
+            GoType::Struct(fields, _) => Some((q, qf, fields)),
+            other => self.struct_target(q, qf, other, depth + 1),
         }
     }
 
@@ -891,6 +953,14 @@ impl Importer<'_> {
                 }
             }
         }
+        // The version is the module's name unless said: say it when the module had to be
+        // named otherwise (two packages of one name, a name that is no Rust identifier).
+        if pkg.group.is_some()
+            && pkg.module.last() != Some(&pkg.name)
+            && !markers.iter().any(|m| m.starts_with("versionName="))
+        {
+            markers.push(format!("versionName={}", pkg.name));
+        }
         if !doc.is_empty() && !markers.is_empty() {
             doc.push(String::new());
         }
@@ -940,7 +1010,10 @@ impl Importer<'_> {
         let pkg = &self.pkgs[pi];
         let file = &pkg.files[fi];
         let local: BTreeSet<String> = pkg.types.keys().map(|n| naming::upper_camel(n)).collect();
-        let mut uses = FileUses::default();
+        let mut uses = FileUses {
+            home: pi,
+            ..FileUses::default()
+        };
         let mut body = String::new();
         let mut items = 0;
         let mut serde_used = false;
@@ -1198,8 +1271,24 @@ impl Importer<'_> {
         warnings: &mut Vec<Diagnostic>,
     ) -> Result<(), Vec<Diagnostic>> {
         let name = naming::upper_camel(&t.name);
-        let fields = match &t.ty {
-            GoType::Struct(fields, _) => fields,
+        // (package, file) the fields are declared in, for their types and imports.
+        let (cpi, cfi, fields) = match &t.ty {
+            GoType::Struct(fields, _) => (pi, fi, fields),
+            // `type GRPCRoute v1.GRPCRoute`, as older versions of an API declare their kinds:
+            // Go gives the named type the struct's fields, and a kind must be a struct, so
+            // the port copies them.
+            other
+                if has_marker(&t.doc, &["genclient", "kubebuilder:object:root"])
+                    && let Some((q, qf, fields)) = self.struct_target(pi, fi, other, 0) =>
+            {
+                let _ = writeln!(
+                    body,
+                    "// Go: `type {} {}`; its fields, as Go gives them to the named type.",
+                    t.name,
+                    go_type_text(other)
+                );
+                (q, qf, fields)
+            }
             other => {
                 let r = self
                     .resolve(pi, fi, other, uses, local, 0)
@@ -1217,7 +1306,8 @@ impl Importer<'_> {
         let mut errors = vec![];
         let mut lines = String::new();
         let mut field_names = naming::Names::default();
-        let pkg = &self.pkgs[pi];
+        let pkg = &self.pkgs[cpi];
+        let home = &self.pkgs[pi];
         // `+kubebuilder:validation:Optional` on the package or the struct: unmarked fields
         // are optional.
         let package_optional = pkg.optional_by_default() || optional_type(t);
@@ -1248,7 +1338,7 @@ impl Importer<'_> {
                     name: n,
                     ..
                 } = strip_pointer(&fd.ty)
-                && pkg.files[fi].imports.get(alias).map(String::as_str) == Some(META_V1)
+                && pkg.files[cfi].imports.get(alias).map(String::as_str) == Some(META_V1)
             {
                 match n.as_str() {
                     "TypeMeta" => {
@@ -1267,7 +1357,7 @@ impl Importer<'_> {
                     _ => {}
                 }
             }
-            let resolved = match self.resolve(pi, fi, &fd.ty, uses, local, 0) {
+            let resolved = match self.resolve(cpi, cfi, &fd.ty, uses, local, 0) {
                 Ok(r) => r,
                 Err(e) => {
                     errors.push(e);
@@ -1288,7 +1378,7 @@ impl Importer<'_> {
                     name: n,
                     ..
                 } = strip_pointer(&fd.ty)
-                && let Some(text) = pkg.files[fi]
+                && let Some(text) = pkg.files[cfi]
                     .imports
                     .get(alias)
                     .and_then(|i| external_doc(i, n))
@@ -1382,7 +1472,7 @@ impl Importer<'_> {
         let mut doc = t.doc.clone();
         // A protected group's CRD needs the KEP-1111 annotation, which controller-gen users
         // add outside controller-gen; `generate` refuses the CRD without it.
-        if let Some(group) = &pkg.group
+        if let Some(group) = &home.group
             && crate_is_protected(group)
             && has_marker(&doc, &["genclient", "kubebuilder:object:root"])
             && fields.iter().any(|f| matches!(strip_pointer(&f.ty), GoType::Named { name, .. } if name == "ObjectMeta"))
@@ -1536,6 +1626,19 @@ fn patch_under(marker: &str, key: &str) -> String {
     match marker.strip_prefix("kube-codegen:schema=") {
         Some(json) => format!("kube-codegen:schema={{\"{key}\":{json}}}"),
         None => marker.to_owned(),
+    }
+}
+
+/// A named Go type as written (`v1.GRPCRoute`), for comments.
+fn go_type_text(t: &GoType) -> String {
+    match t {
+        GoType::Named {
+            pkg: Some(p), name, ..
+        } => format!("{p}.{name}"),
+        GoType::Named {
+            pkg: None, name, ..
+        } => name.clone(),
+        _ => "...".into(),
     }
 }
 
