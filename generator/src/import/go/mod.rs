@@ -734,7 +734,7 @@ impl Importer<'_> {
         f: usize,
         ty: &GoType,
         depth: usize,
-    ) -> Option<(usize, usize, &Vec<Field>)> {
+    ) -> Option<(usize, usize, &TypeDecl, &Vec<Field>)> {
         if depth > 8 {
             return None;
         }
@@ -754,7 +754,7 @@ impl Importer<'_> {
         };
         let (qf, decl) = self.pkgs[q].type_decl(name)?;
         match &decl.ty {
-            GoType::Struct(fields, _) => Some((q, qf, fields)),
+            GoType::Struct(fields, _) => Some((q, qf, decl, fields)),
             other => self.struct_target(q, qf, other, depth + 1),
         }
     }
@@ -1271,6 +1271,7 @@ impl Importer<'_> {
         warnings: &mut Vec<Diagnostic>,
     ) -> Result<(), Vec<Diagnostic>> {
         let name = naming::upper_camel(&t.name);
+        let mut own_doc: Vec<String> = vec![];
         // (package, file) the fields are declared in, for their types and imports.
         let (cpi, cfi, fields) = match &t.ty {
             GoType::Struct(fields, _) => (pi, fi, fields),
@@ -1279,8 +1280,23 @@ impl Importer<'_> {
             // the port copies them.
             other
                 if has_marker(&t.doc, &["genclient", "kubebuilder:object:root"])
-                    && let Some((q, qf, fields)) = self.struct_target(pi, fi, other, 0) =>
+                    && let Some((q, qf, target, fields)) = self.struct_target(pi, fi, other, 0) =>
             {
+                // Undocumented, it is described by the struct's doc, as controller-gen does.
+                if !t
+                    .doc
+                    .lines
+                    .iter()
+                    .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('+'))
+                {
+                    own_doc = target
+                        .doc
+                        .lines
+                        .iter()
+                        .filter(|l| !l.trim_start().starts_with('+'))
+                        .cloned()
+                        .collect();
+                }
                 let _ = writeln!(
                     body,
                     "// Go: `type {} {}`; its fields, as Go gives them to the named type.",
@@ -1470,6 +1486,10 @@ impl Importer<'_> {
             return Err(errors);
         }
         let mut doc = t.doc.clone();
+        if !own_doc.is_empty() {
+            own_doc.append(&mut doc.lines);
+            doc.lines = own_doc;
+        }
         // A protected group's CRD needs the KEP-1111 annotation, which controller-gen users
         // add outside controller-gen; `generate` refuses the CRD without it.
         if let Some(group) = &home.group
@@ -1659,7 +1679,15 @@ fn embedded_name(t: &GoType) -> Option<String> {
 
 /// Doc comment lines, verbatim after `//`, markers in place.
 fn doc_lines(out: &mut String, indent: &str, doc: &Doc) {
+    // Go's doc text (`CommentGroup.Text`, which controller-gen reads) has no run of blank
+    // lines: one stays.
+    let mut blank = false;
     for l in &doc.lines {
+        let empty = l.trim().is_empty();
+        if empty && blank {
+            continue;
+        }
+        blank = empty;
         let _ = writeln!(out, "{indent}///{}", l.trim_end());
     }
     if !doc.upper_markers.is_empty() {
