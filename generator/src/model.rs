@@ -266,6 +266,24 @@ pub struct Kind {
     /// `+kube-codegen:conversion=hub`: this (storage) version is the hub the other versions
     /// convert to and from; where the marker is. Checked by `resolve::check_conversions`.
     pub conversion_hub: Option<Location>,
+    /// Whose CRD this kind's must equal: controller-gen's for marker input, kube-derive's
+    /// `crd()` for a `#[derive(CustomResource)]` kind.
+    pub dialect: SchemaDialect,
+}
+
+/// Where a kind came from, which decides the reference its CRD follows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SchemaDialect {
+    /// A struct marked `+genclient` / `+kubebuilder:object:root`: controller-gen's schema.
+    #[default]
+    ControllerGen,
+    /// A `#[derive(CustomResource)]` spec: the kind struct is kube-derive's (it already
+    /// implements `Resource`, `HasSpec`, `HasStatus` and `new`), and the schema is what
+    /// kube-derive's `crd()` builds from schemars (`nullable` on every `Option`, ...).
+    KubeDerive {
+        /// The root schema's description (`#[kube(doc)]` or kube-derive's default text).
+        doc: String,
+    },
 }
 
 /// Whether a version is deprecated (`+kubebuilder:deprecatedversion`).

@@ -77,6 +77,9 @@ pub struct Item {
     /// `pub` or `pub(crate)`.
     pub visible: bool,
     pub body: Body,
+    /// `#[kube(...)]`, `#[schemars(...)]` and the other derives' attributes that
+    /// [`crate::resolve`] reads for kube-derive kinds.
+    pub tool_attrs: Vec<ToolAttr>,
 }
 
 #[derive(Clone, Debug)]
@@ -135,6 +138,7 @@ pub struct Field {
     pub serde: SerdeField,
     pub ty: Ty,
     pub visible: bool,
+    pub tool_attrs: Vec<ToolAttr>,
 }
 
 #[derive(Clone, Debug)]
@@ -147,6 +151,7 @@ pub struct Variant {
     pub container: SerdeContainer,
     pub docs: Vec<DocLine>,
     pub fields: Fields,
+    pub tool_attrs: Vec<ToolAttr>,
 }
 
 /// A field's type.
@@ -629,6 +634,7 @@ fn item_of(
         generic: generics.type_params().next().is_some(),
         visible: is_visible(vis),
         body,
+        tool_attrs: tool_attrs(&module.file, attrs),
     }
 }
 
@@ -651,6 +657,7 @@ fn fields_of(module: &Module, fields: &syn::Fields) -> Fields {
             serde,
             ty,
             visible: is_visible(&f.vis),
+            tool_attrs: tool_attrs(&module.file, &f.attrs),
         }
     };
     match fields {
@@ -668,6 +675,7 @@ fn variant_of(module: &Module, v: &syn::Variant) -> Variant {
         container: serde_container(&v.attrs),
         docs: doc_lines(&module.file, &v.attrs),
         fields: fields_of(module, &v.fields),
+        tool_attrs: tool_attrs(&module.file, &v.attrs),
     }
 }
 
@@ -742,6 +750,137 @@ fn ty_of(module: &Module, ty: &syn::Type) -> Ty {
     }
 }
 
+/// The attributes of other derives that kube-derive input carries: kube-derive's own
+/// `#[kube(...)]`, schemars' `#[schemars(...)]` (and the `#[validate(...)]`/`#[garde(...)]`
+/// it reads too) and kube's `#[x_kube(...)]`.
+pub const TOOL_ATTRS: &[&str] = &["kube", "schemars", "validate", "garde", "x_kube"];
+
+/// One such attribute as plain data: its arguments as written, each located, so resolve
+/// can judge every one (and warn about those it does not understand).
+#[derive(Clone, Debug)]
+pub struct ToolAttr {
+    /// `kube`, `schemars`, ...
+    pub tool: String,
+    pub loc: Location,
+    pub args: Vec<AttrArg>,
+    /// Where and why the arguments did not parse as `key`, `key = value` or `key(...)`.
+    pub unparsed: Option<(Location, String)>,
+}
+
+/// `key`, `key = value` or `key(args...)` inside an attribute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttrArg {
+    /// The key's path as written (`type_`, `crate::x`).
+    pub key: String,
+    pub loc: Location,
+    pub value: AttrValue,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    /// `key` alone.
+    Flag,
+    Str(String),
+    Bool(bool),
+    /// An integer or float literal, possibly negated, as written (`-1`, `2.5`).
+    Number(String),
+    /// Any other expression, as its tokens' text (`ListMerge::Set`, `Rule::new(...)`).
+    Expr(String),
+    /// `key(...)`: nested arguments; string literals in it become arguments keyed `""`.
+    List(Vec<AttrArg>),
+}
+
+fn tool_attrs(file: &Path, attrs: &[syn::Attribute]) -> Vec<ToolAttr> {
+    let mut out = vec![];
+    for attr in attrs {
+        let Some(tool) = TOOL_ATTRS.iter().find(|t| attr.path().is_ident(t)) else {
+            continue;
+        };
+        let mut args = vec![];
+        let unparsed = match &attr.meta {
+            syn::Meta::List(list) => list
+                .parse_args_with(|input: syn::parse::ParseStream| attr_args(file, input))
+                .map(|a| args = a)
+                .err()
+                .map(|e| (Location::of_span(file, e.span()), e.to_string())),
+            _ => Some((
+                Location::of_span(file, attr.span()),
+                format!("expected `#[{tool}(...)]`"),
+            )),
+        };
+        out.push(ToolAttr {
+            tool: (*tool).to_owned(),
+            loc: Location::of_span(file, attr.span()),
+            args,
+            unparsed,
+        });
+    }
+    out
+}
+
+/// A comma-separated list of `key`, `key = expr`, `key(...)` or a bare literal (darling's
+/// `annotation("k", "v")`).
+fn attr_args(file: &Path, input: syn::parse::ParseStream) -> syn::Result<Vec<AttrArg>> {
+    let mut out = vec![];
+    while !input.is_empty() {
+        if input.peek(syn::Lit) {
+            let lit: syn::Lit = input.parse()?;
+            out.push(AttrArg {
+                key: String::new(),
+                loc: Location::of_span(file, lit.span()),
+                value: lit_value(&syn::Expr::Lit(syn::ExprLit { attrs: vec![], lit })),
+            });
+        } else {
+            let path = input.call(syn::Path::parse_mod_style)?;
+            let key = path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            let loc = Location::of_span(file, path.span());
+            let value = if input.peek(syn::Token![=]) {
+                let _: syn::Token![=] = input.parse()?;
+                let expr: syn::Expr = input.parse()?;
+                lit_value(&expr)
+            } else if input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in input);
+                AttrValue::List(attr_args(file, &content)?)
+            } else {
+                AttrValue::Flag
+            };
+            out.push(AttrArg { key, loc, value });
+        }
+        if input.is_empty() {
+            break;
+        }
+        let _: syn::Token![,] = input.parse()?;
+    }
+    Ok(out)
+}
+
+fn lit_value(expr: &syn::Expr) -> AttrValue {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit { lit, .. }) => match lit {
+            syn::Lit::Str(s) => AttrValue::Str(s.value()),
+            syn::Lit::Bool(b) => AttrValue::Bool(b.value),
+            syn::Lit::Int(i) => AttrValue::Number(i.base10_digits().to_owned()),
+            syn::Lit::Float(f) => AttrValue::Number(f.base10_digits().to_owned()),
+            _ => AttrValue::Expr(quote::ToTokens::to_token_stream(expr).to_string()),
+        },
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr: inner,
+            ..
+        }) => match lit_value(inner) {
+            AttrValue::Number(n) => AttrValue::Number(format!("-{n}")),
+            _ => AttrValue::Expr(quote::ToTokens::to_token_stream(expr).to_string()),
+        },
+        _ => AttrValue::Expr(quote::ToTokens::to_token_stream(expr).to_string()),
+    }
+}
+
 /// Field-level serde attributes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SerdeField {
@@ -751,6 +890,8 @@ pub struct SerdeField {
     pub default: bool,
     pub skip_serializing_if: bool,
     pub untagged: bool,
+    /// The function of `default = "path"`: its value is known only when it runs.
+    pub default_fn: Option<String>,
     /// `with`, `serialize_with` or `deserialize_with`: custom code decides the wire form.
     pub with: Option<&'static str>,
 }
@@ -797,7 +938,10 @@ fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
                 out.skip = true;
             } else if p.is_ident("default") {
                 out.default = true;
-                skip_meta_value(&meta)?;
+                if meta.input.peek(syn::Token![=]) {
+                    let s: syn::LitStr = meta.value()?.parse()?;
+                    out.default_fn = Some(s.value());
+                }
             } else if p.is_ident("skip_serializing_if") {
                 out.skip_serializing_if = true;
                 skip_meta_value(&meta)?;
@@ -846,6 +990,13 @@ fn conversions(module: &Module, attrs: &[syn::Attribute]) -> Vec<Conversion> {
         });
     }
     out
+}
+
+/// A type written in a string (`#[kube(status = "FooStatus")]`), as used in `module`,
+/// located at the string; `None` if it does not parse as a type.
+pub fn ty_from_str(module: &Module, text: &str, loc: &Location) -> Option<Ty> {
+    let ty = syn::parse_str::<syn::Type>(text).ok()?;
+    Some(relocate(ty_of(module, &ty), loc))
 }
 
 fn relocate(mut ty: Ty, loc: &Location) -> Ty {

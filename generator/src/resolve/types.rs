@@ -539,10 +539,15 @@ impl Resolver<'_> {
         fields: &[src::Field],
         container: &SerdeContainer,
         rename_rule: Option<&str>,
+        schemars: bool,
         diags: &mut Diagnostics,
     ) -> Vec<Field> {
         let mut out = vec![];
         for f in fields {
+            if schemars {
+                let default_fn = f.serde.default_fn.as_deref().map(|d| (d, &f.loc));
+                super::kube_derive::warn_unread(&f.tool_attrs, default_fn, diags);
+            }
             let rust_name = unraw(f.ident.as_deref().expect("named"));
             let floc = f.loc.clone();
             let ser = &f.serde;
@@ -609,6 +614,15 @@ impl Resolver<'_> {
             );
             return None;
         }
+        // A schemars-derived type (kube-derive input): its schemars attributes shape the
+        // schema, so those not read are reported.
+        let schemars = item
+            .derives
+            .iter()
+            .any(|d| matches!(d.as_str(), "JsonSchema" | "KubeSchema" | "CustomResource"));
+        if schemars {
+            super::kube_derive::warn_unread(&item.tool_attrs, None, diags);
+        }
         let wire = self.wire_type(raw, diags).ok()?;
         let shape = match &item.body {
             _ if wire.is_some() => Shape::Wire(wire.expect("checked")),
@@ -618,7 +632,14 @@ impl Resolver<'_> {
             src::Body::Struct(fields) => match fields {
                 src::Fields::Named(named) => {
                     let rule = serde.rename_all.clone();
-                    Shape::Struct(self.fields(module, named, &serde, rule.as_deref(), diags))
+                    Shape::Struct(self.fields(
+                        module,
+                        named,
+                        &serde,
+                        rule.as_deref(),
+                        schemars,
+                        diags,
+                    ))
                 }
                 src::Fields::Unnamed(u) if u.len() == 1 => match u[0].serde.with {
                     Some(attr) => {
@@ -643,6 +664,9 @@ impl Resolver<'_> {
                 let mut variants = vec![];
                 for v in source_variants {
                     let vser = &v.serde;
+                    if schemars {
+                        super::kube_derive::warn_unread(&v.tool_attrs, None, diags);
+                    }
                     if vser.skip {
                         continue;
                     }
@@ -685,6 +709,7 @@ impl Resolver<'_> {
                                 named,
                                 &SerdeContainer::default(),
                                 rule.as_deref(),
+                                schemars,
                                 diags,
                             ))
                         }

@@ -1,0 +1,635 @@
+//! kube-derive input: a `#[derive(CustomResource)]` struct and its `#[kube(...)]`
+//! attributes, read as kube-derive 5 reads them (its `KubeAttrs`), into the same [`Kind`]
+//! the markers give, with [`SchemaDialect::KubeDerive`] so the CRD follows kube-derive's
+//! `crd()`. The kind struct itself (`Foo` with `metadata`, `spec`, `status`) is what
+//! kube-derive generates; it is synthesized here as a source item so the resolver treats
+//! it as any other type.
+//!
+//! Every key is judged: kube-derive's keys without an effect on what we generate are
+//! accepted, keys whose effect we do not reproduce are located warnings, wrong values and
+//! contradictions are located errors.
+
+use std::collections::BTreeMap;
+
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::model::*;
+use crate::source::{self as src, AttrArg, AttrValue, ToolAttr};
+
+use super::package::is_dns_subdomain;
+
+/// What kube-derive's derive macro needs: the derive itself.
+pub(super) fn is_custom_resource(item: &src::Item) -> bool {
+    item.derives.iter().any(|d| d == "CustomResource")
+}
+
+/// A `#[derive(CustomResource)]` struct, read: the kind, its group/version, and the root
+/// struct kube-derive generates for it.
+pub(super) struct DerivedKind {
+    pub group: String,
+    pub version: String,
+    pub kind: Kind,
+    /// kube-derive's root struct, as a source item of the spec's module.
+    pub root: src::Item,
+}
+
+/// Values of single-valued keys, with where each was set (to report a second one).
+#[derive(Default)]
+struct Seen(BTreeMap<String, Location>);
+
+impl Seen {
+    fn first(&mut self, arg: &AttrArg, diags: &mut Diagnostics) -> bool {
+        if let Some(prev) = self.0.get(&arg.key) {
+            diags.push(
+                Diagnostic::new(
+                    arg.loc.clone(),
+                    format!("`#[kube({})]` is set twice", arg.key),
+                )
+                .with_hint(format!(
+                    "kube-derive refuses a duplicate field; the first is at {prev}"
+                )),
+            );
+            return false;
+        }
+        self.0.insert(arg.key.clone(), arg.loc.clone());
+        true
+    }
+}
+
+fn str_of(arg: &AttrArg, diags: &mut Diagnostics) -> Option<String> {
+    match &arg.value {
+        AttrValue::Str(s) => Some(s.clone()),
+        _ => {
+            diags.push(
+                Diagnostic::new(
+                    arg.loc.clone(),
+                    format!("`#[kube({})]` takes a string", arg.key),
+                )
+                .with_hint(format!("write `{} = \"...\"`", arg.key)),
+            );
+            None
+        }
+    }
+}
+
+fn bool_of(arg: &AttrArg, diags: &mut Diagnostics) -> Option<bool> {
+    match &arg.value {
+        AttrValue::Bool(b) => Some(*b),
+        AttrValue::Flag => Some(true),
+        _ => {
+            diags.push(
+                Diagnostic::new(
+                    arg.loc.clone(),
+                    format!("`#[kube({})]` takes `true` or `false`", arg.key),
+                )
+                .with_hint(format!("write `{} = false`", arg.key)),
+            );
+            None
+        }
+    }
+}
+
+/// `annotation("key", "value")` / `label(...)`.
+fn pair_of(arg: &AttrArg, diags: &mut Diagnostics) -> Option<(String, String)> {
+    if let AttrValue::List(items) = &arg.value
+        && let [a, b] = items.as_slice()
+        && let (AttrValue::Str(k), AttrValue::Str(v)) = (&a.value, &b.value)
+        && a.key.is_empty()
+        && b.key.is_empty()
+    {
+        return Some((k.clone(), v.clone()));
+    }
+    diags.push(
+        Diagnostic::new(
+            arg.loc.clone(),
+            format!("`#[kube({})]` takes a key and a value", arg.key),
+        )
+        .with_hint(format!(
+            "write `{}(\"example.com/key\", \"value\")`",
+            arg.key
+        )),
+    );
+    None
+}
+
+/// The named arguments of `key(a = ..., b = ...)` or of the JSON object in `key = "{...}"`
+/// (kube-derive accepts both for `printcolumn` and `scale`), as strings and numbers.
+fn object_of(
+    arg: &AttrArg,
+    fields: &[(&'static str, &'static str)],
+    diags: &mut Diagnostics,
+) -> Option<BTreeMap<&'static str, serde_json::Value>> {
+    let mut out = BTreeMap::new();
+    // (attribute name, JSON name): kube-derive's structs are serde camelCase.
+    let lookup = |k: &str| {
+        fields
+            .iter()
+            .find(|(a, j)| *a == k || *j == k)
+            .map(|(a, _)| *a)
+    };
+    let known = fields
+        .iter()
+        .map(|(a, _)| *a)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match &arg.value {
+        AttrValue::Str(json) => {
+            let parsed: serde_json::Map<String, serde_json::Value> =
+                match serde_json::from_str(json) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        diags.push(
+                            Diagnostic::new(
+                                arg.loc.clone(),
+                                format!("`#[kube({})]` is not a JSON object: {e}", arg.key),
+                            )
+                            .with_hint(format!("write `{}(...)` with the keys {known}", arg.key)),
+                        );
+                        return None;
+                    }
+                };
+            for (k, v) in parsed {
+                match lookup(&k) {
+                    Some(name) => {
+                        out.insert(leak(name, fields), v);
+                    }
+                    None => {
+                        diags.push(
+                            Diagnostic::new(
+                                arg.loc.clone(),
+                                format!("unknown key `{k}` in `#[kube({})]`", arg.key),
+                            )
+                            .with_hint(format!("keys: {known}")),
+                        );
+                        return None;
+                    }
+                }
+            }
+        }
+        AttrValue::List(items) => {
+            for item in items {
+                let Some(name) = lookup(&item.key) else {
+                    diags.push(
+                        Diagnostic::new(
+                            item.loc.clone(),
+                            format!("unknown key `{}` in `#[kube({}(...))]`", item.key, arg.key),
+                        )
+                        .with_hint(format!("keys: {known}")),
+                    );
+                    return None;
+                };
+                let v = match &item.value {
+                    AttrValue::Str(s) => serde_json::Value::String(s.clone()),
+                    AttrValue::Number(n) => match n.parse::<i64>() {
+                        Ok(i) => i.into(),
+                        Err(_) => serde_json::Value::String(n.clone()),
+                    },
+                    _ => {
+                        diags.push(
+                            Diagnostic::new(
+                                item.loc.clone(),
+                                format!("`{}` takes a literal", item.key),
+                            )
+                            .with_hint(format!("write `{} = \"...\"`", item.key)),
+                        );
+                        return None;
+                    }
+                };
+                out.insert(leak(name, fields), v);
+            }
+        }
+        _ => {
+            diags.push(
+                Diagnostic::new(
+                    arg.loc.clone(),
+                    format!("`#[kube({})]` takes `(...)` or a JSON string", arg.key),
+                )
+                .with_hint(format!("write `{}(...)` with the keys {known}", arg.key)),
+            );
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The `&'static str` of a field name (the table's entries are static).
+fn leak(name: &str, fields: &[(&'static str, &'static str)]) -> &'static str {
+    fields
+        .iter()
+        .find(|(a, _)| *a == name)
+        .map(|(a, _)| *a)
+        .expect("looked up in the table")
+}
+
+/// kube-derive's `to_plural` (kube-derive 5's own, not controller-gen's: the same rules).
+fn to_plural(word: &str) -> String {
+    super::kind::pluralize(word)
+}
+
+/// Read one `#[derive(CustomResource)]` item of `module`.
+pub(super) fn derived_kind(
+    module: &src::Module,
+    item: &src::Item,
+    key_of: impl Fn(&str) -> String,
+    diags: &mut Diagnostics,
+) -> Option<DerivedKind> {
+    let kube: Vec<&ToolAttr> = item
+        .tool_attrs
+        .iter()
+        .filter(|a| a.tool == "kube")
+        .collect();
+    let at = kube
+        .first()
+        .map(|a| a.loc.clone())
+        .unwrap_or_else(|| item.loc.clone());
+    let mut ok = true;
+    for a in &kube {
+        if let Some((loc, why)) = &a.unparsed {
+            diags.push(
+                Diagnostic::new(loc.clone(), format!("`#[kube(...)]` does not parse: {why}"))
+                    .with_hint("kube-derive reads `key`, `key = value` and `key(...)` arguments"),
+            );
+            ok = false;
+        }
+    }
+    if item.generic {
+        diags.push(
+            Diagnostic::new(
+                item.loc.clone(),
+                format!(
+                    "`{}` is generic; kube-derive does not take generic specs",
+                    item.ident
+                ),
+            )
+            .with_hint("use a concrete type"),
+        );
+        return None;
+    }
+    let (mut group, mut version, mut kind_name) = (None, None, None);
+    let (mut root, mut doc, mut plural, mut singular, mut status) = (None, None, None, None, None);
+    let mut namespaced = false;
+    let (mut storage, mut served) = (true, true);
+    let mut deprecation = Deprecation::Current;
+    let (mut short_names, mut categories, mut selectable) = (vec![], vec![], vec![]);
+    let mut print_columns = vec![];
+    let mut scale = None;
+    let (mut annotations, mut labels) = (BTreeMap::new(), BTreeMap::new());
+    let mut derives = vec![];
+    let mut seen = Seen::default();
+    for arg in kube.iter().flat_map(|a| &a.args) {
+        let single = |seen: &mut Seen, diags: &mut Diagnostics| seen.first(arg, diags);
+        match arg.key.as_str() {
+            "group" if single(&mut seen, diags) => group = str_of(arg, diags).map(|s| (s, arg.loc.clone())),
+            "version" if single(&mut seen, diags) => version = str_of(arg, diags).map(|s| (s, arg.loc.clone())),
+            "kind" if single(&mut seen, diags) => kind_name = str_of(arg, diags).map(|s| (s, arg.loc.clone())),
+            "root" if single(&mut seen, diags) => root = str_of(arg, diags).map(|s| (s, arg.loc.clone())),
+            "doc" if single(&mut seen, diags) => doc = str_of(arg, diags),
+            "plural" if single(&mut seen, diags) => plural = str_of(arg, diags),
+            "singular" if single(&mut seen, diags) => singular = str_of(arg, diags),
+            "status" if single(&mut seen, diags) => status = str_of(arg, diags).map(|s| (s, arg.loc.clone())),
+            "namespaced" if single(&mut seen, diags) => namespaced = bool_of(arg, diags).unwrap_or(false),
+            "storage" if single(&mut seen, diags) => storage = bool_of(arg, diags).unwrap_or(true),
+            "served" if single(&mut seen, diags) => served = bool_of(arg, diags).unwrap_or(true),
+            "deprecated" if single(&mut seen, diags) => {
+                deprecation = match &arg.value {
+                    AttrValue::Flag => Deprecation::Deprecated { warning: None },
+                    _ => Deprecation::Deprecated { warning: str_of(arg, diags) },
+                }
+            }
+            "shortname" => short_names.extend(str_of(arg, diags)),
+            "category" => categories.extend(str_of(arg, diags)),
+            "selectable" => {
+                if let Some(p) = str_of(arg, diags) {
+                    selectable.push((p, arg.loc.clone()));
+                }
+            }
+            "derive" => derives.extend(str_of(arg, diags)),
+            "annotation" => annotations.extend(pair_of(arg, diags)),
+            "label" => labels.extend(pair_of(arg, diags)),
+            "printcolumn" => {
+                const F: &[(&str, &str)] = &[
+                    ("name", "name"),
+                    ("type_", "type"),
+                    ("json_path", "jsonPath"),
+                    ("description", "description"),
+                    ("format", "format"),
+                    ("priority", "priority"),
+                ];
+                let Some(o) = object_of(arg, F, diags) else { continue };
+                let s = |k: &str| o.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+                let (Some(name), Some(type_), Some(json_path)) = (s("name"), s("type_"), s("json_path")) else {
+                    diags.push(
+                        Diagnostic::new(arg.loc.clone(), "a printcolumn needs `name`, `type_` and `json_path`")
+                            .with_hint("kube-derive refuses a column without them"),
+                    );
+                    continue;
+                };
+                print_columns.push(PrintColumn {
+                    name,
+                    type_,
+                    json_path,
+                    description: s("description"),
+                    format: s("format"),
+                    priority: o.get("priority").and_then(|v| v.as_i64()).map(|p| p as i32),
+                    loc: arg.loc.clone(),
+                });
+            }
+            "scale" if single(&mut seen, diags) => {
+                const F: &[(&str, &str)] = &[
+                    ("spec_replicas_path", "specReplicasPath"),
+                    ("status_replicas_path", "statusReplicasPath"),
+                    ("label_selector_path", "labelSelectorPath"),
+                ];
+                let Some(o) = object_of(arg, F, diags) else { continue };
+                let s = |k: &str| o.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+                match (s("spec_replicas_path"), s("status_replicas_path")) {
+                    (Some(spec), Some(status)) => {
+                        scale = Some(Scale {
+                            spec_replicas_path: spec,
+                            status_replicas_path: status,
+                            label_selector_path: s("label_selector_path"),
+                            loc: arg.loc.clone(),
+                        })
+                    }
+                    _ => diags.push(
+                        Diagnostic::new(arg.loc.clone(), "`#[kube(scale(...))]` needs `spec_replicas_path` and `status_replicas_path`")
+                            .with_hint("as kube-derive does"),
+                    ),
+                }
+            }
+            // Paths of crates and attributes of the root struct: nothing the CRD or the
+            // generated code depends on.
+            "crates" | "attr" => {}
+            "schema" if single(&mut seen, diags) => match str_of(arg, diags).as_deref() {
+                Some("derived") => {}
+                Some(mode @ ("manual" | "disabled")) => diags.push(
+                    Diagnostic::warning(arg.loc.clone(), format!("`schema = \"{mode}\"`: kube-derive leaves the schema to you, and kube-codegen writes the derived one"))
+                        .with_hint("the CRD kube-codegen writes has a schema where kube-derive's has none (or yours); drop the key to compare like with like"),
+                ),
+                Some(other) => diags.push(
+                    Diagnostic::new(arg.loc.clone(), format!("unknown schema mode `{other}`"))
+                        .with_hint("kube-derive takes `derived`, `manual` or `disabled`"),
+                ),
+                None => {}
+            },
+            key @ ("validation" | "cel" | "no_spec") => diags.push(
+                Diagnostic::warning(arg.loc.clone(), format!("`#[kube({key})]` is not read by kube-codegen yet: the CRD it writes lacks what this adds to kube-derive's"))
+                    .with_hint("the rest of the kind is generated; see README \"kube-derive types as input\" for what is read"),
+            ),
+            // A second single-valued key: reported by `single`.
+            "group" | "version" | "kind" | "root" | "doc" | "plural" | "singular" | "status"
+            | "namespaced" | "storage" | "served" | "deprecated" | "scale" | "schema" => {}
+            other => diags.push(
+                Diagnostic::warning(arg.loc.clone(), format!("unknown key `{other}` in `#[kube(...)]`: ignored"))
+                    .with_hint(closest_kube_key(other)),
+            ),
+        }
+    }
+    let missing: Vec<&str> = [
+        ("group", group.is_none()),
+        ("version", version.is_none()),
+        ("kind", kind_name.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(k, m)| m.then_some(k))
+    .collect();
+    if !missing.is_empty() {
+        diags.push(
+            Diagnostic::new(
+                at,
+                format!(
+                    "`#[derive(CustomResource)]` on `{}` needs `{}` in `#[kube(...)]`",
+                    item.ident,
+                    missing.join("`, `")
+                ),
+            )
+            .with_hint(
+                "write `#[kube(group = \"example.com\", version = \"v1\", kind = \"Foo\")]`",
+            ),
+        );
+        return None;
+    }
+    let ((group, group_loc), (version, version_loc), (kind, kind_loc)) = (
+        group.expect("checked"),
+        version.expect("checked"),
+        kind_name.expect("checked"),
+    );
+    if !is_dns_subdomain(&group) {
+        diags.push(
+            Diagnostic::new(group_loc, format!("invalid group `{group}`"))
+                .with_hint("an API group is a lowercase DNS subdomain, e.g. `example.com`"),
+        );
+        ok = false;
+    }
+    if !is_dns_subdomain(&version) || version.contains('.') {
+        diags.push(
+            Diagnostic::new(version_loc, format!("invalid version `{version}`"))
+                .with_hint("a version is a lowercase DNS label, e.g. `v1`"),
+        );
+        ok = false;
+    }
+    let (struct_name, struct_loc) = root.unwrap_or((kind.clone(), kind_loc));
+    if struct_name == item.ident {
+        diags.push(
+            Diagnostic::new(struct_loc, format!("`kind = \"{kind}\"` names the spec struct itself"))
+                .with_hint("kube-derive generates the kind struct; name the spec `{kind}Spec`, or set `root = \"...\"`"),
+        );
+        ok = false;
+    }
+    if !matches!(item.body, src::Body::Struct(src::Fields::Named(_))) {
+        diags.push(
+            Diagnostic::new(item.loc.clone(), format!("`{}`: kube-codegen reads `#[derive(CustomResource)]` on structs with named fields only", item.ident))
+                .with_hint("an enum spec is kube-derive's, but its CRD is not generated by kube-codegen yet"),
+        );
+        ok = false;
+    }
+    if !ok {
+        return None;
+    }
+    let singular = singular.unwrap_or_else(|| kind.to_ascii_lowercase());
+    let plural = plural.unwrap_or_else(|| to_plural(&singular));
+    let status_subresource = status.is_some();
+    let mut verbs = Verb::ALL.to_vec();
+    if !status_subresource {
+        verbs.retain(|v| !v.is_status());
+    }
+    let type_key = key_of(&struct_name);
+    let doc = doc.unwrap_or_else(|| {
+        format!(
+            " Auto-generated derived type for {} via `CustomResource`",
+            item.ident
+        )
+    });
+    let root = root_item(module, item, &struct_name, status.as_ref(), &derives, diags)?;
+    Some(DerivedKind {
+        group,
+        version,
+        kind: Kind {
+            name: kind,
+            type_key,
+            loc: item.loc.clone(),
+            plural,
+            singular,
+            short_names,
+            categories,
+            scope: if namespaced {
+                Scope::Namespaced
+            } else {
+                Scope::Cluster
+            },
+            status_subresource,
+            scale,
+            print_columns,
+            storage,
+            served,
+            skip: false,
+            deprecation,
+            selectable_fields: selectable,
+            annotations,
+            labels,
+            client: Some(ClientOptions {
+                verbs,
+                methods: vec![],
+            }),
+            conversion_hub: None,
+            dialect: SchemaDialect::KubeDerive {
+                doc: doc.trim().to_owned(),
+            },
+        },
+        root,
+    })
+}
+
+fn closest_kube_key(key: &str) -> String {
+    const KEYS: &[&str] = &[
+        "group",
+        "version",
+        "kind",
+        "root",
+        "doc",
+        "plural",
+        "singular",
+        "namespaced",
+        "status",
+        "shortname",
+        "category",
+        "printcolumn",
+        "selectable",
+        "scale",
+        "annotation",
+        "label",
+        "storage",
+        "served",
+        "deprecated",
+        "derive",
+        "attr",
+        "crates",
+        "schema",
+        "validation",
+        "cel",
+        "no_spec",
+    ];
+    let best = KEYS
+        .iter()
+        .max_by(|a, b| strsim::jaro_winkler(a, key).total_cmp(&strsim::jaro_winkler(b, key)))
+        .expect("non-empty");
+    format!(
+        "did you mean `{best}`? kube-derive 5 knows: {}",
+        KEYS.join(", ")
+    )
+}
+
+/// The struct kube-derive generates: `metadata`, `spec` and, with `status = "..."`,
+/// `status: Option<...>`, serde camelCase, in the spec's module with the spec's visibility.
+fn root_item(
+    module: &src::Module,
+    spec: &src::Item,
+    name: &str,
+    status: Option<&(String, Location)>,
+    derives: &[String],
+    diags: &mut Diagnostics,
+) -> Option<src::Item> {
+    let loc = &spec.loc;
+    let field = |ident: &str, ty: src::Ty| src::Field {
+        ident: Some(ident.to_owned()),
+        loc: loc.clone(),
+        metadata_loc: (ident == "metadata").then(|| loc.clone()),
+        docs: vec![],
+        serde: src::SerdeField::default(),
+        ty,
+        visible: spec.visible,
+        tool_attrs: vec![],
+    };
+    let meta = src::ty_from_str(
+        module,
+        "::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta",
+        loc,
+    )
+    .expect("a type");
+    let spec_ty = src::ty_from_str(module, &spec.ident, loc).expect("an identifier is a type");
+    let mut fields = vec![field("metadata", meta), field("spec", spec_ty)];
+    if let Some((status, at)) = status {
+        let Some(ty) = src::ty_from_str(module, &format!("Option<{status}>"), at) else {
+            diags.push(
+                Diagnostic::new(at.clone(), format!("`status = \"{status}\"` is not a type"))
+                    .with_hint("name the status struct, e.g. `status = \"FooStatus\"`"),
+            );
+            return None;
+        };
+        fields.push(field("status", ty));
+    }
+    let mut all_derives: Vec<String> = ["Deserialize", "Clone", "Debug"]
+        .map(str::to_owned)
+        .to_vec();
+    all_derives.extend(
+        derives
+            .iter()
+            .filter_map(|d| d.rsplit("::").next())
+            .map(str::to_owned),
+    );
+    Some(src::Item {
+        ident: name.to_owned(),
+        loc: loc.clone(),
+        docs: vec![],
+        serde: SerdeContainer {
+            rename_all: Some("camelCase".to_owned()),
+            ..SerdeContainer::default()
+        },
+        derives: all_derives,
+        conversions: vec![],
+        generic: false,
+        visible: spec.visible,
+        body: src::Body::Struct(src::Fields::Named(fields)),
+        tool_attrs: vec![],
+    })
+}
+
+/// The attributes of other derives on a field, variant or type of a schemars-derived type
+/// that kube-codegen does not read yet: each a located warning, as its effect on
+/// kube-derive's schema is missing from ours.
+pub(super) fn warn_unread(
+    attrs: &[ToolAttr],
+    default_fn: Option<(&str, &Location)>,
+    diags: &mut Diagnostics,
+) {
+    for a in attrs {
+        if a.tool == "kube" {
+            continue;
+        }
+        let what = a
+            .args
+            .iter()
+            .map(|x| x.key.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        diags.push(
+            Diagnostic::warning(a.loc.clone(), format!("`#[{}({what})]` is not read by kube-codegen yet: the CRD lacks what it adds to kube-derive's schema", a.tool))
+                .with_hint("README \"kube-derive types as input\" lists what is read"),
+        );
+    }
+    if let Some((f, loc)) = default_fn {
+        diags.push(
+            Diagnostic::warning(loc.clone(), format!("`#[serde(default = \"{f}\")]`: kube-derive's schema holds the value `{f}()` returns, which kube-codegen cannot know without running it"))
+                .with_hint("the CRD has no `default` here; use `#[serde(default)]` with the type's Default, which kube-codegen knows for std types"),
+        );
+    }
+}
