@@ -386,6 +386,47 @@ pub struct Field {
     /// Visible outside its module (`pub` or `pub(crate)`), as generated code needs.
     pub visible: bool,
     pub loc: Location,
+    /// The Rust integer types in the field's type, depth-first as written
+    /// (`BTreeMap<String, Vec<u8>>`: `[U8]`): [`TypeRef`] keeps only the wire width, and
+    /// schemars' formats and bounds (kube-derive's schema) follow the Rust type.
+    pub ints: Vec<RustInt>,
+}
+
+/// A Rust integer type, as schemars describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RustInt {
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    Usize,
+}
+
+impl RustInt {
+    pub fn parse(name: &str) -> Option<RustInt> {
+        Some(match name {
+            "i8" => RustInt::I8,
+            "i16" => RustInt::I16,
+            "i32" => RustInt::I32,
+            "i64" => RustInt::I64,
+            "i128" => RustInt::I128,
+            "isize" => RustInt::Isize,
+            "u8" => RustInt::U8,
+            "u16" => RustInt::U16,
+            "u32" => RustInt::U32,
+            "u64" => RustInt::U64,
+            "u128" => RustInt::U128,
+            "usize" => RustInt::Usize,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Clone, Debug)]

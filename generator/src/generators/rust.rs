@@ -271,6 +271,7 @@ pub(crate) fn packages(
                 methods,
                 spec_type,
                 status_type,
+                derived: matches!(k.dialect, SchemaDialect::KubeDerive { .. }),
                 apply_configuration: format!(
                     "super::super::applyconfigurations::{}::{}ApplyConfiguration",
                     accessors[&(group.clone(), version.clone())],

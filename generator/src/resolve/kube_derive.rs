@@ -633,3 +633,110 @@ pub(super) fn warn_unread(
         );
     }
 }
+
+/// Every type a kube-derive kind reaches, checked against what the kube-derive schema
+/// emulates (`generators::crd::kube_derive`): anything else is a located warning, as the
+/// CRD would differ from kube-derive's there.
+pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack: Vec<String> = api
+        .packages
+        .values()
+        .flat_map(|p| &p.kinds)
+        .filter(|k| matches!(k.dialect, SchemaDialect::KubeDerive { .. }))
+        .map(|k| k.type_key.clone())
+        .collect();
+    let roots: std::collections::BTreeSet<String> = stack.iter().cloned().collect();
+    while let Some(key) = stack.pop() {
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        let Some(decl) = api.types.get(&key) else {
+            continue;
+        };
+        let not_emulated = |loc: &Location, what: String| {
+            Diagnostic::warning(loc.clone(), format!("{what}: kube-codegen does not reproduce kube-derive's schema for it yet, so the CRD accepts anything there"))
+                .with_hint("README \"kube-derive types as input\" lists the shapes read; the clients are generated all the same")
+        };
+        match &decl.shape {
+            Shape::Struct(fields) => {
+                for f in fields.iter().filter(|f| !f.skip) {
+                    if roots.contains(&key) && f.json_name == "metadata" {
+                        continue;
+                    }
+                    check_type(api, &f.ty, &f.loc, &mut stack, diags, &not_emulated);
+                    if f.has_default
+                        && !f.skip_serializing_if
+                        && !crate::generators::crd::kube_derive::default_known(api, &f.ty)
+                    {
+                        diags.push(
+                            Diagnostic::warning(f.loc.clone(), format!("the default of field `{}` is `Default::default()` of its type, which kube-codegen cannot know without running it", f.rust_name))
+                                .with_hint("kube-derive's schema has it as `default`; kube-codegen's has none. Derive Default on the type (its fields' defaults are known) to have it"),
+                        );
+                    }
+                    if f.flatten && !matches!(f.ty.unalias(), TypeRef::Local(_) | TypeRef::Map(_)) {
+                        diags.push(not_emulated(
+                            &f.loc,
+                            format!("flattened field `{}`", f.rust_name),
+                        ));
+                    }
+                }
+            }
+            Shape::Enum(variants) => {
+                let unit = variants
+                    .iter()
+                    .all(|v| matches!(v.shape, VariantShape::Unit));
+                if !unit || decl.serde.tag.is_some() || decl.serde.untagged {
+                    diags.push(not_emulated(
+                        &decl.loc,
+                        format!("enum `{}` with data, a tag or untagged", decl.name),
+                    ));
+                }
+            }
+            Shape::Newtype(t) | Shape::Alias(t) | Shape::Wire(t) => {
+                check_type(api, t, &decl.loc, &mut stack, diags, &not_emulated)
+            }
+        }
+    }
+}
+
+fn check_type(
+    api: &Api,
+    ty: &TypeRef,
+    loc: &Location,
+    stack: &mut Vec<String>,
+    diags: &mut Diagnostics,
+    not_emulated: &dyn Fn(&Location, String) -> Diagnostic,
+) {
+    match ty {
+        TypeRef::Option(t)
+        | TypeRef::List { item: t, .. }
+        | TypeRef::Array { item: t, .. }
+        | TypeRef::Map(t) => check_type(api, t, loc, stack, diags, not_emulated),
+        TypeRef::Alias { key, target } => {
+            stack.push(key.clone());
+            check_type(api, target, loc, stack, diags, not_emulated)
+        }
+        TypeRef::Local(key) => stack.push(key.clone()),
+        TypeRef::String
+        | TypeRef::Bool
+        | TypeRef::Int32
+        | TypeRef::Int64
+        | TypeRef::Float
+        | TypeRef::Double
+        | TypeRef::Json => {}
+        TypeRef::IntOrString => diags.push(not_emulated(loc, "IntOrString".into())),
+        TypeRef::Quantity => diags.push(not_emulated(loc, "Quantity".into())),
+        TypeRef::Time => diags.push(not_emulated(loc, "a k8s-openapi Time".into())),
+        TypeRef::Bytes => diags.push(not_emulated(loc, "ByteString".into())),
+        TypeRef::ObjectMeta | TypeRef::TypeMeta => diags.push(not_emulated(
+            loc,
+            "ObjectMeta/TypeMeta inside a spec".into(),
+        )),
+        TypeRef::K8s(path) => diags.push(not_emulated(loc, format!("k8s-openapi's `{path}`"))),
+        TypeRef::Opaque => diags.push(not_emulated(
+            loc,
+            "a field serialized `with` custom code".into(),
+        )),
+    }
+}

@@ -250,6 +250,7 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
         }
     }
     api.types = resolver.types;
+    kube_derive::check_types(&api, diags);
     api
 }
 

@@ -593,6 +593,7 @@ impl Resolver<'_> {
                 skip_serializing_if: ser.skip_serializing_if,
                 visible: f.visible,
                 loc: floc,
+                ints: rust_ints(&f.ty),
             });
         }
         out
@@ -738,6 +739,27 @@ impl Resolver<'_> {
             loc,
         })
     }
+}
+
+/// The integer types in a field's type, depth-first (see [`Field::ints`]).
+fn rust_ints(ty: &src::Ty) -> Vec<RustInt> {
+    let mut out = vec![];
+    let mut stack = vec![ty];
+    while let Some(t) = stack.pop() {
+        match &t.kind {
+            src::TyKind::Path { segments, args, .. } => {
+                if let [one] = segments.as_slice()
+                    && let Some(i) = RustInt::parse(one)
+                {
+                    out.push(i);
+                }
+                stack.extend(args.iter().rev());
+            }
+            src::TyKind::Array { elem, .. } => stack.push(elem),
+            src::TyKind::Other => {}
+        }
+    }
+    out
 }
 
 /// An identifier without its `r#`.

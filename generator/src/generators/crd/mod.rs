@@ -6,6 +6,7 @@ pub mod apiext;
 mod embedded;
 pub mod k8s_schemas;
 pub(crate) mod keywords;
+pub mod kube_derive;
 pub(crate) mod schema;
 
 use std::collections::BTreeMap;
@@ -194,13 +195,22 @@ fn build_crd(
     for (p, k) in &versions {
         annotations.extend(k.annotations.clone());
         labels.extend(k.labels.clone());
-        let mut builder = SchemaBuilder::new(api, p, options);
-        let Some(schema) = diags.collect(builder.kind_schema(k)) else {
-            continue;
+        let schema = match &k.dialect {
+            SchemaDialect::ControllerGen => {
+                let mut builder = SchemaBuilder::new(api, p, options);
+                let Some(schema) = diags.collect(builder.kind_schema(k)) else {
+                    continue;
+                };
+                if builder.unresolved {
+                    continue;
+                }
+                schema
+            }
+            SchemaDialect::KubeDerive { doc } => {
+                let value = kube_derive::kind_schema(api, k, doc);
+                serde_json::from_value(value).expect("the emulated schemas are JSONSchemaProps")
+            }
         };
-        if builder.unresolved {
-            continue;
-        }
         check_paths(k, &schema, diags);
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }
@@ -251,7 +261,9 @@ fn build_crd(
             group: group.to_owned(),
             names: CustomResourceDefinitionNames {
                 kind: kind_name.to_owned(),
-                list_kind: Some(format!("{kind_name}List")),
+                // kube-derive's `crd()` leaves it to the apiserver's default (the same name).
+                list_kind: (!matches!(first.dialect, SchemaDialect::KubeDerive { .. }))
+                    .then(|| format!("{kind_name}List")),
                 plural: first.plural.clone(),
                 singular: Some(first.singular.clone()),
                 short_names: (!first.short_names.is_empty()).then(|| first.short_names.clone()),

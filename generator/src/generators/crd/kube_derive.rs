@@ -1,0 +1,276 @@
+//! The schema of a kube-derive kind ([`SchemaDialect::KubeDerive`]): what kube-derive's
+//! `crd()` gets from schemars 1 (`SchemaSettings::openapi3()` with inlined subschemas, the
+//! deserialize contract, then `AddNullable`, kube's `StructuralSchemaRewriter`,
+//! `OptionalEnum` and `OptionalIntOrString`), built directly in its final form from the
+//! model. kube-derive's output is the reference for such input, `nullable` on every
+//! `Option` included, so an adopting team's CRD does not change.
+//!
+//! Shapes outside what is emulated here were reported by resolve as located warnings; they
+//! render as the schema that accepts anything (`{}`), never as an error.
+
+use serde_json::{Map, Value, json};
+
+use crate::model::*;
+
+/// The openAPIV3Schema of a kube-derive kind: its root struct with `title` and the
+/// description kube-derive gives it.
+pub fn kind_schema(api: &Api, kind: &Kind, doc: &str) -> Value {
+    let mut schema = match api.types.get(&kind.type_key) {
+        Some(decl) => decl_schema(api, decl),
+        None => json!({}),
+    };
+    if let Value::Object(o) = &mut schema {
+        set_description(o, doc);
+        o.insert("title".into(), Value::String(kind.name.clone()));
+    }
+    schema
+}
+
+/// schemars' `get_title_and_description`: a doc starting with `#` gives a title line.
+fn set_description(o: &mut Map<String, Value>, doc: &str) {
+    let doc = doc.trim();
+    if doc.is_empty() {
+        return;
+    }
+    let (title, description) = match doc.strip_prefix('#') {
+        Some(_) => {
+            let (first, rest) = doc.split_once('\n').unwrap_or((doc, ""));
+            (first.trim_start_matches('#').trim(), rest.trim())
+        }
+        None => ("", doc),
+    };
+    if !title.is_empty() {
+        o.insert("title".into(), Value::String(title.to_owned()));
+    }
+    if !description.is_empty() {
+        o.insert("description".into(), Value::String(description.to_owned()));
+    }
+}
+
+fn decl_schema(api: &Api, decl: &TypeDecl) -> Value {
+    let mut schema = match &decl.shape {
+        Shape::Struct(fields) => struct_schema(api, fields),
+        Shape::Newtype(t) | Shape::Alias(t) | Shape::Wire(t) => type_schema(api, t, &mut vec![]),
+        Shape::Enum(variants) => enum_schema(variants),
+    };
+    if let Value::Object(o) = &mut schema {
+        set_description(o, &decl.doc);
+    }
+    schema
+}
+
+/// A struct: its properties, `required` for fields that must be present on deserializing
+/// (neither `Option` nor `#[serde(default)]`), flattened fields merged in.
+fn struct_schema(api: &Api, fields: &[Field]) -> Value {
+    let mut properties = Map::new();
+    let mut required = vec![];
+    let mut preserve_unknown = false;
+    for f in fields.iter().filter(|f| !f.skip && !is_root_meta(f)) {
+        let mut ints = f.ints.clone();
+        ints.reverse();
+        if f.flatten {
+            match type_schema(api, &f.ty, &mut ints) {
+                Value::Object(inner) => {
+                    if let Some(Value::Object(p)) = inner.get("properties") {
+                        properties.extend(p.clone());
+                    }
+                    if let Some(Value::Array(r)) = inner.get("required") {
+                        required.extend(r.iter().filter_map(|v| v.as_str().map(str::to_owned)));
+                    }
+                    // A flattened map: the rewriter keeps unknown fields.
+                    if inner.contains_key("additionalProperties") {
+                        preserve_unknown = true;
+                    }
+                }
+                _ => preserve_unknown = true,
+            }
+            continue;
+        }
+        let mut schema = type_schema(api, &f.ty, &mut ints);
+        if let Value::Object(o) = &mut schema {
+            if !f.doc.trim().is_empty() {
+                o.remove("title");
+                o.remove("description");
+                set_description(o, &f.doc);
+            }
+            // `Default::default()` of the field's type, serialized, unless a
+            // skip_serializing_if would skip it (an `is_none`/`is_empty` of that default).
+            if f.has_default
+                && !f.skip_serializing_if
+                && let Some(d) = default_of(api, &f.ty)
+                && !d.is_null()
+            {
+                o.insert("default".into(), d);
+            }
+        }
+        if !(f.has_default || f.ty.is_option()) {
+            required.push(f.json_name.clone());
+        }
+        properties.insert(f.json_name.clone(), schema);
+    }
+    let mut o = Map::new();
+    o.insert("type".into(), json!("object"));
+    if !properties.is_empty() {
+        o.insert("properties".into(), Value::Object(properties));
+    }
+    if !required.is_empty() {
+        required.sort();
+        required.dedup();
+        o.insert("required".into(), json!(required));
+    }
+    if preserve_unknown {
+        o.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+    }
+    Value::Object(o)
+}
+
+/// The root's `metadata`: kube-derive marks it `#[schemars(skip)]`.
+fn is_root_meta(f: &Field) -> bool {
+    f.json_name == "metadata" && f.ty == TypeRef::ObjectMeta
+}
+
+/// An enum of unit variants: a string with the variants' names. (schemars writes a `oneOf`
+/// when variants have docs; kube's rewriter hoists its values back, undocumented first.)
+fn enum_schema(variants: &[Variant]) -> Value {
+    let plain = variants.iter().filter(|v| v.doc.trim().is_empty());
+    let documented = variants.iter().filter(|v| !v.doc.trim().is_empty());
+    let values: Vec<Value> = plain
+        .chain(documented)
+        .map(|v| Value::String(v.json_name.clone()))
+        .collect();
+    json!({"type": "string", "enum": values})
+}
+
+fn int_schema(i: Option<RustInt>, wire: &TypeRef) -> Value {
+    let i = i.unwrap_or(if *wire == TypeRef::Int32 {
+        RustInt::I32
+    } else {
+        RustInt::I64
+    });
+    let (format, min, max): (&str, Option<f64>, Option<f64>) = match i {
+        RustInt::I8 => ("int8", Some(i8::MIN.into()), Some(i8::MAX.into())),
+        RustInt::I16 => ("int16", Some(i16::MIN.into()), Some(i16::MAX.into())),
+        RustInt::I32 => ("int32", None, None),
+        RustInt::I64 => ("int64", None, None),
+        RustInt::I128 => ("int128", None, None),
+        RustInt::Isize => ("int", None, None),
+        RustInt::U8 => ("uint8", Some(0.0), Some(u8::MAX.into())),
+        RustInt::U16 => ("uint16", Some(0.0), Some(u16::MAX.into())),
+        RustInt::U32 => ("uint32", Some(0.0), None),
+        RustInt::U64 => ("uint64", Some(0.0), None),
+        RustInt::U128 => ("uint128", Some(0.0), None),
+        RustInt::Usize => ("uint", Some(0.0), None),
+    };
+    let mut o = Map::new();
+    o.insert("type".into(), json!("integer"));
+    o.insert("format".into(), json!(format));
+    if let Some(m) = min {
+        o.insert("minimum".into(), json!(m));
+    }
+    if let Some(m) = max {
+        o.insert("maximum".into(), json!(m));
+    }
+    Value::Object(o)
+}
+
+/// The schema of a field type; `ints` holds the field's Rust integer types still to meet,
+/// the next one last.
+fn type_schema(api: &Api, ty: &TypeRef, ints: &mut Vec<RustInt>) -> Value {
+    match ty {
+        TypeRef::String => json!({"type": "string"}),
+        TypeRef::Bool => json!({"type": "boolean"}),
+        TypeRef::Int32 | TypeRef::Int64 => int_schema(ints.pop(), ty),
+        TypeRef::Float => json!({"type": "number", "format": "float"}),
+        TypeRef::Double => json!({"type": "number", "format": "double"}),
+        TypeRef::Option(inner) => {
+            let mut s = type_schema(api, inner, ints);
+            // `AddNullable` marks schemas with a `type`; the schema that accepts anything
+            // (`serde_json::Value`) stays as it is.
+            if let Value::Object(o) = &mut s
+                && o.contains_key("type")
+            {
+                o.insert("nullable".into(), json!(true));
+            }
+            s
+        }
+        TypeRef::List { item, .. } => {
+            // A set's `uniqueItems` is removed by kube's rewriter (Kubernetes refuses it).
+            json!({"type": "array", "items": type_schema(api, item, ints)})
+        }
+        TypeRef::Array { item, len } => json!({
+            "type": "array",
+            "items": type_schema(api, item, ints),
+            "minItems": len,
+            "maxItems": len,
+        }),
+        TypeRef::Map(value) => {
+            let v = match value.unalias() {
+                // `true` stays `true` for additionalProperties (ReplaceBoolSchemas skips it).
+                TypeRef::Json => json!(true),
+                _ => type_schema(api, value, ints),
+            };
+            json!({"type": "object", "additionalProperties": v})
+        }
+        TypeRef::Alias { key, target } => {
+            let mut s = type_schema(api, target, ints);
+            if let (Value::Object(o), Some(decl)) = (&mut s, api.types.get(key)) {
+                set_description(o, &decl.doc);
+            }
+            s
+        }
+        TypeRef::Local(key) => match api.types.get(key) {
+            Some(decl) => decl_schema(api, decl),
+            None => json!({}),
+        },
+        // Reported by resolve (`check_kube_derive`) as not emulated.
+        TypeRef::Json
+        | TypeRef::IntOrString
+        | TypeRef::Quantity
+        | TypeRef::Time
+        | TypeRef::ObjectMeta
+        | TypeRef::TypeMeta
+        | TypeRef::Bytes
+        | TypeRef::K8s(_)
+        | TypeRef::Opaque => json!({}),
+    }
+}
+
+/// `Default::default()` of a type, serialized, where it is known without running code.
+fn default_of(api: &Api, ty: &TypeRef) -> Option<Value> {
+    Some(match ty.unalias() {
+        TypeRef::String => json!(""),
+        TypeRef::Bool => json!(false),
+        TypeRef::Int32 | TypeRef::Int64 => json!(0),
+        TypeRef::Float | TypeRef::Double => json!(0.0),
+        TypeRef::Option(_) => Value::Null,
+        TypeRef::List { .. } => json!([]),
+        TypeRef::Map(_) => json!({}),
+        TypeRef::Json => Value::Null,
+        TypeRef::Local(key) => {
+            let decl = api.types.get(key)?;
+            let Shape::Struct(fields) = &decl.shape else {
+                return None;
+            };
+            // A derived Default: each field's default; hand-written ones are unknown.
+            if !decl.derives.iter().any(|d| d == "Default") {
+                return None;
+            }
+            let mut o = Map::new();
+            for f in fields.iter().filter(|f| !f.skip) {
+                let v = default_of(api, &f.ty)?;
+                if f.skip_serializing_if {
+                    // `Option::is_none`, `Vec::is_empty` and the like skip the default.
+                    continue;
+                }
+                o.insert(f.json_name.clone(), v);
+            }
+            Value::Object(o)
+        }
+        _ => return None,
+    })
+}
+
+/// Whether [`default_of`] knows a type's default, for resolve's warnings.
+pub fn default_known(api: &Api, ty: &TypeRef) -> bool {
+    default_of(api, ty).is_some()
+}
