@@ -288,7 +288,15 @@ pub(super) fn derived_kind(
             "status" if single(&mut seen, diags) => status = str_of(arg, diags).map(|s| (s, arg.loc.clone())),
             "namespaced" if single(&mut seen, diags) => namespaced = bool_of(arg, diags).unwrap_or(false),
             "storage" if single(&mut seen, diags) => storage = bool_of(arg, diags).unwrap_or(true),
-            "served" if single(&mut seen, diags) => served = bool_of(arg, diags).unwrap_or(true),
+            "served" if single(&mut seen, diags) => {
+                served = bool_of(arg, diags).unwrap_or(true);
+                if !served {
+                    diags.push(
+                        Diagnostic::warning(arg.loc.clone(), "`served = false`: the apiserver serves this version to nobody")
+                            .with_hint("kube-derive writes it so and kube-codegen too; serve another version of the kind"),
+                    );
+                }
+            }
             "deprecated" if single(&mut seen, diags) => {
                 deprecation = match &arg.value {
                     AttrValue::Flag => Deprecation::Deprecated { warning: None },
@@ -683,14 +691,41 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                 }
             }
             Shape::Enum(variants) => {
-                let unit = variants
+                let units = variants
                     .iter()
-                    .all(|v| matches!(v.shape, VariantShape::Unit));
-                if !unit || decl.serde.tag.is_some() || decl.serde.untagged {
-                    diags.push(not_emulated(
-                        &decl.loc,
-                        format!("enum `{}` with data, a tag or untagged", decl.name),
-                    ));
+                    .filter(|v| matches!(v.shape, VariantShape::Unit))
+                    .count();
+                let why = if decl.serde.tag.is_some() {
+                    Some("an internally or adjacently tagged enum")
+                } else if variants
+                    .iter()
+                    .any(|v| matches!(v.shape, VariantShape::Tuple))
+                {
+                    Some("an enum with tuple variants")
+                } else if units > 0 && units < variants.len() {
+                    // kube's rewriter panics in `crd()` on this one: string and object
+                    // branches in one `oneOf`.
+                    Some("an enum mixing unit and data variants")
+                } else if decl.serde.untagged && units > 0 {
+                    Some("an untagged enum with unit variants")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    diags.push(not_emulated(&decl.loc, format!("`{}` is {why}", decl.name)));
+                }
+                for v in variants {
+                    match &v.shape {
+                        VariantShape::Newtype(t) => {
+                            check_type(api, t, &v.loc, &mut stack, diags, &not_emulated)
+                        }
+                        VariantShape::Struct(fields) => {
+                            for f in fields.iter().filter(|f| !f.skip) {
+                                check_type(api, &f.ty, &f.loc, &mut stack, diags, &not_emulated);
+                            }
+                        }
+                        VariantShape::Unit | VariantShape::Tuple => {}
+                    }
                 }
             }
             Shape::Newtype(t) | Shape::Alias(t) | Shape::Wire(t) => {

@@ -21,10 +21,15 @@ use kube_codegen_kube_derive as fx;
 
 /// Each fixture with kube-derive's CRDs of its kinds.
 fn fixtures() -> Vec<(&'static str, Vec<CustomResourceDefinition>)> {
-    vec![(
-        "basic",
-        vec![fx::basic::Document::crd(), fx::basic::Shelf::crd()],
-    )]
+    vec![
+        (
+            "basic",
+            vec![fx::basic::Document::crd(), fx::basic::Shelf::crd()],
+        ),
+        ("kube_complex_enum", fx::kube_complex_enum::crds()),
+        ("kube_schema", fx::kube_schema::crds()),
+        ("kube_typed_subresource", fx::kube_typed_subresource::crds()),
+    ]
 }
 
 /// Differences where ours is deliberately better (FIDELITY.md, "kube-derive types as

@@ -51,7 +51,7 @@ fn decl_schema(api: &Api, decl: &TypeDecl) -> Value {
     let mut schema = match &decl.shape {
         Shape::Struct(fields) => struct_schema(api, fields),
         Shape::Newtype(t) | Shape::Alias(t) | Shape::Wire(t) => type_schema(api, t, &mut vec![]),
-        Shape::Enum(variants) => enum_schema(variants),
+        Shape::Enum(variants) => enum_schema(api, decl, variants),
     };
     if let Value::Object(o) = &mut schema {
         set_description(o, &decl.doc);
@@ -65,6 +65,7 @@ fn struct_schema(api: &Api, fields: &[Field]) -> Value {
     let mut properties = Map::new();
     let mut required = vec![];
     let mut preserve_unknown = false;
+    let mut extra = Map::new();
     for f in fields.iter().filter(|f| !f.skip && !is_root_meta(f)) {
         let mut ints = f.ints.clone();
         ints.reverse();
@@ -76,6 +77,13 @@ fn struct_schema(api: &Api, fields: &[Field]) -> Value {
                     }
                     if let Some(Value::Array(r)) = inner.get("required") {
                         required.extend(r.iter().filter_map(|v| v.as_str().map(str::to_owned)));
+                    }
+                    // A flattened enum keeps its branches (their `required`) beside the
+                    // hoisted properties.
+                    for k in ["oneOf", "anyOf"] {
+                        if let Some(b) = inner.get(k) {
+                            extra.insert(k.to_owned(), b.clone());
+                        }
                     }
                     // A flattened map: the rewriter keeps unknown fields.
                     if inner.contains_key("additionalProperties") {
@@ -121,6 +129,7 @@ fn struct_schema(api: &Api, fields: &[Field]) -> Value {
     if preserve_unknown {
         o.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
     }
+    o.extend(extra);
     Value::Object(o)
 }
 
@@ -129,16 +138,111 @@ fn is_root_meta(f: &Field) -> bool {
     f.json_name == "metadata" && f.ty == TypeRef::ObjectMeta
 }
 
-/// An enum of unit variants: a string with the variants' names. (schemars writes a `oneOf`
-/// when variants have docs; kube's rewriter hoists its values back, undocumented first.)
-fn enum_schema(variants: &[Variant]) -> Value {
-    let plain = variants.iter().filter(|v| v.doc.trim().is_empty());
-    let documented = variants.iter().filter(|v| !v.doc.trim().is_empty());
-    let values: Vec<Value> = plain
-        .chain(documented)
-        .map(|v| Value::String(v.json_name.clone()))
-        .collect();
-    json!({"type": "string", "enum": values})
+/// An enum. Unit variants alone: a string with the variants' names (schemars writes a
+/// `oneOf` when variants have docs; kube's rewriter hoists the values back, undocumented
+/// first). With data: schemars' `oneOf` (externally tagged) or `anyOf` (untagged) of
+/// objects, whose properties kube's rewriter hoists into one object ([`hoist`]).
+fn enum_schema(api: &Api, decl: &TypeDecl, variants: &[Variant]) -> Value {
+    let unit = variants
+        .iter()
+        .all(|v| matches!(v.shape, VariantShape::Unit));
+    if unit && !decl.serde.untagged && decl.serde.tag.is_none() {
+        let plain = variants.iter().filter(|v| v.doc.trim().is_empty());
+        let documented = variants.iter().filter(|v| !v.doc.trim().is_empty());
+        let values: Vec<Value> = plain
+            .chain(documented)
+            .map(|v| Value::String(v.json_name.clone()))
+            .collect();
+        return json!({"type": "string", "enum": values});
+    }
+    let content = |v: &Variant| -> Value {
+        match &v.shape {
+            VariantShape::Unit => json!({"type": "null"}),
+            VariantShape::Newtype(t) => type_schema(api, t, &mut vec![]),
+            VariantShape::Struct(fields) => struct_schema(api, fields),
+            VariantShape::Tuple => json!({}),
+        }
+    };
+    let mut subschemas = vec![];
+    let untagged = decl.serde.untagged;
+    for v in variants {
+        let mut schema = if untagged {
+            content(v)
+        } else {
+            json!({
+                "type": "object",
+                "properties": {v.json_name.clone(): content(v)},
+                "required": [v.json_name.clone()],
+            })
+        };
+        if let Value::Object(o) = &mut schema
+            && !v.doc.trim().is_empty()
+        {
+            o.remove("description");
+            set_description(o, &v.doc);
+        }
+        subschemas.push(schema);
+    }
+    let mut common = Map::new();
+    hoist(&mut common, &mut subschemas, !untagged);
+    common.insert(
+        (if untagged { "anyOf" } else { "oneOf" }).to_owned(),
+        Value::Array(subschemas),
+    );
+    Value::Object(common)
+}
+
+/// kube's `hoist_subschema_properties`: Kubernetes allows no properties in `oneOf`/`anyOf`
+/// branches, so each branch's properties (and type) move to the common object; a branch's
+/// description moves to its only property in a `oneOf` (the variant's doc describes that
+/// property) and is dropped in an `anyOf`; what is left of a branch is its `required`.
+fn hoist(common: &mut Map<String, Value>, branches: &mut [Value], description_to_property: bool) {
+    for branch in branches.iter_mut() {
+        let Value::Object(b) = branch else { continue };
+        let has_object = [
+            "properties",
+            "required",
+            "additionalProperties",
+            "minProperties",
+            "maxProperties",
+        ]
+        .iter()
+        .any(|k| b.contains_key(*k));
+        if has_object {
+            let description = b.remove("description");
+            let mut properties = match b.remove("properties") {
+                Some(Value::Object(p)) => p,
+                _ => Map::new(),
+            };
+            if let Some(d) = description
+                && description_to_property
+                && properties.len() == 1
+                && let Some(Value::Object(only)) = properties.values_mut().next()
+            {
+                only.insert("description".into(), d);
+            }
+            let target = common
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(t) = target {
+                for (k, v) in properties {
+                    t.entry(k).or_insert(v);
+                }
+            }
+            b.remove("additionalProperties");
+            if let Some(t) = b.remove("type") {
+                common.entry("type").or_insert(t);
+            }
+        } else if !["enum", "oneOf", "anyOf", "allOf", "items"]
+            .iter()
+            .any(|k| b.contains_key(*k))
+        {
+            b.remove("type");
+            b.remove("description");
+            b.remove("title");
+            b.remove("default");
+        }
+    }
 }
 
 fn int_schema(i: Option<RustInt>, wire: &TypeRef) -> Value {

@@ -211,13 +211,27 @@ fn build_crd(
                 serde_json::from_value(value).expect("the emulated schemas are JSONSchemaProps")
             }
         };
-        check_paths(k, &schema, diags);
+        if matches!(k.dialect, SchemaDialect::KubeDerive { .. }) {
+            // kube-derive writes such a CRD (the apiserver takes it too; the column is empty,
+            // the scale subresource fails at use): said, but not refused, as the CRD equals
+            // the one the kinds have today.
+            let mut found = Diagnostics::default();
+            check_paths(k, &schema, &mut found);
+            diags.0.extend(found.0.into_iter().map(|mut d| {
+                d.severity = crate::diagnostics::Severity::Warning;
+                d
+            }));
+        } else {
+            check_paths(k, &schema, diags);
+        }
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }
     if crd_versions.len() != versions.len() {
         return None;
     }
-    if !crd_versions.iter().any(|v| v.served) {
+    if !crd_versions.iter().any(|v| v.served)
+        && !matches!(first.dialect, SchemaDialect::KubeDerive { .. })
+    {
         diags.push(
             Diagnostic::new(
                 first.loc.clone(),
