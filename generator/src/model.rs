@@ -390,6 +390,15 @@ pub struct Field {
     /// (`BTreeMap<String, Vec<u8>>`: `[U8]`): [`TypeRef`] keeps only the wire width, and
     /// schemars' formats and bounds (kube-derive's schema) follow the Rust type.
     pub ints: Vec<RustInt>,
+    /// `#[serde(default = "path")]`: the function, and what it returns when its body is a
+    /// literal (kube-derive's schema holds that value as `default`).
+    pub default_fn: Option<DefaultFn>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DefaultFn {
+    pub path: String,
+    pub value: Option<serde_json::Value>,
 }
 
 /// A Rust integer type, as schemars describes it.

@@ -55,6 +55,10 @@ pub struct Module {
     pub aliases: Vec<Item>,
     /// Names of child modules, to resolve `child::Type` paths.
     pub children: Vec<String>,
+    /// Functions without arguments whose body is a literal (`"x".into()`, `Some(1)`,
+    /// `true`), by name (`f`, `Type::f` for an associated one), with the JSON value they
+    /// return: what `#[serde(default = "f")]` puts in kube-derive's schema.
+    pub literal_fns: BTreeMap<String, serde_json::Value>,
 }
 
 /// A struct or enum, read out of its syntax tree: what resolution needs, locations
@@ -508,6 +512,7 @@ fn collect_module(
         enums: vec![],
         aliases: vec![],
         children: vec![],
+        literal_fns: BTreeMap::new(),
     };
     let mut nested = Vec::new();
     let mut structs = Vec::new();
@@ -518,6 +523,26 @@ fn collect_module(
             syn::Item::Struct(s) => structs.push(s),
             syn::Item::Enum(e) => enums.push(e),
             syn::Item::Type(t) => aliases.push(t),
+            syn::Item::Fn(f) => {
+                if let Some(v) = literal_fn(&f.sig, &f.block) {
+                    module.literal_fns.insert(f.sig.ident.to_string(), v);
+                }
+            }
+            syn::Item::Impl(i) if i.trait_.is_none() => {
+                if let syn::Type::Path(tp) = &*i.self_ty
+                    && let Some(last) = tp.path.segments.last()
+                {
+                    for item in &i.items {
+                        if let syn::ImplItem::Fn(f) = item
+                            && let Some(v) = literal_fn(&f.sig, &f.block)
+                        {
+                            module
+                                .literal_fns
+                                .insert(format!("{}::{}", last.ident, f.sig.ident), v);
+                        }
+                    }
+                }
+            }
             syn::Item::Use(u) => {
                 let export = is_visible(&u.vis);
                 collect_use(&path, &u.tree, vec![], export, &mut module)
@@ -990,6 +1015,81 @@ fn conversions(module: &Module, attrs: &[syn::Attribute]) -> Vec<Conversion> {
         });
     }
     out
+}
+
+/// The JSON value a function without arguments returns when its body is one literal
+/// expression: a string, number or bool literal, `None`, `Some(..)`, `vec![..]`, and
+/// `.into()` / `.to_string()` / `.to_owned()` / `String::from(..)` around them.
+fn literal_fn(sig: &syn::Signature, block: &syn::Block) -> Option<serde_json::Value> {
+    if !sig.inputs.is_empty() || !sig.generics.params.is_empty() {
+        return None;
+    }
+    match block.stmts.as_slice() {
+        [syn::Stmt::Expr(e, None)] => literal_value(e),
+        _ => None,
+    }
+}
+
+fn literal_value(e: &syn::Expr) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    match e {
+        syn::Expr::Lit(l) => match &l.lit {
+            syn::Lit::Str(s) => Some(Value::String(s.value())),
+            syn::Lit::Bool(b) => Some(Value::Bool(b.value)),
+            syn::Lit::Int(i) => i.base10_parse::<i64>().ok().map(Value::from),
+            syn::Lit::Float(f) => f.base10_parse::<f64>().ok().map(Value::from),
+            _ => None,
+        },
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match literal_value(&u.expr)? {
+            Value::Number(n) => n
+                .as_i64()
+                .map(|i| Value::from(-i))
+                .or_else(|| n.as_f64().map(|f| Value::from(-f))),
+            _ => None,
+        },
+        syn::Expr::Paren(p) => literal_value(&p.expr),
+        syn::Expr::Path(p) if p.path.is_ident("None") => Some(Value::Null),
+        syn::Expr::MethodCall(m)
+            if m.args.is_empty()
+                && ["into", "to_string", "to_owned"].contains(&m.method.to_string().as_str()) =>
+        {
+            literal_value(&m.receiver)
+        }
+        syn::Expr::Call(c) if c.args.len() == 1 => {
+            let syn::Expr::Path(f) = &*c.func else {
+                return None;
+            };
+            let name: Vec<String> = f
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            match name
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                ["Some"] | ["String", "from"] => literal_value(&c.args[0]),
+                _ => None,
+            }
+        }
+        syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+            let items = m
+                .mac
+                .parse_body_with(
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+                )
+                .ok()?;
+            items
+                .iter()
+                .map(literal_value)
+                .collect::<Option<Vec<_>>>()
+                .map(Value::Array)
+        }
+        _ => None,
+    }
 }
 
 /// A type written in a string (`#[kube(status = "FooStatus")]`), as used in `module`,

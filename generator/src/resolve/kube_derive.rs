@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::markers::Marker;
 use crate::model::*;
 use crate::source::{self as src, AttrArg, AttrValue, ToolAttr};
 
@@ -275,6 +276,7 @@ pub(super) fn derived_kind(
     let (mut annotations, mut labels) = (BTreeMap::new(), BTreeMap::new());
     let mut derives = vec![];
     let mut seen = Seen::default();
+    let mut validations = vec![];
     for arg in kube.iter().flat_map(|a| &a.args) {
         let single = |seen: &mut Seen, diags: &mut Diagnostics| seen.first(arg, diags);
         match arg.key.as_str() {
@@ -379,7 +381,10 @@ pub(super) fn derived_kind(
                 ),
                 None => {}
             },
-            key @ ("validation" | "cel" | "no_spec") => diags.push(
+            // The root's `x-kubernetes-validations`: kube-derive puts them on the root as
+            // `#[x_kube(validation = ...)]`, and so do we.
+            "validation" => validations.push(AttrArg { key: "validation".to_owned(), ..arg.clone() }),
+            key @ ("cel" | "no_spec") => diags.push(
                 Diagnostic::warning(arg.loc.clone(), format!("`#[kube({key})]` is not read by kube-codegen yet: the CRD it writes lacks what this adds to kube-derive's"))
                     .with_hint("the rest of the kind is generated; see README \"kube-derive types as input\" for what is read"),
             ),
@@ -467,7 +472,15 @@ pub(super) fn derived_kind(
             item.ident
         )
     });
-    let root = root_item(module, item, &struct_name, status.as_ref(), &derives, diags)?;
+    let mut root = root_item(module, item, &struct_name, status.as_ref(), &derives, diags)?;
+    if !validations.is_empty() {
+        root.tool_attrs.push(ToolAttr {
+            tool: "x_kube".to_owned(),
+            loc: at.clone(),
+            args: validations,
+            unparsed: None,
+        });
+    }
     Some(DerivedKind {
         group,
         version,
@@ -585,7 +598,8 @@ fn root_item(
         };
         fields.push(field("status", ty));
     }
-    let mut all_derives: Vec<String> = ["Deserialize", "Clone", "Debug"]
+    // kube-derive derives JsonSchema (KubeSchema with validations) on it too.
+    let mut all_derives: Vec<String> = ["Deserialize", "Clone", "Debug", "JsonSchema"]
         .map(str::to_owned)
         .to_vec();
     all_derives.extend(
@@ -611,35 +625,168 @@ fn root_item(
     })
 }
 
-/// The attributes of other derives on a field, variant or type of a schemars-derived type
-/// that kube-codegen does not read yet: each a located warning, as its effect on
-/// kube-derive's schema is missing from ours.
-pub(super) fn warn_unread(
+/// A marker made from an attribute of another derive: the model holds what kube-derive
+/// input says in the same markers the marker path produces.
+fn marker(
+    name: &'static str,
+    args: Vec<(String, String)>,
+    value: Option<String>,
+    loc: &Location,
+) -> Marker {
+    let mut text = name.to_owned();
+    if let Some(v) = &value {
+        text.push('=');
+        text.push_str(v);
+    }
+    for (i, (k, v)) in args.iter().enumerate() {
+        text.push(if i == 0 { ':' } else { ',' });
+        text.push_str(&format!("{k}={v:?}"));
+    }
+    Marker {
+        name,
+        value,
+        args,
+        text,
+        items: false,
+        loc: loc.clone(),
+    }
+}
+
+/// The markers that `#[x_kube(...)]`, `#[validate(...)]`, `#[garde(...)]` and
+/// `#[schemars(...)]` on a type (`ty: None`) or a field of type `ty` amount to, as schemars
+/// and kube's `KubeSchema` derive apply them; every argument not read is a located warning
+/// (its effect on kube-derive's schema is missing from ours).
+pub(super) fn schema_markers(
     attrs: &[ToolAttr],
-    default_fn: Option<(&str, &Location)>,
+    ty: Option<&TypeRef>,
     diags: &mut Diagnostics,
-) {
-    for a in attrs {
-        if a.tool == "kube" {
-            continue;
-        }
-        let what = a
-            .args
-            .iter()
-            .map(|x| x.key.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
+) -> Vec<Marker> {
+    let mut out = vec![];
+    let unread = |arg: &AttrArg, tool: &str, diags: &mut Diagnostics| {
         diags.push(
-            Diagnostic::warning(a.loc.clone(), format!("`#[{}({what})]` is not read by kube-codegen yet: the CRD lacks what it adds to kube-derive's schema", a.tool))
+            Diagnostic::warning(arg.loc.clone(), format!("`#[{tool}({})]` is not read by kube-codegen yet: the CRD lacks what it adds to kube-derive's schema", arg.key))
                 .with_hint("README \"kube-derive types as input\" lists what is read"),
         );
+    };
+    // What `length` bounds: items of a list, properties of a map, else characters.
+    let inner = ty.map(|t| match t.unalias() {
+        TypeRef::Option(i) => i.unalias(),
+        other => other,
+    });
+    let (min_len, max_len): (&'static str, &'static str) = match inner {
+        Some(TypeRef::List { .. } | TypeRef::Array { .. }) => (
+            "kubebuilder:validation:MinItems",
+            "kubebuilder:validation:MaxItems",
+        ),
+        Some(TypeRef::Map(_)) => (
+            "kubebuilder:validation:MinProperties",
+            "kubebuilder:validation:MaxProperties",
+        ),
+        _ => (
+            "kubebuilder:validation:MinLength",
+            "kubebuilder:validation:MaxLength",
+        ),
+    };
+    let number = |v: &AttrValue| match v {
+        AttrValue::Number(n) => Some(n.clone()),
+        _ => None,
+    };
+    for a in attrs.iter().filter(|a| a.tool != "kube") {
+        if let Some((loc, why)) = &a.unparsed {
+            diags.push(
+                Diagnostic::warning(
+                    loc.clone(),
+                    format!("`#[{}(...)]` does not parse: {why}", a.tool),
+                )
+                .with_hint("it is not read, and the CRD lacks what it adds to kube-derive's"),
+            );
+            continue;
+        }
+        for arg in &a.args {
+            let named = |items: &[AttrArg], key: &str| {
+                items.iter().find(|i| i.key == key).map(|i| i.value.clone())
+            };
+            match (a.tool.as_str(), arg.key.as_str(), &arg.value) {
+                ("x_kube", "validation", AttrValue::Str(rule)) => out.push(marker(
+                    "kubebuilder:validation:XValidation",
+                    vec![("rule".to_owned(), rule.clone())],
+                    None,
+                    &arg.loc,
+                )),
+                ("x_kube", "merge_strategy", AttrValue::Expr(e))
+                    if matches!(
+                        e.replace(' ', "").as_str(),
+                        "ListMerge::Set" | "ListMerge::Atomic"
+                    ) =>
+                {
+                    let v = if e.ends_with("Set") { "set" } else { "atomic" };
+                    out.push(marker("listType", vec![], Some(v.to_owned()), &arg.loc));
+                }
+                ("validate" | "garde" | "schemars", "length", AttrValue::List(items))
+                    if items.iter().all(|i| {
+                        matches!(i.key.as_str(), "min" | "max" | "equal")
+                            && number(&i.value).is_some()
+                    }) =>
+                {
+                    let min = named(items, "min").or(named(items, "equal"));
+                    let max = named(items, "max").or(named(items, "equal"));
+                    for (name, v) in [(min_len, min), (max_len, max)] {
+                        if let Some(n) = v.as_ref().and_then(number) {
+                            out.push(marker(name, vec![], Some(n), &arg.loc));
+                        }
+                    }
+                }
+                ("validate" | "garde" | "schemars", "range", AttrValue::List(items))
+                    if items.iter().all(|i| {
+                        matches!(i.key.as_str(), "min" | "max") && number(&i.value).is_some()
+                    }) =>
+                {
+                    for (key, name) in [
+                        ("min", "kubebuilder:validation:Minimum"),
+                        ("max", "kubebuilder:validation:Maximum"),
+                    ] {
+                        if let Some(n) = named(items, key).as_ref().and_then(number) {
+                            out.push(marker(name, vec![], Some(n), &arg.loc));
+                        }
+                    }
+                }
+                ("schemars", "regex" | "pattern", AttrValue::List(items)) if matches!(items.as_slice(), [one] if matches!(one.value, AttrValue::Str(_)) && (one.key == "pattern" || one.key.is_empty())) => {
+                    if let AttrValue::Str(p) = &items[0].value {
+                        out.push(marker(
+                            "kubebuilder:validation:Pattern",
+                            vec![],
+                            Some(format!("{p:?}")),
+                            &arg.loc,
+                        ));
+                    }
+                }
+                ("validate" | "garde" | "schemars", "email", AttrValue::Flag) => out.push(marker(
+                    "kubebuilder:validation:Format",
+                    vec![],
+                    Some("email".to_owned()),
+                    &arg.loc,
+                )),
+                ("validate" | "garde" | "schemars", "url", AttrValue::Flag) => out.push(marker(
+                    "kubebuilder:validation:Format",
+                    vec![],
+                    Some("uri".to_owned()),
+                    &arg.loc,
+                )),
+                // Where the schemars crate is: nothing about the schema.
+                ("schemars", "crate", _) => {}
+                _ => unread(arg, &a.tool, diags),
+            }
+        }
     }
-    if let Some((f, loc)) = default_fn {
-        diags.push(
-            Diagnostic::warning(loc.clone(), format!("`#[serde(default = \"{f}\")]`: kube-derive's schema holds the value `{f}()` returns, which kube-codegen cannot know without running it"))
-                .with_hint("the CRD has no `default` here; use `#[serde(default)]` with the type's Default, which kube-codegen knows for std types"),
-        );
-    }
+    out
+}
+
+/// `#[serde(default = "f")]` whose value kube-codegen cannot know: a located warning.
+pub(super) fn warn_default_fn(f: &str, loc: &Location, diags: &mut Diagnostics) {
+    diags.push(
+        Diagnostic::warning(loc.clone(), format!("`#[serde(default = \"{f}\")]`: kube-derive's schema holds the value `{f}()` returns, which kube-codegen cannot know without running it"))
+            .with_hint("the CRD has no `default` here; a function whose body is a literal (`\"x\".into()`, `Some(1)`, `true`) in the same module is read"),
+    );
 }
 
 /// Every type a kube-derive kind reaches, checked against what the kube-derive schema

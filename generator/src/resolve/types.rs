@@ -544,9 +544,12 @@ impl Resolver<'_> {
     ) -> Vec<Field> {
         let mut out = vec![];
         for f in fields {
-            if schemars {
-                let default_fn = f.serde.default_fn.as_deref().map(|d| (d, &f.loc));
-                super::kube_derive::warn_unread(&f.tool_attrs, default_fn, diags);
+            let default_fn = f.serde.default_fn.as_ref().map(|path| DefaultFn {
+                path: path.clone(),
+                value: module.literal_fns.get(path).cloned(),
+            });
+            if schemars && let Some(DefaultFn { path, value: None }) = &default_fn {
+                super::kube_derive::warn_default_fn(path, &f.loc, diags);
             }
             let rust_name = unraw(f.ident.as_deref().expect("named"));
             let floc = f.loc.clone();
@@ -563,7 +566,7 @@ impl Resolver<'_> {
                 (None, None) => rust_name.clone(),
             };
             let docs = &f.docs;
-            let markers = parse_markers(docs, Level::Field, diags);
+            let mut markers = parse_markers(docs, Level::Field, diags);
             let ty = match ser.with {
                 // Custom code decides the wire form: the Rust type tells nothing.
                 Some(attr) => {
@@ -581,6 +584,13 @@ impl Resolver<'_> {
                     None => continue,
                 },
             };
+            if schemars {
+                markers.extend(super::kube_derive::schema_markers(
+                    &f.tool_attrs,
+                    Some(&ty),
+                    diags,
+                ));
+            }
             out.push(Field {
                 rust_name,
                 json_name,
@@ -594,6 +604,7 @@ impl Resolver<'_> {
                 visible: f.visible,
                 loc: floc,
                 ints: rust_ints(&f.ty),
+                default_fn,
             });
         }
         out
@@ -606,7 +617,7 @@ impl Resolver<'_> {
         let ident = &item.ident;
         let loc = item.loc.clone();
         let docs = &item.docs;
-        let markers = parse_markers(docs, Level::Type, diags);
+        let mut markers = parse_markers(docs, Level::Type, diags);
         let serde = item.serde.clone();
         if item.generic {
             diags.push(
@@ -622,7 +633,11 @@ impl Resolver<'_> {
             .iter()
             .any(|d| matches!(d.as_str(), "JsonSchema" | "KubeSchema" | "CustomResource"));
         if schemars {
-            super::kube_derive::warn_unread(&item.tool_attrs, None, diags);
+            markers.extend(super::kube_derive::schema_markers(
+                &item.tool_attrs,
+                None,
+                diags,
+            ));
         }
         let wire = self.wire_type(raw, diags).ok()?;
         let shape = match &item.body {
@@ -666,7 +681,19 @@ impl Resolver<'_> {
                 for v in source_variants {
                     let vser = &v.serde;
                     if schemars {
-                        super::kube_derive::warn_unread(&v.tool_attrs, None, diags);
+                        // A variant holds no markers in the model: what they say is lost.
+                        for m in super::kube_derive::schema_markers(&v.tool_attrs, None, diags) {
+                            diags.push(
+                                Diagnostic::warning(
+                                    m.loc.clone(),
+                                    format!(
+                                        "`{}` on a variant is not read by kube-codegen yet",
+                                        m.text
+                                    ),
+                                )
+                                .with_hint("the CRD lacks what it adds to kube-derive's schema"),
+                            );
+                        }
                     }
                     if vser.skip {
                         continue;

@@ -34,12 +34,22 @@ fn fixtures() -> Vec<(&'static str, Vec<CustomResourceDefinition>)> {
 
 /// Differences where ours is deliberately better (FIDELITY.md, "kube-derive types as
 /// input"): `(kind, CRD, path)` and why.
-const BETTER: &[(&str, &str, &str, &str)] = &[(
-    "changed",
-    "shelves.basic.example.com",
-    ".spec.versions[name=v1alpha1].storage",
-    "a CRD's only version is its storage version: kube-derive writes `storage: false` as asked and the apiserver rejects the CRD",
-)];
+const BETTER: &[(&str, &str, &str, &str)] = &[
+    (
+        "changed",
+        "shelves.basic.example.com",
+        ".spec.versions[name=v1alpha1].storage",
+        STORAGE,
+    ),
+    (
+        "changed",
+        "foos.clux.dev",
+        ".spec.versions[name=v1].storage",
+        STORAGE,
+    ),
+];
+
+const STORAGE: &str = "a CRD's only version is its storage version: kube-derive writes `storage: false` as asked, and the apiserver rejects that CRD";
 
 fn fixture_dir(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

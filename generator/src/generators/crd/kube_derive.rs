@@ -55,8 +55,79 @@ fn decl_schema(api: &Api, decl: &TypeDecl) -> Value {
     };
     if let Value::Object(o) = &mut schema {
         set_description(o, &decl.doc);
+        apply_markers(o, &decl.markers);
     }
     schema
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
+}
+
+/// The markers resolve made of `#[x_kube]`, `#[validate]`, `#[garde]` and `#[schemars]`
+/// attributes, as the keywords schemars and kube's `KubeSchema` write for them.
+fn apply_markers(o: &mut Map<String, Value>, markers: &[crate::markers::Marker]) {
+    let number = |m: &crate::markers::Marker| -> Option<Value> {
+        let raw = m.string_value().ok()?;
+        let raw = raw.trim();
+        raw.parse::<i64>()
+            .map(Value::from)
+            .ok()
+            .or_else(|| raw.parse::<f64>().ok().map(Value::from))
+    };
+    for m in markers {
+        let key = match m.name {
+            "kubebuilder:validation:MinLength" => "minLength",
+            "kubebuilder:validation:MaxLength" => "maxLength",
+            "kubebuilder:validation:MinItems" => "minItems",
+            "kubebuilder:validation:MaxItems" => "maxItems",
+            "kubebuilder:validation:MinProperties" => "minProperties",
+            "kubebuilder:validation:MaxProperties" => "maxProperties",
+            "kubebuilder:validation:Minimum" => "minimum",
+            "kubebuilder:validation:Maximum" => "maximum",
+            "kubebuilder:validation:Pattern" => {
+                if let Ok(p) = m.string_value() {
+                    o.insert("pattern".into(), Value::String(p));
+                }
+                continue;
+            }
+            "kubebuilder:validation:Format" => {
+                if let Ok(p) = m.string_value() {
+                    o.insert("format".into(), Value::String(p));
+                }
+                continue;
+            }
+            "listType" => {
+                if let Ok(v) = m.string_value() {
+                    o.insert("x-kubernetes-list-type".into(), Value::String(v));
+                }
+                continue;
+            }
+            "kubebuilder:validation:XValidation" => {
+                let mut rule = Map::new();
+                for (k, v) in &m.args {
+                    rule.insert(k.clone(), Value::String(v.clone()));
+                }
+                let rules = o
+                    .entry("x-kubernetes-validations")
+                    .or_insert_with(|| Value::Array(vec![]));
+                if let Value::Array(a) = rules {
+                    a.push(Value::Object(rule));
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        if let Some(n) = number(m) {
+            o.insert(key.into(), n);
+        }
+    }
 }
 
 /// A struct: its properties, `required` for fields that must be present on deserializing
@@ -101,15 +172,21 @@ fn struct_schema(api: &Api, fields: &[Field]) -> Value {
                 o.remove("description");
                 set_description(o, &f.doc);
             }
-            // `Default::default()` of the field's type, serialized, unless a
-            // skip_serializing_if would skip it (an `is_none`/`is_empty` of that default).
-            if f.has_default
-                && !f.skip_serializing_if
-                && let Some(d) = default_of(api, &f.ty)
+            // `Default::default()` of the field's type, or what `default = "f"` returns,
+            // serialized; a `skip_serializing_if` (an `is_none`/`is_empty`, as used in
+            // practice) skips a null or empty one, as schemars asks it.
+            let default = match &f.default_fn {
+                Some(d) => d.value.clone(),
+                None if f.has_default => default_of(api, &f.ty),
+                None => None,
+            };
+            if let Some(d) = default
                 && !d.is_null()
+                && !(f.skip_serializing_if && is_empty(&d))
             {
                 o.insert("default".into(), d);
             }
+            apply_markers(o, &f.markers);
         }
         if !(f.has_default || f.ty.is_option()) {
             required.push(f.json_name.clone());
