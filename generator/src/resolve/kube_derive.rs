@@ -384,7 +384,10 @@ pub(super) fn derived_kind(
             // The root's `x-kubernetes-validations`: kube-derive puts them on the root as
             // `#[x_kube(validation = ...)]`, and so do we.
             "validation" => validations.push(AttrArg { key: "validation".to_owned(), ..arg.clone() }),
-            key @ ("cel" | "no_spec") => diags.push(
+            // Client-side CEL methods (`validate_cel`): no effect on the CRD or on what
+            // kube-codegen generates.
+            "cel" => {}
+            key @ "no_spec" => diags.push(
                 Diagnostic::warning(arg.loc.clone(), format!("`#[kube({key})]` is not read by kube-codegen yet: the CRD it writes lacks what this adds to kube-derive's"))
                     .with_hint("the rest of the kind is generated; see README \"kube-derive types as input\" for what is read"),
             ),
@@ -772,8 +775,9 @@ pub(super) fn schema_markers(
                     Some("uri".to_owned()),
                     &arg.loc,
                 )),
-                // Where the schemars crate is: nothing about the schema.
-                ("schemars", "crate", _) => {}
+                // Where the schemars crate is, and client-side CEL methods: nothing about
+                // the schema.
+                ("schemars", "crate", _) | ("x_kube", "cel", AttrValue::Flag) => {}
                 _ => unread(arg, &a.tool, diags),
             }
         }
@@ -906,10 +910,10 @@ fn check_type(
         | TypeRef::Int64
         | TypeRef::Float
         | TypeRef::Double
-        | TypeRef::Json => {}
-        TypeRef::IntOrString => diags.push(not_emulated(loc, "IntOrString".into())),
-        TypeRef::Quantity => diags.push(not_emulated(loc, "Quantity".into())),
-        TypeRef::Time => diags.push(not_emulated(loc, "a k8s-openapi Time".into())),
+        | TypeRef::Json
+        | TypeRef::IntOrString
+        | TypeRef::Quantity
+        | TypeRef::Time => {}
         TypeRef::Bytes => diags.push(not_emulated(loc, "ByteString".into())),
         TypeRef::ObjectMeta | TypeRef::TypeMeta => diags.push(not_emulated(
             loc,

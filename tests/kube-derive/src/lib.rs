@@ -4,6 +4,8 @@
 
 #[path = "../../fixtures/kube-derive/basic/src/lib.rs"]
 pub mod basic;
+#[path = "../../fixtures/kube-derive/edge/src/lib.rs"]
+pub mod edge;
 #[path = "../../fixtures/kube-derive/kube_complex_enum/src/lib.rs"]
 #[allow(unused_attributes, dead_code)] // kube-rs' test files, copied as they are
 pub mod kube_complex_enum;

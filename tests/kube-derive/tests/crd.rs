@@ -26,6 +26,7 @@ fn fixtures() -> Vec<(&'static str, Vec<CustomResourceDefinition>)> {
             "basic",
             vec![fx::basic::Document::crd(), fx::basic::Shelf::crd()],
         ),
+        ("edge", vec![fx::edge::EdgeResource::crd()]),
         ("kube_complex_enum", fx::kube_complex_enum::crds()),
         ("kube_schema", fx::kube_schema::crds()),
         ("kube_typed_subresource", fx::kube_typed_subresource::crds()),

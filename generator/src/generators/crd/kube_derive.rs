@@ -21,7 +21,12 @@ pub fn kind_schema(api: &Api, kind: &Kind, doc: &str) -> Value {
     };
     if let Value::Object(o) = &mut schema {
         set_description(o, doc);
-        o.insert("title".into(), Value::String(kind.name.clone()));
+        // schemars titles the root with its type's name: the kind, or `#[kube(root)]`.
+        let name = api
+            .types
+            .get(&kind.type_key)
+            .map_or(&kind.name, |d| &d.name);
+        o.insert("title".into(), Value::String(name.clone()));
     }
     schema
 }
@@ -150,10 +155,11 @@ fn struct_schema(api: &Api, fields: &[Field]) -> Value {
                         required.extend(r.iter().filter_map(|v| v.as_str().map(str::to_owned)));
                     }
                     // A flattened enum keeps its branches (their `required`) beside the
-                    // hoisted properties.
-                    for k in ["oneOf", "anyOf"] {
+                    // hoisted properties; the flattened type's description is the struct's
+                    // unless the struct has its own (schemars' `flatten`).
+                    for k in ["oneOf", "anyOf", "description"] {
                         if let Some(b) = inner.get(k) {
-                            extra.insert(k.to_owned(), b.clone());
+                            extra.entry(k).or_insert_with(|| b.clone());
                         }
                     }
                     // A flattened map: the rewriter keeps unknown fields.
@@ -365,10 +371,11 @@ fn type_schema(api: &Api, ty: &TypeRef, ints: &mut Vec<RustInt>) -> Value {
         TypeRef::Double => json!({"type": "number", "format": "double"}),
         TypeRef::Option(inner) => {
             let mut s = type_schema(api, inner, ints);
-            // `AddNullable` marks schemas with a `type`; the schema that accepts anything
-            // (`serde_json::Value`) stays as it is.
+            // `AddNullable` marks schemas with a `type`, kube's `OptionalEnum` and
+            // `OptionalIntOrString` the `anyOf` schemars makes of the others; the schema that
+            // accepts anything (`serde_json::Value`) stays as it is.
             if let Value::Object(o) = &mut s
-                && o.contains_key("type")
+                && !o.is_empty()
             {
                 o.insert("nullable".into(), json!(true));
             }
@@ -403,17 +410,26 @@ fn type_schema(api: &Api, ty: &TypeRef, ints: &mut Vec<RustInt>) -> Value {
             Some(decl) => decl_schema(api, decl),
             None => json!({}),
         },
-        // Reported by resolve (`check_kube_derive`) as not emulated.
-        TypeRef::Json
-        | TypeRef::IntOrString
-        | TypeRef::Quantity
-        | TypeRef::Time
-        | TypeRef::ObjectMeta
+        TypeRef::IntOrString => scalar("IntOrString"),
+        TypeRef::Quantity => scalar("Quantity"),
+        TypeRef::Time => scalar("Time"),
+        TypeRef::Json => json!({}),
+        // Reported by resolve (`kube_derive::check_types`) as not emulated.
+        TypeRef::ObjectMeta
         | TypeRef::TypeMeta
         | TypeRef::Bytes
         | TypeRef::K8s(_)
         | TypeRef::Opaque => json!({}),
     }
+}
+
+/// The schema k8s-openapi's `JsonSchema` impl gives one of its scalar wrappers.
+fn scalar(name: &str) -> Value {
+    static DATA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+        serde_json::from_str(include_str!("kube-derive-scalars.json"))
+            .expect("kube-derive-scalars.json is JSON")
+    });
+    DATA["types"][name].clone()
 }
 
 /// `Default::default()` of a type, serialized, where it is known without running code.
