@@ -300,6 +300,7 @@ error_cases! {
     kind_with_serde_into,
     // kinds
     kind_without_type_meta,
+    kube_derive_attrs,
     kind_without_metadata,
     metadata_not_object_meta,
     kind_is_enum,

@@ -362,7 +362,7 @@ pub(super) fn derived_kind(
                     }
                     _ => diags.push(
                         Diagnostic::new(arg.loc.clone(), "`#[kube(scale(...))]` needs `spec_replicas_path` and `status_replicas_path`")
-                            .with_hint("as kube-derive does"),
+                            .with_hint("write `scale(spec_replicas_path = \".spec.replicas\", status_replicas_path = \".status.replicas\")`; kube-derive requires both"),
                     ),
                 }
             }
@@ -447,7 +447,7 @@ pub(super) fn derived_kind(
     if struct_name == item.ident {
         diags.push(
             Diagnostic::new(struct_loc, format!("`kind = \"{kind}\"` names the spec struct itself"))
-                .with_hint("kube-derive generates the kind struct; name the spec `{kind}Spec`, or set `root = \"...\"`"),
+                .with_hint(format!("kube-derive generates the kind struct; name the spec `{kind}Spec`, or set `root = \"...\"`")),
         );
         ok = false;
     }
