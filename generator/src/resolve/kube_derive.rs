@@ -151,7 +151,7 @@ fn object_of(
             for (k, v) in parsed {
                 match lookup(&k) {
                     Some(name) => {
-                        out.insert(leak(name, fields), v);
+                        out.insert(static_name(name, fields), v);
                     }
                     None => {
                         diags.push(
@@ -195,7 +195,7 @@ fn object_of(
                         return None;
                     }
                 };
-                out.insert(leak(name, fields), v);
+                out.insert(static_name(name, fields), v);
             }
         }
         _ => {
@@ -213,7 +213,7 @@ fn object_of(
 }
 
 /// The `&'static str` of a field name (the table's entries are static).
-fn leak(name: &str, fields: &[(&'static str, &'static str)]) -> &'static str {
+fn static_name(name: &str, fields: &[(&'static str, &'static str)]) -> &'static str {
     fields
         .iter()
         .find(|(a, _)| *a == name)
