@@ -380,7 +380,9 @@ fn kube_derive() {
     ] {
         let dir = Path::new("../tests/fixtures/kube-derive").join(fixture);
         let config = Config::new().crate_dir(&dir).emit_rust(false);
-        let first = config.generate().unwrap_or_else(|e| panic!("{fixture}:\n{e}"));
+        let first = config
+            .generate()
+            .unwrap_or_else(|e| panic!("{fixture}:\n{e}"));
         let second = config.generate().expect("generated once");
         assert_eq!(first.files, second.files, "{fixture}: stable");
         assert!(!first.files.is_empty(), "{fixture}: no CRD");

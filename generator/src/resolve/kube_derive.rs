@@ -823,7 +823,7 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                     if roots.contains(&key) && f.json_name == "metadata" {
                         continue;
                     }
-                    check_type(api, &f.ty, &f.loc, &mut stack, diags, &not_emulated);
+                    check_type(&f.ty, &f.loc, &mut stack, diags, &not_emulated);
                     if f.has_default
                         && !f.skip_serializing_if
                         && !crate::generators::crd::kube_derive::default_known(api, &f.ty)
@@ -868,11 +868,11 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                 for v in variants {
                     match &v.shape {
                         VariantShape::Newtype(t) => {
-                            check_type(api, t, &v.loc, &mut stack, diags, &not_emulated)
+                            check_type(t, &v.loc, &mut stack, diags, &not_emulated)
                         }
                         VariantShape::Struct(fields) => {
                             for f in fields.iter().filter(|f| !f.skip) {
-                                check_type(api, &f.ty, &f.loc, &mut stack, diags, &not_emulated);
+                                check_type(&f.ty, &f.loc, &mut stack, diags, &not_emulated);
                             }
                         }
                         VariantShape::Unit | VariantShape::Tuple => {}
@@ -880,14 +880,13 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                 }
             }
             Shape::Newtype(t) | Shape::Alias(t) | Shape::Wire(t) => {
-                check_type(api, t, &decl.loc, &mut stack, diags, &not_emulated)
+                check_type(t, &decl.loc, &mut stack, diags, &not_emulated)
             }
         }
     }
 }
 
 fn check_type(
-    api: &Api,
     ty: &TypeRef,
     loc: &Location,
     stack: &mut Vec<String>,
@@ -898,10 +897,10 @@ fn check_type(
         TypeRef::Option(t)
         | TypeRef::List { item: t, .. }
         | TypeRef::Array { item: t, .. }
-        | TypeRef::Map(t) => check_type(api, t, loc, stack, diags, not_emulated),
+        | TypeRef::Map(t) => check_type(t, loc, stack, diags, not_emulated),
         TypeRef::Alias { key, target } => {
             stack.push(key.clone());
-            check_type(api, target, loc, stack, diags, not_emulated)
+            check_type(target, loc, stack, diags, not_emulated)
         }
         TypeRef::Local(key) => stack.push(key.clone()),
         TypeRef::String
