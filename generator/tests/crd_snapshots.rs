@@ -377,6 +377,7 @@ fn kube_derive() {
         "kube_complex_enum",
         "kube_schema",
         "kube_typed_subresource",
+        "multi",
     ] {
         let dir = Path::new("../tests/fixtures/kube-derive").join(fixture);
         let config = Config::new().crate_dir(&dir).emit_rust(false);

@@ -301,6 +301,7 @@ error_cases! {
     // kinds
     kind_without_type_meta,
     kube_derive_attrs,
+    kube_derive_two_storage_versions,
     kind_without_metadata,
     metadata_not_object_meta,
     kind_is_enum,

@@ -15,6 +15,8 @@ pub mod kube_schema;
 #[path = "../../fixtures/kube-derive/kube_typed_subresource/src/lib.rs"]
 #[allow(unused_attributes, dead_code)] // kube-rs' test files, copied as they are
 pub mod kube_typed_subresource;
+#[path = "../../fixtures/kube-derive/multi/src/lib.rs"]
+pub mod multi;
 
 /// What `kube-codegen generate` writes for `basic` (build.rs), warning-free.
 #[deny(warnings)]

@@ -28,6 +28,16 @@ fn fixtures() -> Vec<(&'static str, Vec<CustomResourceDefinition>)> {
         ),
         ("edge", vec![fx::edge::EdgeResource::crd()]),
         ("kube_complex_enum", fx::kube_complex_enum::crds()),
+        (
+            "multi",
+            vec![
+                kube::core::crd::merge_crds(
+                    vec![fx::multi::v1::Multi::crd(), fx::multi::v2::Multi::crd()],
+                    "v2",
+                )
+                .expect("one kind, two versions"),
+            ],
+        ),
         ("kube_schema", fx::kube_schema::crds()),
         ("kube_typed_subresource", fx::kube_typed_subresource::crds()),
     ]

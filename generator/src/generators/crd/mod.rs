@@ -142,7 +142,13 @@ fn build_crd(
                         marked.join(", ")
                     ),
                 )
-                .with_hint("keep `+kubebuilder:storageversion` on exactly one version"),
+                .with_hint(if matches!(storage[1].1.dialect, SchemaDialect::KubeDerive { .. }) {
+                    // kube-derive's `merge_crds(.., stored)` picks it in code, which kube-codegen
+                    // does not run: the attributes say it.
+                    "kube-derive marks every version `storage` unless told: set `#[kube(storage = false)]` on all versions but the stored one (the one you pass to `merge_crds`)"
+                } else {
+                    "keep `+kubebuilder:storageversion` on exactly one version"
+                }),
             );
             return None;
         }
