@@ -918,6 +918,7 @@ fn check_type(
             loc,
             "ObjectMeta/TypeMeta inside a spec".into(),
         )),
+        TypeRef::K8s(path) if crate::generators::crd::kube_derive::k8s_schema(path).is_some() => {}
         TypeRef::K8s(path) => diags.push(not_emulated(loc, format!("k8s-openapi's `{path}`"))),
         TypeRef::Opaque => diags.push(not_emulated(
             loc,

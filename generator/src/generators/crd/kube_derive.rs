@@ -410,26 +410,35 @@ fn type_schema(api: &Api, ty: &TypeRef, ints: &mut Vec<RustInt>) -> Value {
             Some(decl) => decl_schema(api, decl),
             None => json!({}),
         },
-        TypeRef::IntOrString => scalar("IntOrString"),
-        TypeRef::Quantity => scalar("Quantity"),
-        TypeRef::Time => scalar("Time"),
+        TypeRef::IntOrString => {
+            k8s_schema("apimachinery::pkg::util::intstr::IntOrString").unwrap_or_default()
+        }
+        TypeRef::Quantity => {
+            k8s_schema("apimachinery::pkg::api::resource::Quantity").unwrap_or_default()
+        }
+        TypeRef::Time => k8s_schema("apimachinery::pkg::apis::meta::v1::Time").unwrap_or_default(),
+        TypeRef::K8s(path) => k8s_schema(path).unwrap_or_else(|| json!({})),
         TypeRef::Json => json!({}),
         // Reported by resolve (`kube_derive::check_types`) as not emulated.
-        TypeRef::ObjectMeta
-        | TypeRef::TypeMeta
-        | TypeRef::Bytes
-        | TypeRef::K8s(_)
-        | TypeRef::Opaque => json!({}),
+        TypeRef::ObjectMeta | TypeRef::TypeMeta | TypeRef::Bytes | TypeRef::Opaque => json!({}),
     }
 }
 
-/// The schema k8s-openapi's `JsonSchema` impl gives one of its scalar wrappers.
-fn scalar(name: &str) -> Value {
-    static DATA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
-        serde_json::from_str(include_str!("kube-derive-scalars.json"))
-            .expect("kube-derive-scalars.json is JSON")
-    });
-    DATA["types"][name].clone()
+/// The schemas kube-derive embeds for k8s-openapi types (their `JsonSchema` impls through
+/// kube's settings), by k8s-openapi path: computed and checked by
+/// `tests/kube-derive/tests/k8s_schemas.rs` (k8s-openapi 0.29, Kubernetes 1.37).
+static K8S: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(|| {
+    let data: Value = serde_json::from_str(include_str!("kube-derive-k8s.json"))
+        .expect("kube-derive-k8s.json is JSON");
+    match data.get("types") {
+        Some(Value::Object(types)) => types.clone(),
+        _ => Map::new(),
+    }
+});
+
+/// The schema kube-derive embeds for a k8s-openapi type, if kube-codegen has it.
+pub fn k8s_schema(path: &str) -> Option<Value> {
+    K8S.get(path).cloned()
 }
 
 /// `Default::default()` of a type, serialized, where it is known without running code.
