@@ -419,6 +419,24 @@ pub enum RustInt {
 }
 
 impl RustInt {
+    /// schemars' `format`, `minimum` and `maximum` for the type.
+    pub fn schemars(self) -> (&'static str, Option<f64>, Option<f64>) {
+        match self {
+            RustInt::I8 => ("int8", Some(i8::MIN.into()), Some(i8::MAX.into())),
+            RustInt::I16 => ("int16", Some(i16::MIN.into()), Some(i16::MAX.into())),
+            RustInt::I32 => ("int32", None, None),
+            RustInt::I64 => ("int64", None, None),
+            RustInt::I128 => ("int128", None, None),
+            RustInt::Isize => ("int", None, None),
+            RustInt::U8 => ("uint8", Some(0.0), Some(u8::MAX.into())),
+            RustInt::U16 => ("uint16", Some(0.0), Some(u16::MAX.into())),
+            RustInt::U32 => ("uint32", Some(0.0), None),
+            RustInt::U64 => ("uint64", Some(0.0), None),
+            RustInt::U128 => ("uint128", Some(0.0), None),
+            RustInt::Usize => ("uint", Some(0.0), None),
+        }
+    }
+
     pub fn parse(name: &str) -> Option<RustInt> {
         Some(match name {
             "i8" => RustInt::I8,

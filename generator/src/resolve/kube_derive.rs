@@ -775,6 +775,9 @@ pub(super) fn schema_markers(
                     Some("uri".to_owned()),
                     &arg.loc,
                 )),
+                // On a field serialized `with` custom code, the caller read it
+                // (`with_markers`).
+                ("schemars", "with", AttrValue::Str(_)) if matches!(ty, Some(TypeRef::Opaque)) => {}
                 // Where the schemars crate is, and client-side CEL methods: nothing about
                 // the schema.
                 ("schemars", "crate", _) | ("x_kube", "cel", AttrValue::Flag) => {}
@@ -783,6 +786,70 @@ pub(super) fn schema_markers(
         }
     }
     out
+}
+
+/// The type named by `#[schemars(with = "T")]` on a field serialized `with` custom code:
+/// `T` as written, where it is.
+pub(super) fn schemars_with(attrs: &[ToolAttr]) -> Option<(String, Location)> {
+    attrs
+        .iter()
+        .filter(|a| a.tool == "schemars")
+        .flat_map(|a| &a.args)
+        .find_map(|arg| match (&arg.key[..], &arg.value) {
+            ("with", AttrValue::Str(t)) => Some((t.clone(), arg.loc.clone())),
+            _ => None,
+        })
+}
+
+/// The markers that describe `#[schemars(with = "T")]`'s scalar `T` (its schema is the
+/// field's): the type, and schemars' format and bounds of an integer. `None` for another
+/// `T`, whose schema markers cannot describe.
+pub(super) fn with_markers(
+    t: &TypeRef,
+    int: Option<RustInt>,
+    loc: &Location,
+) -> Option<Vec<Marker>> {
+    let ty = |v: &str| {
+        marker(
+            "kubebuilder:validation:Type",
+            vec![],
+            Some(v.to_owned()),
+            loc,
+        )
+    };
+    let format = |v: &str| {
+        marker(
+            "kubebuilder:validation:Format",
+            vec![],
+            Some(v.to_owned()),
+            loc,
+        )
+    };
+    Some(match t.unalias() {
+        TypeRef::String => vec![ty("string")],
+        TypeRef::Bool => vec![ty("boolean")],
+        TypeRef::Float => vec![ty("number"), format("float")],
+        TypeRef::Double => vec![ty("number"), format("double")],
+        TypeRef::Int32 | TypeRef::Int64 => {
+            let int = int.unwrap_or(if *t.unalias() == TypeRef::Int32 {
+                RustInt::I32
+            } else {
+                RustInt::I64
+            });
+            let (f, min, max) = int.schemars();
+            let mut out = vec![ty("integer"), format(f)];
+            for (name, v) in [
+                ("kubebuilder:validation:Minimum", min),
+                ("kubebuilder:validation:Maximum", max),
+            ] {
+                if let Some(v) = v {
+                    out.push(marker(name, vec![], Some(v.to_string()), loc));
+                }
+            }
+            out
+        }
+        _ => return None,
+    })
 }
 
 /// `#[serde(default = "f")]` whose value kube-codegen cannot know: a located warning.
@@ -823,7 +890,14 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                     if roots.contains(&key) && f.json_name == "metadata" {
                         continue;
                     }
-                    check_type(&f.ty, &f.loc, &mut stack, diags, &not_emulated);
+                    // Custom code, with its wire form from `#[schemars(with = "T")]`.
+                    let described = f.ty == TypeRef::Opaque
+                        && f.markers
+                            .iter()
+                            .any(|m| m.name == "kubebuilder:validation:Type");
+                    if !described {
+                        check_type(&f.ty, &f.loc, &mut stack, diags, &not_emulated);
+                    }
                     if f.has_default
                         && !f.skip_serializing_if
                         && !crate::generators::crd::kube_derive::default_known(api, &f.ty)

@@ -567,6 +567,24 @@ impl Resolver<'_> {
             };
             let docs = &f.docs;
             let mut markers = parse_markers(docs, Level::Field, diags);
+            // kube-derive input: `#[schemars(with = "T")]` says the wire form of a field
+            // serialized by custom code; for a scalar `T` it becomes the markers that say it.
+            if schemars
+                && ser.with.is_some()
+                && let Some((t, at)) = super::kube_derive::schemars_with(&f.tool_attrs)
+            {
+                let resolved = src::ty_from_str(module, &t, &at)
+                    .and_then(|ty| self.resolve_type(module, &ty).ok());
+                match resolved.and_then(|r| {
+                    super::kube_derive::with_markers(&r, RustInt::parse(t.trim()), &at)
+                }) {
+                    Some(m) => markers.extend(m),
+                    None => diags.push(
+                        Diagnostic::warning(at.clone(), format!("`#[schemars(with = \"{t}\")]` is read for a string, bool, number or integer only"))
+                            .with_hint("describe the wire form with `+kubebuilder:validation:Type=...` in the field's doc comment"),
+                    ),
+                }
+            }
             let ty = match ser.with {
                 // Custom code decides the wire form: the Rust type tells nothing.
                 Some(attr) => {

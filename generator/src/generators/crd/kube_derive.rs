@@ -102,6 +102,12 @@ fn apply_markers(o: &mut Map<String, Value>, markers: &[crate::markers::Marker])
                 }
                 continue;
             }
+            "kubebuilder:validation:Type" => {
+                if let Ok(p) = m.string_value() {
+                    o.insert("type".into(), Value::String(p));
+                }
+                continue;
+            }
             "kubebuilder:validation:Format" => {
                 if let Ok(p) = m.string_value() {
                     o.insert("format".into(), Value::String(p));
@@ -334,20 +340,7 @@ fn int_schema(i: Option<RustInt>, wire: &TypeRef) -> Value {
     } else {
         RustInt::I64
     });
-    let (format, min, max): (&str, Option<f64>, Option<f64>) = match i {
-        RustInt::I8 => ("int8", Some(i8::MIN.into()), Some(i8::MAX.into())),
-        RustInt::I16 => ("int16", Some(i16::MIN.into()), Some(i16::MAX.into())),
-        RustInt::I32 => ("int32", None, None),
-        RustInt::I64 => ("int64", None, None),
-        RustInt::I128 => ("int128", None, None),
-        RustInt::Isize => ("int", None, None),
-        RustInt::U8 => ("uint8", Some(0.0), Some(u8::MAX.into())),
-        RustInt::U16 => ("uint16", Some(0.0), Some(u16::MAX.into())),
-        RustInt::U32 => ("uint32", Some(0.0), None),
-        RustInt::U64 => ("uint64", Some(0.0), None),
-        RustInt::U128 => ("uint128", Some(0.0), None),
-        RustInt::Usize => ("uint", Some(0.0), None),
-    };
+    let (format, min, max) = i.schemars();
     let mut o = Map::new();
     o.insert("type".into(), json!("integer"));
     o.insert("format".into(), json!(format));
