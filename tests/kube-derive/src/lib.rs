@@ -21,5 +21,12 @@ pub mod multi;
 /// What `kube-codegen generate` writes for `basic` (build.rs), warning-free.
 #[deny(warnings)]
 pub mod basic_generated {
-    include!(concat!(env!("OUT_DIR"), "/basic.rs"));
+    include!(concat!(env!("OUT_DIR"), "/basic/generated.rs"));
+}
+
+/// What `kube-codegen generate` writes for `edge` (build.rs): k8s-openapi types, a field
+/// serialized by custom code, a flattened struct, a kind named by `#[kube(root)]`.
+#[deny(warnings)]
+pub mod edge_generated {
+    include!(concat!(env!("OUT_DIR"), "/edge/generated.rs"));
 }
