@@ -884,12 +884,14 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
             Diagnostic::warning(loc.clone(), format!("{what}: kube-codegen does not reproduce kube-derive's schema for it yet, so the CRD accepts anything there"))
                 .with_hint("README \"kube-derive types as input\" lists the shapes read; the clients are generated all the same")
         };
+        unread_markers(&decl.markers, diags);
         match &decl.shape {
             Shape::Struct(fields) => {
                 for f in fields.iter().filter(|f| !f.skip) {
                     if roots.contains(&key) && f.json_name == "metadata" {
                         continue;
                     }
+                    unread_markers(&f.markers, diags);
                     // Custom code, with its wire form from `#[schemars(with = "T")]`.
                     let described = f.ty == TypeRef::Opaque
                         && f.markers
@@ -957,6 +959,36 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                 check_type(t, &decl.loc, &mut stack, diags, &not_emulated)
             }
         }
+    }
+}
+
+/// The markers the kube-derive schema reads: those the attributes of other derives become
+/// (`schema_markers`, `with_markers`), written in a doc comment or not.
+const READ_MARKERS: &[&str] = &[
+    "kubebuilder:validation:MinLength",
+    "kubebuilder:validation:MaxLength",
+    "kubebuilder:validation:MinItems",
+    "kubebuilder:validation:MaxItems",
+    "kubebuilder:validation:MinProperties",
+    "kubebuilder:validation:MaxProperties",
+    "kubebuilder:validation:Minimum",
+    "kubebuilder:validation:Maximum",
+    "kubebuilder:validation:Pattern",
+    "kubebuilder:validation:Format",
+    "kubebuilder:validation:Type",
+    "kubebuilder:validation:XValidation",
+    "listType",
+];
+
+/// A marker in the doc comment of a type a kube-derive kind reaches, other than those the
+/// kube-derive schema reads: said, as its CRD follows kube-derive's and leaves it out.
+fn unread_markers(markers: &[Marker], diags: &mut Diagnostics) {
+    for m in markers.iter().filter(|m| !READ_MARKERS.contains(&m.name)) {
+        diags.push(
+            Diagnostic::warning(m.loc.clone(), format!("`+{}` is not read for a kube-derive kind, whose CRD follows kube-derive's", m.text))
+                .with_marker(&m.text)
+                .with_hint("say it with the attributes kube-derive reads (`#[schemars(...)]`, `#[x_kube(...)]`), or mark the type as a kube-codegen kind instead"),
+        );
     }
 }
 

@@ -62,6 +62,10 @@ pub struct UnreadSpec {
     //~^ WARNING `#[x_kube(validation)]` is not read by kube-codegen yet
     pub b: String,
     pub c: Shape,
+    /// A marker a kube-derive kind does not read:
+    /// +kubebuilder:validation:Enum=a;b
+    //~^ WARNING `+kubebuilder:validation:Enum=a;b` is not read for a kube-derive kind
+    pub d: String,
 }
 
 fn computed() -> String {
