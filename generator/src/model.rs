@@ -473,6 +473,8 @@ pub struct Variant {
     pub doc: String,
     pub shape: VariantShape,
     pub loc: Location,
+    /// The Rust integer types of a newtype variant's type (see [`Field::ints`]).
+    pub ints: Vec<RustInt>,
 }
 
 #[derive(Clone, Debug)]

@@ -375,6 +375,8 @@ fn kube_derive() {
         "basic",
         "edge",
         "kube_complex_enum",
+        "kube_enum",
+        "kube_mixed_enum",
         "kube_schema",
         "kube_typed_subresource",
         "multi",

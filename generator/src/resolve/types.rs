@@ -760,12 +760,17 @@ impl Resolver<'_> {
                             ))
                         }
                     };
+                    let ints = match &v.fields {
+                        src::Fields::Unnamed(u) if u.len() == 1 => rust_ints(&u[0].ty),
+                        _ => vec![],
+                    };
                     variants.push(Variant {
                         rust_name,
                         json_name,
                         doc: doc_text(&v.docs),
                         shape,
                         loc: vloc,
+                        ints,
                     });
                 }
                 Shape::Enum(variants)

@@ -9,6 +9,12 @@ pub mod edge;
 #[path = "../../fixtures/kube-derive/kube_complex_enum/src/lib.rs"]
 #[allow(unused_attributes, dead_code)] // kube-rs' test files, copied as they are
 pub mod kube_complex_enum;
+#[path = "../../fixtures/kube-derive/kube_enum/src/lib.rs"]
+#[allow(unused_attributes, dead_code)] // kube-rs' test files, copied as they are
+pub mod kube_enum;
+#[path = "../../fixtures/kube-derive/kube_mixed_enum/src/lib.rs"]
+#[allow(unused_attributes, dead_code)] // kube-rs' test files, copied as they are
+pub mod kube_mixed_enum;
 #[path = "../../fixtures/kube-derive/kube_schema/src/lib.rs"]
 #[allow(unused_attributes, dead_code)] // kube-rs' test files, copied as they are
 pub mod kube_schema;

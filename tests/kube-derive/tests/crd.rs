@@ -28,6 +28,8 @@ fn fixtures() -> Vec<(&'static str, Vec<CustomResourceDefinition>)> {
         ),
         ("edge", vec![fx::edge::EdgeResource::crd()]),
         ("kube_complex_enum", fx::kube_complex_enum::crds()),
+        ("kube_enum", fx::kube_enum::crds()),
+        ("kube_mixed_enum", fx::kube_mixed_enum::crds()),
         (
             "multi",
             vec![

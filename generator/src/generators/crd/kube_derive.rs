@@ -232,6 +232,23 @@ fn is_root_meta(f: &Field) -> bool {
 /// first). With data: schemars' `oneOf` (externally tagged) or `anyOf` (untagged) of
 /// objects, whose properties kube's rewriter hoists into one object ([`hoist`]).
 fn enum_schema(api: &Api, decl: &TypeDecl, variants: &[Variant]) -> Value {
+    enum_schema_and_conflicts(api, decl, variants).0
+}
+
+/// The properties that variants of an enum of data give different schemas: kube's
+/// rewriter panics on them in `crd()`, where kube-codegen keeps the first; resolve says so.
+pub fn enum_property_conflicts(api: &Api, decl: &TypeDecl) -> Vec<String> {
+    match &decl.shape {
+        Shape::Enum(variants) => enum_schema_and_conflicts(api, decl, variants).1,
+        _ => vec![],
+    }
+}
+
+fn enum_schema_and_conflicts(
+    api: &Api,
+    decl: &TypeDecl,
+    variants: &[Variant],
+) -> (Value, Vec<String>) {
     let unit = variants
         .iter()
         .all(|v| matches!(v.shape, VariantShape::Unit));
@@ -242,12 +259,16 @@ fn enum_schema(api: &Api, decl: &TypeDecl, variants: &[Variant]) -> Value {
             .chain(documented)
             .map(|v| Value::String(v.json_name.clone()))
             .collect();
-        return json!({"type": "string", "enum": values});
+        return (json!({"type": "string", "enum": values}), vec![]);
     }
     let content = |v: &Variant| -> Value {
         match &v.shape {
             VariantShape::Unit => json!({"type": "null"}),
-            VariantShape::Newtype(t) => type_schema(api, t, &mut vec![]),
+            VariantShape::Newtype(t) => {
+                let mut ints = v.ints.clone();
+                ints.reverse();
+                type_schema(api, t, &mut ints)
+            }
             VariantShape::Struct(fields) => struct_schema(api, fields),
             VariantShape::Tuple => json!({}),
         }
@@ -273,19 +294,24 @@ fn enum_schema(api: &Api, decl: &TypeDecl, variants: &[Variant]) -> Value {
         subschemas.push(schema);
     }
     let mut common = Map::new();
-    hoist(&mut common, &mut subschemas, !untagged);
+    let conflicts = hoist(&mut common, &mut subschemas, !untagged);
     common.insert(
         (if untagged { "anyOf" } else { "oneOf" }).to_owned(),
         Value::Array(subschemas),
     );
-    Value::Object(common)
+    (Value::Object(common), conflicts)
 }
 
 /// kube's `hoist_subschema_properties`: Kubernetes allows no properties in `oneOf`/`anyOf`
 /// branches, so each branch's properties (and type) move to the common object; a branch's
 /// description moves to its only property in a `oneOf` (the variant's doc describes that
 /// property) and is dropped in an `anyOf`; what is left of a branch is its `required`.
-fn hoist(common: &mut Map<String, Value>, branches: &mut [Value], description_to_property: bool) {
+fn hoist(
+    common: &mut Map<String, Value>,
+    branches: &mut [Value],
+    description_to_property: bool,
+) -> Vec<String> {
+    let mut conflicts = vec![];
     for branch in branches.iter_mut() {
         let Value::Object(b) = branch else { continue };
         let has_object = [
@@ -315,7 +341,13 @@ fn hoist(common: &mut Map<String, Value>, branches: &mut [Value], description_to
                 .or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(t) = target {
                 for (k, v) in properties {
-                    t.entry(k).or_insert(v);
+                    match t.get(&k) {
+                        Some(first) if *first != v => conflicts.push(k),
+                        Some(_) => {}
+                        None => {
+                            t.insert(k, v);
+                        }
+                    }
                 }
             }
             b.remove("additionalProperties");
@@ -332,6 +364,7 @@ fn hoist(common: &mut Map<String, Value>, branches: &mut [Value], description_to
             b.remove("default");
         }
     }
+    conflicts
 }
 
 fn int_schema(i: Option<RustInt>, wire: &TypeRef) -> Value {

@@ -66,6 +66,23 @@ pub struct UnreadSpec {
     /// +kubebuilder:validation:Enum=a;b
     //~^ WARNING `+kubebuilder:validation:Enum=a;b` is not read for a kube-derive kind
     pub d: String,
+    pub e: Either,
+}
+
+/// kube-rs' `InvalidEnum7`: one property, two descriptions.
+#[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[serde(untagged)]
+pub enum Either {
+//~^ WARNING variants of `Either` give property `inner` different schemas
+    A {
+        /// The inner fields need to have the same schema.
+        inner: u32,
+        additional: String,
+    },
+    B {
+        /// This description differs!
+        inner: u32,
+    },
 }
 
 fn computed() -> String {
