@@ -5,6 +5,11 @@
 //! kube-derive generates; it is synthesized here as a source item so the resolver treats
 //! it as any other type.
 //!
+//! The attributes of the other derives on the types a kind reaches (`#[x_kube]`,
+//! `#[schemars]`, `#[validate]`, `#[garde]`) become the markers the marker path would have
+//! ([`schema_markers`]); [`check_types`] then says where the kube-derive schema
+//! (`generators::crd::kube_derive`) would differ from kube-derive's own.
+//!
 //! Every key is judged: kube-derive's keys without an effect on what we generate are
 //! accepted, keys whose effect we do not reproduce are located warnings, wrong values and
 //! contradictions are located errors.
@@ -221,7 +226,8 @@ fn static_name(name: &str, fields: &[(&'static str, &'static str)]) -> &'static 
         .expect("looked up in the table")
 }
 
-/// kube-derive's `to_plural` (kube-derive 5's own, not controller-gen's: the same rules).
+/// kube-derive 5's `to_plural`: the same rules as controller-gen's (`s`/`x`/`z`/`ch`/`sh`
+/// take `es`, a consonant's `y` becomes `ies`), so one function.
 fn to_plural(word: &str) -> String {
     super::kind::pluralize(word)
 }

@@ -5,6 +5,8 @@
 //!   (membership follows the module tree), and checks across kinds;
 //! - [`package`]: a group/version module's markers (`doc.go`'s);
 //! - [`kind`]: a kind's markers: names, scope, subresources, columns, client verbs;
+//! - [`kube_derive`]: a `#[derive(CustomResource)]` spec's `#[kube(...)]` keys, read into
+//!   the same kind (kube-derive input, no marker needed), and the other derives' attributes;
 //! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
 //! - [`paths`]: how generated code names a type (re-exports of private modules).
 
