@@ -807,7 +807,7 @@ impl Config {
             diags.push(
                 Diagnostic::new(Location::new(at, 1, 1), "no group/version module found")
                     .with_hint(
-                        "mark a module with an inner doc comment `//! +groupName=example.com`",
+                        "mark a module with an inner doc comment `//! +groupName=example.com`, or derive kube-derive's `CustomResource` on a spec struct",
                     ),
             );
         }

@@ -266,6 +266,24 @@ pub struct Kind {
     /// `+kube-codegen:conversion=hub`: this (storage) version is the hub the other versions
     /// convert to and from; where the marker is. Checked by `resolve::check_conversions`.
     pub conversion_hub: Option<Location>,
+    /// Whose CRD this kind's must equal: controller-gen's for marker input, kube-derive's
+    /// `crd()` for a `#[derive(CustomResource)]` kind.
+    pub dialect: SchemaDialect,
+}
+
+/// Where a kind came from, which decides the reference its CRD follows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SchemaDialect {
+    /// A struct marked `+genclient` / `+kubebuilder:object:root`: controller-gen's schema.
+    #[default]
+    ControllerGen,
+    /// A `#[derive(CustomResource)]` spec: the kind struct is kube-derive's (it already
+    /// implements `Resource`, `HasSpec`, `HasStatus` and `new`), and the schema is what
+    /// kube-derive's `crd()` builds from schemars (`nullable` on every `Option`, ...).
+    KubeDerive {
+        /// The root schema's description (`#[kube(doc)]` or kube-derive's default text).
+        doc: String,
+    },
 }
 
 /// Whether a version is deprecated (`+kubebuilder:deprecatedversion`).
@@ -368,6 +386,74 @@ pub struct Field {
     /// Visible outside its module (`pub` or `pub(crate)`), as generated code needs.
     pub visible: bool,
     pub loc: Location,
+    /// The Rust integer types in the field's type, depth-first as written
+    /// (`BTreeMap<String, Vec<u8>>`: `[U8]`): [`TypeRef`] keeps only the wire width, and
+    /// schemars' formats and bounds (kube-derive's schema) follow the Rust type.
+    pub ints: Vec<RustInt>,
+    /// `#[serde(default = "path")]`: the function, and what it returns when its body is a
+    /// literal (kube-derive's schema holds that value as `default`).
+    pub default_fn: Option<DefaultFn>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DefaultFn {
+    pub path: String,
+    pub value: Option<serde_json::Value>,
+}
+
+/// A Rust integer type, as schemars describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RustInt {
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    Isize,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    Usize,
+}
+
+impl RustInt {
+    /// schemars' `format`, `minimum` and `maximum` for the type.
+    pub fn schemars(self) -> (&'static str, Option<f64>, Option<f64>) {
+        match self {
+            RustInt::I8 => ("int8", Some(i8::MIN.into()), Some(i8::MAX.into())),
+            RustInt::I16 => ("int16", Some(i16::MIN.into()), Some(i16::MAX.into())),
+            RustInt::I32 => ("int32", None, None),
+            RustInt::I64 => ("int64", None, None),
+            RustInt::I128 => ("int128", None, None),
+            RustInt::Isize => ("int", None, None),
+            RustInt::U8 => ("uint8", Some(0.0), Some(u8::MAX.into())),
+            RustInt::U16 => ("uint16", Some(0.0), Some(u16::MAX.into())),
+            RustInt::U32 => ("uint32", Some(0.0), None),
+            RustInt::U64 => ("uint64", Some(0.0), None),
+            RustInt::U128 => ("uint128", Some(0.0), None),
+            RustInt::Usize => ("uint", Some(0.0), None),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<RustInt> {
+        Some(match name {
+            "i8" => RustInt::I8,
+            "i16" => RustInt::I16,
+            "i32" => RustInt::I32,
+            "i64" => RustInt::I64,
+            "i128" => RustInt::I128,
+            "isize" => RustInt::Isize,
+            "u8" => RustInt::U8,
+            "u16" => RustInt::U16,
+            "u32" => RustInt::U32,
+            "u64" => RustInt::U64,
+            "u128" => RustInt::U128,
+            "usize" => RustInt::Usize,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -387,6 +473,8 @@ pub struct Variant {
     pub doc: String,
     pub shape: VariantShape,
     pub loc: Location,
+    /// The Rust integer types of a newtype variant's type (see [`Field::ints`]).
+    pub ints: Vec<RustInt>,
 }
 
 #[derive(Clone, Debug)]

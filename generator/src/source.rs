@@ -55,6 +55,10 @@ pub struct Module {
     pub aliases: Vec<Item>,
     /// Names of child modules, to resolve `child::Type` paths.
     pub children: Vec<String>,
+    /// Functions without arguments whose body is a literal (`"x".into()`, `Some(1)`,
+    /// `true`), by name (`f`, `Type::f` for an associated one), with the JSON value they
+    /// return: what `#[serde(default = "f")]` puts in kube-derive's schema.
+    pub literal_fns: BTreeMap<String, serde_json::Value>,
 }
 
 /// A struct or enum, read out of its syntax tree: what resolution needs, locations
@@ -77,6 +81,9 @@ pub struct Item {
     /// `pub` or `pub(crate)`.
     pub visible: bool,
     pub body: Body,
+    /// `#[kube(...)]`, `#[schemars(...)]` and the other derives' attributes that
+    /// [`crate::resolve`] reads for kube-derive kinds.
+    pub tool_attrs: Vec<ToolAttr>,
 }
 
 #[derive(Clone, Debug)]
@@ -135,6 +142,7 @@ pub struct Field {
     pub serde: SerdeField,
     pub ty: Ty,
     pub visible: bool,
+    pub tool_attrs: Vec<ToolAttr>,
 }
 
 #[derive(Clone, Debug)]
@@ -147,6 +155,7 @@ pub struct Variant {
     pub container: SerdeContainer,
     pub docs: Vec<DocLine>,
     pub fields: Fields,
+    pub tool_attrs: Vec<ToolAttr>,
 }
 
 /// A field's type.
@@ -503,6 +512,7 @@ fn collect_module(
         enums: vec![],
         aliases: vec![],
         children: vec![],
+        literal_fns: BTreeMap::new(),
     };
     let mut nested = Vec::new();
     let mut structs = Vec::new();
@@ -513,6 +523,26 @@ fn collect_module(
             syn::Item::Struct(s) => structs.push(s),
             syn::Item::Enum(e) => enums.push(e),
             syn::Item::Type(t) => aliases.push(t),
+            syn::Item::Fn(f) => {
+                if let Some(v) = literal_fn(&f.sig, &f.block) {
+                    module.literal_fns.insert(f.sig.ident.to_string(), v);
+                }
+            }
+            syn::Item::Impl(i) if i.trait_.is_none() => {
+                if let syn::Type::Path(tp) = &*i.self_ty
+                    && let Some(last) = tp.path.segments.last()
+                {
+                    for item in &i.items {
+                        if let syn::ImplItem::Fn(f) = item
+                            && let Some(v) = literal_fn(&f.sig, &f.block)
+                        {
+                            module
+                                .literal_fns
+                                .insert(format!("{}::{}", last.ident, f.sig.ident), v);
+                        }
+                    }
+                }
+            }
             syn::Item::Use(u) => {
                 let export = is_visible(&u.vis);
                 collect_use(&path, &u.tree, vec![], export, &mut module)
@@ -629,6 +659,7 @@ fn item_of(
         generic: generics.type_params().next().is_some(),
         visible: is_visible(vis),
         body,
+        tool_attrs: tool_attrs(&module.file, attrs),
     }
 }
 
@@ -651,6 +682,7 @@ fn fields_of(module: &Module, fields: &syn::Fields) -> Fields {
             serde,
             ty,
             visible: is_visible(&f.vis),
+            tool_attrs: tool_attrs(&module.file, &f.attrs),
         }
     };
     match fields {
@@ -668,6 +700,7 @@ fn variant_of(module: &Module, v: &syn::Variant) -> Variant {
         container: serde_container(&v.attrs),
         docs: doc_lines(&module.file, &v.attrs),
         fields: fields_of(module, &v.fields),
+        tool_attrs: tool_attrs(&module.file, &v.attrs),
     }
 }
 
@@ -742,6 +775,137 @@ fn ty_of(module: &Module, ty: &syn::Type) -> Ty {
     }
 }
 
+/// The attributes of other derives that kube-derive input carries: kube-derive's own
+/// `#[kube(...)]`, schemars' `#[schemars(...)]` (and the `#[validate(...)]`/`#[garde(...)]`
+/// it reads too) and kube's `#[x_kube(...)]`.
+pub const TOOL_ATTRS: &[&str] = &["kube", "schemars", "validate", "garde", "x_kube"];
+
+/// One such attribute as plain data: its arguments as written, each located, so resolve
+/// can judge every one (and warn about those it does not understand).
+#[derive(Clone, Debug)]
+pub struct ToolAttr {
+    /// `kube`, `schemars`, ...
+    pub tool: String,
+    pub loc: Location,
+    pub args: Vec<AttrArg>,
+    /// Where and why the arguments did not parse as `key`, `key = value` or `key(...)`.
+    pub unparsed: Option<(Location, String)>,
+}
+
+/// `key`, `key = value` or `key(args...)` inside an attribute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttrArg {
+    /// The key's path as written (`type_`, `crate::x`).
+    pub key: String,
+    pub loc: Location,
+    pub value: AttrValue,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    /// `key` alone.
+    Flag,
+    Str(String),
+    Bool(bool),
+    /// An integer or float literal, possibly negated, as written (`-1`, `2.5`).
+    Number(String),
+    /// Any other expression, as its tokens' text (`ListMerge::Set`, `Rule::new(...)`).
+    Expr(String),
+    /// `key(...)`: nested arguments; string literals in it become arguments keyed `""`.
+    List(Vec<AttrArg>),
+}
+
+fn tool_attrs(file: &Path, attrs: &[syn::Attribute]) -> Vec<ToolAttr> {
+    let mut out = vec![];
+    for attr in attrs {
+        let Some(tool) = TOOL_ATTRS.iter().find(|t| attr.path().is_ident(t)) else {
+            continue;
+        };
+        let mut args = vec![];
+        let unparsed = match &attr.meta {
+            syn::Meta::List(list) => list
+                .parse_args_with(|input: syn::parse::ParseStream| attr_args(file, input))
+                .map(|a| args = a)
+                .err()
+                .map(|e| (Location::of_span(file, e.span()), e.to_string())),
+            _ => Some((
+                Location::of_span(file, attr.span()),
+                format!("expected `#[{tool}(...)]`"),
+            )),
+        };
+        out.push(ToolAttr {
+            tool: (*tool).to_owned(),
+            loc: Location::of_span(file, attr.span()),
+            args,
+            unparsed,
+        });
+    }
+    out
+}
+
+/// A comma-separated list of `key`, `key = expr`, `key(...)` or a bare literal (darling's
+/// `annotation("k", "v")`).
+fn attr_args(file: &Path, input: syn::parse::ParseStream) -> syn::Result<Vec<AttrArg>> {
+    let mut out = vec![];
+    while !input.is_empty() {
+        if input.peek(syn::Lit) {
+            let lit: syn::Lit = input.parse()?;
+            out.push(AttrArg {
+                key: String::new(),
+                loc: Location::of_span(file, lit.span()),
+                value: lit_value(&syn::Expr::Lit(syn::ExprLit { attrs: vec![], lit })),
+            });
+        } else {
+            let path = input.call(syn::Path::parse_mod_style)?;
+            let key = path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            let loc = Location::of_span(file, path.span());
+            let value = if input.peek(syn::Token![=]) {
+                let _: syn::Token![=] = input.parse()?;
+                let expr: syn::Expr = input.parse()?;
+                lit_value(&expr)
+            } else if input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in input);
+                AttrValue::List(attr_args(file, &content)?)
+            } else {
+                AttrValue::Flag
+            };
+            out.push(AttrArg { key, loc, value });
+        }
+        if input.is_empty() {
+            break;
+        }
+        let _: syn::Token![,] = input.parse()?;
+    }
+    Ok(out)
+}
+
+fn lit_value(expr: &syn::Expr) -> AttrValue {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit { lit, .. }) => match lit {
+            syn::Lit::Str(s) => AttrValue::Str(s.value()),
+            syn::Lit::Bool(b) => AttrValue::Bool(b.value),
+            syn::Lit::Int(i) => AttrValue::Number(i.base10_digits().to_owned()),
+            syn::Lit::Float(f) => AttrValue::Number(f.base10_digits().to_owned()),
+            _ => AttrValue::Expr(quote::ToTokens::to_token_stream(expr).to_string()),
+        },
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr: inner,
+            ..
+        }) => match lit_value(inner) {
+            AttrValue::Number(n) => AttrValue::Number(format!("-{n}")),
+            _ => AttrValue::Expr(quote::ToTokens::to_token_stream(expr).to_string()),
+        },
+        _ => AttrValue::Expr(quote::ToTokens::to_token_stream(expr).to_string()),
+    }
+}
+
 /// Field-level serde attributes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SerdeField {
@@ -751,6 +915,8 @@ pub struct SerdeField {
     pub default: bool,
     pub skip_serializing_if: bool,
     pub untagged: bool,
+    /// The function of `default = "path"`: its value is known only when it runs.
+    pub default_fn: Option<String>,
     /// `with`, `serialize_with` or `deserialize_with`: custom code decides the wire form.
     pub with: Option<&'static str>,
 }
@@ -797,7 +963,10 @@ fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
                 out.skip = true;
             } else if p.is_ident("default") {
                 out.default = true;
-                skip_meta_value(&meta)?;
+                if meta.input.peek(syn::Token![=]) {
+                    let s: syn::LitStr = meta.value()?.parse()?;
+                    out.default_fn = Some(s.value());
+                }
             } else if p.is_ident("skip_serializing_if") {
                 out.skip_serializing_if = true;
                 skip_meta_value(&meta)?;
@@ -846,6 +1015,88 @@ fn conversions(module: &Module, attrs: &[syn::Attribute]) -> Vec<Conversion> {
         });
     }
     out
+}
+
+/// The JSON value a function without arguments returns when its body is one literal
+/// expression: a string, number or bool literal, `None`, `Some(..)`, `vec![..]`, and
+/// `.into()` / `.to_string()` / `.to_owned()` / `String::from(..)` around them.
+fn literal_fn(sig: &syn::Signature, block: &syn::Block) -> Option<serde_json::Value> {
+    if !sig.inputs.is_empty() || !sig.generics.params.is_empty() {
+        return None;
+    }
+    match block.stmts.as_slice() {
+        [syn::Stmt::Expr(e, None)] => literal_value(e),
+        _ => None,
+    }
+}
+
+fn literal_value(e: &syn::Expr) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    match e {
+        syn::Expr::Lit(l) => match &l.lit {
+            syn::Lit::Str(s) => Some(Value::String(s.value())),
+            syn::Lit::Bool(b) => Some(Value::Bool(b.value)),
+            syn::Lit::Int(i) => i.base10_parse::<i64>().ok().map(Value::from),
+            syn::Lit::Float(f) => f.base10_parse::<f64>().ok().map(Value::from),
+            _ => None,
+        },
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match literal_value(&u.expr)? {
+            Value::Number(n) => n
+                .as_i64()
+                .map(|i| Value::from(-i))
+                .or_else(|| n.as_f64().map(|f| Value::from(-f))),
+            _ => None,
+        },
+        syn::Expr::Paren(p) => literal_value(&p.expr),
+        syn::Expr::Path(p) if p.path.is_ident("None") => Some(Value::Null),
+        syn::Expr::MethodCall(m)
+            if m.args.is_empty()
+                && ["into", "to_string", "to_owned"].contains(&m.method.to_string().as_str()) =>
+        {
+            literal_value(&m.receiver)
+        }
+        syn::Expr::Call(c) if c.args.len() == 1 => {
+            let syn::Expr::Path(f) = &*c.func else {
+                return None;
+            };
+            let name: Vec<String> = f
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            match name
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                ["Some"] | ["String", "from"] => literal_value(&c.args[0]),
+                _ => None,
+            }
+        }
+        syn::Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+            let items = m
+                .mac
+                .parse_body_with(
+                    syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+                )
+                .ok()?;
+            items
+                .iter()
+                .map(literal_value)
+                .collect::<Option<Vec<_>>>()
+                .map(Value::Array)
+        }
+        _ => None,
+    }
+}
+
+/// A type written in a string (`#[kube(status = "FooStatus")]`), as used in `module`,
+/// located at the string; `None` if it does not parse as a type.
+pub fn ty_from_str(module: &Module, text: &str, loc: &Location) -> Option<Ty> {
+    let ty = syn::parse_str::<syn::Type>(text).ok()?;
+    Some(relocate(ty_of(module, &ty), loc))
 }
 
 fn relocate(mut ty: Ty, loc: &Location) -> Ty {

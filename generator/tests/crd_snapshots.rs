@@ -364,3 +364,34 @@ fn sample_api_crds_are_up_to_date() {
         "sample-api/crds is out of date; run `cargo run -p kube-codegen -- generate sample-api`:\n{report}"
     );
 }
+
+/// kube-derive input (`tests/fixtures/kube-derive/` at the repository root): each CRD as
+/// `generate` writes it, stable across runs. These follow kube-derive's `crd()` (the test
+/// crate `tests/kube-derive` compares them with it), so they are not checked for structure:
+/// kube-derive writes `{}` for a `serde_json::Value`.
+#[test]
+fn kube_derive() {
+    for fixture in [
+        "basic",
+        "edge",
+        "kube_complex_enum",
+        "kube_enum",
+        "kube_mixed_enum",
+        "kube_schema",
+        "kube_typed_subresource",
+        "multi",
+    ] {
+        let dir = Path::new("../tests/fixtures/kube-derive").join(fixture);
+        let config = Config::new().crate_dir(&dir).emit_rust(false);
+        let first = config
+            .generate()
+            .unwrap_or_else(|e| panic!("{fixture}:\n{e}"));
+        let second = config.generate().expect("generated once");
+        assert_eq!(first.files, second.files, "{fixture}: stable");
+        assert!(!first.files.is_empty(), "{fixture}: no CRD");
+        for f in &first.files {
+            let file_name = f.path.file_name().unwrap().to_string_lossy();
+            insta::assert_snapshot!(format!("kube_derive_{fixture}__{file_name}"), f.contents);
+        }
+    }
+}

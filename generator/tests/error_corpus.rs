@@ -300,6 +300,8 @@ error_cases! {
     kind_with_serde_into,
     // kinds
     kind_without_type_meta,
+    kube_derive_attrs,
+    kube_derive_two_storage_versions,
     kind_without_metadata,
     metadata_not_object_meta,
     kind_is_enum,

@@ -42,6 +42,9 @@ pub struct Kind {
     pub spec_type: Option<String>,
     /// The `T` of `status: Option<T>`, for `HasStatus`.
     pub status_type: Option<String>,
+    /// The kind struct is kube-derive's (`#[derive(CustomResource)]`), which already
+    /// implements `kube::Resource`, `HasSpec`, `HasStatus` and `new`: those are not generated.
+    pub derived: bool,
     /// Path of the kind's apply configuration as the clientset's group/version module
     /// names it (`super::super::applyconfigurations::samplecontroller_v1alpha1::FooApplyConfiguration`).
     pub apply_configuration: String,

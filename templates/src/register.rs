@@ -64,23 +64,27 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
             }
         }
     });
-    let has_status = kind.status_type.as_deref().map(|status| {
-        let status = path(status);
-        quote! {
-            impl ::kube::core::object::HasStatus for #ty {
-                type Status = #status;
-                #[inline]
-                fn status(&self) -> Option<&#status> {
-                    self.status.as_ref()
-                }
-                #[inline]
-                fn status_mut(&mut self) -> &mut Option<#status> {
-                    &mut self.status
+    let has_status = kind
+        .status_type
+        .as_deref()
+        .filter(|_| !kind.derived)
+        .map(|status| {
+            let status = path(status);
+            quote! {
+                impl ::kube::core::object::HasStatus for #ty {
+                    type Status = #status;
+                    #[inline]
+                    fn status(&self) -> Option<&#status> {
+                        self.status.as_ref()
+                    }
+                    #[inline]
+                    fn status_mut(&mut self) -> &mut Option<#status> {
+                        &mut self.status
+                    }
                 }
             }
-        }
-    });
-    quote! {
+        });
+    let resource = (!kind.derived).then(|| quote! {
         impl ::kube::Resource for #ty {
             type DynamicType = ();
             type Scope = #scope;
@@ -114,6 +118,9 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
                 &mut self.metadata
             }
         }
+    });
+    quote! {
+        #resource
 
         impl #ty {
             /// The API group.

@@ -157,6 +157,24 @@ impl Builder<'_> {
                 role,
             });
         }
+        // kube-derive's kind struct has no TypeMeta field, yet serializes apiVersion and
+        // kind (its own Serialize impl): its configuration carries them as any kind's does.
+        if self.structs[index].out.kind.is_some()
+            && !fields
+                .iter()
+                .any(|f| f.flatten && f.ty == TypeRef::TypeMeta)
+        {
+            out_fields.insert(
+                0,
+                ApplyField {
+                    rust_name: "types".to_owned(),
+                    json_name: String::new(),
+                    doc: String::new(),
+                    ty: ApplyType::Plain("::kube::core::TypeMeta".to_owned()),
+                    role: ApplyRole::TypeMeta,
+                },
+            );
+        }
         let b = &mut self.structs[index];
         b.out.fields = out_fields;
         b.out.debug = debug;

@@ -271,10 +271,13 @@ pub(crate) fn packages(
                 methods,
                 spec_type,
                 status_type,
+                derived: matches!(k.dialect, SchemaDialect::KubeDerive { .. }),
+                // Named after the struct, as the applyconfigurations generator names it:
+                // a kube-derive kind's struct may be named apart from its kind (`root`).
                 apply_configuration: format!(
                     "super::super::applyconfigurations::{}::{}ApplyConfiguration",
                     accessors[&(group.clone(), version.clone())],
-                    k.name
+                    decl.name
                 ),
             });
         }

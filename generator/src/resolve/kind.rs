@@ -277,6 +277,7 @@ pub(super) fn kind_of(
         labels,
         client,
         conversion_hub,
+        dialect: SchemaDialect::ControllerGen,
     })
 }
 

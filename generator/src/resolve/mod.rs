@@ -5,10 +5,13 @@
 //!   (membership follows the module tree), and checks across kinds;
 //! - [`package`]: a group/version module's markers (`doc.go`'s);
 //! - [`kind`]: a kind's markers: names, scope, subresources, columns, client verbs;
+//! - [`kube_derive`]: a `#[derive(CustomResource)]` spec's `#[kube(...)]` keys, read into
+//!   the same kind (kube-derive input, no marker needed), and the other derives' attributes;
 //! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
 //! - [`paths`]: how generated code names a type (re-exports of private modules).
 
 mod kind;
+mod kube_derive;
 mod package;
 mod paths;
 mod types;
@@ -44,11 +47,44 @@ struct RawType<'a> {
 
 /// Build the model from every module of the crate.
 pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diagnostics) -> Api {
+    // kube-derive kinds: a `#[derive(CustomResource)]` spec names its group/version and
+    // kind itself, wherever it is; the kind struct kube-derive generates is added as a
+    // source item beside the spec.
+    let (mut roots, mut derived_kinds) = (vec![], vec![]);
+    for m in modules {
+        for item in m.structs.iter().chain(&m.enums) {
+            if kube_derive::is_custom_resource(item)
+                && let Some(d) = kube_derive::derived_kind(m, item, |n| key(&m.path, n), diags)
+            {
+                roots.push((m, d.root));
+                derived_kinds.push((d.group, d.version, d.kind));
+            }
+        }
+    }
     let mut raw: BTreeMap<String, RawType> = BTreeMap::new();
     for m in modules {
         for item in m.structs.iter().chain(&m.enums).chain(&m.aliases) {
             raw.insert(key(&m.path, &item.ident), RawType { module: m, item });
         }
+    }
+    let mut clashing = std::collections::BTreeSet::new();
+    for (i, (m, root)) in roots.iter().enumerate() {
+        let k = key(&m.path, &root.ident);
+        if let Some(existing) = raw.get(&k) {
+            diags.push(
+                Diagnostic::new(existing.item.loc.clone(), format!("`{}` is defined here, and kube-derive generates a struct of that name", root.ident))
+                    .with_hint(format!("rename one of them (kube-derive's with `#[kube(root = \"...\")]`); the spec is at {}", root.loc)),
+            );
+            clashing.insert(i);
+            continue;
+        }
+        raw.insert(
+            k,
+            RawType {
+                module: m,
+                item: root,
+            },
+        );
     }
     let mut resolver = Resolver {
         raw: &raw,
@@ -189,6 +225,23 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
         }
         api.packages.insert(id, package);
     }
+    for (i, (group, version, kind)) in derived_kinds.into_iter().enumerate() {
+        if clashing.contains(&i) {
+            continue;
+        }
+        resolver.require(&kind.type_key);
+        let package = api
+            .packages
+            .entry((group.clone(), version.clone()))
+            .or_insert_with(|| Package {
+                group,
+                version,
+                loc: kind.loc.clone(),
+                default_optional: None,
+                kinds: vec![],
+            });
+        package.kinds.push(kind);
+    }
     // Resolve every type reachable from a kind; unrelated helper types may use anything.
     while let Some(type_key) = resolver.pending.pop() {
         if resolver.types.contains_key(&type_key) {
@@ -199,6 +252,7 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
         }
     }
     api.types = resolver.types;
+    kube_derive::check_types(&api, diags);
     api
 }
 

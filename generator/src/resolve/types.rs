@@ -553,10 +553,18 @@ impl Resolver<'_> {
         fields: &[src::Field],
         container: &SerdeContainer,
         rename_rule: Option<&str>,
+        schemars: bool,
         diags: &mut Diagnostics,
     ) -> Vec<Field> {
         let mut out = vec![];
         for f in fields {
+            let default_fn = f.serde.default_fn.as_ref().map(|path| DefaultFn {
+                path: path.clone(),
+                value: module.literal_fns.get(path).cloned(),
+            });
+            if schemars && let Some(DefaultFn { path, value: None }) = &default_fn {
+                super::kube_derive::warn_default_fn(path, &f.loc, diags);
+            }
             let rust_name = unraw(f.ident.as_deref().expect("named"));
             let floc = f.loc.clone();
             let ser = &f.serde;
@@ -572,7 +580,25 @@ impl Resolver<'_> {
                 (None, None) => rust_name.clone(),
             };
             let docs = &f.docs;
-            let markers = parse_markers(docs, Level::Field, diags);
+            let mut markers = parse_markers(docs, Level::Field, diags);
+            // kube-derive input: `#[schemars(with = "T")]` says the wire form of a field
+            // serialized by custom code; for a scalar `T` it becomes the markers that say it.
+            if schemars
+                && ser.with.is_some()
+                && let Some((t, at)) = super::kube_derive::schemars_with(&f.tool_attrs)
+            {
+                let resolved = src::ty_from_str(module, &t, &at)
+                    .and_then(|ty| self.resolve_type(module, &ty).ok());
+                match resolved.and_then(|r| {
+                    super::kube_derive::with_markers(&r, RustInt::parse(t.trim()), &at)
+                }) {
+                    Some(m) => markers.extend(m),
+                    None => diags.push(
+                        Diagnostic::warning(at.clone(), format!("`#[schemars(with = \"{t}\")]` is read for a string, bool, number or integer only"))
+                            .with_hint("describe the wire form with `+kubebuilder:validation:Type=...` in the field's doc comment"),
+                    ),
+                }
+            }
             let ty = match ser.with {
                 // Custom code decides the wire form: the Rust type tells nothing.
                 Some(attr) => {
@@ -590,6 +616,13 @@ impl Resolver<'_> {
                     None => continue,
                 },
             };
+            if schemars {
+                markers.extend(super::kube_derive::schema_markers(
+                    &f.tool_attrs,
+                    Some(&ty),
+                    diags,
+                ));
+            }
             out.push(Field {
                 rust_name,
                 json_name,
@@ -602,6 +635,8 @@ impl Resolver<'_> {
                 skip_serializing_if: ser.skip_serializing_if,
                 visible: f.visible,
                 loc: floc,
+                ints: rust_ints(&f.ty),
+                default_fn,
             });
         }
         out
@@ -614,7 +649,7 @@ impl Resolver<'_> {
         let ident = &item.ident;
         let loc = item.loc.clone();
         let docs = &item.docs;
-        let markers = parse_markers(docs, Level::Type, diags);
+        let mut markers = parse_markers(docs, Level::Type, diags);
         let serde = item.serde.clone();
         if item.generic {
             diags.push(
@@ -622,6 +657,19 @@ impl Resolver<'_> {
                     .with_hint("use a concrete type"),
             );
             return None;
+        }
+        // A schemars-derived type (kube-derive input): its schemars attributes shape the
+        // schema, so those not read are reported.
+        let schemars = item
+            .derives
+            .iter()
+            .any(|d| matches!(d.as_str(), "JsonSchema" | "KubeSchema" | "CustomResource"));
+        if schemars {
+            markers.extend(super::kube_derive::schema_markers(
+                &item.tool_attrs,
+                None,
+                diags,
+            ));
         }
         let wire = self.wire_type(raw, diags).ok()?;
         let shape = match &item.body {
@@ -632,7 +680,14 @@ impl Resolver<'_> {
             src::Body::Struct(fields) => match fields {
                 src::Fields::Named(named) => {
                     let rule = serde.rename_all.clone();
-                    Shape::Struct(self.fields(module, named, &serde, rule.as_deref(), diags))
+                    Shape::Struct(self.fields(
+                        module,
+                        named,
+                        &serde,
+                        rule.as_deref(),
+                        schemars,
+                        diags,
+                    ))
                 }
                 src::Fields::Unnamed(u) if u.len() == 1 => match u[0].serde.with {
                     Some(attr) => {
@@ -657,6 +712,21 @@ impl Resolver<'_> {
                 let mut variants = vec![];
                 for v in source_variants {
                     let vser = &v.serde;
+                    if schemars {
+                        // A variant holds no markers in the model: what they say is lost.
+                        for m in super::kube_derive::schema_markers(&v.tool_attrs, None, diags) {
+                            diags.push(
+                                Diagnostic::warning(
+                                    m.loc.clone(),
+                                    format!(
+                                        "`{}` on a variant is not read by kube-codegen yet",
+                                        m.text
+                                    ),
+                                )
+                                .with_hint("the CRD lacks what it adds to kube-derive's schema"),
+                            );
+                        }
+                    }
                     if vser.skip {
                         continue;
                     }
@@ -699,9 +769,14 @@ impl Resolver<'_> {
                                 named,
                                 &SerdeContainer::default(),
                                 rule.as_deref(),
+                                schemars,
                                 diags,
                             ))
                         }
+                    };
+                    let ints = match &v.fields {
+                        src::Fields::Unnamed(u) if u.len() == 1 => rust_ints(&u[0].ty),
+                        _ => vec![],
                     };
                     variants.push(Variant {
                         rust_name,
@@ -709,6 +784,7 @@ impl Resolver<'_> {
                         doc: doc_text(&v.docs),
                         shape,
                         loc: vloc,
+                        ints,
                     });
                 }
                 Shape::Enum(variants)
@@ -727,6 +803,27 @@ impl Resolver<'_> {
             loc,
         })
     }
+}
+
+/// The integer types in a field's type, depth-first (see [`Field::ints`]).
+fn rust_ints(ty: &src::Ty) -> Vec<RustInt> {
+    let mut out = vec![];
+    let mut stack = vec![ty];
+    while let Some(t) = stack.pop() {
+        match &t.kind {
+            src::TyKind::Path { segments, args, .. } => {
+                if let [one] = segments.as_slice()
+                    && let Some(i) = RustInt::parse(one)
+                {
+                    out.push(i);
+                }
+                stack.extend(args.iter().rev());
+            }
+            src::TyKind::Array { elem, .. } => stack.push(elem),
+            src::TyKind::Other => {}
+        }
+    }
+    out
 }
 
 /// An identifier without its `r#`.

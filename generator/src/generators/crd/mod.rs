@@ -6,6 +6,7 @@ pub mod apiext;
 mod embedded;
 pub mod k8s_schemas;
 pub(crate) mod keywords;
+pub mod kube_derive;
 pub(crate) mod schema;
 
 use std::collections::BTreeMap;
@@ -141,7 +142,13 @@ fn build_crd(
                         marked.join(", ")
                     ),
                 )
-                .with_hint("keep `+kubebuilder:storageversion` on exactly one version"),
+                .with_hint(if matches!(storage[1].1.dialect, SchemaDialect::KubeDerive { .. }) {
+                    // kube-derive's `merge_crds(.., stored)` picks it in code, which kube-codegen
+                    // does not run: the attributes say it.
+                    "kube-derive marks every version `storage` unless told: set `#[kube(storage = false)]` on all versions but the stored one (the one you pass to `merge_crds`)"
+                } else {
+                    "keep `+kubebuilder:storageversion` on exactly one version"
+                }),
             );
             return None;
         }
@@ -194,20 +201,43 @@ fn build_crd(
     for (p, k) in &versions {
         annotations.extend(k.annotations.clone());
         labels.extend(k.labels.clone());
-        let mut builder = SchemaBuilder::new(api, p, options);
-        let Some(schema) = diags.collect(builder.kind_schema(k)) else {
-            continue;
+        let schema = match &k.dialect {
+            SchemaDialect::ControllerGen => {
+                let mut builder = SchemaBuilder::new(api, p, options);
+                let Some(schema) = diags.collect(builder.kind_schema(k)) else {
+                    continue;
+                };
+                if builder.unresolved {
+                    continue;
+                }
+                schema
+            }
+            SchemaDialect::KubeDerive { doc } => {
+                let value = kube_derive::kind_schema(api, k, doc);
+                serde_json::from_value(value).expect("the emulated schemas are JSONSchemaProps")
+            }
         };
-        if builder.unresolved {
-            continue;
+        if matches!(k.dialect, SchemaDialect::KubeDerive { .. }) {
+            // kube-derive writes such a CRD (the apiserver takes it too; the column is empty,
+            // the scale subresource fails at use): said, but not refused, as the CRD equals
+            // the one the kinds have today.
+            let mut found = Diagnostics::default();
+            check_paths(k, &schema, &mut found);
+            diags.0.extend(found.0.into_iter().map(|mut d| {
+                d.severity = crate::diagnostics::Severity::Warning;
+                d
+            }));
+        } else {
+            check_paths(k, &schema, diags);
         }
-        check_paths(k, &schema, diags);
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }
     if crd_versions.len() != versions.len() {
         return None;
     }
-    if !crd_versions.iter().any(|v| v.served) {
+    if !crd_versions.iter().any(|v| v.served)
+        && !matches!(first.dialect, SchemaDialect::KubeDerive { .. })
+    {
         diags.push(
             Diagnostic::new(
                 first.loc.clone(),
@@ -251,7 +281,9 @@ fn build_crd(
             group: group.to_owned(),
             names: CustomResourceDefinitionNames {
                 kind: kind_name.to_owned(),
-                list_kind: Some(format!("{kind_name}List")),
+                // kube-derive's `crd()` leaves it to the apiserver's default (the same name).
+                list_kind: (!matches!(first.dialect, SchemaDialect::KubeDerive { .. }))
+                    .then(|| format!("{kind_name}List")),
                 plural: first.plural.clone(),
                 singular: Some(first.singular.clone()),
                 short_names: (!first.short_names.is_empty()).then(|| first.short_names.clone()),
