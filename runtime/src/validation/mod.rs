@@ -1,0 +1,198 @@
+//! Defaulting and validation of custom resources as the API server does them, from the
+//! CRD's structural schema: pruning, null pruning and defaulting
+//! (`structuraldefaulting`), the OpenAPI value validations (kube-openapi's validators and
+//! the error classes apiextensions-apiserver maps them to), list-type uniqueness
+//! (`structurallisttype`), and `x-kubernetes-validations` rules on the [`crate::cel`]
+//! evaluator, with transition rules and ratcheting on updates.
+//!
+//! Generated code (the `validation` generator) embeds each kind's schema and implements
+//! [`Validate`] with it; the fake API server calls the same code on create and update.
+
+pub mod formats;
+pub mod names;
+mod schema;
+mod walk;
+
+use std::fmt;
+
+pub use schema::{Schema, SchemaError};
+
+/// The class of a violation: the API server's `field.ErrorType`, worded as it words them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorType {
+    /// `FieldValueNotFound`: "Not found".
+    NotFound,
+    /// `FieldValueRequired`: "Required value".
+    Required,
+    /// `FieldValueDuplicate`: "Duplicate value".
+    Duplicate,
+    /// `FieldValueInvalid`: "Invalid value".
+    Invalid,
+    /// `FieldValueNotSupported`: "Unsupported value".
+    NotSupported,
+    /// `FieldValueForbidden`: "Forbidden".
+    Forbidden,
+    /// `FieldValueTooLong`: "Too long".
+    TooLong,
+    /// `FieldValueTooMany`: "Too many".
+    TooMany,
+    /// `InternalError`: "Internal error".
+    Internal,
+    /// `FieldValueTypeInvalid`: "Invalid value" (a wrong type or format).
+    TypeInvalid,
+}
+
+impl ErrorType {
+    /// The words the API server prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::NotFound => "Not found",
+            ErrorType::Required => "Required value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Invalid | ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
+        }
+    }
+
+    /// The `reason` of a `StatusCause` (`metav1.CauseType`).
+    pub fn cause_type(self) -> &'static str {
+        match self {
+            ErrorType::NotFound => "FieldValueNotFound",
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+        }
+    }
+
+    /// The class of a `StatusCause` reason.
+    pub fn from_cause_type(s: &str) -> Option<ErrorType> {
+        use ErrorType::*;
+        [
+            NotFound,
+            Required,
+            Duplicate,
+            Invalid,
+            NotSupported,
+            Forbidden,
+            TooLong,
+            TooMany,
+            Internal,
+            TypeInvalid,
+        ]
+        .into_iter()
+        .find(|t| t.cause_type() == s)
+    }
+}
+
+/// One violation: `field.Error`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field path as the API server prints it (`spec.items[0].name`, `spec.labels[k]`).
+    pub field: String,
+    /// Its class.
+    pub error_type: ErrorType,
+    /// The bad value as the API server prints it (`"abc"`, `5`, `null`), if it prints one.
+    pub value: Option<String>,
+    /// What is wrong.
+    pub detail: String,
+}
+
+impl FieldError {
+    /// The message of the API server's `StatusCause` (`field.Error.ErrorBody()`).
+    pub fn body(&self) -> String {
+        let mut s = self.error_type.as_str().to_owned();
+        if let Some(v) = &self.value {
+            s.push_str(": ");
+            s.push_str(v);
+        }
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.body())
+        } else {
+            write!(f, "{}: {}", self.field, self.body())
+        }
+    }
+}
+
+/// Every violation of an object, in the API server's order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Errors(pub Vec<FieldError>);
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // As the API server joins them in a Status message: `[a, b]` for several.
+        let parts: Vec<String> = self.0.iter().map(ToString::to_string).collect();
+        match parts.as_slice() {
+            [one] => f.write_str(one),
+            _ => write!(f, "[{}]", parts.join(", ")),
+        }
+    }
+}
+
+impl std::error::Error for Errors {}
+
+impl Errors {
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Defaulting and validation of a kind, from its CRD schema; implemented by generated code
+/// (the `validation` generator), which supplies [`Validate::schema`].
+pub trait Validate: serde::Serialize + serde::de::DeserializeOwned {
+    /// The kind's structural schema (the CRD version's `openAPIV3Schema`), compiled once.
+    fn schema() -> &'static Schema;
+
+    /// Applies every default as the API server does before it stores the object: unknown
+    /// fields and non-nullable nulls without a default pruned, then defaults, recursively.
+    fn set_defaults(&mut self) {
+        let mut v = serde_json::to_value(&*self).expect("API objects serialize to JSON");
+        Self::schema().default_value(&mut v);
+        if let Ok(d) = serde_json::from_value(v) {
+            *self = d;
+        }
+    }
+
+    /// The API server's verdict on creating this object: defaults applied to a copy, then
+    /// every violation with its field path and class. `Ok` when the server would accept it.
+    fn validate(&self) -> Result<(), Errors> {
+        let mut v = serde_json::to_value(self).expect("API objects serialize to JSON");
+        let s = Self::schema();
+        s.default_value(&mut v);
+        s.validate_value(&v, None)
+    }
+
+    /// The verdict on updating `old` to this object: transition rules (`oldSelf`) run, and
+    /// errors on values that did not change are ratcheted away, as the server does.
+    fn validate_update(&self, old: &Self) -> Result<(), Errors> {
+        let s = Self::schema();
+        let mut v = serde_json::to_value(self).expect("API objects serialize to JSON");
+        let mut o = serde_json::to_value(old).expect("API objects serialize to JSON");
+        s.default_value(&mut v);
+        s.default_value(&mut o);
+        s.validate_value(&v, Some(&o))
+    }
+}
+
+#[cfg(test)]
+mod tests;
