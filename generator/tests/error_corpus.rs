@@ -281,6 +281,7 @@ error_cases! {
     tuple_variant,
     recursive_type,
     unsupported_k8s_type,
+    validation_unsupported_cel,
     generic_type,
     generic_kind,
     // Rust shapes: aliases, arrays, map keys, serde conversions and custom serializers

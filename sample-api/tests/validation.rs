@@ -1,0 +1,60 @@
+//! The generated `Validate` impls: the API server's verdicts on the sample kinds, without a
+//! server (the differential test in tests/tests/validation_differential.rs checks them
+//! against a real one).
+
+use kube_codegen_runtime::validation::{ErrorType, Validate};
+use sample_api::apis::insujang::v1beta1::{TestResource, TestResourceSpec};
+use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
+
+fn foo(replicas: Option<i32>) -> Foo {
+    Foo::new(
+        "a",
+        FooSpec {
+            deployment_name: "a-deploy".into(),
+            replicas,
+        },
+    )
+}
+
+#[test]
+fn foo_replicas_bounds() {
+    assert_eq!(foo(Some(1)).validate(), Ok(()));
+    assert_eq!(foo(None).validate(), Ok(()));
+    let errs = foo(Some(11)).validate().unwrap_err();
+    assert_eq!(errs.0.len(), 1);
+    assert_eq!(errs.0[0].field, "spec.replicas");
+    assert_eq!(errs.0[0].error_type, ErrorType::Invalid);
+    assert_eq!(
+        errs.to_string(),
+        "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+    );
+    assert!(foo(Some(0)).validate().is_err());
+}
+
+#[test]
+fn test_resource_pattern() {
+    let tr = |command: &str| {
+        TestResource::new(
+            "t",
+            TestResourceSpec {
+                command: command.into(),
+                custom_property: "x".into(),
+            },
+        )
+    };
+    assert_eq!(tr("echo hi").validate(), Ok(()));
+    let errs = tr("ls").validate().unwrap_err();
+    assert_eq!(
+        errs.to_string(),
+        "spec.command: Invalid value: \"ls\": spec.command in body should match '^(echo).*'"
+    );
+}
+
+#[test]
+fn set_defaults_keeps_a_valid_object_as_it_is() {
+    let mut f = foo(Some(3));
+    let before = f.clone();
+    f.set_defaults();
+    assert_eq!(f, before);
+    assert_eq!(f.validate_update(&before), Ok(()));
+}
