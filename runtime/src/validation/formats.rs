@@ -7,9 +7,13 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-/// Whether the API server (v1.34+) checks `format`; `None` for formats it strips.
+/// Whether `s` is of `format`, as the API server checks it; `None` for formats it strips.
+/// The server looks a format up with its dashes removed (go-openapi's normalization), so
+/// `date-time` is `datetime`, and `k8s-short-name`/`k8s-long-name`, listed with their
+/// dashes, never match and are not checked.
 pub fn check(format: &str, s: &str) -> Option<bool> {
-    Some(match format {
+    let normalized = format.replace('-', "");
+    Some(match normalized.as_str() {
         "bsonobjectid" => s.len() == 24 && s.bytes().all(|b| b.is_ascii_hexdigit()),
         "uri" => is_uri(s),
         "email" => is_email(s),
@@ -50,8 +54,6 @@ pub fn check(format: &str, s: &str) -> Option<bool> {
         "date" => is_date(s),
         "datetime" => is_datetime(s),
         "duration" => is_duration(s),
-        "k8s-short-name" => super::names::dns1123_label(s).is_empty(),
-        "k8s-long-name" => super::names::dns1123_subdomain(s).is_empty(),
         _ => return None,
     })
 }
@@ -70,7 +72,7 @@ fn matches(cell: &'static OnceLock<Regex>, pattern: &str, s: &str) -> bool {
 }
 
 /// strfmt's `uuid`.
-pub fn is_uuid(s: &str) -> bool {
+pub(crate) fn is_uuid(s: &str) -> bool {
     check("uuid", s) == Some(true)
 }
 
@@ -164,9 +166,9 @@ fn is_uri(s: &str) -> bool {
     }
 }
 
-/// strfmt's `byte`: standard base64 with padding.
+/// strfmt's `byte`: standard base64 with padding, not empty.
 pub fn is_base64(s: &str) -> bool {
-    if !s.len().is_multiple_of(4) {
+    if s.is_empty() || !s.len().is_multiple_of(4) {
         return false;
     }
     let body = s.trim_end_matches('=');

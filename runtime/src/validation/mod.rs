@@ -157,6 +157,35 @@ impl Errors {
     }
 }
 
+/// The scale subresource's checks of the replicas at `spec_replicas_path` (a JSON path like
+/// `.spec.replicas`), which the API server runs with schema validation for kinds that
+/// have one: a non-negative 32-bit integer.
+pub fn validate_scale(v: &serde_json::Value, spec_replicas_path: &str) -> Vec<FieldError> {
+    let mut at = v;
+    for part in spec_replicas_path.trim_start_matches('.').split('.') {
+        match at.get(part) {
+            Some(x) => at = x,
+            None => return vec![],
+        }
+    }
+    let Some(n) = at.as_i64() else {
+        return vec![];
+    };
+    let detail = if n < 0 {
+        "should be a non-negative integer".to_owned()
+    } else if n > i32::MAX as i64 {
+        format!("should be less than or equal to {}", i32::MAX)
+    } else {
+        return vec![];
+    };
+    vec![FieldError {
+        field: spec_replicas_path.to_owned(),
+        error_type: ErrorType::Invalid,
+        value: Some(n.to_string()),
+        detail,
+    }]
+}
+
 /// Defaulting and validation of a kind, from its CRD schema; implemented by generated code
 /// (the `validation` generator), which supplies [`Validate::schema`].
 pub trait Validate: serde::Serialize + serde::de::DeserializeOwned {

@@ -85,6 +85,9 @@ impl Schema {
     pub fn validate_value(&self, v: &Value, old: Option<&Value>) -> Result<(), Errors> {
         let mut errs = vec![];
         self.openapi(v, old, "", &mut errs);
+        // kube-openapi keeps one of identical errors (a bound repeated in an `allOf`).
+        let mut seen = std::collections::HashSet::new();
+        errs.retain(|e| seen.insert((e.field.clone(), e.error_type, e.body())));
         let list_errs = |x: &Value| {
             let mut e = vec![];
             self.list_types(x, "", &mut e);
@@ -141,6 +144,7 @@ impl Schema {
     // ---- kube-openapi --------------------------------------------------------------
 
     fn openapi(&self, v: &Value, old: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
+        CHECKS.with(|c| c.set(c.get() + 1));
         // Ratcheting: an unchanged value keeps whatever errors it had.
         if old.is_some_and(|o| o == v) {
             return;
@@ -177,34 +181,69 @@ impl Schema {
                 return;
             }
         }
-        for s in &self.all_of {
-            s.openapi(v, old, path, errs);
-        }
-        if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.passes(v)) {
-            errs.push(err(
-                path.into(),
+        // Composite keywords (kube-openapi's schemaPropsValidator): their own error is not
+        // a field error, so the API server reports it at the root (`<nil>`), the path
+        // quoted in the message; the best failing branch's errors come with it.
+        let composite = |detail: String| {
+            err(
+                String::new(),
                 ErrorType::Invalid,
                 Some("\"\"".into()),
-                format!("{name} must validate at least one schema (anyOf)"),
-            ));
+                detail,
+            )
+        };
+        if !self.any_of.is_empty() {
+            let results: Vec<Branch> = self.any_of.iter().map(|s| s.branch(v, path)).collect();
+            if !results.iter().any(|b| b.errors.is_empty()) {
+                errs.push(composite(format!(
+                    "{} must validate at least one schema (anyOf)",
+                    go_quote(path)
+                )));
+                errs.extend(best(results));
+            }
         }
-        if !self.one_of.is_empty() && self.one_of.iter().filter(|s| s.passes(v)).count() != 1 {
-            errs.push(err(
-                path.into(),
-                ErrorType::Invalid,
-                Some("\"\"".into()),
-                format!("{name} must validate one and only one schema (oneOf)"),
-            ));
+        if !self.one_of.is_empty() {
+            let results: Vec<Branch> = self.one_of.iter().map(|s| s.branch(v, path)).collect();
+            let valid = results.iter().filter(|b| b.errors.is_empty()).count();
+            if valid != 1 {
+                let more = if valid == 0 {
+                    "Found none valid".to_owned()
+                } else {
+                    format!("Found {valid} valid alternatives")
+                };
+                errs.push(composite(format!(
+                    "{} must validate one and only one schema (oneOf). {more}",
+                    go_quote(path)
+                )));
+                if valid == 0 {
+                    errs.extend(best(results));
+                }
+            }
+        }
+        if !self.all_of.is_empty() {
+            let mut valid = 0;
+            for s in &self.all_of {
+                let r = s.branch(v, path).errors;
+                if r.is_empty() {
+                    valid += 1;
+                }
+                errs.extend(r);
+            }
+            if valid != self.all_of.len() {
+                let more = if valid == 0 { ". None validated" } else { "" };
+                errs.push(composite(format!(
+                    "{} must validate all the schemas (allOf){more}",
+                    go_quote(path)
+                )));
+            }
         }
         if let Some(n) = &self.not
-            && n.passes(v)
+            && n.branch(v, path).errors.is_empty()
         {
-            errs.push(err(
-                path.into(),
-                ErrorType::Invalid,
-                Some("\"\"".into()),
-                format!("{name} must not validate the schema (not)"),
-            ));
+            errs.push(composite(format!(
+                "{} must not validate the schema (not)",
+                go_quote(path)
+            )));
         }
         match v {
             Value::String(s) => self.check_string(s, v, path, name, errs),
@@ -216,10 +255,16 @@ impl Schema {
         self.check_enum(v, path, errs);
     }
 
-    fn passes(&self, v: &Value) -> bool {
-        let mut e = vec![];
-        self.openapi(v, None, "", &mut e);
-        e.is_empty()
+    /// The errors of a composite keyword's branch, at the same path, with how many schema
+    /// nodes it checked (kube-openapi's match count, which picks the branch it reports).
+    fn branch(&self, v: &Value, path: &str) -> Branch {
+        let before = CHECKS.with(|c| c.get());
+        let mut errors = vec![];
+        self.openapi(v, None, path, &mut errors);
+        Branch {
+            errors,
+            checks: CHECKS.with(|c| c.get()) - before,
+        }
     }
 
     fn check_enum(&self, v: &Value, path: &str, errs: &mut Vec<FieldError>) {
@@ -243,6 +288,8 @@ impl Schema {
     }
 
     fn check_string(&self, s: &str, v: &Value, path: &str, name: &str, errs: &mut Vec<FieldError>) {
+        self.check_format(s, v, path, name, errs);
+        // kube-openapi's string validator stops at the first failing keyword.
         let len = s.chars().count() as u64;
         if let Some(max) = self.max_length
             && len > max
@@ -253,6 +300,7 @@ impl Schema {
                 None,
                 format!("may not be more than {max} bytes"),
             ));
+            return;
         }
         if let Some(min) = self.min_length
             && len < min
@@ -263,6 +311,7 @@ impl Schema {
                 Some(render(v)),
                 format!("{name} in body should be at least {min} chars long"),
             ));
+            return;
         }
         if let (Some(re), Some(p)) = (&self.compiled_pattern, &self.pattern)
             && !re.is_match(s)
@@ -274,6 +323,9 @@ impl Schema {
                 format!("{name} in body should match '{p}'"),
             ));
         }
+    }
+
+    fn check_format(&self, s: &str, v: &Value, path: &str, name: &str, errs: &mut Vec<FieldError>) {
         if let Some(f) = &self.format
             && super::formats::check(f, s) == Some(false)
         {
@@ -720,6 +772,29 @@ impl Schema {
             other => cel::json_to_cel(other),
         }
     }
+}
+
+thread_local! {
+    /// Schema nodes checked so far on this thread: [`Branch::checks`] is a difference.
+    static CHECKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A composite keyword's branch, checked.
+struct Branch {
+    errors: Vec<FieldError>,
+    checks: usize,
+}
+
+/// The errors of the failing branch kube-openapi reports: the one with the highest match
+/// count (approximated by the schema nodes it checked), the first on a tie.
+fn best(results: Vec<Branch>) -> Vec<FieldError> {
+    let mut best: Option<Branch> = None;
+    for b in results.into_iter().filter(|b| !b.errors.is_empty()) {
+        if best.as_ref().is_none_or(|x| b.checks > x.checks) {
+            best = Some(b);
+        }
+    }
+    best.map(|b| b.errors).unwrap_or_default()
 }
 
 fn cel_map(entries: Vec<(String, CelValue)>) -> CelValue {
