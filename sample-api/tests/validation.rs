@@ -58,3 +58,31 @@ fn set_defaults_keeps_a_valid_object_as_it_is() {
     assert_eq!(f, before);
     assert_eq!(f.validate_update(&before), Ok(()));
 }
+
+#[tokio::test]
+async fn the_fake_clientset_defaults_and_validates_with_the_generated_code() {
+    use kube::api::PostParams;
+
+    let (cs, server) = sample_api::generated::fake::new_clientset();
+    sample_api::generated::validation::register_fake(&server);
+    let foos = cs.samplecontroller_v1alpha1().foos("default");
+    foos.create(&foo(Some(3)), &PostParams::default())
+        .await
+        .expect("a valid Foo is stored");
+    let mut bad = foo(Some(11));
+    bad.metadata.name = Some("b".into());
+    let err = foos
+        .create(&bad, &PostParams::default())
+        .await
+        .expect_err("the fake refuses what the API server refuses");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"),
+        "{msg}"
+    );
+    // The switch: the fake stores what it is given.
+    server.set_admission(false);
+    foos.create(&bad, &PostParams::default())
+        .await
+        .expect("admission off");
+}

@@ -205,6 +205,7 @@ fn opted_in(api: &Api, k: &Kind) -> bool {
 
 fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
     let mut impls = vec![];
+    let mut registrations = vec![];
     for p in cx.api.packages.values() {
         for k in p.kinds.iter().filter(|k| opted_in(cx.api, k)) {
             // Problems building the schema are the `crd` generator's to report (it runs
@@ -220,6 +221,15 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
                 syn::parse_str(&super::rust::type_path(cx.api, cx.rust, &k.type_key))
                     .expect("type paths parse");
             let text = serde_json::to_string(&json).expect("JSON serializes");
+            let (group, version, plural) = (&p.group, &p.version, &k.plural);
+            registrations.push(quote! {
+                server.register_admission(
+                    #group,
+                    #version,
+                    #plural,
+                    ::kube_codegen_runtime::validation::admission::<#ty>(),
+                );
+            });
             impls.push(quote! {
                 impl ::kube_codegen_runtime::validation::Validate for #ty {
                     fn schema() -> &'static ::kube_codegen_runtime::validation::Schema {
@@ -246,6 +256,15 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
         const _: () = ::kube_codegen_runtime::contract::check(#contract);
 
         #(#impls)*
+
+        ::kube_codegen_runtime::cfg_fake! {
+            /// Makes a fake API server default and validate the writes of these kinds as
+            /// the API server does (call it after `fake::new_clientset()`; turn it off
+            /// again with `server.set_admission(false)`).
+            pub fn register_fake(server: &::kube_codegen_runtime::fake::FakeApiServer) {
+                #(#registrations)*
+            }
+        }
     }
     .to_string();
     Box::new(move || code.parse().expect("generated validation code parses"))

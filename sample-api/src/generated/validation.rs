@@ -41,3 +41,28 @@ for crate::apis::samplecontroller::v1alpha1::Foo {
             })
     }
 }
+::kube_codegen_runtime::cfg_fake! {
+    /// Makes a fake API server default and validate the writes of these kinds as
+    /// the API server does (call it after `fake::new_clientset()`; turn it off
+    /// again with `server.set_admission(false)`).
+    pub fn register_fake(server: &::kube_codegen_runtime::fake::FakeApiServer) {
+        server
+            .register_admission(
+                "insujang.github.io",
+                "v1beta1",
+                "testresources",
+                ::kube_codegen_runtime::validation::admission::<
+                    crate::apis::insujang::v1beta1::TestResource,
+                >(),
+            );
+        server
+            .register_admission(
+                "samplecontroller.k8s.io",
+                "v1alpha1",
+                "foos",
+                ::kube_codegen_runtime::validation::admission::<
+                    crate::apis::samplecontroller::v1alpha1::Foo,
+                >(),
+            );
+    }
+}
