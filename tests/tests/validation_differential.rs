@@ -395,7 +395,8 @@ enum Verdict {
     Accepted(Value),
     /// The causes as (field, reason), sorted; and their messages, for the report.
     Rejected(Vec<(String, String)>, Vec<String>),
-    Other(String),
+    // Read through `Debug` in the report.
+    Other(#[allow(dead_code)] String),
 }
 
 /// A create (`name` None) or an update of `name`, dry-run unless `persist`.
@@ -787,4 +788,88 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// BENCHMARKS.md, "Validation": `validate()` (defaults + validation, CEL included) per
+/// object against the API server's dry-run create round trip, on the same generated
+/// objects. Run by bench/validation.sh (release build); ignored in the test suite.
+#[tokio::test]
+#[ignore = "a benchmark: bench/validation.sh"]
+async fn validation_throughput_against_dry_run() {
+    let root = repo_root();
+    let crd_files = [
+        "tests/fixtures/crd-corpus/cloudnative-pg/clusters.postgresql.cnpg.io.yaml",
+        "tests/fixtures/crd-corpus/gateway-api/gateways.gateway.networking.k8s.io.yaml",
+        "tests/fixtures/crd-corpus/cert-manager/certificates.cert-manager.io.yaml",
+    ];
+    let mut crds: Vec<CustomResourceDefinition> = vec![];
+    for f in crd_files {
+        let mut crd: CustomResourceDefinition =
+            serde_yaml::from_str(&std::fs::read_to_string(root.join(f)).expect("read"))
+                .expect("CRD");
+        crd.spec.conversion = None;
+        crds.push(crd);
+    }
+    let env = Environment::builder().start().await.expect("control plane");
+    let client = env.client();
+    for crd in &crds {
+        apply_crd(&client, crd).await.expect("CRD installs");
+    }
+    let mut skipped = vec![];
+    let targets: Vec<Target> = targets(&crds, &mut skipped)
+        .into_iter()
+        .filter(|t| t.storage)
+        .collect();
+    let n: usize = std::env::var("BENCH_OBJECTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    for (ti, t) in targets.iter().enumerate() {
+        let mut rng = Rng(0xDEAD_BEEF ^ (ti as u64 + 7));
+        let objects: Vec<Value> = (0..n)
+            .map(|i| {
+                let body = gen_value(&mut rng, &t.schema_json, 0);
+                object(t, i, if body.is_object() { body } else { json!({}) })
+            })
+            .collect();
+        // Ours: what `Validate::validate()` does after serializing (defaults on a copy,
+        // then every check); repeated for a stable figure.
+        let rounds = 20;
+        let start = std::time::Instant::now();
+        let mut rejected = 0;
+        for _ in 0..rounds {
+            for o in &objects {
+                let mut v = o.clone();
+                t.schema.default_value(&mut v);
+                if t.schema.validate_value(&v, None).is_err() {
+                    rejected += 1;
+                }
+            }
+        }
+        let ours = start.elapsed().as_secs_f64() / (rounds * n) as f64;
+        // The API server: sequential round trips (latency), then 16 in flight (throughput).
+        let start = std::time::Instant::now();
+        for o in &objects {
+            let _ = send(&client, t, o, None, false).await;
+        }
+        let seq = start.elapsed().as_secs_f64() / n as f64;
+        let start = std::time::Instant::now();
+        let _: Vec<Verdict> = futures::stream::iter(objects.iter())
+            .map(|o| send(&client, t, o, None, false))
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        let par = start.elapsed().as_secs_f64();
+        println!(
+            "| {} {} | {n} | {} | {:.1} µs ({:.0}/s) | {:.2} ms | {:.0}/s | {:.0}x |",
+            t.kind,
+            t.version,
+            rejected / rounds,
+            ours * 1e6,
+            1.0 / ours,
+            seq * 1e3,
+            n as f64 / par,
+            seq / ours
+        );
+    }
 }
