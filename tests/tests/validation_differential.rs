@@ -88,10 +88,9 @@ fn gen_value(rng: &mut Rng, s: &Value, depth: usize) -> Value {
         .get("enum")
         .and_then(Value::as_array)
         .filter(|e| !e.is_empty())
+        && rng.chance(90)
     {
-        if rng.chance(90) {
-            return rng.pick(e).clone();
-        }
+        return rng.pick(e).clone();
     }
     if let Some(d) = s.get("default")
         && rng.chance(15)
@@ -594,7 +593,7 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
     // The objects: generated from each schema, plus the hand-picked ones.
     let mut cases: Vec<(usize, Value)> = vec![];
     for (ti, t) in targets.iter().enumerate() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (ti as u64 + 1) * 0x1000_0001);
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((ti as u64 + 1) * 0x1000_0001));
         for i in 0..per_target {
             let body = gen_value(&mut rng, &t.schema_json, 0);
             let body = if body.is_object() { body } else { json!({}) };

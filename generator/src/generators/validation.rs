@@ -230,8 +230,18 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
                     ::kube_codegen_runtime::validation::admission::<#ty>(),
                 );
             });
+            let status = k.status_subresource;
+            let scale = match &k.scale {
+                Some(sc) => {
+                    let path = &sc.spec_replicas_path;
+                    quote! { Some(#path) }
+                }
+                None => quote! { None },
+            };
             impls.push(quote! {
                 impl ::kube_codegen_runtime::validation::Validate for #ty {
+                    const STATUS_SUBRESOURCE: bool = #status;
+                    const SCALE_SPEC_REPLICAS_PATH: Option<&'static str> = #scale;
                     fn schema() -> &'static ::kube_codegen_runtime::validation::Schema {
                         static SCHEMA: ::std::sync::OnceLock<::kube_codegen_runtime::validation::Schema> =
                             ::std::sync::OnceLock::new();
@@ -368,14 +378,11 @@ fn find_marker<'a>(api: &'a Api, expr: &str) -> Option<&'a crate::markers::Marke
         }
         ms
     });
-    for m in fields {
-        if m.name.ends_with("XValidation")
+    let mut markers = fields;
+    markers.find(|m| {
+        m.name.ends_with("XValidation")
             && (m.arg("rule") == Some(expr) || m.arg("messageExpression") == Some(expr))
-        {
-            return Some(m);
-        }
-    }
-    None
+    })
 }
 
 #[cfg(test)]

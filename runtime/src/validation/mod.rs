@@ -161,6 +161,8 @@ impl Errors {
 /// validation, refusals as the API server's 422 `Invalid` Status with one cause per
 /// violation.
 #[cfg(feature = "fake")]
+// The fake answers every error with a `Status` (see `fake`'s module docs).
+#[allow(clippy::result_large_err)]
 pub fn admission<K: Validate + kube::Resource<DynamicType = ()>>() -> crate::fake::Admission {
     std::sync::Arc::new(
         |obj: &mut serde_json::Value, old: Option<&serde_json::Value>| {
@@ -243,34 +245,70 @@ pub trait Validate: serde::Serialize + serde::de::DeserializeOwned {
     /// The kind's structural schema (the CRD version's `openAPIV3Schema`), compiled once.
     fn schema() -> &'static Schema;
 
+    /// Whether the kind has the status subresource: the API server then ignores `status`
+    /// in writes of the main resource (drops it on create, keeps the stored one on update).
+    const STATUS_SUBRESOURCE: bool = false;
+
+    /// The scale subresource's `specReplicasPath` (`.spec.replicas`), whose value the API
+    /// server checks on writes ([`validate_scale`]).
+    const SCALE_SPEC_REPLICAS_PATH: Option<&'static str> = None;
+
+    /// The object as the API server validates a write of it: `status` handled as the
+    /// status subresource has it, defaults applied.
+    fn admitted_value(&self, old: Option<&serde_json::Value>) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("API objects serialize to JSON");
+        if Self::STATUS_SUBRESOURCE
+            && let Some(m) = v.as_object_mut()
+        {
+            m.remove("status");
+            if let Some(s) = old.and_then(|o| o.get("status")) {
+                m.insert("status".into(), s.clone());
+            }
+        }
+        Self::schema().default_value(&mut v);
+        v
+    }
+
+    /// [`Schema::validate_value`] plus the scale subresource's check.
+    fn check_value(v: &serde_json::Value, old: Option<&serde_json::Value>) -> Result<(), Errors> {
+        let mut errs = match Self::schema().validate_value(v, old) {
+            Ok(()) => vec![],
+            Err(e) => e.0,
+        };
+        if let Some(p) = Self::SCALE_SPEC_REPLICAS_PATH {
+            errs.extend(validate_scale(v, p));
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(Errors(errs))
+        }
+    }
+
     /// Applies every default as the API server does before it stores the object: unknown
     /// fields and non-nullable nulls without a default pruned, then defaults, recursively.
+    ///
+    /// Panics if the defaulted object does not deserialize into the Rust type: defaults
+    /// are checked against their fields at generation time, so that is a kube-codegen bug.
     fn set_defaults(&mut self) {
         let mut v = serde_json::to_value(&*self).expect("API objects serialize to JSON");
         Self::schema().default_value(&mut v);
-        if let Ok(d) = serde_json::from_value(v) {
-            *self = d;
-        }
+        *self = serde_json::from_value(v)
+            .expect("defaulted objects deserialize: defaults were checked at generation time");
     }
 
     /// The API server's verdict on creating this object: defaults applied to a copy, then
     /// every violation with its field path and class. `Ok` when the server would accept it.
     fn validate(&self) -> Result<(), Errors> {
-        let mut v = serde_json::to_value(self).expect("API objects serialize to JSON");
-        let s = Self::schema();
-        s.default_value(&mut v);
-        s.validate_value(&v, None)
+        Self::check_value(&self.admitted_value(None), None)
     }
 
     /// The verdict on updating `old` to this object: transition rules (`oldSelf`) run, and
     /// errors on values that did not change are ratcheted away, as the server does.
     fn validate_update(&self, old: &Self) -> Result<(), Errors> {
-        let s = Self::schema();
-        let mut v = serde_json::to_value(self).expect("API objects serialize to JSON");
         let mut o = serde_json::to_value(old).expect("API objects serialize to JSON");
-        s.default_value(&mut v);
-        s.default_value(&mut o);
-        s.validate_value(&v, Some(&o))
+        Self::schema().default_value(&mut o);
+        Self::check_value(&self.admitted_value(Some(&o)), Some(&o))
     }
 }
 

@@ -9,6 +9,8 @@
 const _: () = ::kube_codegen_runtime::contract::check(4);
 impl ::kube_codegen_runtime::validation::Validate
 for crate::apis::insujang::v1beta1::TestResource {
+    const STATUS_SUBRESOURCE: bool = false;
+    const SCALE_SPEC_REPLICAS_PATH: Option<&'static str> = None;
     fn schema() -> &'static ::kube_codegen_runtime::validation::Schema {
         static SCHEMA: ::std::sync::OnceLock<
             ::kube_codegen_runtime::validation::Schema,
@@ -26,6 +28,8 @@ for crate::apis::insujang::v1beta1::TestResource {
 }
 impl ::kube_codegen_runtime::validation::Validate
 for crate::apis::samplecontroller::v1alpha1::Foo {
+    const STATUS_SUBRESOURCE: bool = true;
+    const SCALE_SPEC_REPLICAS_PATH: Option<&'static str> = None;
     fn schema() -> &'static ::kube_codegen_runtime::validation::Schema {
         static SCHEMA: ::std::sync::OnceLock<
             ::kube_codegen_runtime::validation::Schema,
