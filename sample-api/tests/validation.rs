@@ -86,3 +86,40 @@ async fn the_fake_clientset_defaults_and_validates_with_the_generated_code() {
         .await
         .expect("admission off");
 }
+
+#[test]
+fn the_readme_shows_this_example() {
+    // README:begin
+    let mut foo = Foo::new(
+        "a",
+        FooSpec {
+            deployment_name: "a-deploy".into(),
+            replicas: Some(11),
+        },
+    );
+    // What the API server would answer a create of it:
+    let errs = foo.validate().unwrap_err();
+    assert_eq!(errs.0[0].field, "spec.replicas");
+    assert_eq!(errs.0[0].error_type, ErrorType::Invalid);
+    assert_eq!(
+        errs.to_string(),
+        "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+    );
+    let old = foo.clone();
+    foo.spec.replicas = Some(3);
+    foo.set_defaults(); // every default, as the server applies them
+    // An update: transition rules (oldSelf) run, unchanged values are ratcheted.
+    assert_eq!(foo.validate_update(&old), Ok(()));
+    // README:end
+    let source = include_str!("validation.rs");
+    let example = source
+        .split("// README:begin\n")
+        .nth(1)
+        .and_then(|s| s.split("    // README:end").next())
+        .expect("markers");
+    let readme = include_str!("../../README.md");
+    assert!(
+        readme.contains(example),
+        "README.md's \"Defaulting and validation\" example differs from sample-api/tests/validation.rs; copy it over"
+    );
+}
