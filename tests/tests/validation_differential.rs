@@ -613,7 +613,8 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
                 (ti, obj, v)
             }
         })
-        .buffer_unordered(16)
+        // In order, so the update phase below is the same on every run.
+        .buffered(16)
         .collect()
         .await;
 

@@ -187,12 +187,12 @@ fn supported(name: &str) -> bool {
         .any(|f| *f == name || f.rsplit_once('.').is_some_and(|(_, last)| last == name))
 }
 
-/// Whether any kind opted in: without one, the module is not written at all.
+/// Whether any type carries the marker (a kind that opted in, or a misplaced marker that
+/// `prepare` reports): without one, the module is not written at all.
 pub(super) fn wanted(api: &Api) -> bool {
-    api.packages
+    api.types
         .values()
-        .flat_map(|p| &p.kinds)
-        .any(|k| opted_in(api, k))
+        .any(|d| d.markers.iter().any(|m| m.name == MARKER))
 }
 
 fn opted_in(api: &Api, k: &Kind) -> bool {
@@ -204,6 +204,7 @@ fn opted_in(api: &Api, k: &Kind) -> bool {
 }
 
 fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
+    check_placement(cx.api, diags);
     let mut impls = vec![];
     let mut registrations = vec![];
     for p in cx.api.packages.values() {
@@ -278,6 +279,27 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
     }
     .to_string();
     Box::new(move || code.parse().expect("generated validation code parses"))
+}
+
+/// The marker means something only on a kind: anywhere else it would be a silent no-op.
+fn check_placement(api: &Api, diags: &mut Diagnostics) {
+    let kinds: BTreeSet<&str> = api
+        .packages
+        .values()
+        .flat_map(|p| &p.kinds)
+        .map(|k| k.type_key.as_str())
+        .collect();
+    for (key, d) in &api.types {
+        if kinds.contains(key.as_str()) {
+            continue;
+        }
+        for m in d.markers.iter().filter(|m| m.name == MARKER) {
+            diags.push(
+                m.error(format!("`+{MARKER}` on `{}`, which is not a kind", d.name))
+                    .with_hint("put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`); its whole object, nested types included, is then validated"),
+            );
+        }
+    }
 }
 
 /// Descriptions and examples do not validate anything: left out of the embedded schema.

@@ -186,3 +186,44 @@ fn bad_rules_are_schema_errors() {
         "properties.a.x-kubernetes-validations[0].rule"
     );
 }
+
+#[test]
+fn nullable_fields_keep_null_and_others_take_their_default_or_go() {
+    let s = Schema::from_json(
+        &json!({"type": "object", "properties": {
+            "a": {"type": "string", "nullable": true, "default": "x"},
+            "b": {"type": "string", "default": "y"},
+            "c": {"type": "string"},
+            "l": {"type": "array", "items": {"type": "integer", "default": 7}},
+            "m": {"type": "object", "additionalProperties": {"type": "object",
+                "properties": {"z": {"type": "integer", "default": 1}}}}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let mut v =
+        json!({"a": null, "b": null, "c": null, "l": [1, null], "m": {"k": {}}, "unknown": 1});
+    s.default_value(&mut v);
+    assert_eq!(
+        v,
+        json!({"a": null, "b": "y", "l": [1, 7], "m": {"k": {"z": 1}}})
+    );
+}
+
+#[test]
+fn formats_the_server_checks_and_those_it_strips() {
+    use super::formats::check;
+    assert_eq!(
+        check("uuid", "550e8400-e29b-41d4-a716-446655440000"),
+        Some(true)
+    );
+    assert_eq!(check("uuid", "x"), Some(false));
+    assert_eq!(check("date-time", "2020-01-01T00:00:00Z"), Some(true));
+    assert_eq!(check("date-time", "2020-13-01T00:00:00Z"), Some(false));
+    assert_eq!(check("byte", ""), Some(false));
+    assert_eq!(check("ipv4", "10.0.0.1"), Some(true));
+    assert_eq!(check("cidr", "10.0.0.0/33"), Some(false));
+    // Stripped by the server: never checked.
+    assert_eq!(check("int32", "x"), None);
+    assert_eq!(check("k8s-short-name", "Not_A_Label"), None);
+}
