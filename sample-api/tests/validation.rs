@@ -123,3 +123,25 @@ fn the_readme_shows_this_example() {
         "README.md's \"Defaulting and validation\" example differs from sample-api/tests/validation.rs; copy it over"
     );
 }
+
+#[tokio::test]
+async fn the_fake_validates_server_side_apply_too() {
+    use kube::api::{Patch, PatchParams};
+
+    let (cs, server) = sample_api::generated::fake::new_clientset();
+    sample_api::generated::validation::register_fake(&server);
+    let api: kube::Api<Foo> = kube::Api::namespaced(cs.client().clone(), "default");
+    let bad = foo(Some(0));
+    let err = api
+        .patch("a", &PatchParams::apply("test"), &Patch::Apply(&bad))
+        .await
+        .expect_err("an apply-create is validated");
+    assert!(err.to_string().contains("spec.replicas"), "{err}");
+    api.patch(
+        "a",
+        &PatchParams::apply("test"),
+        &Patch::Apply(&foo(Some(2))),
+    )
+    .await
+    .expect("a valid apply");
+}

@@ -923,11 +923,19 @@ impl Store {
                 meta.remove("resourceVersion");
             }
             set_managed_fields(&mut obj, &managed);
+            // Admission sees what `create` stores: no status under a status subresource.
+            if res.status_subresource
+                && let Some(m) = obj.as_object_mut()
+            {
+                m.remove("status");
+            }
+            self.admit(res, &mut obj, None)?;
             let created = self.create(res, namespace, obj, true, opts.dry_run, None)?;
             return Ok((created, true));
         };
         let map = into_object(obj)?;
         let mut new = prepare_update(res, &old, map, status_only)?;
+        self.admit(res, &mut new, Some(&old))?;
         set_managed_fields(&mut new, &managed);
         Ok((self.finish_update(key, old, new, opts.dry_run)?, false))
     }
