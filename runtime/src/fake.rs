@@ -548,7 +548,7 @@ impl FakeApiServer {
         }
     }
 
-    /// Defaults and validates the API writes (create, update, patch) of a kind with
+    /// Defaults and validates the API writes (create, update, patch, apply) of a kind with
     /// `admission`, as the API server does from its CRD. Seeding with
     /// [`FakeApiServer::add`] is not validated.
     pub fn register_admission(
