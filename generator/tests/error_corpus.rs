@@ -281,6 +281,8 @@ error_cases! {
     tuple_variant,
     recursive_type,
     unsupported_k8s_type,
+    validation_unsupported_cel,
+    validation_marker_not_on_kind,
     generic_type,
     generic_kind,
     // Rust shapes: aliases, arrays, map keys, serde conversions and custom serializers

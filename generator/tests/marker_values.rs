@@ -24,6 +24,12 @@ const BAD: &[(&str, At, &str)] = &[
         "+kube-codegen:conversion=spoke",
     ),
     ("k8s:conversion-gen", At::Kind, "+k8s:conversion-gen=maybe"),
+    // A flag: a value is an error.
+    (
+        "kube-codegen:validation",
+        At::Kind,
+        "+kube-codegen:validation=true",
+    ),
     (
         "k8s:conversion-gen:explicit-from",
         At::Field("i32"),

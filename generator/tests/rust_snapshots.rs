@@ -59,3 +59,18 @@ fn sample_api() {
 fn kube_derive_basic() {
     snapshot_rust("kube_derive_basic", "../tests/fixtures/kube-derive/basic");
 }
+
+/// The `validation` generator's module for the fixture with every validation marker.
+#[test]
+fn validation() {
+    let generated = kube_codegen::Config::from_crate("tests/fixtures/validation")
+        .expect("config")
+        .generate()
+        .unwrap_or_else(|e| panic!("validation:\n{e}"));
+    let f = generated
+        .files
+        .iter()
+        .find(|f| f.path.file_name().is_some_and(|n| n == "validation.rs"))
+        .expect("a validation module for the kind marked +kube-codegen:validation");
+    insta::assert_snapshot!("validation__validation.rs", &f.contents);
+}

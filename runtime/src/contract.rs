@@ -22,7 +22,10 @@ pub const OLDEST: u32 = 1;
 /// `ResourceClient::apply_configuration`); contract 1 code still compiles, its typed
 /// `apply` of a whole object calls `ResourceClient::apply`, which stays for it. 3:
 /// conversions between the versions of a kind (generated code names [`crate::conversion`]).
-pub const NEWEST: u32 = 3;
+/// 4: defaulting and validation (the `validation` module names `validation::Validate` and
+/// `validation::Schema`, feature `validation`); only that module states contract 4, so
+/// crates without it still state 3.
+pub const NEWEST: u32 = 4;
 
 /// Fails the build (at compile time) when generated code of contract `generated` is
 /// compiled against this runtime and this runtime does not implement that contract.

@@ -478,6 +478,15 @@ pub(crate) struct Shared {
 /// Default number of write events kept for watches that resume from a resourceVersion.
 pub const DEFAULT_EVENT_HISTORY: usize = 1000;
 
+/// Defaulting and validation of one kind's API writes: called with the object about to be
+/// stored (after the fake's own pruning and defaults) and, on updates and patches, the
+/// stored one; it may default the object and refuses it with the API server's 422. The
+/// `validation` generator's `register_fake` registers one per kind marked
+/// `+kube-codegen:validation` (`kube_codegen_runtime::validation::admission`).
+pub type Admission = Arc<
+    dyn Fn(&mut serde_json::Value, Option<&serde_json::Value>) -> Result<(), Status> + Send + Sync,
+>;
+
 /// The in-memory API server. Cheap to clone; clones share state.
 #[derive(Clone)]
 pub struct FakeApiServer {
@@ -537,6 +546,28 @@ impl FakeApiServer {
         FakeService {
             shared: self.shared.clone(),
         }
+    }
+
+    /// Defaults and validates the API writes (create, update, patch, apply) of a kind with
+    /// `admission`, as the API server does from its CRD. Seeding with
+    /// [`FakeApiServer::add`] is not validated.
+    pub fn register_admission(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        admission: Admission,
+    ) {
+        self.shared
+            .store
+            .lock()
+            .register_admission(group, version, plural, admission);
+    }
+
+    /// Turns registered admission off (or back on): the switch for tests that want the
+    /// fake to store what they send, invalid or not. On by default.
+    pub fn set_admission(&self, on: bool) {
+        self.shared.store.lock().admission_on = on;
     }
 
     /// Registers (or replaces) a resource.

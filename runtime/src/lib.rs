@@ -24,6 +24,8 @@
 #![deny(missing_docs)]
 
 pub mod apply;
+#[cfg(feature = "cel")]
+pub mod cel;
 pub mod client;
 pub mod contract;
 pub mod controller;
@@ -38,6 +40,10 @@ pub mod leader;
 pub mod lister;
 pub mod ratelimit;
 pub mod store;
+// The CEL format library uses the validation module's name and format checkers, so
+// `cel` compiles both; `validation` names the feature for what users want.
+#[cfg(feature = "cel")]
+pub mod validation;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 pub mod workqueue;

@@ -21,6 +21,7 @@ mod informers;
 mod listers;
 mod rbac;
 mod register;
+mod validation;
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -58,6 +59,9 @@ pub enum GeneratorName {
     /// Conversions between the versions of a kind and a conversion webhook's dispatch
     /// table (conversion-gen, controller-runtime's hub and spoke).
     Conversion,
+    /// Defaulting and validation per kind as the API server does them, CEL rules
+    /// evaluated (defaulter-gen, validation-gen), for kinds that opt in.
+    Validation,
 }
 
 impl GeneratorName {
@@ -137,6 +141,7 @@ impl Generator {
     pub fn wanted(&self, api: &Api) -> bool {
         match self.name {
             GeneratorName::Conversion => conversion::wanted(api),
+            GeneratorName::Validation => validation::wanted(api),
             _ => true,
         }
     }
@@ -196,6 +201,7 @@ pub(crate) static REGISTRY: &[Generator] = &[
     listers::GENERATOR,
     register::GENERATOR,
     rbac::GENERATOR,
+    validation::GENERATOR,
 ];
 
 /// The registered generator of a name.

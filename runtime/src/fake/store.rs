@@ -210,6 +210,11 @@ pub(crate) struct Store {
     /// history; watching from an older resourceVersion answers 410 Expired.
     compacted: u64,
     events: broadcast::Sender<Arc<StoredEvent>>,
+    /// Defaulting and validation of API writes, by (group, version, plural): what the
+    /// `validation` generator registers (see [`super::Admission`]).
+    admission: BTreeMap<(String, String, String), super::Admission>,
+    /// Whether [`Store::admission`] runs (`FakeApiServer::set_admission`).
+    pub admission_on: bool,
 }
 
 /// Capacity of the live-event channel; a watch that falls this far behind gets a 410.
@@ -228,6 +233,39 @@ impl Store {
             history_limit,
             compacted: 1,
             events: broadcast::channel(BROADCAST_CAPACITY).0,
+            admission: BTreeMap::new(),
+            admission_on: true,
+        }
+    }
+
+    pub(crate) fn register_admission(
+        &mut self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        a: super::Admission,
+    ) {
+        self.admission
+            .insert((group.to_owned(), version.to_owned(), plural.to_owned()), a);
+    }
+
+    /// Defaults and validates an API write (create, update, patch) of `res` as the API
+    /// server would, when a kind's admission is registered and admission is on.
+    fn admit(
+        &self,
+        res: &FakeResource,
+        obj: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<(), Status> {
+        if !self.admission_on {
+            return Ok(());
+        }
+        match self
+            .admission
+            .get(&(res.group.clone(), res.version.clone(), res.plural.clone()))
+        {
+            Some(a) => a(obj, old),
+            None => Ok(()),
         }
     }
 
@@ -574,6 +612,7 @@ impl Store {
         let mut obj = Value::Object(map);
         if let Some(manager) = manager {
             self.normalize_write(res, &mut obj);
+            self.admit(res, &mut obj, None)?;
             let start = live_or_new_managed(&json!({}), &obj, false);
             let managed = self.with_tracker(res, false, |t| {
                 t.update(&json!({}), &obj, start, manager, true)
@@ -686,6 +725,7 @@ impl Store {
         let start = live_or_new_managed(&old, &Value::Object(map.clone()), status_only);
         let mut new = prepare_update(res, &old, map, status_only)?;
         self.normalize_write(res, &mut new);
+        self.admit(res, &mut new, Some(&old))?;
         self.track_update(res, &old, &mut new, start, status_only, manager);
         self.finish_update(key, old, new, dry_run)
     }
@@ -757,6 +797,7 @@ impl Store {
         let map = into_object(patched)?;
         let mut new = prepare_update(res, &old, map, status_only)?;
         self.normalize_write(res, &mut new);
+        self.admit(res, &mut new, Some(&old))?;
         let manager = update_manager(opts);
         self.track_update(res, &old, &mut new, start, status_only, &manager);
         Ok((self.finish_update(key, old, new, opts.dry_run)?, false))
@@ -882,11 +923,19 @@ impl Store {
                 meta.remove("resourceVersion");
             }
             set_managed_fields(&mut obj, &managed);
+            // Admission sees what `create` stores: no status under a status subresource.
+            if res.status_subresource
+                && let Some(m) = obj.as_object_mut()
+            {
+                m.remove("status");
+            }
+            self.admit(res, &mut obj, None)?;
             let created = self.create(res, namespace, obj, true, opts.dry_run, None)?;
             return Ok((created, true));
         };
         let map = into_object(obj)?;
         let mut new = prepare_update(res, &old, map, status_only)?;
+        self.admit(res, &mut new, Some(&old))?;
         set_managed_fields(&mut new, &managed);
         Ok((self.finish_update(key, old, new, opts.dry_run)?, false))
     }

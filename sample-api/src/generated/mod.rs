@@ -28,3 +28,6 @@ pub mod listers;
 /// `kube::Resource` impls, list types, constants and the registry of kinds.
 #[rustfmt::skip]
 pub mod register;
+/// Defaulting and validation of each kind marked `+kube-codegen:validation`.
+#[rustfmt::skip]
+pub mod validation;

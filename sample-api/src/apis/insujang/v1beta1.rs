@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// TestResource describes a TestResource custom resource.
 ///
 /// +genclient
+/// +kube-codegen:validation
 /// +kubebuilder:resource:shortName=ts
 /// +kubebuilder:printcolumn:name="command",type=string,JSONPath=".spec.command"
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

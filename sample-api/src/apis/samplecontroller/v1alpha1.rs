@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Foo is a specification for a Foo resource.
 ///
 /// +genclient
+/// +kube-codegen:validation
 /// +kubebuilder:subresource:status
 /// +kubebuilder:resource:shortName=fo,categories=samples
 /// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"

@@ -1,0 +1,419 @@
+//! The `validation` generator: defaulting and validation per kind, as the API server does
+//! them from the CRD, for kinds marked `+kube-codegen:validation`.
+//!
+//! For each such kind it writes `impl kube_codegen_runtime::validation::Validate`, whose
+//! `schema()` is the kind version's CRD schema (the one the `crd` generator writes, without
+//! descriptions), compiled once; the trait's `set_defaults()`, `validate()` and
+//! `validate_update(&old)` run the runtime's walk over it (defaults, the OpenAPI value
+//! validations, list-type uniqueness and CEL rules on the runtime's evaluator), the code
+//! the fake API server runs too. The schema is data rather than one Rust function per
+//! keyword so that generated code, the fake and a differential test against the API server
+//! share one implementation of the server's semantics.
+//!
+//! `prepare` refuses, at the marker that wrote it, a CEL rule the runtime's evaluator
+//! cannot run (a function it lacks) or that does not compile: generated validation would
+//! otherwise disagree with the cluster.
+
+use std::collections::BTreeSet;
+
+use quote::quote;
+use serde_json::Value;
+
+use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::markers::{Args, MarkerSpec, T};
+use crate::model::{Api, Kind};
+use crate::schema::SchemaBuilder;
+
+pub(super) const GENERATOR: Generator = Generator {
+    name: GeneratorName::Validation,
+    id: "validation",
+    about: "Defaulting and validation per kind as the API server does them (`set_defaults()`, `validate()`, `validate_update()`), with CEL rules evaluated, for kinds marked `+kube-codegen:validation` (defaulter-gen, validation-gen).",
+    requires: &[GeneratorName::Crd],
+    markers: MARKERS,
+    output: Output::Rust {
+        module: "validation",
+        doc: " Defaulting and validation of each kind marked `+kube-codegen:validation`.",
+        cost: 1,
+        prepare,
+    },
+};
+
+/// The opt-in marker, on a kind.
+const MARKER: &str = "kube-codegen:validation";
+
+pub(super) const MARKERS: &[MarkerSpec] = &[MarkerSpec {
+    name: MARKER,
+    args: Args::Flag,
+    levels: T,
+}];
+
+/// The runtime contract the module's code needs (`kube_codegen_runtime::validation`):
+/// stated in the module itself, so crates without it keep the contract they had.
+const CONTRACT: u32 = 4;
+
+/// The functions the runtime's CEL evaluator runs (`kube_codegen_runtime::cel::
+/// SUPPORTED_FUNCTIONS`; a test keeps the two lists equal). The generator does not depend
+/// on the runtime, so that build scripts do not compile it.
+pub(crate) const SUPPORTED_FUNCTIONS: &[&str] = &[
+    "size",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "string",
+    "bytes",
+    "double",
+    "int",
+    "uint",
+    "has",
+    "all",
+    "exists",
+    "exists_one",
+    "map",
+    "filter",
+    "min",
+    "max",
+    "optional.none",
+    "optional.of",
+    "optional.ofNonZeroValue",
+    "value",
+    "hasValue",
+    "or",
+    "orValue",
+    "dyn",
+    "isSorted",
+    "sum",
+    "indexOf",
+    "lastIndexOf",
+    "charAt",
+    "lowerAscii",
+    "upperAscii",
+    "replace",
+    "split",
+    "substring",
+    "trim",
+    "join",
+    "strings.quote",
+    "reverse",
+    "format",
+    "find",
+    "findAll",
+    "sets.contains",
+    "sets.equivalent",
+    "sets.intersects",
+    "url",
+    "isURL",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
+    "quantity",
+    "isQuantity",
+    "sign",
+    "isInteger",
+    "asInteger",
+    "asApproximateFloat",
+    "add",
+    "sub",
+    "isGreaterThan",
+    "isLessThan",
+    "compareTo",
+    "ip",
+    "isIP",
+    "ip.isCanonical",
+    "family",
+    "isUnspecified",
+    "isLoopback",
+    "isLinkLocalMulticast",
+    "isLinkLocalUnicast",
+    "isGlobalUnicast",
+    "cidr",
+    "isCIDR",
+    "containsIP",
+    "containsCIDR",
+    "masked",
+    "prefixLength",
+    "format.named",
+    "format.dns1123Label",
+    "format.dns1123Subdomain",
+    "format.dns1035Label",
+    "format.qualifiedName",
+    "format.dns1123LabelPrefix",
+    "format.dns1123SubdomainPrefix",
+    "format.dns1035LabelPrefix",
+    "format.labelValue",
+    "format.uri",
+    "format.uuid",
+    "format.byte",
+    "format.date",
+    "format.datetime",
+    "validate",
+    "semver",
+    "isSemver",
+    "major",
+    "minor",
+    "patch",
+    "_+_",
+    "_-_",
+    "_*_",
+    "_/_",
+    "_%_",
+    "_==_",
+    "_!=_",
+    "_<_",
+    "_<=_",
+    "_>_",
+    "_>=_",
+    "_&&_",
+    "_||_",
+    "!_",
+    "-_",
+    "_?_:_",
+    "_[_]",
+    "@in",
+    "_[?_]",
+    "_?._",
+    "@not_strictly_false",
+];
+
+/// Whether a function is one the runtime's evaluator runs (cel-rust reports a qualified
+/// call by its last segment, so that is accepted too, as the runtime does).
+fn supported(name: &str) -> bool {
+    SUPPORTED_FUNCTIONS
+        .iter()
+        .any(|f| *f == name || f.rsplit_once('.').is_some_and(|(_, last)| last == name))
+}
+
+/// Whether any type carries the marker (a kind that opted in, or a misplaced marker that
+/// `prepare` reports): without one, the module is not written at all.
+pub(super) fn wanted(api: &Api) -> bool {
+    api.types
+        .values()
+        .any(|d| d.markers.iter().any(|m| m.name == MARKER))
+}
+
+fn opted_in(api: &Api, k: &Kind) -> bool {
+    !k.skip
+        && api
+            .types
+            .get(&k.type_key)
+            .is_some_and(|d| d.markers.iter().any(|m| m.name == MARKER))
+}
+
+fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
+    check_placement(cx.api, diags);
+    let mut impls = vec![];
+    let mut registrations = vec![];
+    for p in cx.api.packages.values() {
+        for k in p.kinds.iter().filter(|k| opted_in(cx.api, k)) {
+            // Problems building the schema are the `crd` generator's to report (it runs
+            // whenever this one does).
+            let mut builder = SchemaBuilder::new(cx.api, p, cx.schema);
+            let Ok(schema) = builder.kind_schema(k) else {
+                continue;
+            };
+            let mut json = serde_json::to_value(&schema).expect("schemas serialize");
+            strip_docs(&mut json);
+            check_rules(cx.api, k, &json, diags);
+            let ty: syn::Type =
+                syn::parse_str(&super::rust::type_path(cx.api, cx.rust, &k.type_key))
+                    .expect("type paths parse");
+            let text = serde_json::to_string(&json).expect("JSON serializes");
+            let (group, version, plural) = (&p.group, &p.version, &k.plural);
+            registrations.push(quote! {
+                server.register_admission(
+                    #group,
+                    #version,
+                    #plural,
+                    ::kube_codegen_runtime::validation::admission::<#ty>(),
+                );
+            });
+            let status = k.status_subresource;
+            let scale = match &k.scale {
+                Some(sc) => {
+                    let path = &sc.spec_replicas_path;
+                    quote! { Some(#path) }
+                }
+                None => quote! { None },
+            };
+            impls.push(quote! {
+                impl ::kube_codegen_runtime::validation::Validate for #ty {
+                    const STATUS_SUBRESOURCE: bool = #status;
+                    const SCALE_SPEC_REPLICAS_PATH: Option<&'static str> = #scale;
+                    fn schema() -> &'static ::kube_codegen_runtime::validation::Schema {
+                        static SCHEMA: ::std::sync::OnceLock<::kube_codegen_runtime::validation::Schema> =
+                            ::std::sync::OnceLock::new();
+                        SCHEMA.get_or_init(|| {
+                            ::kube_codegen_runtime::validation::Schema::from_json(#text)
+                                .expect("the schema's rules were checked when this code was generated")
+                        })
+                    }
+                }
+            });
+        }
+    }
+    let contract = proc_macro2::Literal::u32_unsuffixed(CONTRACT);
+    let code = quote! {
+        //! Defaulting and validation of each kind marked `+kube-codegen:validation`, as the
+        //! API server does them from the kind's CRD schema: `set_defaults()`, `validate()`
+        //! and `validate_update(&old)` of `kube_codegen_runtime::validation::Validate`.
+        //! Needs kube-codegen-runtime's `validation` feature.
+
+        /// This module names `kube_codegen_runtime::validation`, which runtime contract 4
+        /// brought.
+        const _: () = ::kube_codegen_runtime::contract::check(#contract);
+
+        #(#impls)*
+
+        ::kube_codegen_runtime::cfg_fake! {
+            /// Makes a fake API server default and validate the writes of these kinds as
+            /// the API server does (call it after `fake::new_clientset()`; turn it off
+            /// again with `server.set_admission(false)`).
+            pub fn register_fake(server: &::kube_codegen_runtime::fake::FakeApiServer) {
+                #(#registrations)*
+            }
+        }
+    }
+    .to_string();
+    Box::new(move || code.parse().expect("generated validation code parses"))
+}
+
+/// The marker means something only on a kind: anywhere else it would be a silent no-op.
+fn check_placement(api: &Api, diags: &mut Diagnostics) {
+    let kinds: BTreeSet<&str> = api
+        .packages
+        .values()
+        .flat_map(|p| &p.kinds)
+        .map(|k| k.type_key.as_str())
+        .collect();
+    for (key, d) in &api.types {
+        if kinds.contains(key.as_str()) {
+            continue;
+        }
+        for m in d.markers.iter().filter(|m| m.name == MARKER) {
+            diags.push(
+                m.error(format!("`+{MARKER}` on `{}`, which is not a kind", d.name))
+                    .with_hint("put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`); its whole object, nested types included, is then validated"),
+            );
+        }
+    }
+}
+
+/// Descriptions and examples do not validate anything: left out of the embedded schema.
+fn strip_docs(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in ["description", "example", "title", "externalDocs"] {
+                m.remove(k);
+            }
+            for (k, x) in m.iter_mut() {
+                // `properties` maps names to schemas: a property may be called `description`.
+                if k == "properties" {
+                    if let Value::Object(props) = x {
+                        props.values_mut().for_each(strip_docs);
+                    }
+                } else if k != "default" && k != "enum" {
+                    strip_docs(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_docs),
+        _ => {}
+    }
+}
+
+/// Every CEL expression of the schema must compile and call only functions the runtime's
+/// evaluator has; each offender is reported at the marker that wrote it (found by its
+/// text), else at the kind.
+fn check_rules(api: &Api, k: &Kind, schema: &Value, diags: &mut Diagnostics) {
+    let mut exprs = BTreeSet::new();
+    collect_exprs(schema, &mut exprs);
+    for expr in exprs {
+        let problem = match cel::Program::compile(&expr) {
+            // Syntax errors are reported by the `crd` generator at the marker.
+            Err(_) => continue,
+            Ok(p) => {
+                let refs = p.references();
+                let mut missing: Vec<&str> = refs
+                    .functions()
+                    .into_iter()
+                    .filter(|f| !supported(f))
+                    .collect();
+                missing.sort();
+                missing.dedup();
+                if missing.is_empty() {
+                    continue;
+                }
+                missing
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        let message = format!(
+            "the CEL rule `{expr}` of {} calls {problem}, which kube-codegen's CEL evaluator does not implement",
+            k.name
+        );
+        let d = match find_marker(api, &expr) {
+            Some(m) => m.error(message),
+            None => Diagnostic::new(k.loc.clone(), message),
+        };
+        diags.push(d.with_hint(
+            "generated validation would disagree with the API server: rewrite the rule with supported functions (README, \"Defaulting and validation\"), or drop `+kube-codegen:validation` from the kind",
+        ));
+    }
+}
+
+fn collect_exprs(v: &Value, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::Array(rules)) = m.get("x-kubernetes-validations") {
+                for r in rules {
+                    for key in ["rule", "messageExpression"] {
+                        if let Some(Value::String(s)) = r.get(key) {
+                            out.insert(s.clone());
+                        }
+                    }
+                }
+            }
+            for (k, x) in m {
+                if k != "default" && k != "enum" {
+                    collect_exprs(x, out);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_exprs(x, out)),
+        _ => {}
+    }
+}
+
+/// The XValidation marker whose `rule` or `messageExpression` is `expr`.
+fn find_marker<'a>(api: &'a Api, expr: &str) -> Option<&'a crate::markers::Marker> {
+    let fields = api.types.values().flat_map(|d| {
+        let mut ms: Vec<&crate::markers::Marker> = d.markers.iter().collect();
+        if let crate::model::Shape::Struct(fields) = &d.shape {
+            ms.extend(fields.iter().flat_map(|f| &f.markers));
+        }
+        ms
+    });
+    let mut markers = fields;
+    markers.find(|m| {
+        m.name.ends_with("XValidation")
+            && (m.arg("rule") == Some(expr) || m.arg("messageExpression") == Some(expr))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn supported_functions_are_the_runtimes() {
+        assert_eq!(
+            super::SUPPORTED_FUNCTIONS,
+            kube_codegen_runtime::cel::SUPPORTED_FUNCTIONS
+        );
+    }
+}

@@ -1,0 +1,23 @@
+// `+kube-codegen:validation` on a type that is not a kind.
+//! +groupName=errors.example.com
+//! +versionName=v1
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::core::TypeMeta;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:object:root=true
+#[derive(Clone, Serialize, Deserialize)]
+pub struct Thing {
+    #[serde(flatten)]
+    pub types: TypeMeta,
+    pub metadata: ObjectMeta,
+    pub spec: ThingSpec,
+}
+
+/// +kube-codegen:validation
+//~^ ERROR `+kube-codegen:validation` on `ThingSpec`, which is not a kind
+#[derive(Clone, Serialize, Deserialize)]
+pub struct ThingSpec {
+    pub replicas: i32,
+}

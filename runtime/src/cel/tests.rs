@@ -1,0 +1,235 @@
+use super::*;
+
+fn eval(src: &str, this: serde_json::Value) -> Result<Value, EvalError> {
+    compile(src)
+        .unwrap_or_else(|e| panic!("{src}: {e}"))
+        .evaluate(&json_to_cel(&this), None, false)
+}
+
+fn is_true(src: &str, this: serde_json::Value) {
+    assert_eq!(eval(src, this), Ok(Value::Bool(true)), "{src}");
+}
+
+#[test]
+fn standard_expressions() {
+    let obj = serde_json::json!({"a": 1, "s": "abc", "l": [3, 1, 2]});
+    is_true(
+        "self.a == 1 && self.s.startsWith('a') && size(self.l) == 3",
+        obj.clone(),
+    );
+    is_true("has(self.a) && !has(self.b)", obj.clone());
+    is_true(
+        "self.l.all(x, x > 0) && self.l.exists(x, x == 2)",
+        obj.clone(),
+    );
+    is_true("self.l.map(x, x * 2) == [6, 2, 4]", obj.clone());
+    is_true("self.s.matches('^a.c$')", obj);
+}
+
+#[test]
+fn missing_key_is_an_error_in_cel_go_words() {
+    let e = eval("self.b == 1", serde_json::json!({"a": 1})).unwrap_err();
+    assert_eq!(e.0, "no such key: b");
+}
+
+#[test]
+fn lists_library() {
+    let l = serde_json::json!([3, 1, 2]);
+    is_true("!self.isSorted() && [1, 2, 2].isSorted()", l.clone());
+    is_true(
+        "self.sum() == 6 && self.min() == 1 && self.max() == 3",
+        l.clone(),
+    );
+    is_true(
+        "self.indexOf(1) == 1 && self.lastIndexOf(9) == -1",
+        l.clone(),
+    );
+    is_true("max(1, 5) == 5 && min([4, 2]) == 2", l);
+    assert!(eval("self.min()", serde_json::json!([])).is_err());
+}
+
+#[test]
+fn strings_library() {
+    let s = serde_json::json!("Hello, World");
+    is_true(
+        "self.lowerAscii() == 'hello, world' && self.upperAscii() == 'HELLO, WORLD'",
+        s.clone(),
+    );
+    is_true(
+        "self.indexOf('o') == 4 && self.lastIndexOf('o') == 8 && self.charAt(1) == 'e'",
+        s.clone(),
+    );
+    is_true(
+        "self.substring(7) == 'World' && self.substring(0, 5) == 'Hello'",
+        s.clone(),
+    );
+    is_true(
+        "self.split(', ') == ['Hello', 'World'] && ['a', 'b'].join('-') == 'a-b'",
+        s.clone(),
+    );
+    is_true(
+        "self.replace('l', 'L', 1) == 'HeLlo, World' && '  x '.trim() == 'x'",
+        s.clone(),
+    );
+    is_true(
+        "'%s has %d items'.format(['list', 3]) == 'list has 3 items'",
+        s.clone(),
+    );
+    is_true("strings.quote('a\"b') == '\"a\\\\\"b\"'", s);
+}
+
+#[test]
+fn regex_and_sets_libraries() {
+    let s = serde_json::json!("abc 123 def 456");
+    is_true(
+        "self.find('[0-9]+') == '123' && self.findAll('[0-9]+') == ['123', '456']",
+        s.clone(),
+    );
+    is_true(
+        "self.findAll('[a-z]+', 1) == ['abc'] && self.find('x') == ''",
+        s.clone(),
+    );
+    is_true(
+        "sets.contains([1, 2, 3], [2, 3]) && !sets.contains([1], [2])",
+        s.clone(),
+    );
+    is_true(
+        "sets.equivalent([1, 2], [2, 1, 1]) && sets.intersects([1, 2], [2, 5])",
+        s,
+    );
+}
+
+#[test]
+fn url_library() {
+    let s = serde_json::json!("https://user@example.com:8443/a/b?x=1&x=2&y=3");
+    is_true("isURL(self) && url(self).getScheme() == 'https'", s.clone());
+    is_true(
+        "url(self).getHost() == 'example.com:8443' && url(self).getHostname() == 'example.com'",
+        s.clone(),
+    );
+    is_true(
+        "url(self).getPort() == '8443' && url(self).getEscapedPath() == '/a/b'",
+        s.clone(),
+    );
+    is_true("url(self).getQuery()['x'] == ['1', '2']", s.clone());
+    is_true("!isURL('not a url') && isURL('/absolute/path')", s);
+}
+
+#[test]
+fn quantity_library() {
+    let q = serde_json::json!("1.5Gi");
+    is_true(
+        "isQuantity(self) && quantity(self).isGreaterThan(quantity('1Gi'))",
+        q.clone(),
+    );
+    is_true(
+        "quantity('1Gi').isLessThan(quantity(self)) && quantity('1k').asInteger() == 1000",
+        q.clone(),
+    );
+    is_true(
+        "quantity('1000m') == quantity('1') && quantity('500m').isInteger() == false",
+        q.clone(),
+    );
+    is_true(
+        "quantity('1').add(quantity('500m')).asApproximateFloat() == 1.5",
+        q.clone(),
+    );
+    is_true(
+        "quantity('2').sub(1).compareTo(quantity('1')) == 0 && quantity('-1').sign() == -1",
+        q.clone(),
+    );
+    is_true("!isQuantity('1.5.5') && !isQuantity('1Gb')", q);
+}
+
+#[test]
+fn ip_and_cidr_libraries() {
+    let s = serde_json::json!("192.168.0.1");
+    is_true(
+        "isIP(self) && ip(self).family() == 4 && !ip(self).isLoopback()",
+        s.clone(),
+    );
+    is_true(
+        "ip('::1').isLoopback() && ip('::1').family() == 6 && ip('fe80::1').isLinkLocalUnicast()",
+        s.clone(),
+    );
+    is_true(
+        "ip('0.0.0.0').isUnspecified() && ip('8.8.8.8').isGlobalUnicast()",
+        s.clone(),
+    );
+    is_true(
+        "cidr('192.168.0.0/16').containsIP(self) && cidr('192.168.0.0/16').containsIP(ip(self))",
+        s.clone(),
+    );
+    is_true(
+        "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')",
+        s.clone(),
+    );
+    is_true(
+        "string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8' && cidr('10.1.2.3/8').prefixLength() == 8",
+        s.clone(),
+    );
+    is_true(
+        "string(cidr('10.1.2.3/8').ip()) == '10.1.2.3' && !isCIDR('10.0.0.0/33') && !isIP('::ffff:1.2.3.4')",
+        s,
+    );
+}
+
+#[test]
+fn format_library() {
+    let s = serde_json::json!("my-name");
+    is_true(
+        "!format.dns1123Label().validate(self).hasValue()",
+        s.clone(),
+    );
+    is_true(
+        "format.dns1123Label().validate('My_Name').hasValue()",
+        s.clone(),
+    );
+    is_true(
+        "format.named('dns1123Subdomain').value().validate('a.b').hasValue() == false",
+        s.clone(),
+    );
+    is_true(
+        "!format.named('nope').hasValue() && format.labelValue().validate('').hasValue() == false",
+        s,
+    );
+}
+
+#[test]
+fn semver_library() {
+    let s = serde_json::json!("1.2.3");
+    is_true(
+        "isSemver(self) && semver(self).major() == 1 && semver(self).minor() == 2",
+        s.clone(),
+    );
+    is_true(
+        "semver(self).isLessThan(semver('1.10.0')) && semver('v1.2', true).patch() == 0",
+        s.clone(),
+    );
+    is_true("!isSemver('v1.2') && isSemver('v1.2', true)", s);
+}
+
+#[test]
+fn transition_rules_bind_old_self() {
+    let p = compile("self == oldSelf").unwrap();
+    assert!(p.uses_old_self());
+    let v = json_to_cel(&serde_json::json!(1));
+    let w = json_to_cel(&serde_json::json!(2));
+    assert_eq!(p.evaluate(&v, Some(&v), false), Ok(Value::Bool(true)));
+    assert_eq!(p.evaluate(&v, Some(&w), false), Ok(Value::Bool(false)));
+    let opt = compile("!oldSelf.hasValue() || self >= oldSelf.value()").unwrap();
+    assert_eq!(opt.evaluate(&v, None, true), Ok(Value::Bool(true)));
+    assert_eq!(opt.evaluate(&v, Some(&w), true), Ok(Value::Bool(false)));
+}
+
+#[test]
+fn unsupported_functions_are_refused_at_compile_time() {
+    assert_eq!(
+        compile("timestamp(self.t) > timestamp('2020-01-01T00:00:00Z')").unwrap_err(),
+        CompileError::UnsupportedFunction("timestamp".into())
+    );
+    assert!(matches!(
+        compile("self.a ==").unwrap_err(),
+        CompileError::Syntax(_)
+    ));
+}

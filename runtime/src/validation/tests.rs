@@ -1,0 +1,229 @@
+use serde_json::json;
+
+use super::*;
+
+fn schema() -> Schema {
+    Schema::from_json(
+        &json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "required": ["name"],
+                    "x-kubernetes-validations": [
+                        {"rule": "self.replicas <= self.max", "message": "replicas above max", "fieldPath": ".replicas"},
+                        {"rule": "self.name == oldSelf.name", "message": "name is immutable", "reason": "FieldValueForbidden"},
+                        {"rule": "self.replicas != 7", "messageExpression": "'replicas ' + string(self.replicas) + ' is unlucky'"}
+                    ],
+                    "properties": {
+                        "name": {"type": "string", "maxLength": 5, "pattern": "^[a-z]+$"},
+                        "replicas": {"type": "integer", "minimum": 1, "default": 1},
+                        "max": {"type": "integer", "default": 10},
+                        "mode": {"type": "string", "enum": ["a", "b"]},
+                        "id": {"type": "string", "format": "uuid"},
+                        "ports": {
+                            "type": "array", "maxItems": 3,
+                            "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
+                            "items": {"type": "object", "properties": {
+                                "port": {"type": "integer"},
+                                "protocol": {"type": "string", "default": "TCP"}
+                            }}
+                        },
+                        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}}
+                    }
+                }
+            }
+        })
+        .to_string(),
+    )
+    .unwrap()
+}
+
+fn check(
+    mut v: serde_json::Value,
+    old: Option<serde_json::Value>,
+) -> Vec<(String, ErrorType, String)> {
+    let s = schema();
+    s.default_value(&mut v);
+    let old = old.map(|mut o| {
+        s.default_value(&mut o);
+        o
+    });
+    match s.validate_value(&v, old.as_ref()) {
+        Ok(()) => vec![],
+        Err(e) => {
+            e.0.into_iter()
+                .map(|e| (e.field.clone(), e.error_type, e.body()))
+                .collect()
+        }
+    }
+}
+
+#[test]
+fn defaults_apply_to_absent_fields_and_list_items() {
+    let s = schema();
+    let mut v =
+        json!({"spec": {"name": "a", "ports": [{"port": 80}], "replicas": null, "mode": null}});
+    s.default_value(&mut v);
+    assert_eq!(
+        v,
+        json!({"spec": {"name": "a", "replicas": 1, "max": 10, "ports": [{"port": 80, "protocol": "TCP"}]}})
+    );
+}
+
+#[test]
+fn a_valid_object_passes() {
+    assert_eq!(check(json!({"spec": {"name": "abc"}}), None), vec![]);
+}
+
+#[test]
+fn value_validations_have_the_servers_classes_and_paths() {
+    let errs = check(
+        json!({"spec": {"name": "ABCDEFG", "replicas": 0, "mode": "c", "id": "x",
+            "ports": [{"port": 1}, {"port": 1}, {"port": 2}, {"port": 3}], "tags": ["a", "a"],
+            "labels": {"k": ""}}}),
+        None,
+    );
+    let got: Vec<(&str, ErrorType)> = errs.iter().map(|(f, t, _)| (f.as_str(), *t)).collect();
+    for want in [
+        ("spec.name", ErrorType::TooLong),
+        ("spec.replicas", ErrorType::Invalid),
+        ("spec.mode", ErrorType::NotSupported),
+        ("spec.id", ErrorType::TypeInvalid),
+        ("spec.ports", ErrorType::TooMany),
+        ("spec.ports[1]", ErrorType::Duplicate),
+        ("spec.tags[1]", ErrorType::Duplicate),
+        ("spec.labels.k", ErrorType::Invalid),
+        // Blocking errors: CEL rules did not run.
+        ("", ErrorType::Invalid),
+    ] {
+        assert!(got.contains(&want), "{want:?} not in {errs:#?}");
+    }
+    // kube-openapi stops at the first failing string keyword: no pattern error after maxLength.
+    assert!(
+        !got.contains(&("spec.name", ErrorType::Invalid)),
+        "{errs:#?}"
+    );
+    let body = |f: &str, t: ErrorType| {
+        errs.iter()
+            .find(|e| e.0 == f && e.1 == t)
+            .unwrap()
+            .2
+            .clone()
+    };
+    assert_eq!(
+        body("spec.name", ErrorType::TooLong),
+        "Too long: may not be more than 5 bytes"
+    );
+    assert_eq!(
+        body("spec.replicas", ErrorType::Invalid),
+        "Invalid value: 0: spec.replicas in body should be greater than or equal to 1"
+    );
+    assert_eq!(
+        body("spec.mode", ErrorType::NotSupported),
+        "Unsupported value: \"c\": supported values: \"a\", \"b\""
+    );
+}
+
+#[test]
+fn required_fields() {
+    let errs = check(json!({"spec": {}}), None);
+    assert_eq!(
+        errs[0],
+        (
+            "spec.name".into(),
+            ErrorType::Required,
+            "Required value".into()
+        )
+    );
+}
+
+#[test]
+fn cel_rules_with_field_path_message_expression_and_reason() {
+    let errs = check(json!({"spec": {"name": "a", "replicas": 11}}), None);
+    assert_eq!(
+        errs,
+        vec![(
+            "spec.replicas".into(),
+            ErrorType::Invalid,
+            "Invalid value: replicas above max".into()
+        )]
+    );
+    let errs = check(json!({"spec": {"name": "a", "replicas": 7}}), None);
+    assert_eq!(errs[0].2, "Invalid value: replicas 7 is unlucky");
+}
+
+#[test]
+fn transition_rules_run_on_update_only() {
+    let old = json!({"spec": {"name": "a"}});
+    assert_eq!(check(json!({"spec": {"name": "b"}}), None), vec![]);
+    assert_eq!(
+        check(json!({"spec": {"name": "b"}}), Some(old)),
+        vec![(
+            "spec".into(),
+            ErrorType::Forbidden,
+            "Forbidden: name is immutable".into()
+        )]
+    );
+}
+
+#[test]
+fn unchanged_values_are_ratcheted_on_update() {
+    let old = json!({"spec": {"name": "a", "replicas": 11}});
+    assert_eq!(check(old.clone(), Some(old.clone())), vec![]);
+    // The spec changed, so its rule's error is not ratcheted.
+    let errs = check(json!({"spec": {"name": "a", "replicas": 12}}), Some(old));
+    assert_eq!(errs.len(), 1);
+}
+
+#[test]
+fn bad_rules_are_schema_errors() {
+    let errs = Schema::check_json(&json!({"type": "object", "properties": {"a": {
+        "type": "string", "x-kubernetes-validations": [{"rule": "timestamp(self) > 0"}]}}}));
+    assert_eq!(
+        errs[0].path,
+        "properties.a.x-kubernetes-validations[0].rule"
+    );
+}
+
+#[test]
+fn nullable_fields_keep_null_and_others_take_their_default_or_go() {
+    let s = Schema::from_json(
+        &json!({"type": "object", "properties": {
+            "a": {"type": "string", "nullable": true, "default": "x"},
+            "b": {"type": "string", "default": "y"},
+            "c": {"type": "string"},
+            "l": {"type": "array", "items": {"type": "integer", "default": 7}},
+            "m": {"type": "object", "additionalProperties": {"type": "object",
+                "properties": {"z": {"type": "integer", "default": 1}}}}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let mut v =
+        json!({"a": null, "b": null, "c": null, "l": [1, null], "m": {"k": {}}, "unknown": 1});
+    s.default_value(&mut v);
+    assert_eq!(
+        v,
+        json!({"a": null, "b": "y", "l": [1, 7], "m": {"k": {"z": 1}}})
+    );
+}
+
+#[test]
+fn formats_the_server_checks_and_those_it_strips() {
+    use super::formats::check;
+    assert_eq!(
+        check("uuid", "550e8400-e29b-41d4-a716-446655440000"),
+        Some(true)
+    );
+    assert_eq!(check("uuid", "x"), Some(false));
+    assert_eq!(check("date-time", "2020-01-01T00:00:00Z"), Some(true));
+    assert_eq!(check("date-time", "2020-13-01T00:00:00Z"), Some(false));
+    assert_eq!(check("byte", ""), Some(false));
+    assert_eq!(check("ipv4", "10.0.0.1"), Some(true));
+    assert_eq!(check("cidr", "10.0.0.0/33"), Some(false));
+    // Stripped by the server: never checked.
+    assert_eq!(check("int32", "x"), None);
+    assert_eq!(check("k8s-short-name", "Not_A_Label"), None);
+}

@@ -1,0 +1,875 @@
+//! Differential test of defaulting and validation (kube-codegen-runtime's `validation`, the
+//! code every generated `Validate` impl runs) against the real API server: objects
+//! generated from each CRD's schema (valid ones, and ones a keyword or rule away from
+//! valid) plus hand-picked edge cases go to a server dry-run create and to
+//! `default_value` + `validate_value`. Verdicts, the field paths and classes of every
+//! violation, and the defaulted objects must agree.
+//!
+//! CRDs: the sample API, the generator's fixtures, the fidelity fixtures' golden CRDs
+//! (controller-gen's) and the CRDs of tests/fixtures/crd-corpus. A CRD whose rules the
+//! evaluator cannot run (a function it lacks) is left out, by name in the output.
+//! One envtest control plane, requests batched. `VALIDATION_DIFF_OBJECTS` sets objects
+//! per CRD version (default 12); `VALIDATION_DIFF_REPORT=1` prints every disagreement.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use futures::StreamExt;
+use http_body_util::BodyExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube_codegen_envtest::Environment;
+use kube_codegen_runtime::validation::{ErrorType, Schema, validate_scale};
+use kube_codegen_tests::*;
+use serde_json::{Value, json};
+
+/// A deterministic generator (xorshift), so a failure reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+const STRINGS: &[&str] = &[
+    "",
+    "a",
+    "abc",
+    "echo hello",
+    "my-name",
+    "My_Name",
+    "x.y.z",
+    "1.2.3",
+    "v1.2.3",
+    "10.0.0.1",
+    "::1",
+    "192.168.0.0/16",
+    "https://example.com/path?q=1",
+    "http://",
+    "1Gi",
+    "500m",
+    "-1",
+    "550e8400-e29b-41d4-a716-446655440000",
+    "2020-01-01T00:00:00Z",
+    "2020-13-01",
+    "aGVsbG8=",
+    "not base64!",
+    "TCP",
+    "UDP",
+    "Always",
+    "None",
+    "foo@example.com",
+    "*",
+    "a/b",
+    "ns/name",
+    "True",
+    "False",
+    "Unknown",
+    "30s",
+    "5m",
+    "gold",
+];
+
+/// A value for `s`: usually one the schema admits, sometimes one a keyword away.
+fn gen_value(rng: &mut Rng, s: &Value, depth: usize) -> Value {
+    if let Some(e) = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .filter(|e| !e.is_empty())
+        && rng.chance(90)
+    {
+        return rng.pick(e).clone();
+    }
+    if let Some(d) = s.get("default")
+        && rng.chance(15)
+    {
+        return d.clone();
+    }
+    if s.get("nullable") == Some(&Value::Bool(true)) && rng.chance(5) {
+        return Value::Null;
+    }
+    if s.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+        return if rng.chance(50) {
+            json!(rng.pick(&[0, 1, 80, 8080, 65536, -1]))
+        } else {
+            json!(rng.pick(&["80", "http", "50%", "1Gi", "abc", ""]))
+        };
+    }
+    let t = s.get("type").and_then(Value::as_str).unwrap_or("");
+    match t {
+        "object" => gen_object(rng, s, depth),
+        "array" => gen_array(rng, s, depth),
+        "string" => gen_string(rng, s),
+        "integer" => {
+            let mut c: Vec<i64> = vec![0, 1, 2, 3, 5, 10, 100, -1, 65535];
+            for k in ["minimum", "maximum"] {
+                if let Some(b) = s.get(k).and_then(Value::as_f64) {
+                    let b = b as i64;
+                    c.extend([b - 1, b, b + 1, b, b]);
+                }
+            }
+            json!(*rng.pick(&c))
+        }
+        "number" => {
+            let mut c: Vec<f64> = vec![0.0, 0.5, 1.0, 1.5, -0.25, 100.0];
+            for k in ["minimum", "maximum"] {
+                if let Some(b) = s.get(k).and_then(Value::as_f64) {
+                    c.extend([b - 0.5, b, b + 0.5, b]);
+                }
+            }
+            json!(*rng.pick(&c))
+        }
+        "boolean" => json!(rng.chance(50)),
+        _ if s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) => {
+            if rng.chance(50) {
+                json!({})
+            } else {
+                json!({"k": "v", "n": 1})
+            }
+        }
+        _ => json!({}),
+    }
+}
+
+fn gen_string(rng: &mut Rng, s: &Value) -> Value {
+    let mut c: Vec<String> = STRINGS.iter().map(|s| s.to_string()).collect();
+    for (k, delta) in [("minLength", [-1i64, 0]), ("maxLength", [0, 1])] {
+        if let Some(n) = s.get(k).and_then(Value::as_i64) {
+            for d in delta {
+                let len = (n + d).clamp(0, 300) as usize;
+                c.push("a".repeat(len));
+                c.push("a".repeat(len));
+            }
+        }
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        c.extend(e.iter().filter_map(|v| v.as_str().map(str::to_owned)));
+    }
+    match s.get("format").and_then(Value::as_str) {
+        Some("date-time") => {
+            c.extend(["2021-06-01T12:00:00Z".into(), "2021-06-01T12:00:00Z".into()])
+        }
+        Some("uuid") => c.push("550e8400-e29b-41d4-a716-446655440000".into()),
+        Some("byte") => c.push("aGVsbG8=".into()),
+        _ => {}
+    }
+    json!(rng.pick(&c))
+}
+
+fn gen_object(rng: &mut Rng, s: &Value, depth: usize) -> Value {
+    let mut out = serde_json::Map::new();
+    if s.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true)) {
+        out.insert("apiVersion".into(), json!("v1"));
+        out.insert("kind".into(), json!("ConfigMap"));
+    }
+    let required: Vec<&str> = s
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(props) = s.get("properties").and_then(Value::as_object) {
+        for (k, p) in props {
+            if k == "metadata" || k == "apiVersion" || k == "kind" {
+                continue;
+            }
+            let want = if required.contains(&k.as_str()) {
+                rng.chance(96)
+            } else if depth > 4 {
+                false
+            } else {
+                rng.chance(45)
+            };
+            if want {
+                out.insert(k.clone(), gen_value(rng, p, depth + 1));
+            }
+        }
+    }
+    if let Some(a) = s.get("additionalProperties").filter(|a| a.is_object()) {
+        for _ in 0..rng.below(if depth > 4 { 1 } else { 3 }) {
+            let key = rng
+                .pick(&["a", "b", "key-1", "x.y", "app.kubernetes.io/name"])
+                .to_string();
+            out.insert(key, gen_value(rng, a, depth + 1));
+        }
+    }
+    Value::Object(out)
+}
+
+fn gen_array(rng: &mut Rng, s: &Value, depth: usize) -> Value {
+    let Some(items) = s.get("items") else {
+        return json!([]);
+    };
+    let mut lens = vec![0usize, 1, 1, 2, 3];
+    if let Some(n) = s.get("maxItems").and_then(Value::as_u64) {
+        lens.extend([n as usize, n as usize + 1]);
+    }
+    if let Some(n) = s.get("minItems").and_then(Value::as_u64) {
+        lens.extend([n as usize, (n as usize).saturating_sub(1)]);
+    }
+    let len = (*rng.pick(&lens)).min(if depth > 4 { 1 } else { 12 });
+    let mut out: Vec<Value> = (0..len).map(|_| gen_value(rng, items, depth + 1)).collect();
+    // Duplicates now and then: sets and map keys must be unique.
+    if out.len() >= 2 && rng.chance(20) {
+        out[1] = out[0].clone();
+    }
+    Value::Array(out)
+}
+
+/// A CRD version under test.
+struct Target {
+    crd: String,
+    group: String,
+    version: String,
+    kind: String,
+    plural: String,
+    namespaced: bool,
+    /// The server drops `status` on create when the status subresource is on.
+    status_subresource: bool,
+    /// The scale subresource's `specReplicasPath`, checked on create.
+    scale_spec_path: Option<String>,
+    /// Objects of other versions are stored (and pruned) in this one's schema.
+    storage: bool,
+    schema_json: Value,
+    schema: Schema,
+}
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            yaml_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every CRD under test, conversion webhooks removed (versions convert by apiVersion).
+fn crds() -> Vec<CustomResourceDefinition> {
+    let root = repo_root();
+    let mut yamls: Vec<String> = vec![];
+    let crates = [root.join("sample-api"), root.join("tests/shapes")];
+    for dir in crates {
+        let generated = kube_codegen::Config::from_crate(&dir)
+            .and_then(|c| c.generate())
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for f in generated.files {
+            if f.path.extension().is_some_and(|e| e == "yaml")
+                && f.contents.contains("CustomResourceDefinition")
+            {
+                yamls.push(f.contents);
+            }
+        }
+    }
+    // The generator's fixtures, as their CRD snapshots hold them (after insta's header).
+    let snaps = root.join("generator/tests/snapshots");
+    let mut snap_files: Vec<PathBuf> = std::fs::read_dir(&snaps)
+        .expect("snapshots")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("crd_snapshots__") && n.ends_with(".yaml.snap"))
+        })
+        .collect();
+    snap_files.sort();
+    for f in snap_files {
+        let text = std::fs::read_to_string(&f).expect("read snapshot");
+        if let Some((_, body)) = text.split_once("\n---\n") {
+            yamls.push(body.to_owned());
+        }
+    }
+    let mut files = vec![];
+    for fixture in
+        std::fs::read_dir(root.join("tests/fixtures/fidelity")).expect("fidelity fixtures")
+    {
+        yaml_files(&fixture.expect("entry").path().join("golden"), &mut files);
+    }
+    yaml_files(&root.join("tests/fixtures/crd-corpus"), &mut files);
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read CRD");
+        if text.contains("kind: CustomResourceDefinition") {
+            yamls.push(text);
+        }
+    }
+    // The same kind comes from several sources with different schemas (sample-api's Foo,
+    // the foo fixture's, the fidelity port's): each gets a group of its own.
+    let mut by_name: BTreeMap<String, CustomResourceDefinition> = BTreeMap::new();
+    for y in yamls {
+        for doc in serde_yaml::Deserializer::from_str(&y) {
+            let Ok(v) = serde_yaml::Value::deserialize(doc) else {
+                continue;
+            };
+            let Ok(mut crd) = serde_yaml::from_value::<CustomResourceDefinition>(v) else {
+                continue;
+            };
+            crd.spec.conversion = None;
+            let mut n = 0;
+            let group = crd.spec.group.clone();
+            while by_name.contains_key(&format!("{}.{}", crd.spec.names.plural, crd.spec.group)) {
+                n += 1;
+                crd.spec.group = format!("d{n}.{group}");
+            }
+            let name = format!("{}.{}", crd.spec.names.plural, crd.spec.group);
+            crd.metadata.name = Some(name.clone());
+            let protected = ["k8s.io", "kubernetes.io"]
+                .iter()
+                .any(|p| crd.spec.group == *p || crd.spec.group.ends_with(&format!(".{p}")));
+            if protected {
+                crd.metadata
+                    .annotations
+                    .get_or_insert_default()
+                    .entry("api-approved.kubernetes.io".into())
+                    .or_insert_with(|| "unapproved, test-only".into());
+            }
+            by_name.insert(name, crd);
+        }
+    }
+    by_name.into_values().collect()
+}
+
+use serde::Deserialize;
+
+fn targets(crds: &[CustomResourceDefinition], skipped: &mut Vec<String>) -> Vec<Target> {
+    let mut out = vec![];
+    for crd in crds {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        for v in &crd.spec.versions {
+            if !v.served {
+                continue;
+            }
+            let Some(s) = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+            else {
+                continue;
+            };
+            let schema_json = serde_json::to_value(s).expect("schema serializes");
+            match Schema::from_json(&schema_json.to_string()) {
+                Ok(schema) => out.push(Target {
+                    crd: name.clone(),
+                    group: crd.spec.group.clone(),
+                    version: v.name.clone(),
+                    kind: crd.spec.names.kind.clone(),
+                    plural: crd.spec.names.plural.clone(),
+                    namespaced: crd.spec.scope == "Namespaced",
+                    status_subresource: v.subresources.as_ref().is_some_and(|s| s.status.is_some()),
+                    scale_spec_path: v
+                        .subresources
+                        .as_ref()
+                        .and_then(|s| s.scale.as_ref())
+                        .map(|s| s.spec_replicas_path.clone()),
+                    storage: v.storage,
+                    schema_json,
+                    schema,
+                }),
+                Err(e) => skipped.push(format!("{name} {}: {e}", v.name)),
+            }
+        }
+    }
+    out
+}
+
+/// What the API server said: accepted (with the object it would store) or the causes of
+/// its 422, as (field, class) pairs, sorted.
+#[derive(Debug)]
+enum Verdict {
+    Accepted(Value),
+    /// The causes as (field, reason), sorted; and their messages, for the report.
+    Rejected(Vec<(String, String)>, Vec<String>),
+    // Read through `Debug` in the report.
+    Other(#[allow(dead_code)] String),
+}
+
+/// A create (`name` None) or an update of `name`, dry-run unless `persist`.
+async fn send(
+    client: &kube::Client,
+    t: &Target,
+    obj: &Value,
+    name: Option<&str>,
+    persist: bool,
+) -> Verdict {
+    let ns = if t.namespaced {
+        "namespaces/default/"
+    } else {
+        ""
+    };
+    let dry = if persist { "" } else { "?dryRun=All" };
+    let req = match name {
+        None => http::Request::post(format!(
+            "/apis/{}/{}/{ns}{}{dry}",
+            t.group, t.version, t.plural
+        )),
+        Some(n) => http::Request::put(format!(
+            "/apis/{}/{}/{ns}{}/{n}{dry}",
+            t.group, t.version, t.plural
+        )),
+    };
+    let req = req
+        .header("content-type", "application/json")
+        .body(kube::client::Body::from(
+            serde_json::to_vec(obj).expect("JSON"),
+        ))
+        .expect("request");
+    let res = match client.send(req).await {
+        Ok(r) => r,
+        Err(e) => return Verdict::Other(e.to_string()),
+    };
+    let status = res.status();
+    let body = res
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if status.is_success() {
+        return Verdict::Accepted(v);
+    }
+    if status.as_u16() != 422 {
+        return Verdict::Other(format!("{status}: {}", v["message"]));
+    }
+    let raw = v["details"]["causes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut causes: Vec<(String, String)> = raw
+        .iter()
+        .map(|c| {
+            (
+                c["field"].as_str().unwrap_or("").to_owned(),
+                c["reason"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    causes.sort();
+    let messages = raw
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap_or(""),
+                c["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    Verdict::Rejected(causes, messages)
+}
+
+/// Ours, in the server's terms; `old` is the stored object on an update.
+fn ours(t: &Target, obj: &Value, old: Option<&Value>) -> Verdict {
+    let mut v = obj.clone();
+    if t.status_subresource
+        && let Some(m) = v.as_object_mut()
+    {
+        // The main resource's writes keep the stored status (none on create).
+        m.remove("status");
+        if let Some(s) = old.and_then(|o| o.get("status")) {
+            m.insert("status".into(), s.clone());
+        }
+    }
+    t.schema.default_value(&mut v);
+    let mut errs = match t.schema.validate_value(&v, old) {
+        Ok(()) => vec![],
+        Err(e) => e.0,
+    };
+    if let Some(p) = &t.scale_spec_path {
+        errs.extend(validate_scale(&v, p));
+    }
+    match errs.is_empty() {
+        true => Verdict::Accepted(v),
+        false => {
+            let mut causes: Vec<(String, String)> = errs
+                .iter()
+                .map(|e| (server_field(&e.field), e.error_type.cause_type().to_owned()))
+                .collect();
+            causes.sort();
+            Verdict::Rejected(causes, errs.iter().map(ToString::to_string).collect())
+        }
+    }
+}
+
+/// The API server prints the root path (`field.NewPath` of nothing) as `<nil>`.
+fn server_field(f: &str) -> String {
+    if f.is_empty() {
+        "<nil>".into()
+    } else {
+        f.to_owned()
+    }
+}
+
+/// The stored object without what the server adds itself (metadata), numbers as the
+/// server writes them (Go's float64 `1` for `1.0`).
+fn content(v: &Value) -> Value {
+    fn numbers(v: &mut Value) {
+        match v {
+            Value::Number(n) if n.is_f64() => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                if f.fract() == 0.0 && f.abs() < 1e15 {
+                    *v = json!(f as i64);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(numbers),
+            Value::Object(m) => m.values_mut().for_each(numbers),
+            _ => {}
+        }
+    }
+    let mut v = v.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("metadata");
+    }
+    numbers(&mut v);
+    v
+}
+
+fn object(t: &Target, i: usize, body: Value) -> Value {
+    let mut obj = body;
+    let m = obj.as_object_mut().expect("objects");
+    m.insert(
+        "apiVersion".into(),
+        json!(format!("{}/{}", t.group, t.version)),
+    );
+    m.insert("kind".into(), json!(t.kind));
+    m.insert("metadata".into(), json!({ "name": format!("o-{i}") }));
+    obj
+}
+
+#[tokio::test]
+async fn validation_and_defaulting_agree_with_the_api_server() {
+    let per_target: usize = std::env::var("VALIDATION_DIFF_OBJECTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(12);
+    let env = Environment::builder().start().await.expect("control plane");
+    let client = env.client();
+
+    // CRDs the API server refuses (a fixture written to test the generator, not the
+    // server) are left out, with the server's reason.
+    let mut skipped = vec![];
+    let installed: Vec<Result<CustomResourceDefinition, String>> = futures::stream::iter(crds())
+        .map(|crd| {
+            let client = client.clone();
+            async move {
+                let name = crd.metadata.name.clone().unwrap_or_default();
+                match apply_crd(&client, &crd).await {
+                    Ok(_) => Ok(crd),
+                    Err(e) => Err(format!(
+                        "{name}: refused by the API server: {}",
+                        format!("{e:#}").chars().take(160).collect::<String>()
+                    )),
+                }
+            }
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let mut crds = vec![];
+    for r in installed {
+        match r {
+            Ok(c) => crds.push(c),
+            Err(e) => skipped.push(e),
+        }
+    }
+    crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let targets = targets(&crds, &mut skipped);
+
+    // The objects: generated from each schema, plus the hand-picked ones.
+    let mut cases: Vec<(usize, Value)> = vec![];
+    for (ti, t) in targets.iter().enumerate() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((ti as u64 + 1) * 0x1000_0001));
+        for i in 0..per_target {
+            let body = gen_value(&mut rng, &t.schema_json, 0);
+            let body = if body.is_object() { body } else { json!({}) };
+            cases.push((ti, object(t, i, body)));
+        }
+        // Hand-picked: the empty object, and no spec at all.
+        cases.push((ti, object(t, per_target, json!({ "spec": {} }))));
+        cases.push((ti, object(t, per_target + 1, json!({}))));
+    }
+
+    let results: Vec<(usize, Value, Verdict)> = futures::stream::iter(cases)
+        .map(|(ti, obj)| {
+            let client = client.clone();
+            let t = &targets[ti];
+            async move {
+                let v = send(&client, t, &obj, None, false).await;
+                (ti, obj, v)
+            }
+        })
+        // In order, so the update phase below is the same on every run.
+        .buffered(16)
+        .collect()
+        .await;
+
+    let (mut agree, mut accepted, mut rejected, mut other) = (0, 0, 0, 0);
+    let mut disagreements = vec![];
+    for (ti, obj, server) in &results {
+        let t = &targets[*ti];
+        let mine = ours(t, obj, None);
+        let same = match (server, &mine) {
+            // Another version's object is stored, and pruned, in the storage version's
+            // schema (no conversion): only the verdict is compared.
+            (Verdict::Accepted(s), Verdict::Accepted(m)) => !t.storage || content(s) == content(m),
+            (Verdict::Rejected(a, _), Verdict::Rejected(b, _)) => a == b,
+            _ => false,
+        };
+        match server {
+            Verdict::Accepted(_) => accepted += 1,
+            Verdict::Rejected(..) => rejected += 1,
+            Verdict::Other(_) => other += 1,
+        }
+        if same {
+            agree += 1;
+        } else {
+            disagreements.push(format!(
+                "{} {}: {}\n  server: {:?}\n  ours:   {:?}",
+                t.crd,
+                t.version,
+                obj,
+                match server {
+                    Verdict::Accepted(s) => Verdict::Accepted(content(s)),
+                    v => Verdict::Other(format!("{v:?}")),
+                },
+                match &mine {
+                    Verdict::Accepted(m) => Verdict::Accepted(content(m)),
+                    v => Verdict::Other(format!("{v:?}")),
+                }
+            ));
+        }
+    }
+    println!(
+        "validation differential: {} objects over {} CRD versions ({} CRDs); server accepted {accepted}, rejected {rejected}, other {other}; agreement {agree}/{} ({:.1}%)",
+        results.len(),
+        targets.len(),
+        crds.len(),
+        results.len(),
+        100.0 * agree as f64 / results.len() as f64
+    );
+    println!("left out ({}): {}", skipped.len(), skipped.join("; "));
+    if std::env::var_os("VALIDATION_DIFF_REPORT").is_some() {
+        for d in &disagreements {
+            println!("{d}");
+        }
+    }
+    // Messages: reported, not required (cel-go's and cel-rust's error texts differ, and Go
+    // prints objects with `%#v`).
+    let (mut same_messages, mut both_rejected) = (0, 0);
+    for (ti, obj, server) in &results {
+        if let (Verdict::Rejected(_, a), Verdict::Rejected(_, b)) =
+            (server, ours(&targets[*ti], obj, None))
+        {
+            both_rejected += 1;
+            let norm = |m: &Vec<String>| {
+                let mut m: Vec<String> = m
+                    .iter()
+                    .map(|x| x.trim_start_matches("<nil>: ").to_owned())
+                    .collect();
+                m.sort();
+                m
+            };
+            if norm(a) == norm(&b) {
+                same_messages += 1;
+            }
+        }
+    }
+    println!("messages agree on {same_messages} of {both_rejected} rejected objects");
+
+    // Updates, for CRDs with transition rules: objects the server accepted are created for
+    // real, then replaced (dry-run) by another generated object of the same CRD version,
+    // and by themselves (ratcheting).
+    let mut created = vec![];
+    for (ti, obj, server) in &results {
+        let t = &targets[*ti];
+        if !t.storage || !t.schema_json.to_string().contains("oldSelf") {
+            continue;
+        }
+        if let Verdict::Accepted(_) = server {
+            let mut obj = obj.clone();
+            obj["metadata"]["name"] = json!(format!("u-{}", created.len()));
+            if let Verdict::Accepted(stored) = send(&client, t, &obj, None, true).await {
+                created.push((*ti, stored));
+            }
+        }
+    }
+    let mut updates = vec![];
+    for (i, (ti, stored)) in created.iter().enumerate() {
+        let others: Vec<&Value> = results
+            .iter()
+            .filter(|(t, ..)| t == ti)
+            .map(|(_, o, _)| o)
+            .collect();
+        for new_body in [Some(others[i % others.len()]), None] {
+            let mut new = match new_body {
+                Some(o) => o.clone(),
+                None => stored.clone(),
+            };
+            new["metadata"] = stored["metadata"].clone();
+            updates.push((*ti, new, stored.clone()));
+        }
+    }
+    let update_results: Vec<(usize, Value, Value, Verdict)> = futures::stream::iter(updates)
+        .map(|(ti, new, old)| {
+            let client = client.clone();
+            let t = &targets[ti];
+            async move {
+                let name = old["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let v = send(&client, t, &new, Some(&name), false).await;
+                (ti, new, old, v)
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    let mut update_agree = 0;
+    for (ti, new, old, server) in &update_results {
+        let t = &targets[*ti];
+        let mut old_content = old.clone();
+        t.schema.default_value(&mut old_content);
+        let mine = ours(t, new, Some(&old_content));
+        let same = match (server, &mine) {
+            (Verdict::Accepted(s), Verdict::Accepted(m)) => content(s) == content(m),
+            (Verdict::Rejected(a, _), Verdict::Rejected(b, _)) => a == b,
+            _ => false,
+        };
+        if same {
+            update_agree += 1;
+        } else {
+            disagreements.push(format!(
+                "update {} {}: {}\n  old: {}\n  server: {:?}\n  ours:   {:?}",
+                t.crd, t.version, new, old, server, mine
+            ));
+        }
+    }
+    let update_rejected = update_results
+        .iter()
+        .filter(|(.., v)| matches!(v, Verdict::Rejected(..)))
+        .count();
+    println!(
+        "updates (CRDs with transition rules): {} dry-run updates, server rejected {update_rejected}; agreement {update_agree}/{}",
+        update_results.len(),
+        update_results.len()
+    );
+    if std::env::var_os("VALIDATION_DIFF_REPORT").is_some() {
+        for d in disagreements.iter().filter(|d| d.starts_with("update ")) {
+            println!("{d}");
+        }
+    }
+    let _ = ErrorType::Invalid;
+    assert!(results.len() >= 500, "only {} objects", results.len());
+    assert!(
+        disagreements.is_empty(),
+        "{} of {} objects disagree; the first:\n{}",
+        disagreements.len(),
+        results.len() + update_results.len(),
+        disagreements
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// BENCHMARKS.md, "Validation": `validate()` (defaults + validation, CEL included) per
+/// object against the API server's dry-run create round trip, on the same generated
+/// objects. Run by bench/validation.sh (release build); ignored in the test suite.
+#[tokio::test]
+#[ignore = "a benchmark: bench/validation.sh"]
+async fn validation_throughput_against_dry_run() {
+    let root = repo_root();
+    let crd_files = [
+        "tests/fixtures/crd-corpus/cloudnative-pg/clusters.postgresql.cnpg.io.yaml",
+        "tests/fixtures/crd-corpus/gateway-api/gateways.gateway.networking.k8s.io.yaml",
+        "tests/fixtures/crd-corpus/cert-manager/certificates.cert-manager.io.yaml",
+    ];
+    let mut crds: Vec<CustomResourceDefinition> = vec![];
+    for f in crd_files {
+        let mut crd: CustomResourceDefinition =
+            serde_yaml::from_str(&std::fs::read_to_string(root.join(f)).expect("read"))
+                .expect("CRD");
+        crd.spec.conversion = None;
+        crds.push(crd);
+    }
+    let env = Environment::builder().start().await.expect("control plane");
+    let client = env.client();
+    for crd in &crds {
+        apply_crd(&client, crd).await.expect("CRD installs");
+    }
+    let mut skipped = vec![];
+    let targets: Vec<Target> = targets(&crds, &mut skipped)
+        .into_iter()
+        .filter(|t| t.storage)
+        .collect();
+    let n: usize = std::env::var("BENCH_OBJECTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    for (ti, t) in targets.iter().enumerate() {
+        let mut rng = Rng(0xDEAD_BEEF ^ (ti as u64 + 7));
+        let objects: Vec<Value> = (0..n)
+            .map(|i| {
+                let body = gen_value(&mut rng, &t.schema_json, 0);
+                object(t, i, if body.is_object() { body } else { json!({}) })
+            })
+            .collect();
+        // Ours: what `Validate::validate()` does after serializing (defaults on a copy,
+        // then every check); repeated for a stable figure.
+        let rounds = 20;
+        let start = std::time::Instant::now();
+        let mut rejected = 0;
+        for _ in 0..rounds {
+            for o in &objects {
+                let mut v = o.clone();
+                t.schema.default_value(&mut v);
+                if t.schema.validate_value(&v, None).is_err() {
+                    rejected += 1;
+                }
+            }
+        }
+        let ours = start.elapsed().as_secs_f64() / (rounds * n) as f64;
+        // The API server: sequential round trips (latency), then 16 in flight (throughput).
+        let start = std::time::Instant::now();
+        for o in &objects {
+            let _ = send(&client, t, o, None, false).await;
+        }
+        let seq = start.elapsed().as_secs_f64() / n as f64;
+        let start = std::time::Instant::now();
+        let _: Vec<Verdict> = futures::stream::iter(objects.iter())
+            .map(|o| send(&client, t, o, None, false))
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        let par = start.elapsed().as_secs_f64();
+        println!(
+            "| {} {} | {n} | {} | {:.1} µs ({:.0}/s) | {:.2} ms | {:.0}/s | {:.0}x |",
+            t.kind,
+            t.version,
+            rejected / rounds,
+            ours * 1e6,
+            1.0 / ours,
+            seq * 1e3,
+            n as f64 / par,
+            seq / ours
+        );
+    }
+}
