@@ -812,14 +812,14 @@ impl Config {
             );
         }
         // Every selected generator checks and prepares its work before anything is rendered.
-        let cx = generators::Context::new(&api, &schema_options, &rust_options);
+        let selected = self.selected_generators();
+        let cx = generators::Context::new(&api, &schema_options, &rust_options, &selected);
         let mut rust_modules = vec![];
         let mut yaml = vec![];
         let mut made: Vec<(GeneratorName, usize)> = vec![];
         // YAML generators check even a model with errors, so one run reports every problem
         // (a CRD's schema errors beside the model's); Rust generators need a sound model, and
         // their checks would only repeat what is already reported.
-        let selected = self.selected_generators();
         for name in &selected {
             if let generators::Output::Yaml { prepare, .. } = &generators::generator(*name).output {
                 let files = prepare(&cx, &mut diags);

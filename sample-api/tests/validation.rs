@@ -63,8 +63,8 @@ fn set_defaults_keeps_a_valid_object_as_it_is() {
 async fn the_fake_clientset_defaults_and_validates_with_the_generated_code() {
     use kube::api::PostParams;
 
+    // Admission is on from the start: `new_clientset()` registers the generated validation.
     let (cs, server) = sample_api::generated::fake::new_clientset();
-    sample_api::generated::validation::register_fake(&server);
     let foos = cs.samplecontroller_v1alpha1().foos("default");
     foos.create(&foo(Some(3)), &PostParams::default())
         .await
@@ -128,8 +128,8 @@ fn the_readme_shows_this_example() {
 async fn the_fake_validates_server_side_apply_too() {
     use kube::api::{Patch, PatchParams};
 
+    // Admission is on from the start: `new_clientset()` registers the generated validation.
     let (cs, server) = sample_api::generated::fake::new_clientset();
-    sample_api::generated::validation::register_fake(&server);
     let api: kube::Api<Foo> = kube::Api::namespaced(cs.client().clone(), "default");
     let bad = foo(Some(0));
     let err = api

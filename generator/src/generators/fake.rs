@@ -19,5 +19,13 @@ pub(super) const GENERATOR: Generator = Generator {
 
 fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
     let packages = cx.rust_packages(diags);
-    Box::new(move || kube_codegen_templates::fake::fake(&packages))
+    // The fake answers as the API server would: where the `validation` module exists, its
+    // admission is on from the start, so a unit test cannot store what the cluster refuses
+    // unless it says so (`server.set_admission(false)`).
+    let admission = if cx.generates(GeneratorName::Validation) {
+        kube_codegen_templates::fake::Admission::Validation
+    } else {
+        kube_codegen_templates::fake::Admission::None
+    };
+    Box::new(move || kube_codegen_templates::fake::fake(&packages, admission))
 }

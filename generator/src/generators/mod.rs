@@ -237,17 +237,31 @@ pub(crate) struct Context<'a> {
     pub api: &'a Api,
     pub schema: &'a SchemaOptions,
     pub rust: &'a rust::RustOptions,
+    /// The generators of this run (with their requirements), for the few whose output
+    /// calls another's: the fake clientset turns on the `validation` module's admission.
+    selected: &'a [GeneratorName],
     packages: OnceCell<Arc<Vec<t::Package>>>,
 }
 
 impl<'a> Context<'a> {
-    pub fn new(api: &'a Api, schema: &'a SchemaOptions, rust: &'a rust::RustOptions) -> Self {
+    pub fn new(
+        api: &'a Api,
+        schema: &'a SchemaOptions,
+        rust: &'a rust::RustOptions,
+        selected: &'a [GeneratorName],
+    ) -> Self {
         Context {
             api,
             schema,
             rust,
+            selected,
             packages: OnceCell::new(),
         }
+    }
+
+    /// Whether this run writes `name`'s output: selected, and something to make for it.
+    pub fn generates(&self, name: GeneratorName) -> bool {
+        self.selected.contains(&name) && generator(name).wanted(self.api)
     }
 
     /// The group/versions and kinds as the Rust templates take them, converted and checked

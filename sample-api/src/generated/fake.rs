@@ -39,6 +39,10 @@
             });
     }
     /// A `Clientset` over a fresh in-memory API server, and the server's handle.
+    ///
+    /// The server defaults and validates the kinds marked `+kube-codegen:validation`
+    /// as the API server does (`super::validation`); `server.set_admission(false)`
+    /// turns that off.
     #[inline]
     pub fn new_clientset() -> (
         super::clientset::Clientset,
@@ -46,6 +50,7 @@
     ) {
         let server = ::kube_codegen_runtime::fake::FakeApiServer::new();
         register_kinds(&server);
+        super::validation::register_fake(&server);
         (super::clientset::Clientset::new(server.client()), server)
     }
 }
