@@ -42,6 +42,19 @@ pub const SUPPORTED_FUNCTIONS: &[&str] = &[
     "or",
     "orValue",
     "dyn",
+    // Timestamps and durations (cel-rust with chrono; the getters in UTC, as cel-go).
+    "timestamp",
+    "duration",
+    "getFullYear",
+    "getMonth",
+    "getDayOfYear",
+    "getDayOfMonth",
+    "getDate",
+    "getDayOfWeek",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
     // Kubernetes list library.
     "isSorted",
     "sum",
@@ -187,6 +200,16 @@ fn root() -> Context<'static> {
         "sum" => sum,
         "indexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, false),
         "lastIndexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, true),
+        "getFullYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::FullYear),
+        "getMonth" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Month),
+        "getDayOfYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::DayOfYear),
+        "getDayOfMonth" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::DayOfMonth),
+        "getDate" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Date),
+        "getDayOfWeek" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::DayOfWeek),
+        "getHours" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Hours),
+        "getMinutes" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Minutes),
+        "getSeconds" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Seconds),
+        "getMilliseconds" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Milliseconds),
         "charAt" => char_at,
         "lowerAscii" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv_str(ftx, this)?.to_ascii_lowercase())),
         "upperAscii" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv_str(ftx, this)?.to_ascii_uppercase())),
@@ -1295,4 +1318,64 @@ fn parse_semver(s: &str, normalize: bool) -> Option<Semver> {
     semver::Version::parse(&format!("{}{rest}", parts.join(".")))
         .ok()
         .map(Semver)
+}
+
+/// A part of a timestamp or a duration, read by the `get*` methods.
+#[derive(Clone, Copy)]
+enum TimePart {
+    FullYear,
+    Month,
+    DayOfYear,
+    DayOfMonth,
+    Date,
+    DayOfWeek,
+    Hours,
+    Minutes,
+    Seconds,
+    Milliseconds,
+}
+
+/// `t.getHours()` and the other getters as cel-go has them: a timestamp's parts in UTC
+/// (cel-rust's own read them in the offset the timestamp was written with, so
+/// `timestamp('2020-01-01T23:00:00-05:00').getHours()` would be 23, not cel-go's 4), a
+/// duration's whole hours, minutes, seconds or milliseconds. The time-zone argument
+/// (`getHours('Europe/Paris')`) needs a zone database this evaluator does not carry.
+fn time_part(
+    ftx: &FunctionContext,
+    this: Option<Value>,
+    args: Vec<Value>,
+    part: TimePart,
+) -> Result<Value> {
+    use chrono::{Datelike, Timelike};
+    let Some(this) = this else {
+        return Err(ExecutionError::missing_argument_or_target());
+    };
+    if !args.is_empty() {
+        return Err(ftx.error(
+            "time-zone arguments of timestamp getters are not supported by this evaluator",
+        ));
+    }
+    let n: i64 = match (&this, part) {
+        (Value::Timestamp(t), part) => {
+            let t = t.naive_utc();
+            match part {
+                TimePart::FullYear => t.year().into(),
+                TimePart::Month => t.month0().into(),
+                TimePart::DayOfYear => t.ordinal0().into(),
+                TimePart::DayOfMonth => t.day0().into(),
+                TimePart::Date => t.day().into(),
+                TimePart::DayOfWeek => t.weekday().num_days_from_sunday().into(),
+                TimePart::Hours => t.hour().into(),
+                TimePart::Minutes => t.minute().into(),
+                TimePart::Seconds => t.second().into(),
+                TimePart::Milliseconds => (t.nanosecond() / 1_000_000).into(),
+            }
+        }
+        (Value::Duration(d), TimePart::Hours) => d.num_hours(),
+        (Value::Duration(d), TimePart::Minutes) => d.num_minutes(),
+        (Value::Duration(d), TimePart::Seconds) => d.num_seconds(),
+        (Value::Duration(d), TimePart::Milliseconds) => d.num_milliseconds(),
+        (v, _) => return Err(no_overload(ftx, v)),
+    };
+    Ok(Value::Int(n))
 }

@@ -14,6 +14,7 @@ mod library;
 mod value;
 
 pub use library::SUPPORTED_FUNCTIONS;
+pub(crate) use value::time_value;
 pub use value::{json_to_cel, object as value_object_from, type_name};
 
 /// A CEL map from owned string keys.
@@ -30,8 +31,8 @@ use cel::objects::OptionalValue;
 /// one is refused by [`compile`] (and so at generation time).
 pub const UNSUPPORTED: &[(&str, &str)] = &[
     (
-        "timestamp(), duration() and their methods",
-        "the interpreter's time support is not built (it needs chrono); date-time fields are strings",
+        "time-zone arguments of the timestamp getters (`getHours('Europe/Paris')`)",
+        "no time-zone database: the getters read UTC, and a zone argument is a run-time error",
     ),
     (
         "authorizer, `type()`, `dyn()`-typed checks, CEL type identifiers",

@@ -225,11 +225,60 @@ fn transition_rules_bind_old_self() {
 #[test]
 fn unsupported_functions_are_refused_at_compile_time() {
     assert_eq!(
-        compile("timestamp(self.t) > timestamp('2020-01-01T00:00:00Z')").unwrap_err(),
-        CompileError::UnsupportedFunction("timestamp".into())
+        compile("type(self) == int").unwrap_err(),
+        CompileError::UnsupportedFunction("type".into())
     );
     assert!(matches!(
         compile("self.a ==").unwrap_err(),
         CompileError::Syntax(_)
     ));
+}
+
+#[test]
+fn timestamps_and_durations_as_cel_go() {
+    let o = serde_json::json!({"t": "2020-01-01T23:30:15.250-05:00", "d": "90m"});
+    is_true(
+        "timestamp(self.t) > timestamp('2020-01-01T00:00:00Z') && duration(self.d) == duration('1h30m')",
+        o.clone(),
+    );
+    // Getters read UTC, as cel-go's do without a zone (cel-rust's would say 23 and 1).
+    is_true(
+        "timestamp(self.t).getHours() == 4 && timestamp(self.t).getDate() == 2 \
+         && timestamp(self.t).getMonth() == 0 && timestamp(self.t).getFullYear() == 2020 \
+         && timestamp(self.t).getDayOfWeek() == 4 && timestamp(self.t).getMilliseconds() == 250",
+        o.clone(),
+    );
+    is_true(
+        "duration(self.d).getMinutes() == 90 && duration(self.d).getHours() == 1",
+        o.clone(),
+    );
+    is_true(
+        "timestamp(self.t) - timestamp('2020-01-02T04:00:00Z') == duration('30m15s250ms')",
+        o.clone(),
+    );
+    assert!(eval("timestamp(self.t).getHours('UTC') == 4", o).is_err());
+}
+
+#[test]
+fn formatted_strings_are_times_in_rules() {
+    use super::value::time_value;
+    let t = |f: &str, s: &str| time_value(f, s);
+    assert_eq!(
+        t("date-time", "2020-01-01 10:00:00+0100"),
+        t("date-time", "2020-01-01T09:00:00Z")
+            .map(|_| t("date-time", "2020-01-01T10:00:00+01:00").unwrap())
+    );
+    assert!(matches!(
+        t("date-time", "2020-01-01t10:00:00z"),
+        Some(Value::Timestamp(_))
+    ));
+    assert!(matches!(
+        t("date-time", "2020-01-01T10:00:00"),
+        Some(Value::Timestamp(_))
+    ));
+    assert!(matches!(t("date", "2020-01-01"), Some(Value::Timestamp(_))));
+    assert_eq!(t("duration", "3 days"), t("duration", "72h"));
+    assert_eq!(t("duration", "1w"), t("duration", "168h"));
+    assert!(matches!(t("duration", "1h30m"), Some(Value::Duration(_))));
+    assert_eq!(t("date-time", "yesterday"), None);
 }

@@ -41,3 +41,62 @@ pub fn type_name(v: &Value) -> String {
         v => v.type_of().to_string(),
     }
 }
+
+/// The CEL value of a `date-time`, `date` or `duration` string, as the API server types
+/// those formats in rules: a timestamp (strfmt's date-time layouts: `T`, `t` or a space
+/// between date and time, `z` for `Z`, an offset with or without its colon, no zone meaning
+/// UTC; a date is its midnight UTC) or a duration (Go's `time.ParseDuration`, or strfmt's
+/// `<n> <unit>` with days and weeks). `None` if `s` is none of these.
+pub fn time_value(format: &str, s: &str) -> Option<Value> {
+    match format {
+        "date-time" => cel::functions::timestamp(std::sync::Arc::new(rfc3339(s)?)).ok(),
+        "date" => cel::functions::timestamp(std::sync::Arc::new(format!("{s}T00:00:00Z"))).ok(),
+        "duration" => go_duration(s),
+        _ => None,
+    }
+}
+
+/// strfmt's date-time layouts rewritten as RFC 3339.
+fn rfc3339(s: &str) -> Option<String> {
+    let (date, rest) = (s.get(..10)?, s.get(10..)?);
+    let rest = rest.strip_prefix(['T', 't', ' '])?;
+    let mut time = rest.replace('z', "Z");
+    let zone_at = time.rfind(['Z', '+', '-']);
+    match zone_at {
+        Some(i) if &time[i..] == "Z" => {}
+        Some(i) => {
+            let zone = &time[i + 1..];
+            if zone.len() == 4 && zone.bytes().all(|b| b.is_ascii_digit()) {
+                time = format!("{}{}:{}", &time[..=i], &zone[..2], &zone[2..]);
+            }
+        }
+        None => time.push('Z'),
+    }
+    Some(format!("{date}T{time}"))
+}
+
+/// Go's `time.ParseDuration` (`1h30m`, `1.5s`, `-2m`), which cel-rust's `duration()`
+/// parses, or strfmt's single `<n> <unit>` form (`3 days`, `1w`).
+fn go_duration(s: &str) -> Option<Value> {
+    if let Ok(d) = cel::functions::duration(std::sync::Arc::new(s.to_owned())) {
+        return Some(d);
+    }
+    let digits = s.find(|c: char| !c.is_ascii_digit())?;
+    let n: i64 = s[..digits].parse().ok()?;
+    let (unit, times) = match s[digits..].trim_start() {
+        "ns" | "nanosecond" | "nanoseconds" => ("ns", 1),
+        "us" | "microsecond" | "microseconds" => ("us", 1),
+        "ms" | "millisecond" | "milliseconds" => ("ms", 1),
+        "s" | "second" | "seconds" => ("s", 1),
+        "m" | "minute" | "minutes" => ("m", 1),
+        "h" | "hour" | "hours" => ("h", 1),
+        "d" | "day" | "days" => ("h", 24),
+        "w" | "week" | "weeks" => ("h", 24 * 7),
+        _ => return None,
+    };
+    cel::functions::duration(std::sync::Arc::new(format!(
+        "{}{unit}",
+        n.checked_mul(times)?
+    )))
+    .ok()
+}

@@ -769,6 +769,17 @@ impl Schema {
                 Some(b) => CelValue::Bytes(Arc::new(b)),
                 None => CelValue::String(Arc::new(s.clone())),
             },
+            // The server types `date-time` and `date` strings as timestamps and `duration`
+            // strings as durations in rules (`UnstructuredToVal`), so `self.t <
+            // timestamp('...')` compares times. Such a string reached the rule only after
+            // its format check passed (a failed check blocks the rules), so a parse that
+            // still fails keeps the string.
+            Value::String(s) => match self.format.as_deref() {
+                Some(f @ ("date-time" | "date" | "duration")) => {
+                    cel::time_value(f, s).unwrap_or_else(|| CelValue::String(Arc::new(s.clone())))
+                }
+                _ => CelValue::String(Arc::new(s.clone())),
+            },
             other => cel::json_to_cel(other),
         }
     }
