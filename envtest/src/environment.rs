@@ -90,6 +90,9 @@ impl Builder {
     /// it the API server stores objects but nothing acts on them (deleted namespaces stay
     /// `Terminating`, owners' deletion does not cascade). It adds about 6 s to the start
     /// (start() waits until the serviceaccount controller has made `default/default`).
+    /// The builder's CRDs are installed before it starts, so the garbage collector knows
+    /// their kinds at once; a CRD a test installs later becomes known to it on its next
+    /// discovery, up to 30 s later (objects owned by such a kind are collected only then).
     pub fn controller_manager(mut self, on: bool) -> Self {
         self.controller_manager = on;
         self
@@ -257,6 +260,11 @@ impl Builder {
             })
             .await?;
 
+        // CRDs before the controller manager: its garbage collector learns the kinds that
+        // exist when it starts, and one installed later only on its next discovery, up to
+        // 30 s on: owners of a CRD kind would not be collected until then.
+        crds::install(&client, crds, deadline).await?;
+
         if let Some(kcm) = kcm {
             running.spawn(
                 Component::KubeControllerManager,
@@ -294,8 +302,6 @@ impl Builder {
                 )
                 .await?;
         }
-
-        crds::install(&client, crds, deadline).await?;
 
         Ok(Environment {
             client,
