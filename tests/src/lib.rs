@@ -5,7 +5,7 @@
 //!
 //! Every e2e test binary (`tests/tests/*.rs`) gets a control plane of its own from the
 //! envtest crate: etcd, kube-apiserver and kube-controller-manager on free loopback ports,
-//! started by the binary's first test that calls [`env`], [`client`], [`kubeconfig`] or
+//! started by the binary's first test that calls [`env()`], [`client`], [`kubeconfig`] or
 //! [`kubectl`], shared by all its tests and stopped when the test binary exits (also after
 //! a failed or panicked test; see [`kube_codegen_envtest::SharedEnvironment`]). The
 //! pattern for a test, in a new test file as in the old ones:
@@ -25,7 +25,7 @@
 //! Tests of one binary run in parallel on that control plane, so each works in its own
 //! namespace and names cluster-scoped objects uniquely. A test that must own the API
 //! server (kill or restart it, change its flags) starts an
-//! [`Environment`](kube_codegen_envtest::Environment) of its own, as `tests/faults.rs`
+//! [`Environment`] of its own, as `tests/faults.rs`
 //! does.
 //!
 //! Tests fail, never skip, when the pinned binaries are missing (the error says how to
