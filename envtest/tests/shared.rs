@@ -79,15 +79,23 @@ fn start_child(mode: &str) -> Child {
         ])
         .env(MODE_ENV, mode)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        // Piped, not inherited: the "panic" child's deliberate panic is no failure to show.
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let stderr = process.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
     let mut lines = BufReader::new(process.stdout.take().unwrap()).lines();
-    let line = lines
+    let Some(line) = lines
         .by_ref()
         .map_while(Result::ok)
         .find_map(|l| l.split_once("PIDS ").map(|(_, rest)| rest.to_owned()))
-        .expect("the child prints its pids");
+    else {
+        panic!(
+            "the child printed no pids; its stderr:\n{}",
+            stderr.join().unwrap_or_default()
+        );
+    };
     // Keep reading: a closed pipe would fail the child's harness when it reports.
     std::thread::spawn(move || lines.for_each(drop));
     // The harness writes "test child ... " before the child's own output, on the same line.
