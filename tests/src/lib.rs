@@ -24,9 +24,10 @@
 //!
 //! Tests of one binary run in parallel on that control plane, so each works in its own
 //! namespace and names cluster-scoped objects uniquely. A test that must own the API
-//! server (kill or restart it, change its flags) starts an
-//! [`Environment`] of its own, as `tests/faults.rs`
-//! does.
+//! server (kill or restart it, change its flags) starts an [`Environment`] of its own, as
+//! `tests/faults.rs` does. The control plane's directory (component logs) is removed when
+//! the binary exits; a test that needs the logs after a failure copies them first, as
+//! [`faults::FaultEnv::keep_logs`] does.
 //!
 //! Tests fail, never skip, when the pinned binaries are missing (the error says how to
 //! build them; `hack/test.sh` does it first). The e2e crate is not a default workspace
