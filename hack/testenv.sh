@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane (etcd + kube-apiserver + kube-controller-manager)
-# on 127.0.0.1, for the e2e tests. No containers, no kubelet: pods stay Pending,
+# on 127.0.0.1, for developers and the benchmarks (bench/). The e2e tests start their
+# own through the envtest crate (kube-codegen-envtest), from the binaries that
+# `build` caches here. No containers, no kubelet: pods stay Pending,
 # but everything the API server and the controllers do (validation, RBAC,
 # ServiceAccounts and tokens, Deployment -> ReplicaSet -> Pod, garbage collection,
 # namespace deletion) is the real thing.

@@ -28,7 +28,7 @@ pub const BIN_DIR_ENV: &str = "KUBE_CODEGEN_ENVTEST_BIN";
 /// with `hack/testenv.sh`.
 pub const CACHE_ENV: &str = "KUBE_CODEGEN_CACHE";
 
-const HINT: &str = "build the pinned binaries once (needs Go, about 6-8 min on 2 cores): \
+pub(crate) const HINT: &str = "build the pinned binaries once (needs Go, about 6-8 min on 2 cores): \
                     `kube-codegen-envtest build` (or `hack/testenv.sh build` in the kube-codegen \
                     repository); or point KUBE_CODEGEN_ENVTEST_BIN at a directory holding etcd and \
                     kube-apiserver";
@@ -61,6 +61,7 @@ pub struct Binaries {
     etcd: PathBuf,
     kube_apiserver: PathBuf,
     kube_controller_manager: Option<PathBuf>,
+    kubectl: Option<PathBuf>,
 }
 
 impl Binaries {
@@ -86,7 +87,7 @@ impl Binaries {
     }
 
     /// The binaries in `dir`: `etcd` and `kube-apiserver` must be there,
-    /// `kube-controller-manager` may be.
+    /// `kube-controller-manager` and `kubectl` may be.
     ///
     /// # Errors
     ///
@@ -118,11 +119,13 @@ impl Binaries {
         let etcd = need(Component::Etcd)?;
         let kube_apiserver = need(Component::KubeApiserver)?;
         let kube_controller_manager = need(Component::KubeControllerManager).ok();
+        let kubectl = Some(dir.join("kubectl")).filter(|p| is_executable(p));
         Ok(Self {
             dir,
             etcd,
             kube_apiserver,
             kube_controller_manager,
+            kubectl,
         })
     }
 
@@ -199,6 +202,13 @@ impl Binaries {
     #[must_use]
     pub fn kube_controller_manager(&self) -> Option<&Path> {
         self.kube_controller_manager.as_deref()
+    }
+
+    /// The `kubectl` executable, if the directory has one (the cache always has: it is
+    /// built with the same Kubernetes version as the server).
+    #[must_use]
+    pub fn kubectl(&self) -> Option<&Path> {
+        self.kubectl.as_deref()
     }
 
     pub(crate) fn require_kcm(&self) -> Result<&Path, Error> {

@@ -5,6 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -34,6 +35,10 @@ pub struct Builder {
     controller_manager: bool,
     timeout: Duration,
     apiserver_args: Vec<String>,
+    /// The processes die with the thread that starts them (Linux: PR_SET_PDEATHSIG), set
+    /// by [`SharedEnvironment`](crate::SharedEnvironment) only: its starting thread lives
+    /// as long as the process, so even a SIGKILLed test binary leaves nothing behind.
+    pub(crate) die_with_thread: bool,
 }
 
 impl Default for Builder {
@@ -45,6 +50,7 @@ impl Default for Builder {
             controller_manager: false,
             timeout: Duration::from_secs(60),
             apiserver_args: Vec::new(),
+            die_with_thread: false,
         }
     }
 }
@@ -84,6 +90,9 @@ impl Builder {
     /// it the API server stores objects but nothing acts on them (deleted namespaces stay
     /// `Terminating`, owners' deletion does not cascade). It adds about 6 s to the start
     /// (start() waits until the serviceaccount controller has made `default/default`).
+    /// The builder's CRDs are installed before it starts, so the garbage collector knows
+    /// their kinds at once; a CRD a test installs later becomes known to it on its next
+    /// discovery, up to 30 s later (objects owned by such a kind are collected only then).
     pub fn controller_manager(mut self, on: bool) -> Self {
         self.controller_manager = on;
         self
@@ -159,6 +168,7 @@ impl Builder {
         let mut running = Running {
             processes: Vec::new(),
             dir: Some(dir),
+            die_with_thread: self.die_with_thread,
         };
         let [etcd_port, etcd_peer_port, apiserver_port, kcm_port] = free_ports()?;
         let pki = pki::write(&root)?;
@@ -250,6 +260,11 @@ impl Builder {
             })
             .await?;
 
+        // CRDs before the controller manager: its garbage collector learns the kinds that
+        // exist when it starts, and one installed later only on its next discovery, up to
+        // 30 s on: owners of a CRD kind would not be collected until then.
+        crds::install(&client, crds, deadline).await?;
+
         if let Some(kcm) = kcm {
             running.spawn(
                 Component::KubeControllerManager,
@@ -288,15 +303,15 @@ impl Builder {
                 .await?;
         }
 
-        crds::install(&client, crds, deadline).await?;
-
         Ok(Environment {
             client,
             config,
             kubeconfig_path,
             apiserver_port,
             etcd_port,
-            running,
+            binaries: binaries.clone(),
+            dir: root,
+            running: Mutex::new(running),
         })
     }
 }
@@ -334,7 +349,12 @@ pub struct Environment {
     kubeconfig_path: PathBuf,
     apiserver_port: u16,
     etcd_port: u16,
-    running: Running,
+    binaries: Binaries,
+    dir: PathBuf,
+    /// Behind a lock only for [`SharedEnvironment`](crate::SharedEnvironment)'s exit hook,
+    /// which stops an environment it can only reach through a shared reference; everything
+    /// else has `&mut self` and uses `get_mut`.
+    running: Mutex<Running>,
 }
 
 impl std::fmt::Debug for Environment {
@@ -361,10 +381,61 @@ impl Environment {
         self.client.clone()
     }
 
+    /// A new client for the API server, as [`client`](Self::client)'s user, whose
+    /// connections belong to the calling tokio runtime. [`client`](Self::client) serves
+    /// its requests from the runtime that started the environment; a test that shares an
+    /// environment with others (a [`SharedEnvironment`](crate::SharedEnvironment)) is better
+    /// off with a client of its own, so its connections live and die with its runtime.
+    ///
+    /// Call it inside a tokio runtime (the client spawns its request buffer there).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Kube`] if the client cannot be made from [`config`](Self::config).
+    pub fn new_client(&self) -> Result<kube::Client, Error> {
+        kube::Client::try_from(self.config.clone())
+            .map_err(Error::kube("making a client from the kubeconfig"))
+    }
+
     /// The client configuration [`client`](Self::client) was made from.
     #[must_use]
     pub fn config(&self) -> &kube::Config {
         &self.config
+    }
+
+    /// The binaries this environment runs.
+    #[must_use]
+    pub fn binaries(&self) -> &Binaries {
+        &self.binaries
+    }
+
+    /// A `kubectl` command against this environment: the `kubectl` next to the binaries
+    /// (built with the same Kubernetes version as the server), `--kubeconfig` set to
+    /// [`kubeconfig_path`](Self::kubeconfig_path). Add the arguments and run it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MissingTool`] if there is no `kubectl` next to the binaries.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// let env = kube_codegen_envtest::Environment::builder().start().await?;
+    /// let out = env.kubectl()?.args(["get", "namespaces"]).output()?;
+    /// assert!(String::from_utf8_lossy(&out.stdout).contains("kube-system"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn kubectl(&self) -> Result<Command, Error> {
+        let path = self.binaries.kubectl().ok_or_else(|| Error::MissingTool {
+            name: "kubectl",
+            path: self.binaries.dir().join("kubectl"),
+            hint: crate::binaries::HINT.to_owned(),
+        })?;
+        let mut cmd = Command::new(path);
+        cmd.arg("--kubeconfig").arg(&self.kubeconfig_path);
+        Ok(cmd)
     }
 
     /// The kubeconfig file (admin token, CA, server) for other processes: kubectl, the
@@ -389,16 +460,15 @@ impl Environment {
     /// The environment's directory: certificates, kubeconfig, `<component>.log`, etcd data.
     #[must_use]
     pub fn dir(&self) -> &Path {
-        self.running
-            .dir
-            .as_ref()
-            .map_or_else(|| Path::new(""), TempDir::path)
+        &self.dir
     }
 
     /// The process ids of the running components, in start order.
     #[must_use]
     pub fn pids(&self) -> Vec<(Component, u32)> {
         self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
             .processes
             .iter()
             .map(|p| (p.component, p.child.id()))
@@ -415,6 +485,8 @@ impl Environment {
     pub fn kill_apiserver(&mut self) -> Result<(), Error> {
         let p = self
             .running
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
             .process(Component::KubeApiserver)
             .expect("an environment always has an apiserver");
         let pid = p.child.id();
@@ -438,16 +510,19 @@ impl Environment {
     /// [`Error::Io`] if it cannot be started.
     pub async fn start_apiserver(&mut self, timeout: Duration) -> Result<(), Error> {
         let deadline = Instant::now() + timeout;
-        let dir = self.dir().to_owned();
-        let p = self
+        let running = self
             .running
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let die_with_thread = running.die_with_thread;
+        let p = running
             .process(Component::KubeApiserver)
             .expect("an environment always has an apiserver");
         if p.child.try_wait().ok().flatten().is_some() {
-            p.child = start_process(&p.program, &p.args, &dir, &p.log)?;
+            p.child = start_process(&p.program, &p.args, &self.dir, &p.log, die_with_thread)?;
         }
         let client = &self.client;
-        self.running
+        running
             .wait_for(Component::KubeApiserver, "/readyz", deadline, || {
                 apiserver_ready(client)
             })
@@ -474,7 +549,20 @@ impl Environment {
     /// [`Error::Io`] if a process could not be killed or reaped, or the directory not
     /// removed.
     pub async fn stop(mut self) -> Result<(), Error> {
-        self.running.stop()
+        self.running
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stop()
+    }
+
+    /// Stops the processes and removes the directory through a shared reference: for the
+    /// exit hook of [`SharedEnvironment`](crate::SharedEnvironment).
+    pub(crate) fn stop_shared(&self) {
+        let _ = self
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stop();
     }
 }
 
@@ -485,6 +573,8 @@ struct Running {
     /// In start order; stopped in reverse (clients before the store they talk to).
     processes: Vec<Process>,
     dir: Option<TempDir>,
+    /// See [`Builder::die_with_thread`].
+    die_with_thread: bool,
 }
 
 #[derive(Debug)]
@@ -506,7 +596,7 @@ impl Running {
         dir: &Path,
     ) -> Result<(), Error> {
         let log = dir.join(format!("{component}.log"));
-        let child = start_process(program, args, dir, &log)?;
+        let child = start_process(program, args, dir, &log, self.die_with_thread)?;
         self.processes.push(Process {
             component,
             child,
@@ -593,8 +683,15 @@ impl Drop for Running {
     }
 }
 
-/// Starts a process with its output appended to `log` (a restart keeps the earlier log).
-fn start_process(program: &Path, args: &[String], dir: &Path, log: &Path) -> Result<Child, Error> {
+/// Starts a process with its output appended to `log` (a restart keeps the earlier log);
+/// with `die_with_thread` (Linux only) the kernel SIGKILLs it when the calling thread ends.
+fn start_process(
+    program: &Path,
+    args: &[String],
+    dir: &Path,
+    log: &Path,
+    die_with_thread: bool,
+) -> Result<Child, Error> {
     let file = fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -603,15 +700,45 @@ fn start_process(program: &Path, args: &[String], dir: &Path, log: &Path) -> Res
     let file2 = file
         .try_clone()
         .map_err(Error::io(format!("opening {}", log.display())))?;
-    Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(file)
-        .stderr(file2)
-        .spawn()
+        .stderr(file2);
+    if die_with_thread {
+        kill_with_parent_thread(&mut cmd);
+    }
+    cmd.spawn()
         .map_err(Error::io(format!("starting {}", program.display())))
 }
+
+/// Asks the kernel to SIGKILL the child when the thread that forks it ends: for a
+/// [`SharedEnvironment`](crate::SharedEnvironment), started on a thread that lives as long
+/// as the process, that is when the process ends, however it ends (a SIGKILLed test binary
+/// runs no exit hook). Only Linux has it; elsewhere the exit hook is all there is.
+#[cfg(target_os = "linux")]
+fn kill_with_parent_thread(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe calls (prctl, getppid, _exit); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died between fork and prctl: then nobody would kill us.
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kill_with_parent_thread(_cmd: &mut Command) {}
 
 /// True once the API server's `/readyz` says `ok`.
 async fn apiserver_ready(client: &kube::Client) -> bool {

@@ -48,6 +48,23 @@ pub enum Error {
         /// How to get it.
         hint: String,
     },
+    /// A helper executable (`kubectl`) is not next to the control-plane binaries.
+    #[error("{name} not found at {}\n  hint: {hint}", path.display())]
+    MissingTool {
+        /// Its file name.
+        name: &'static str,
+        /// Where it was expected.
+        path: PathBuf,
+        /// How to get it.
+        hint: String,
+    },
+    /// A [`SharedEnvironment`](crate::SharedEnvironment) failed to start; every test that
+    /// asks for it gets this, with the first attempt's error (it is not retried).
+    #[error("the shared environment did not start: {message}")]
+    SharedStart {
+        /// The error of the one start attempt, as text.
+        message: String,
+    },
     /// Building the pinned binaries from Go modules failed.
     #[error("building Kubernetes {version} from Go modules: {message}")]
     Build {

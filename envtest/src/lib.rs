@@ -43,6 +43,11 @@
 //! etcd data) and ports. Dropping it kills its processes and removes the directory, also
 //! when a test panics; a process killed with SIGKILL (the test binary itself) cannot run
 //! destructors, so its control plane outlives it.
+//!
+//! A [`SharedEnvironment`] in a `static` is one environment for all the tests of a test
+//! binary (each in its own namespace): started by the first test that asks, stopped when
+//! the process exits, and on Linux tied to the process's life so that even a SIGKILLed
+//! test binary leaves no etcd or kube-apiserver behind.
 #![deny(missing_docs)]
 
 mod binaries;
@@ -50,9 +55,11 @@ mod crds;
 mod environment;
 mod error;
 mod pki;
+mod shared;
 
 pub use binaries::{
     BIN_DIR_ENV, Binaries, CACHE_ENV, ETCD_VERSION, KUBERNETES_VERSION, cache_bin_dir, cache_root,
 };
 pub use environment::{Builder, Environment};
 pub use error::{Component, Error};
+pub use shared::SharedEnvironment;

@@ -3,10 +3,11 @@
 //! SIGKILL and SIGTERM, ServiceAccount kubeconfigs, a TCP proxy that partitions a client
 //! from the apiserver, etcd compaction, metrics scraping and the apiserver audit log.
 //!
-//! The instance lives in `/tmp/kube-codegen-faults` at port offset 100, so it never
-//! touches the default instance of the regular e2e suite (offset 0) or the benchmark one
-//! (offset 200). [`FaultEnv::up`] starts it from scratch; dropping the `FaultEnv` stops it,
-//! also when a test panics.
+//! The control plane is a kube-codegen-envtest [`Environment`] of the fault test's own
+//! (free ports, a fresh etcd, the apiserver audit log on), which the scenarios may
+//! SIGKILL and restart. [`FaultEnv::up`] starts it; dropping the `FaultEnv` stops it, also
+//! when a test panics. The suite's own files (audit log, controller logs, load figures,
+//! and on failure the control plane's logs) go to [`DIR`].
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -14,7 +15,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -23,19 +24,18 @@ use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleBinding};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, Config};
+use kube_codegen_envtest::Environment;
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::{MANAGER, repo_root};
 
-/// Runtime directory of the fault-test control plane.
+/// The fault suite's files: audit policy and log, `controller-<name>.log`, `load-<N>.txt`,
+/// and after a failure the control plane's `<component>.log` (its own directory is removed
+/// with it).
 pub const DIR: &str = "/tmp/kube-codegen-faults";
-/// Port offset of the fault-test control plane (the default instance is 0, benchmarks 200).
-pub const PORT_OFFSET: u16 = 100;
-/// etcd's client port at that offset (hack/testenv.sh: 23790 + offset).
-pub const ETCD_PORT: u16 = 23790 + PORT_OFFSET;
-/// The apiserver's port at that offset (hack/testenv.sh: 16443 + offset).
-pub const APISERVER_PORT: u16 = 16443 + PORT_OFFSET;
+/// How long a restarted apiserver may take to be ready again.
+const APISERVER_START_TIMEOUT: Duration = Duration::from_secs(90);
 /// Namespace of the controller's ServiceAccounts and Leases (sample-controller/config).
 pub const CONTROLLER_NAMESPACE: &str = "sample-controller";
 
@@ -54,83 +54,90 @@ rules:
 - level: None
 "#;
 
-/// The fault-test control plane. Stopped (`hack/testenv.sh down`) on drop.
+/// The fault-test control plane. Stopped on drop.
 pub struct FaultEnv {
     pub dir: PathBuf,
+    /// The admin kubeconfig (in the environment's directory).
     pub kubeconfig: PathBuf,
-    extra_args: String,
+    /// The apiserver's port (for a [`Proxy`] in front of it).
+    pub apiserver_port: u16,
+    /// etcd's client URL.
+    pub etcd_url: String,
+    /// Taken out while the apiserver restarts (a std lock must not be held across an
+    /// await), put back after.
+    env: Mutex<Option<Environment>>,
 }
 
 impl FaultEnv {
-    /// Stop whatever an earlier run left, and start a fresh instance (empty etcd) with
-    /// audit logging. The regular suite's `KUBE_CODEGEN_KUBECONFIG` must be set, as for every
-    /// e2e test: without it this fails instead of silently skipping.
-    pub fn up() -> Result<FaultEnv> {
-        // Fail, never skip, outside hack/test.sh.
-        let _ = crate::kubeconfig();
+    /// Start a fresh control plane (empty etcd, kube-controller-manager for the
+    /// controller's Deployments and garbage collection) with audit logging. Fails, never
+    /// skips, when the binaries are missing.
+    pub async fn up() -> Result<FaultEnv> {
         let dir = PathBuf::from(DIR);
         std::fs::create_dir_all(&dir)?;
         let policy = dir.join("audit-policy.yaml");
         std::fs::write(&policy, AUDIT_POLICY)?;
         let audit = dir.join("audit.log");
         let _ = std::fs::remove_file(&audit);
-        let extra_args = format!(
-            "--audit-policy-file={} --audit-log-path={}",
-            policy.display(),
-            audit.display()
-        );
-        let mut env = FaultEnv {
-            kubeconfig: dir.join("kubeconfig"),
+        let env = Environment::builder()
+            .controller_manager(true)
+            .apiserver_arg(format!("--audit-policy-file={}", policy.display()))
+            .apiserver_arg(format!("--audit-log-path={}", audit.display()))
+            .timeout(Duration::from_secs(90))
+            .start()
+            .await
+            .context("starting the fault-test control plane (kube-codegen-envtest)")?;
+        Ok(FaultEnv {
             dir,
-            extra_args,
-        };
-        // A leftover instance (a killed earlier run) would be reused with its data: start clean.
-        env.testenv("down")?;
-        let out = env.testenv_output("up")?;
-        let path = out.lines().last().unwrap_or_default().trim().to_owned();
-        env.kubeconfig = PathBuf::from(path);
-        Ok(env)
+            kubeconfig: env.kubeconfig_path().to_owned(),
+            apiserver_port: env
+                .config()
+                .cluster_url
+                .port_u16()
+                .context("the apiserver URL has a port")?,
+            etcd_url: env.etcd_url(),
+            env: Mutex::new(Some(env)),
+        })
     }
 
-    fn command(&self, verb: &str) -> Command {
-        let mut cmd = Command::new(repo_root().join("hack/testenv.sh"));
-        cmd.arg(verb)
-            .env("KUBE_CODEGEN_TESTENV_DIR", &self.dir)
-            .env("KUBE_CODEGEN_TESTENV_PORT_OFFSET", PORT_OFFSET.to_string())
-            .env("KUBE_CODEGEN_APISERVER_EXTRA_ARGS", &self.extra_args)
-            // Never the default instance's ports, whatever the caller's environment says.
-            .env_remove("KUBE_CODEGEN_ETCD_PORT")
-            .env_remove("KUBE_CODEGEN_ETCD_PEER_PORT")
-            .env_remove("KUBE_CODEGEN_APISERVER_PORT")
-            .env_remove("KUBE_CODEGEN_KCM_PORT");
-        cmd
+    fn take_env(&self) -> Result<Environment> {
+        self.env
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .context("the control plane is gone (an earlier restart failed)")
     }
 
-    fn testenv_output(&self, verb: &str) -> Result<String> {
-        let out = self
-            .command(verb)
-            .stderr(Stdio::inherit())
-            .output()
-            .with_context(|| format!("hack/testenv.sh {verb}"))?;
-        if !out.status.success() {
-            bail!("hack/testenv.sh {verb} failed: {}", out.status);
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    fn put_env(&self, env: Environment) {
+        *self.env.lock().unwrap_or_else(PoisonError::into_inner) = Some(env);
     }
 
-    /// Run `hack/testenv.sh <verb>` against this instance.
-    pub fn testenv(&self, verb: &str) -> Result<()> {
-        self.testenv_output(verb).map(|_| ())
-    }
-
-    /// SIGKILL the apiserver.
+    /// SIGKILL the apiserver (etcd and the controller manager keep running).
     pub fn kill_apiserver(&self) -> Result<()> {
-        self.testenv("kill-apiserver")
+        let mut env = self.take_env()?;
+        let killed = env.kill_apiserver();
+        self.put_env(env);
+        Ok(killed?)
     }
 
-    /// Start the apiserver again (same flags) and wait for /readyz.
-    pub fn start_apiserver(&self) -> Result<()> {
-        self.testenv("start-apiserver")
+    /// Start the apiserver again (same flags and port) and wait for /readyz.
+    pub async fn start_apiserver(&self) -> Result<()> {
+        let mut env = self.take_env()?;
+        let started = env.start_apiserver(APISERVER_START_TIMEOUT).await;
+        self.put_env(env);
+        Ok(started?)
+    }
+
+    /// Copy the control plane's logs into [`DIR`], which outlives it: after a failure.
+    pub fn keep_logs(&self) {
+        let env = self.env.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(env) = env.as_ref() else { return };
+        for entry in std::fs::read_dir(env.dir()).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "log") {
+                let _ = std::fs::copy(&path, self.dir.join(entry.file_name()));
+            }
+        }
     }
 
     /// The admin kubeconfig's client config.
@@ -273,9 +280,9 @@ impl FaultEnv {
 
 impl Drop for FaultEnv {
     fn drop(&mut self) {
-        // Also after a panic: never leave the instance running.
-        if let Err(e) = self.testenv("down") {
-            eprintln!("faults: stopping the control plane failed: {e:#}");
+        // The environment stops itself when dropped, also after a panic; keep its logs then.
+        if std::thread::panicking() {
+            self.keep_logs();
         }
     }
 }
@@ -629,9 +636,9 @@ impl Drop for Proxy {
     }
 }
 
-/// etcd's current revision (through its gRPC gateway; etcdctl is not built).
-pub fn etcd_revision() -> Result<i64> {
-    let out = curl_etcd("/v3/kv/range", r#"{"key":"AA=="}"#)?;
+/// etcd's current revision (through its gRPC gateway at `etcd_url`; etcdctl is not built).
+pub fn etcd_revision(etcd_url: &str) -> Result<i64> {
+    let out = curl_etcd(etcd_url, "/v3/kv/range", r#"{"key":"AA=="}"#)?;
     let v: serde_json::Value = serde_json::from_str(&out)?;
     v.pointer("/header/revision")
         .and_then(|r| r.as_str())
@@ -642,18 +649,19 @@ pub fn etcd_revision() -> Result<i64> {
 
 /// Compact etcd's history up to `revision` (physically): watches from older resource
 /// versions can no longer be served and fail with 410 Gone.
-pub fn etcd_compact(revision: i64) -> Result<()> {
+pub fn etcd_compact(etcd_url: &str, revision: i64) -> Result<()> {
     curl_etcd(
+        etcd_url,
         "/v3/kv/compaction",
         &format!(r#"{{"revision":"{revision}","physical":true}}"#),
     )?;
     Ok(())
 }
 
-fn curl_etcd(path: &str, body: &str) -> Result<String> {
+fn curl_etcd(etcd_url: &str, path: &str, body: &str) -> Result<String> {
     let out = Command::new("curl")
         .args(["-sf", "--max-time", "10", "-X", "POST"])
-        .arg(format!("http://127.0.0.1:{ETCD_PORT}{path}"))
+        .arg(format!("{etcd_url}{path}"))
         .args(["-d", body])
         .output()
         .context("curl")?;

@@ -1,19 +1,47 @@
-//! Helpers for the end-to-end tests: a client for the control plane that `hack/test.sh`
-//! started, kubectl, CRD installation, per-test namespaces and a fake kubelet.
+//! Helpers for the end-to-end tests: the test binary's control plane, kubectl, CRD
+//! installation, per-test namespaces and a fake kubelet.
 //!
-//! Tests fail, never skip, when the control plane is missing: the e2e crate is not a
-//! default workspace member, so plain `cargo test` does not run it, and `hack/test.sh`
-//! always provides the cluster.
+//! # The control plane: one per test binary, from kube-codegen-envtest
+//!
+//! Every e2e test binary (`tests/tests/*.rs`) gets a control plane of its own from the
+//! envtest crate: etcd, kube-apiserver and kube-controller-manager on free loopback ports,
+//! started by the binary's first test that calls [`env()`], [`client`], [`kubeconfig`] or
+//! [`kubectl`], shared by all its tests and stopped when the test binary exits (also after
+//! a failed or panicked test; see [`kube_codegen_envtest::SharedEnvironment`]). The
+//! pattern for a test, in a new test file as in the old ones:
+//!
+//! ```ignore
+//! use kube_codegen_tests::*;
+//!
+//! #[tokio::test]
+//! async fn my_kind_round_trips() {
+//!     let client = client().await; // starts the binary's control plane if need be
+//!     apply_crd(&client, &parse_crd(MY_CRD_YAML)).await.unwrap(); // CRDs: per test
+//!     let ns = TestNamespace::new(&client, "my-kind").await; // objects: per namespace
+//!     // ... kubectl_ok(&["get", "mykinds", "-n", &ns.name]) runs the pinned kubectl ...
+//! }
+//! ```
+//!
+//! Tests of one binary run in parallel on that control plane, so each works in its own
+//! namespace and names cluster-scoped objects uniquely. A test that must own the API
+//! server (kill or restart it, change its flags) starts an [`Environment`] of its own, as
+//! `tests/faults.rs` does. The control plane's directory (component logs) is removed when
+//! the binary exits; a test that needs the logs after a failure copies them first, as
+//! [`faults::FaultEnv::keep_logs`] does.
+//!
+//! Tests fail, never skip, when the pinned binaries are missing (the error says how to
+//! build them; `hack/test.sh` does it first). The e2e crate is not a default workspace
+//! member, so plain `cargo test` does not run it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::{Client, Config};
+use kube_codegen_envtest::{Environment, SharedEnvironment};
 use serde_json::json;
 
 pub mod conversion;
@@ -22,15 +50,67 @@ pub mod faults;
 /// Field manager for everything the tests apply.
 pub const MANAGER: &str = "kube-codegen-e2e";
 
-/// The kubeconfig of the test control plane. Panics with instructions when absent.
-pub fn kubeconfig() -> PathBuf {
-    match std::env::var_os("KUBE_CODEGEN_KUBECONFIG") {
-        Some(p) => PathBuf::from(p),
-        None => panic!(
-            "KUBE_CODEGEN_KUBECONFIG is not set: e2e tests need the real control plane. \
-             Run them with `hack/test.sh` (it builds, starts and stops the control plane)."
-        ),
+/// This test binary's control plane. With kube-controller-manager, as the tests expect a
+/// cluster's built-in controllers: garbage collection of owned objects, Deployment →
+/// ReplicaSet → Pod, ServiceAccount tokens, namespace deletion. The sample controller's
+/// CRDs are installed from the start (tests still apply the CRDs they use, [`apply_crd`]):
+/// the controller manager's garbage collector knows only the kinds that exist when it
+/// starts until its next discovery, 30 s later, and the sample controller's tests wait for
+/// a Foo's Deployment to be collected.
+static ENV: SharedEnvironment = SharedEnvironment::new(|| {
+    let mut builder = Environment::builder().controller_manager(true);
+    for crd in sample_controller_crds() {
+        builder = builder.crd(crd);
     }
+    builder
+});
+
+/// sample-controller/config/crd, with a webhook conversion pointed at this process's
+/// webhook (see [`conversion`]) instead of the in-cluster Service the test cluster lacks.
+fn sample_controller_crds() -> Vec<CustomResourceDefinition> {
+    let dir = repo_root().join("sample-controller/config/crd");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let crd = parse_crd(&std::fs::read_to_string(f).expect("CRD file"));
+            if conversion::uses_webhook(&crd) {
+                conversion::pointed_at_test_webhook(&crd)
+            } else {
+                crd
+            }
+        })
+        .collect()
+}
+
+/// The test binary's control plane, started on first use. Panics (the test fails, never
+/// skips) when it cannot start, with the envtest crate's reason: missing binaries come
+/// with the command that builds them.
+pub fn env() -> &'static Environment {
+    static REPORTED: std::sync::Once = std::sync::Once::new();
+    let asked = Instant::now();
+    let env = ENV
+        .get()
+        .unwrap_or_else(|e| panic!("e2e control plane (kube-codegen-envtest): {e}"));
+    // Once per test binary, in the test output (shown with --nocapture or on failure).
+    REPORTED.call_once(|| {
+        eprintln!(
+            "e2e: control plane {} ready after {:.1?} (logs in {})",
+            env.apiserver_url(),
+            asked.elapsed(),
+            env.dir().display()
+        );
+    });
+    env
+}
+
+/// The kubeconfig of the test binary's control plane (admin), for subprocesses.
+pub fn kubeconfig() -> PathBuf {
+    env().kubeconfig_path().to_owned()
 }
 
 /// The workspace root (for sample-api/, tests/fixtures/, ...).
@@ -63,14 +143,15 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
-/// A client for the test control plane, as the admin user.
+/// A client for the test binary's control plane, as the admin user; its connections
+/// belong to the calling test's runtime.
 pub async fn client() -> Client {
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(kubeconfig()).expect("readable kubeconfig");
-    let config = Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("valid kubeconfig");
-    Client::try_from(config).expect("client")
+    // The start blocks this thread; a multi-threaded test runtime must be told.
+    let env = match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(env),
+        _ => env(),
+    };
+    env.new_client().expect("client")
 }
 
 /// Output of a kubectl run.
@@ -81,21 +162,22 @@ pub struct KubectlOutput {
     pub stderr: String,
 }
 
-/// Run the kubectl that `hack/testenv.sh env` put first on PATH, against the test cluster.
+/// Run the pinned kubectl (next to the control-plane binaries) against the test binary's
+/// control plane.
 pub fn kubectl(args: &[&str]) -> KubectlOutput {
     kubectl_stdin(args, None)
 }
 
 pub fn kubectl_stdin(args: &[&str], stdin: Option<&str>) -> KubectlOutput {
     use std::io::Write;
-    let mut cmd = Command::new("kubectl");
-    cmd.arg("--kubeconfig").arg(kubeconfig()).args(args);
+    let mut cmd = env()
+        .kubectl()
+        .unwrap_or_else(|e| panic!("kubectl for the e2e control plane: {e}"));
+    cmd.args(args);
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .expect("kubectl on PATH (hack/test.sh puts the pinned one first)");
+    let mut child = cmd.spawn().expect("kubectl runs");
     if let Some(input) = stdin {
         child
             .stdin

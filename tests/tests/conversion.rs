@@ -192,21 +192,6 @@ async fn objects_read_list_watch_and_patch_across_versions() {
     assert!(answered > 0, "the API server converted through the webhook");
 }
 
-/// etcd's client port of the test control plane (hack/testenv.sh: 23790 + offset).
-fn etcd_port() -> u16 {
-    if let Some(p) = std::env::var("KUBE_CODEGEN_ETCD_PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-    {
-        return p;
-    }
-    let offset: u16 = std::env::var("KUBE_CODEGEN_TESTENV_PORT_OFFSET")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    23790 + offset
-}
-
 /// The apiVersion an object is stored with in etcd (CRs are stored as JSON), read through
 /// etcd's gRPC gateway.
 fn stored_api_version(namespace: &str, name: &str) -> Result<String> {
@@ -214,7 +199,7 @@ fn stored_api_version(namespace: &str, name: &str) -> Result<String> {
     let body = json!({"key": serde_json::to_value(ByteString(key.into_bytes()))?}).to_string();
     let out = Command::new("curl")
         .args(["-sf", "--max-time", "10", "-X", "POST"])
-        .arg(format!("http://127.0.0.1:{}/v3/kv/range", etcd_port()))
+        .arg(format!("{}/v3/kv/range", env().etcd_url()))
         .args(["-d", &body])
         .output()
         .context("curl")?;

@@ -1,7 +1,7 @@
 //! Differential tests of the fake API server's server-side apply: every scenario runs the
 //! same sequence of applies, updates and patches against the fake
-//! (`kube_codegen_runtime::fake`) and against the real kube-apiserver of
-//! `hack/testenv.sh`, and after every step compares what both answered:
+//! (`kube_codegen_runtime::fake`) and against the real kube-apiserver of the test binary's
+//! control plane (kube-codegen-envtest), and after every step compares what both answered:
 //!
 //! - the object, without uid, resourceVersion, creationTimestamp and managedFields (and,
 //!   for Deployments, the fields the real server defaults and its controllers write);
@@ -13,7 +13,7 @@
 //! - errors: HTTP code, reason, message and causes (sorted: the server lists the causes
 //!   of several managers in map order).
 //!
-//! It needs the real control plane (`KUBE_CODEGEN_KUBECONFIG`) and fails without it.
+//! It needs the control-plane binaries and fails, never skips, without them.
 
 use std::fmt::Write as _;
 
@@ -22,7 +22,7 @@ use kube::api::{
     Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
 use kube_codegen_runtime::fake::{FakeApiServer, FakeResource};
-use kube_codegen_tests::{TestNamespace, apply_crd, kubeconfig};
+use kube_codegen_tests::{TestNamespace, apply_crd, env};
 use serde_json::{Value, json};
 
 const GROUP: &str = "ssa.kube-codegen.test";
@@ -1153,10 +1153,7 @@ fn outcome(side: &mut Side, kind: Kind, result: Result<DynamicObject, kube::Erro
 /// Runs `scenarios` against the real API server and `server`, and returns how many
 /// matched and a report of the first difference of each that did not.
 async fn compare(server: &FakeApiServer, scenarios: &[Scenario], prefix: &str) -> (usize, String) {
-    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig()).expect("kubeconfig");
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("valid kubeconfig");
+    let mut config = env().config().clone();
     config.headers.push((
         http::header::USER_AGENT,
         http::HeaderValue::from_static(USER_AGENT),

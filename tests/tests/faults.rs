@@ -1,5 +1,5 @@
-//! Fault injection against a real control plane of our own (`/tmp/kube-codegen-faults`,
-//! port offset 100; see `kube_codegen_tests::faults`): the apiserver is SIGKILLed and
+//! Fault injection against a real control plane of our own (a kube-codegen-envtest
+//! environment; see `kube_codegen_tests::faults`): the apiserver is SIGKILLed and
 //! restarted, etcd history is compacted under a watching informer, a second writer causes
 //! a conflict storm, the leader replica is SIGKILLed, the controller is SIGTERMed mid-work,
 //! and many Foos are created at once. RELIABILITY.md lists what each scenario injects and
@@ -8,7 +8,7 @@
 //! One test runs the scenarios in sequence (several kill the apiserver they all share) and
 //! reports every failure at the end. `KUBE_CODEGEN_FAULTS_ONLY=storm,load` runs a subset
 //! (by scenario name) while working on one. Like every e2e test it fails, never skips,
-//! without `KUBE_CODEGEN_KUBECONFIG` (hack/test.sh sets it).
+//! when the control-plane binaries are missing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -72,7 +72,7 @@ async fn faults() {
         .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect());
 
     let start = Instant::now();
-    let env = tokio::task::block_in_place(FaultEnv::up).expect("fault-test control plane up");
+    let env = FaultEnv::up().await.expect("fault-test control plane up");
     let client = env.client().await.expect("client");
     install_crds(&client).await.expect("CRDs installed");
     // Leases live in the controller's namespace.
@@ -107,7 +107,10 @@ async fn faults() {
         }
     }
     eprintln!("faults: total {:.1?}", start.elapsed());
-    drop(env); // hack/testenv.sh down (also on panic, through Drop)
+    if !failures.is_empty() {
+        env.keep_logs();
+    }
+    drop(env); // stops the control plane (also on panic, through Drop)
     assert!(
         failures.is_empty(),
         "fault scenarios failed (logs in {DIR}):\n{}",
@@ -290,7 +293,7 @@ async fn apiserver_killed_mid_run(env: &FaultEnv, style: &str) -> Result<()> {
     block(|| env.kill_apiserver())?;
     let killed = Instant::now();
     tokio::time::sleep(Duration::from_secs(5)).await;
-    block(|| env.start_apiserver())?;
+    env.start_apiserver().await?;
     eprintln!("faults: apiserver down for {:.1?}", killed.elapsed());
     creator.await??;
 
@@ -351,7 +354,7 @@ async fn informer_relists_after_watch_expiry(env: &FaultEnv) -> Result<()> {
     }
 
     // The informer talks to the apiserver through a proxy we can cut.
-    let proxy = Proxy::start(APISERVER_PORT)?;
+    let proxy = Proxy::start(env.apiserver_port)?;
     let factory = SharedInformerFactory::builder(env.client_via(proxy.port).await?)
         .with_namespace(NS)
         .build();
@@ -437,10 +440,10 @@ async fn informer_relists_after_watch_expiry(env: &FaultEnv) -> Result<()> {
         cms.create(&PostParams::default(), &cm(&format!("new-{i}"), "0"))
             .await?;
     }
-    let revision = block(etcd_revision)?;
-    block(|| etcd_compact(revision))?;
+    let revision = block(|| etcd_revision(&env.etcd_url))?;
+    block(|| etcd_compact(&env.etcd_url, revision))?;
     block(|| env.kill_apiserver())?;
-    block(|| env.start_apiserver())?;
+    env.start_apiserver().await?;
     proxy.heal();
 
     let want = server_state().await?;
