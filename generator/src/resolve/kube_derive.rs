@@ -1032,10 +1032,19 @@ fn check_type(
         | TypeRef::Int64
         | TypeRef::Float
         | TypeRef::Double
-        | TypeRef::Json
         | TypeRef::IntOrString
         | TypeRef::Quantity
         | TypeRef::Time => {}
+        // kube-derive's schema for it is `{}` (no type), which is what we write too, and
+        // the API server refuses a CRD with a typeless property: said here, at the field,
+        // rather than by the first `kubectl apply`.
+        TypeRef::Json => diags.push(
+            Diagnostic::warning(
+                loc.clone(),
+                "`serde_json::Value` has no type in kube-derive's schema (nor in this CRD, which follows it): the API server refuses the CRD (`type: Required value: must not be empty for specified object fields`)",
+            )
+            .with_hint("give the field `#[schemars(schema_with = \"...\")]` returning `{\"x-kubernetes-preserve-unknown-fields\": true}` (and a `type`), as kube-rs' examples do"),
+        ),
         TypeRef::Bytes => diags.push(not_emulated(loc, "ByteString".into())),
         TypeRef::ObjectMeta | TypeRef::TypeMeta => diags.push(not_emulated(
             loc,
