@@ -129,7 +129,7 @@ async fn the_fake_validates_server_side_apply_too() {
     use kube::api::{Patch, PatchParams};
 
     // Admission is on from the start: `new_clientset()` registers the generated validation.
-    let (cs, server) = sample_api::generated::fake::new_clientset();
+    let (cs, _server) = sample_api::generated::fake::new_clientset();
     let api: kube::Api<Foo> = kube::Api::namespaced(cs.client().clone(), "default");
     let bad = foo(Some(0));
     let err = api

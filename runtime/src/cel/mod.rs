@@ -1,6 +1,6 @@
 //! The CEL evaluator for CRD validation rules (`x-kubernetes-validations`), on the
 //! [`cel`] interpreter (cel-rust) with the Kubernetes CEL libraries that CRD rules may call
-//! added in [`library`]: lists, sets, strings, regex, URLs, quantities, IPs and CIDRs,
+//! added in `library`: lists, sets, strings, regex, URLs, quantities, IPs and CIDRs,
 //! named formats and semantic versions.
 //!
 //! The API server compiles a rule against the schema (CEL's type checker) and runs it with a
