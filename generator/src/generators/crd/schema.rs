@@ -155,7 +155,7 @@ impl<'a> SchemaBuilder<'a> {
         self.stack.push(key.to_owned());
         let result = self.decl_schema_inner(decl);
         self.stack.pop();
-        let mut schema = result?;
+        let (mut schema, embedded_rules) = result?;
         // An alias or newtype is the port of a Go named type (`type Endpoint Target`), whose
         // own doc wins over its underlying type's in controller-gen.
         let named = matches!(decl.shape, Shape::Alias(_) | Shape::Newtype(_));
@@ -165,23 +165,37 @@ impl<'a> SchemaBuilder<'a> {
             schema.description = Some(doc);
         }
         apply_markers(&mut schema, &decl.markers)?;
+        // controller-gen's flattener puts the rules of inline-embedded structs after the
+        // embedding struct's own (pkg/crd/flatten.go, measured against it in the import_go
+        // shapes fixture).
+        if !embedded_rules.is_empty() {
+            schema
+                .x_kubernetes_validations
+                .get_or_insert_with(Vec::new)
+                .extend(embedded_rules);
+        }
         apply_schema_patches(&mut schema, &decl.markers)?;
         Ok(schema)
     }
 
-    fn decl_schema_inner(&mut self, decl: &TypeDecl) -> Result<JSONSchemaProps, Diagnostic> {
+    /// The schema of a declaration before its own markers, and the CEL rules of the
+    /// structs it embeds inline (which go after its own).
+    fn decl_schema_inner(
+        &mut self,
+        decl: &TypeDecl,
+    ) -> Result<(JSONSchemaProps, Vec<ValidationRule>), Diagnostic> {
         match &decl.shape {
             Shape::Newtype(inner) | Shape::Alias(inner) | Shape::Wire(inner) => {
-                self.ref_schema(inner, &decl.loc)
+                Ok((self.ref_schema(inner, &decl.loc)?, vec![]))
             }
             Shape::Struct(fields) if decl.serde.transparent => {
                 let f = fields.iter().find(|f| !f.skip).ok_or_else(|| {
                     Diagnostic::new(decl.loc.clone(), "transparent struct without a field")
                 })?;
-                self.field_schema(f)
+                Ok((self.field_schema(f)?, vec![]))
             }
-            Shape::Struct(fields) => self.object_schema(fields),
-            Shape::Enum(variants) => self.enum_schema(decl, variants),
+            Shape::Struct(fields) => self.object_schema_parts(fields),
+            Shape::Enum(variants) => Ok((self.enum_schema(decl, variants)?, vec![])),
         }
     }
 
@@ -219,7 +233,26 @@ impl<'a> SchemaBuilder<'a> {
         }
     }
 
+    /// An object's schema with the CEL rules of its inline-embedded structs in it.
     fn object_schema(&mut self, fields: &[Field]) -> Result<JSONSchemaProps, Diagnostic> {
+        let (mut schema, embedded_rules) = self.object_schema_parts(fields)?;
+        if !embedded_rules.is_empty() {
+            schema
+                .x_kubernetes_validations
+                .get_or_insert_with(Vec::new)
+                .extend(embedded_rules);
+        }
+        Ok(schema)
+    }
+
+    /// An object's schema, and apart the CEL rules of the structs it embeds inline
+    /// (`#[serde(flatten)]`, Go's `json:",inline"`): a flattened struct's properties merge
+    /// into the object, and so do its rules, which see the same `self`.
+    fn object_schema_parts(
+        &mut self,
+        fields: &[Field],
+    ) -> Result<(JSONSchemaProps, Vec<ValidationRule>), Diagnostic> {
+        let mut embedded_rules = vec![];
         let mut schema = typed("object");
         let mut properties = BTreeMap::new();
         let mut required = vec![];
@@ -228,7 +261,9 @@ impl<'a> SchemaBuilder<'a> {
                 match f.ty.unalias() {
                     TypeRef::TypeMeta => continue,
                     TypeRef::Local(key) => {
-                        let inner = self.decl_schema(key, &f.loc)?;
+                        let mut inner = self.decl_schema(key, &f.loc)?;
+                        embedded_rules
+                            .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
                         if inner.type_.as_deref() != Some("object") || inner.properties.is_none() {
                             return Err(Diagnostic::new(
                                 f.loc.clone(),
@@ -261,7 +296,9 @@ impl<'a> SchemaBuilder<'a> {
                         let TypeRef::Local(key) = &**inner else {
                             unreachable!()
                         };
-                        let inner = self.decl_schema(key, &f.loc)?;
+                        let mut inner = self.decl_schema(key, &f.loc)?;
+                        embedded_rules
+                            .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
                         properties.extend(inner.properties.unwrap_or_default());
                     }
                     _ => return Err(Diagnostic::new(
@@ -309,7 +346,7 @@ impl<'a> SchemaBuilder<'a> {
             required.dedup();
             schema.required = Some(required);
         }
-        Ok(schema)
+        Ok((schema, embedded_rules))
     }
 
     fn field_schema(&mut self, f: &Field) -> Result<JSONSchemaProps, Diagnostic> {
