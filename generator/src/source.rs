@@ -241,6 +241,34 @@ pub fn doc_text(lines: &[DocLine]) -> String {
     kept.join("\n").trim().to_owned()
 }
 
+/// A description as controller-gen reads a doc comment (markers/zip.go, after Kubernetes'
+/// `fmtRawDoc`): outside fenced code blocks, a line starting with `TODO` is left out and one
+/// starting with `---` ends the description, so notes for maintainers stay out of the CRD.
+pub fn doc_conventions(doc: &str) -> std::borrow::Cow<'_, str> {
+    let mut in_code = false;
+    let mut kept = Vec::new();
+    let mut changed = false;
+    for line in doc.split('\n') {
+        if line.starts_with("```") || line.starts_with("~~~") {
+            in_code = !in_code;
+        }
+        if !in_code && line.starts_with("TODO") {
+            changed = true;
+            continue;
+        }
+        if !in_code && line.starts_with("---") {
+            changed = true;
+            break;
+        }
+        kept.push(line);
+    }
+    if changed {
+        std::borrow::Cow::Owned(kept.join("\n"))
+    } else {
+        std::borrow::Cow::Borrowed(doc)
+    }
+}
+
 /// The module path of a file below `src/`: `lib.rs` -> `[]`, `a/mod.rs` -> `[a]`, `a/b.rs` -> `[a, b]`.
 /// Where the crate's `mod` declarations say otherwise (`#[path]`), [`module_tree`] wins.
 pub fn module_path_of(src_root: &Path, file: &Path) -> Vec<String> {
@@ -1298,5 +1326,24 @@ mod tests {
             absolutize(&m, &s(&["k8s_openapi", "X"])),
             s(&["k8s_openapi", "X"])
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_tests {
+    use super::doc_conventions;
+
+    #[test]
+    fn todo_lines_leave_and_a_delimiter_ends_the_description_outside_code_blocks() {
+        assert_eq!(doc_conventions("a\nTODO: x\nb\n---\nc"), "a\nb");
+        assert_eq!(
+            doc_conventions("a\n```\n---\nTODO\n```\nb"),
+            "a\n```\n---\nTODO\n```\nb"
+        );
+        assert_eq!(doc_conventions("a\n  ---\n TODO"), "a\n  ---\n TODO");
+        assert!(matches!(
+            doc_conventions("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

@@ -564,3 +564,47 @@ fn sibling_files_that_glob_import_their_package_resolve() {
     assert!(crd.contains("last:"), "{crd}");
     assert!(crd.contains("missing:"), "{crd}");
 }
+
+/// One version of a multi-version kind names the short names and categories, another does
+/// not (Gateway API's v1alpha3 BackendTLSPolicy): controller-gen applies each version's
+/// `+kubebuilder:resource` to the one CRD, so the CRD has them. Two versions naming
+/// different ones are a located error.
+#[test]
+fn short_names_and_categories_come_from_the_versions_that_set_them() {
+    let sb = Sandbox::new("tests/fixtures/multiversion");
+    sb.write(
+        "Cargo.toml",
+        "[package]\nname = \"multiversion\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    );
+    let beta = sb.read("src/stable/v1beta1.rs").replace(
+        "/// +kubebuilder:resource:shortName=ct,categories=all\n",
+        "",
+    );
+    assert!(
+        !beta.contains("kubebuilder:resource"),
+        "the fixture changed"
+    );
+    sb.write("src/stable/v1beta1.rs", &beta);
+    sb.ok(&["generate", "crate", "--crd-dir", "crds"]);
+    let crd = sb.read("crds/stable.example.com_crontabs.yaml");
+    assert!(crd.contains("shortNames:\n    - ct\n"), "{crd}");
+    assert!(crd.contains("categories:\n    - all\n"), "{crd}");
+
+    sb.write(
+        "src/stable/v1beta1.rs",
+        &beta
+            .replace("/// +kubebuilder:storageversion\n", "")
+            .replacen(
+                "/// CronTab",
+                "/// +kubebuilder:resource:shortName=cron\n/// CronTab",
+                1,
+            ),
+    );
+    let stderr = sb.fails(&["generate", "crate", "--crd-dir", "crds"]);
+    assert!(
+        stderr
+            .contains("crontabs.stable.example.com shortNames is `cron` in v1beta1 but `ct` in v1")
+            || stderr.contains("shortNames is `cron` in v1beta1 but `ct` in v1"),
+        "{stderr}"
+    );
+}

@@ -102,6 +102,8 @@ pub struct ModuleBuilder<'a> {
 pub fn doc_safe(d: &str) -> bool {
     !d.is_empty()
         && d.trim() == d
+        // A `---` or `TODO` line would end or leave the description when regenerated.
+        && crate::source::doc_conventions(d) == d
         && !d.contains('\r')
         && d.split('\n')
             .all(|l| l.trim_end() == l && !l.trim_start().starts_with('+'))
@@ -925,4 +927,19 @@ fn hatch_keys(h: &Map<String, Value>) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_safe;
+
+    /// A description `generate` would cut (a `---` line ends it, a `TODO` line leaves it)
+    /// cannot be a doc comment: it goes into the schema patch, so the round trip holds.
+    #[test]
+    fn descriptions_the_doc_conventions_would_change_are_not_doc_safe() {
+        assert!(doc_safe("Plain.\nTwo lines."));
+        assert!(!doc_safe("Before.\n---\nAfter."));
+        assert!(!doc_safe("TODO: later.\nNow."));
+        assert!(doc_safe("```\n---\n```"));
+    }
 }

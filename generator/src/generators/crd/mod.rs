@@ -164,16 +164,6 @@ fn build_crd(
                 &first.scope.as_str().to_owned(),
                 &k.scope.as_str().to_owned(),
             ),
-            (
-                "shortNames",
-                &first.short_names.join(";"),
-                &k.short_names.join(";"),
-            ),
-            (
-                "categories",
-                &first.categories.join(";"),
-                &k.categories.join(";"),
-            ),
         ] {
             if a != b {
                 consistent = false;
@@ -192,6 +182,42 @@ fn build_crd(
             }
         }
     }
+    // Short names and categories come from the versions that set them: controller-gen
+    // applies each version's `+kubebuilder:resource` to the one CRD, so a version without
+    // them (Gateway API's v1alpha3 BackendTLSPolicy) takes the others'. Two versions that
+    // set different ones are a conflict.
+    let mut names_from = |what: &str, of: fn(&Kind) -> &Vec<String>| -> Vec<String> {
+        let mut chosen: Option<(&Package, &Vec<String>)> = None;
+        for (p, k) in &versions {
+            let names = of(k);
+            if names.is_empty() {
+                continue;
+            }
+            match chosen {
+                None => chosen = Some((p, names)),
+                Some((cp, c)) if c != names => {
+                    consistent = false;
+                    diags.push(
+                        Diagnostic::new(
+                            k.loc.clone(),
+                            format!(
+                                "{kind_name}.{group} {what} is `{}` in {} but `{}` in {}",
+                                names.join(";"),
+                                p.version,
+                                c.join(";"),
+                                cp.version
+                            ),
+                        )
+                        .with_hint("all versions of a kind share one CRD: set them on one version, or the same on each"),
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+        chosen.map(|(_, c)| c.clone()).unwrap_or_default()
+    };
+    let short_names = names_from("shortNames", |k| &k.short_names);
+    let categories = names_from("categories", |k| &k.categories);
     if !consistent {
         return None;
     }
@@ -286,8 +312,8 @@ fn build_crd(
                     .then(|| format!("{kind_name}List")),
                 plural: first.plural.clone(),
                 singular: Some(first.singular.clone()),
-                short_names: (!first.short_names.is_empty()).then(|| first.short_names.clone()),
-                categories: (!first.categories.is_empty()).then(|| first.categories.clone()),
+                short_names: (!short_names.is_empty()).then_some(short_names),
+                categories: (!categories.is_empty()).then_some(categories),
             },
             scope: first.scope.as_str().to_owned(),
             versions: crd_versions,

@@ -90,6 +90,7 @@ impl<'a> SchemaBuilder<'a> {
     }
 
     pub(super) fn describe(&self, doc: &str) -> Option<String> {
+        let doc = crate::source::doc_conventions(doc);
         let doc = doc.trim();
         if doc.is_empty() {
             return None;
