@@ -305,7 +305,12 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
     if !options.has_cargo_toml {
         files.push(GeneratedFile {
             path: options.out.join("Cargo.toml"),
-            contents: render::cargo_toml(&options.crate_name, &options.kubernetes.to_string()),
+            contents: render::cargo_toml(
+                &options.crate_name,
+                &options.kubernetes.to_string(),
+                "src/apis",
+                "Descriptions imported from CRDs",
+            ),
         });
     }
     if !options.has_lib_rs {

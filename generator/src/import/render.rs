@@ -140,8 +140,9 @@ pub fn lib_rs() -> String {
         .to_owned()
 }
 
-/// `Cargo.toml`, written once (never replaced).
-pub fn cargo_toml(name: &str, kubernetes: &str) -> String {
+/// `Cargo.toml` of a new crate, written once (never replaced): `input` is what `generate`
+/// scans, `docs_from` says where the doc comments came from (they are prose, not doc tests).
+pub fn cargo_toml(name: &str, kubernetes: &str, input: &str, docs_from: &str) -> String {
     format!(
         r#"[package]
 name = "{name}"
@@ -149,12 +150,12 @@ version = "0.1.0"
 edition = "2024"
 publish = false
 
-# Descriptions imported from CRDs are prose, not Rust: no doc tests.
+# {docs_from} are prose, not Rust: no doc tests.
 [lib]
 doctest = false
 
 [package.metadata.kube-codegen]
-input = ["src/apis"]
+input = ["{input}"]
 crd-dir = "crds"
 kubernetes-version = "{kubernetes}"
 
