@@ -20,6 +20,8 @@ use serde_json::Value;
 
 #[path = "common/crd_compare.rs"]
 mod crd_compare;
+#[path = "common/imported_crate.rs"]
+mod imported_crate;
 use crd_compare::{Kind, crds_of, diff, leaves, short};
 
 fn corpus() -> PathBuf {
@@ -272,26 +274,7 @@ fn imported_crates_compile_with_their_generated_clients() {
         .write()
         .unwrap_or_else(|e| panic!("generate on the imported crate: {e}"));
     assert!(written.written.iter().any(|p| p.ends_with("clientset.rs")));
-    let workspace = std::fs::canonicalize("..").unwrap();
-    let runtime = workspace.join("runtime");
-    // The imported Cargo.toml names crates.io versions; here the workspace's runtime and
-    // the dependency set kubernetes_versions.rs builds, so the two share their builds.
-    std::fs::write(
-        krate.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"imported\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
-             [lib]\ndoctest = false\n\n\
-             [package.metadata.kube-codegen]\ninput = [\"src/apis\"]\n\n\
-             [dependencies]\n\
-             kube-codegen-runtime = {{ path = {runtime:?}, features = [\"fake\"] }}\n\
-             k8s-openapi = {{ version = \"0.29\", default-features = false, features = [\"std\", \"v1_37\"] }}\n\
-             kube = {{ version = \"5\", default-features = false, features = [\"client\", \"rustls-tls\", \"ring\", \"runtime\"] }}\n\
-             serde = {{ version = \"1\", features = [\"derive\"] }}\n\
-             serde_json = \"1\"\n\n[workspace]\n",
-        ),
-    )
-    .unwrap();
-    std::fs::copy(workspace.join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+    imported_crate::use_workspace_runtime(&krate, "src/apis");
     let kinds = write_sample_tests(&krate);
     assert!(kinds >= files.len(), "{kinds} sample objects");
     let out = std::process::Command::new(env!("CARGO"))

@@ -11,6 +11,8 @@ use kube_codegen::{Config, Error};
 
 #[path = "common/crd_compare.rs"]
 mod crd_compare;
+#[path = "common/imported_crate.rs"]
+mod imported_crate;
 
 #[path = "common/import_go.rs"]
 mod import_go;
@@ -220,24 +222,7 @@ fn imported_go_compiles_and_reads_the_samples() {
         .write()
         .unwrap_or_else(|e| panic!("generate on the imported crate: {e}"));
     assert!(written.written.iter().any(|p| p.ends_with("clientset.rs")));
-    let workspace = std::fs::canonicalize("..").unwrap();
-    let runtime = workspace.join("runtime");
-    std::fs::write(
-        krate.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"imported\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
-             [lib]\ndoctest = false\n\n\
-             [package.metadata.kube-codegen]\ninput = [\"src\"]\n\n\
-             [dependencies]\n\
-             kube-codegen-runtime = {{ path = {runtime:?}, features = [\"fake\"] }}\n\
-             k8s-openapi = {{ version = \"0.29\", default-features = false, features = [\"std\", \"v1_37\"] }}\n\
-             kube = {{ version = \"5\", default-features = false, features = [\"client\", \"rustls-tls\", \"ring\", \"runtime\"] }}\n\
-             serde = {{ version = \"1\", features = [\"derive\"] }}\n\
-             serde_json = \"1\"\n\n[workspace]\n",
-        ),
-    )
-    .unwrap();
-    std::fs::copy(workspace.join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+    imported_crate::use_workspace_runtime(&krate, "src");
     // A test per sample: the object (YAML read here, JSON in the test) into its kind.
     let mut tests = String::from("// Each fixture's samples into the imported kinds.\n");
     let mut count = 0;
