@@ -425,39 +425,7 @@ fn import_crd_errors() {
             },
         )
         .expect_err("bad input must not import");
-        let Error::Input {
-            diagnostics,
-            rendered,
-        } = err
-        else {
-            panic!("{}: an input error", file.display())
-        };
-        let mut unmatched: Vec<_> = expected.iter().collect();
-        for d in &diagnostics {
-            assert_eq!(d.loc.file, file, "{rendered}");
-            let pos = unmatched.iter().position(|(s, line, t)| {
-                *s == d.severity && *line == d.loc.line && d.message.contains(t.as_str())
-            });
-            match pos {
-                Some(p) => {
-                    unmatched.remove(p);
-                }
-                None => panic!(
-                    "{}: unexpected diagnostic at line {}: {}\n{rendered}",
-                    file.display(),
-                    d.loc.line,
-                    d.message
-                ),
-            }
-        }
-        assert!(
-            unmatched.is_empty(),
-            "{}: expected but not reported: {unmatched:?}\n{rendered}",
-            file.display()
-        );
-        assert!(rendered.contains("import failed with"), "{rendered}");
-        let case = file.file_stem().unwrap().to_string_lossy().into_owned();
-        insta::assert_snapshot!(format!("import_errors__{case}"), rendered);
+        check_import_errors(&file, err, &expected, "import_errors", false);
     }
 }
 
@@ -506,42 +474,58 @@ fn import_go_errors() {
             },
         )
         .expect_err("bad input must not import");
-        let Error::Input {
-            diagnostics,
-            rendered,
-        } = err
-        else {
-            panic!("{}: an input error", file.display())
-        };
-        let mut unmatched: Vec<_> = expected.iter().collect();
-        for d in &diagnostics {
-            assert_eq!(d.loc.file, file, "{rendered}");
+        check_import_errors(&file, err, &expected, "import_go_errors", true);
+    }
+}
+
+/// An importer's error for one annotated input `file`: every diagnostic is in the file and
+/// matches an annotation (severity, line, text), every annotation a diagnostic, the text
+/// says the import failed, and it is snapshotted as `<snapshot_prefix>__<case>`. With
+/// `hints`, every diagnostic also says how to fix it.
+fn check_import_errors(
+    file: &std::path::Path,
+    err: Error,
+    expected: &[(Severity, usize, String)],
+    snapshot_prefix: &str,
+    hints: bool,
+) {
+    let Error::Input {
+        diagnostics,
+        rendered,
+    } = err
+    else {
+        panic!("{}: an input error", file.display())
+    };
+    let mut unmatched: Vec<_> = expected.iter().collect();
+    for d in &diagnostics {
+        assert_eq!(d.loc.file, file, "{rendered}");
+        if hints {
             assert!(
                 d.hint.is_some(),
                 "every diagnostic says how to fix it: {d:?}"
             );
-            let pos = unmatched.iter().position(|(s, line, t)| {
-                *s == d.severity && *line == d.loc.line && d.message.contains(t.as_str())
-            });
-            match pos {
-                Some(p) => {
-                    unmatched.remove(p);
-                }
-                None => panic!(
-                    "{}: unexpected diagnostic at line {}: {}\n{rendered}",
-                    file.display(),
-                    d.loc.line,
-                    d.message
-                ),
-            }
         }
-        assert!(
-            unmatched.is_empty(),
-            "{}: expected but not reported: {unmatched:?}\n{rendered}",
-            file.display()
-        );
-        assert!(rendered.contains("import failed with"), "{rendered}");
-        let case = file.file_stem().unwrap().to_string_lossy().into_owned();
-        insta::assert_snapshot!(format!("import_go_errors__{case}"), rendered);
+        let pos = unmatched.iter().position(|(s, line, t)| {
+            *s == d.severity && *line == d.loc.line && d.message.contains(t.as_str())
+        });
+        match pos {
+            Some(p) => {
+                unmatched.remove(p);
+            }
+            None => panic!(
+                "{}: unexpected diagnostic at line {}: {}\n{rendered}",
+                file.display(),
+                d.loc.line,
+                d.message
+            ),
+        }
     }
+    assert!(
+        unmatched.is_empty(),
+        "{}: expected but not reported: {unmatched:?}\n{rendered}",
+        file.display()
+    );
+    assert!(rendered.contains("import failed with"), "{rendered}");
+    let case = file.file_stem().unwrap().to_string_lossy().into_owned();
+    insta::assert_snapshot!(format!("{snapshot_prefix}__{case}"), rendered);
 }
