@@ -227,6 +227,165 @@ fn gen_array(rng: &mut Rng, s: &Value, depth: usize) -> Value {
     Value::Array(out)
 }
 
+/// Hand-picked edge cases the other CRDs do not reach, in a CRD of their own: the time
+/// zones of the timestamp getters (`checks`: each item's getters in its `zone` must equal
+/// its fields).
+const EDGE_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: edgecases.edge.kube-codegen.dev
+spec:
+  group: edge.kube-codegen.dev
+  names: {kind: EdgeCase, plural: edgecases, singular: edgecase, listKind: EdgeCaseList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              checks:
+                type: array
+                maxItems: 40
+                items:
+                  type: object
+                  required: [at, zone]
+                  properties:
+                    at: {type: string, format: date-time}
+                    zone: {type: string, maxLength: 64}
+                    fullYear: {type: integer}
+                    month: {type: integer}
+                    dayOfYear: {type: integer}
+                    dayOfMonth: {type: integer}
+                    date: {type: integer}
+                    dayOfWeek: {type: integer}
+                    hours: {type: integer}
+                    minutes: {type: integer}
+                    seconds: {type: integer}
+                    milliseconds: {type: integer}
+                  x-kubernetes-validations:
+                  - {rule: "!has(self.fullYear) || self.at.getFullYear(self.zone) == self.fullYear", message: fullYear}
+                  - {rule: "!has(self.month) || self.at.getMonth(self.zone) == self.month", message: month}
+                  - {rule: "!has(self.dayOfYear) || self.at.getDayOfYear(self.zone) == self.dayOfYear", message: dayOfYear}
+                  - {rule: "!has(self.dayOfMonth) || self.at.getDayOfMonth(self.zone) == self.dayOfMonth", message: dayOfMonth}
+                  - {rule: "!has(self.date) || self.at.getDate(self.zone) == self.date", message: date}
+                  - {rule: "!has(self.dayOfWeek) || self.at.getDayOfWeek(self.zone) == self.dayOfWeek", message: dayOfWeek}
+                  - {rule: "!has(self.hours) || self.at.getHours(self.zone) == self.hours", message: hours}
+                  - {rule: "!has(self.minutes) || self.at.getMinutes(self.zone) == self.minutes", message: minutes}
+                  - {rule: "!has(self.seconds) || self.at.getSeconds(self.zone) == self.seconds", message: seconds}
+                  - {rule: "!has(self.milliseconds) || self.at.getMilliseconds(self.zone) == self.milliseconds", message: milliseconds}
+"#;
+
+const EDGE_CRD_NAME: &str = "edgecases.edge.kube-codegen.dev";
+
+/// The getters of `EDGE_CRD`'s checks.
+const GETTERS: &[&str] = &[
+    "fullYear",
+    "month",
+    "dayOfYear",
+    "dayOfMonth",
+    "date",
+    "dayOfWeek",
+    "hours",
+    "minutes",
+    "seconds",
+    "milliseconds",
+];
+
+/// The hand-picked bodies of `EDGE_CRD`: zones (IANA names, summer time, odd offsets, Go's
+/// `strconv.Atoi` forms and what it refuses) over instants (around summer time switches, a
+/// leap day, before 1970). Each check's fields are what our evaluator computes, so the
+/// server accepts it exactly when it computes the same; a copy one hour off must be refused.
+fn edge_bodies() -> Vec<Value> {
+    let zones = [
+        "UTC",
+        "",
+        "Local",
+        "Europe/Paris",
+        "America/New_York",
+        "America/St_Johns",
+        "Asia/Kathmandu",
+        "Asia/Kolkata",
+        "Australia/Lord_Howe",
+        "Pacific/Kiritimati",
+        "Pacific/Chatham",
+        "Etc/GMT+5",
+        "US/Pacific",
+        "EST",
+        "+05:30",
+        "-07:00",
+        "05:45",
+        "-00:30",
+        "+14:00",
+        "+99:00",
+        "+5:30",
+        "-0:59",
+        "Mars/Olympus",
+        "europe/paris",
+        "../UTC",
+        "+05:60",
+        ":30",
+        "01:02:03",
+        "+05:-1",
+        "5h:30",
+    ];
+    let instants = [
+        "2021-03-28T00:59:59.999Z",
+        "2021-03-28T01:00:00Z",
+        "2021-10-31T00:30:00Z",
+        "2021-11-07T06:30:00Z",
+        "2020-02-29T23:30:00-01:00",
+        "2020-12-31T23:59:59.5Z",
+        "1969-12-31T23:59:59Z",
+        "2038-01-19T03:14:08Z",
+    ];
+    let getters: Vec<(String, kube_codegen_runtime::cel::Program)> = GETTERS
+        .iter()
+        .map(|g| {
+            let method = format!("get{}{}", g[..1].to_uppercase(), &g[1..]);
+            let src = format!("timestamp(self.at).{method}(self.zone)");
+            (
+                g.to_string(),
+                kube_codegen_runtime::cel::compile(&src).expect("getter compiles"),
+            )
+        })
+        .collect();
+    let mut bodies = vec![];
+    for chunk in zones.chunks(5) {
+        let mut checks = vec![];
+        let mut off = vec![];
+        for zone in chunk {
+            for at in instants {
+                let this = kube_codegen_runtime::cel::json_to_cel(&json!({"at": at, "zone": zone}));
+                let mut check = json!({"at": at, "zone": zone});
+                for (name, p) in &getters {
+                    // A zone the evaluator refuses: any value, the rule fails to evaluate.
+                    let n = match p.evaluate(&this, None, false) {
+                        Ok(kube_codegen_runtime::cel::Value::Int(n)) => n,
+                        _ => 0,
+                    };
+                    check[name] = json!(n);
+                }
+                if off.len() < 6 {
+                    let mut wrong = check.clone();
+                    wrong["hours"] = json!(check["hours"].as_i64().unwrap_or(0) + 1);
+                    off.push(wrong);
+                }
+                checks.push(check);
+            }
+        }
+        bodies.push(json!({"spec": {"checks": checks}}));
+        bodies.push(json!({"spec": {"checks": off}}));
+    }
+    bodies
+}
+
 /// A CRD version under test.
 struct Target {
     crd: String,
@@ -276,6 +435,7 @@ fn crds() -> Vec<CustomResourceDefinition> {
             }
         }
     }
+    yamls.push(EDGE_CRD.to_owned());
     // The generator's fixtures, as their CRD snapshots hold them (after insta's header).
     let snaps = root.join("generator/tests/snapshots");
     let mut snap_files: Vec<PathBuf> = std::fs::read_dir(&snaps)
@@ -602,6 +762,11 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
         // Hand-picked: the empty object, and no spec at all.
         cases.push((ti, object(t, per_target, json!({ "spec": {} }))));
         cases.push((ti, object(t, per_target + 1, json!({}))));
+        if t.crd == EDGE_CRD_NAME {
+            for (i, body) in edge_bodies().into_iter().enumerate() {
+                cases.push((ti, object(t, per_target + 2 + i, body)));
+            }
+        }
     }
 
     let results: Vec<(usize, Value, Verdict)> = futures::stream::iter(cases)
