@@ -173,6 +173,20 @@ fn gen_object(rng: &mut Rng, s: &Value, depth: usize) -> Value {
     if s.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true)) {
         out.insert("apiVersion".into(), json!("v1"));
         out.insert("kind".into(), json!("ConfigMap"));
+        // The server checks and rewrites embedded metadata (`objectmeta`).
+        if rng.chance(50) {
+            let meta = rng
+                .pick(&[
+                    json!({"name": "a"}),
+                    json!({"name": "a/b"}),
+                    json!({"generateName": "x-", "labels": {"app": "a"}}),
+                    json!({"labels": {"bad key!": "v"}}),
+                    json!({"namespace": "Bad", "unknown": 1}),
+                    json!({"annotations": {}, "finalizers": []}),
+                ])
+                .clone();
+            out.insert("metadata".into(), meta);
+        }
     }
     let required: Vec<&str> = s
         .get("required")
@@ -229,7 +243,8 @@ fn gen_array(rng: &mut Rng, s: &Value, depth: usize) -> Value {
 
 /// Hand-picked edge cases the other CRDs do not reach, in a CRD of their own: the time
 /// zones of the timestamp getters (`checks`: each item's getters in its `zone` must equal
-/// its fields).
+/// its fields), and embedded resources (`template`, `typed`, `objects`, `byName`), whose
+/// apiVersion, kind and metadata the server checks.
 const EDGE_CRD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -280,6 +295,36 @@ spec:
                   - {rule: "!has(self.minutes) || self.at.getMinutes(self.zone) == self.minutes", message: minutes}
                   - {rule: "!has(self.seconds) || self.at.getSeconds(self.zone) == self.seconds", message: seconds}
                   - {rule: "!has(self.milliseconds) || self.at.getMilliseconds(self.zone) == self.milliseconds", message: milliseconds}
+              template:
+                type: object
+                x-kubernetes-embedded-resource: true
+                x-kubernetes-preserve-unknown-fields: true
+                x-kubernetes-validations:
+                - {rule: "self.kind != 'Secret'", message: no secrets}
+              typed:
+                type: object
+                x-kubernetes-embedded-resource: true
+                properties:
+                  apiVersion: {type: string}
+                  kind: {type: string}
+                  metadata:
+                    type: object
+                    properties:
+                      name: {type: string, maxLength: 10}
+                  data: {type: object, additionalProperties: {type: string}}
+              objects:
+                type: array
+                maxItems: 10
+                items:
+                  type: object
+                  x-kubernetes-embedded-resource: true
+                  x-kubernetes-preserve-unknown-fields: true
+              byName:
+                type: object
+                additionalProperties:
+                  type: object
+                  x-kubernetes-embedded-resource: true
+                  x-kubernetes-preserve-unknown-fields: true
 "#;
 
 const EDGE_CRD_NAME: &str = "edgecases.edge.kube-codegen.dev";
@@ -382,6 +427,63 @@ fn edge_bodies() -> Vec<Value> {
         }
         bodies.push(json!({"spec": {"checks": checks}}));
         bodies.push(json!({"spec": {"checks": off}}));
+    }
+    bodies.extend(embedded_bodies());
+    bodies
+}
+
+/// Embedded resources: metadata the server rewrites through `metav1.ObjectMeta` (the
+/// stored object is compared), every check of `ValidateObjectMeta`, apiVersion and kind
+/// missing, empty or malformed, and values the server cannot decode (a 400).
+fn embedded_bodies() -> Vec<Value> {
+    let cm = |meta: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta});
+    let mut bodies = vec![
+        json!({"template": cm(json!({
+            "name": "ok", "unknown": 1, "labels": {}, "annotations": null, "generation": 0,
+            "creationTimestamp": "2021-06-01T12:00:00.123+02:00", "deletionGracePeriodSeconds": 0,
+            "resourceVersion": "", "finalizers": [], "uid": null,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u", "extra": 1, "controller": null}],
+            "managedFields": [{"manager": "m", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}, "time": "2021-06-01T12:00:00Z", "x": 1}],
+        }))}),
+        json!({"template": cm(json!({"creationTimestamp": null, "labels": {"a": "b"}, "annotations": {"k": ""}}))}),
+        json!({"template": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": null, "data": {"a": "b"}}}),
+        json!({"template": cm(json!({}))}),
+        json!({"template": {"data": {"a": "b"}}}),
+        json!({"template": {"apiVersion": "", "kind": ""}}),
+        json!({"template": {"apiVersion": "a/b/c", "kind": "Not_A_Kind"}}),
+        json!({"template": {"apiVersion": "/", "kind": "ConfigMap2"}}),
+        json!({"template": {"apiVersion": "v1", "kind": "Secret"}}),
+        json!({"template": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a/b"}}}),
+        json!({"template": cm(json!({
+            "name": "..", "generateName": "a/b%", "namespace": "Bad_NS", "generation": -1,
+            "labels": {"bad key!": "v", "ok": "bad value!", "example.com/x": "y"},
+            "annotations": {"Bad/Key/x": "v", "Example.com/Fine": "z"},
+            "finalizers": ["orphan", "foregroundDeletion", "bad finalizer", "example.com/ok"],
+            "ownerReferences": [{}, {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u", "controller": true},
+                                {"apiVersion": "a/b/c", "kind": "K", "name": "n", "uid": "u", "controller": true},
+                                {"apiVersion": "apps/", "kind": "K", "name": "n", "uid": "u"}],
+            "managedFields": [{"operation": "Bogus", "fieldsType": "FieldsV2", "manager": "a\tb"}, {}],
+        }))}),
+        json!({"template": cm(json!({"name": ".", "namespace": "ok-ns"}))}),
+        json!({"template": cm(json!({"annotations": {"big": "x".repeat(262_142)}}))}),
+        json!({"typed": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "much-too-long-a-name", "labels": {"x": "y"}}, "data": {"a": "b"}}}),
+        json!({"typed": {"metadata": {"name": "short"}}}),
+        json!({"objects": [cm(json!({"name": "a"})), {"apiVersion": "v1"}, cm(json!({"name": "a/b"})), {"kind": "K", "apiVersion": "g/v/x"}]}),
+        json!({"byName": {"x": {"kind": "K"}, "y": cm(json!({"namespace": "-bad", "unknown": {}}))}}),
+        // Refused while decoding: one error, in a 400.
+        json!({"template": {"apiVersion": 1, "kind": "ConfigMap"}}),
+        json!({"template": {"apiVersion": "v1", "kind": ["ConfigMap"]}}),
+        json!({"template": cm(json!("not an object"))}),
+        json!({"template": cm(json!({"name": 5}))}),
+        json!({"template": cm(json!({"generation": 1.5}))}),
+        json!({"template": cm(json!({"labels": {"a": 1}}))}),
+        json!({"template": cm(json!({"creationTimestamp": "yesterday"}))}),
+        json!({"template": cm(json!({"ownerReferences": [{"controller": "yes"}]}))}),
+        json!({"objects": [cm(json!({"finalizers": [1]}))]}),
+        json!({"byName": {"k": cm(json!({"annotations": "a=b"}))}}),
+    ];
+    for b in &mut bodies {
+        *b = json!({"spec": b.take()});
     }
     bodies
 }
@@ -602,6 +704,19 @@ async fn send(
     let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if status.is_success() {
         return Verdict::Accepted(v);
+    }
+    // A body the server cannot decode (an embedded resource's apiVersion that is not a
+    // string, metadata that is not ObjectMeta): a 400 naming one field error,
+    // `... cannot be handled as a <Kind>: <field>: Invalid value: ...`.
+    let message = v["message"].as_str().unwrap_or_default();
+    if status.as_u16() == 400
+        && let Some((_, rest)) = message.split_once(&format!("cannot be handled as a {}: ", t.kind))
+        && let Some((field, _)) = rest.split_once(": Invalid value")
+    {
+        return Verdict::Rejected(
+            vec![(field.to_owned(), "FieldValueInvalid".to_owned())],
+            vec![rest.to_owned()],
+        );
     }
     if status.as_u16() != 422 {
         return Verdict::Other(format!("{status}: {}", v["message"]));
