@@ -362,3 +362,69 @@ fn embedded_resources_are_checked_as_the_server_does() {
     let (_, errs) = embedded(json!({"spec": {"template": {"apiVersion": "v1", "kind": "Secret"}}}));
     assert_eq!(errs, vec![(f("spec.template"), Invalid)]);
 }
+
+/// A kind with an embedded resource, for the fake's admission.
+#[cfg(feature = "fake")]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Holder {
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    #[serde(default)]
+    spec: serde_json::Value,
+}
+
+#[cfg(feature = "fake")]
+impl kube::Resource for Holder {
+    type DynamicType = ();
+    type Scope = kube::core::NamespaceResourceScope;
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "Holder".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "example.com".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "holders".into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[cfg(feature = "fake")]
+impl Validate for Holder {
+    fn schema() -> &'static Schema {
+        static S: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+        S.get_or_init(embedded_schema)
+    }
+}
+
+/// The fake answers an embedded resource the server cannot decode as the server does: a
+/// 400 naming it, before validation; a decodable one is validated (422) and its metadata
+/// rewritten.
+#[cfg(feature = "fake")]
+#[test]
+fn fake_admission_refuses_undecodable_embedded_resources_with_a_400() {
+    let admit = admission::<Holder>();
+    let mut bad =
+        json!({"metadata": {"name": "h"}, "spec": {"template": {"apiVersion": 1, "kind": "K"}}});
+    let status = admit(&mut bad, None).unwrap_err();
+    assert_eq!(status.code, 400);
+    assert_eq!(
+        status.message,
+        "Holder in version \"v1\" cannot be handled as a Holder: spec.template.apiVersion: Invalid value: 1: must be a string"
+    );
+    let mut invalid =
+        json!({"metadata": {"name": "h"}, "spec": {"template": {"apiVersion": "v1"}}});
+    assert_eq!(admit(&mut invalid, None).unwrap_err().code, 422);
+    let mut ok = json!({"metadata": {"name": "h"}, "spec": {"template": {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {}, "x": 1}
+    }}});
+    assert_eq!(admit(&mut ok, None), Ok(()));
+    assert_eq!(ok["spec"]["template"]["metadata"], json!({"name": "c"}));
+}
