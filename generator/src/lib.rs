@@ -130,6 +130,9 @@ pub struct Metadata {
     /// conversion: `{ service = "namespace/name", path = "/convert", port = 443 }` or
     /// `{ url = "https://..." }`, and `ca-bundle-from = "ca.crt"` for `caBundle`.
     pub conversion_webhook: Option<ConversionWebhookMetadata>,
+    /// Generate defaulting and validation for every kind, as if each were marked
+    /// `+kube-codegen:validation` (default false).
+    pub validate_all_kinds: Option<bool>,
 }
 
 /// `conversion-webhook = { ... }` in `[package.metadata.kube-codegen]`.
@@ -212,6 +215,8 @@ pub struct Config {
     rust: rust::RustOptions,
     emit_rust: bool,
     emit_rerun_if_changed: bool,
+    /// Every kind opts into the `validation` generator.
+    validate_all_kinds: bool,
 }
 
 impl Default for Config {
@@ -331,6 +336,7 @@ impl Config {
             rust: rust::RustOptions::default(),
             emit_rust: true,
             emit_rerun_if_changed: false,
+            validate_all_kinds: false,
         }
     }
 
@@ -412,6 +418,7 @@ impl Config {
                 config.ca_bundle_from = w.ca_bundle_from;
             }
             config.emit_rust = meta.rust.unwrap_or(true);
+            config.validate_all_kinds = meta.validate_all_kinds.unwrap_or(false);
             if let Some(p) = meta.types_prefix {
                 config.rust.types_prefix = p;
             }
@@ -677,6 +684,31 @@ impl Config {
         self
     }
 
+    /// Generate defaulting and validation (`kube_codegen_runtime::validation::Validate`)
+    /// for every kind, as if each were marked `+kube-codegen:validation` (default false;
+    /// the marker opts in one kind, or every kind of a group/version in its module's inner
+    /// doc comment). The generated code needs kube-codegen-runtime's `validation` feature.
+    ///
+    /// ```
+    /// // The foo fixture marks no kind `+kube-codegen:validation`.
+    /// let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/foo");
+    /// let generated = kube_codegen::Config::from_crate(fixture)?
+    ///     .validate_all_kinds(true)
+    ///     .generate()?;
+    /// let validation = generated
+    ///     .files
+    ///     .iter()
+    ///     .find(|f| f.path.ends_with("validation.rs"))
+    ///     .expect("a validation module");
+    /// assert!(validation.contents.contains("for crate::apis::samplecontroller::v1alpha1::Foo {"));
+    /// # Ok::<(), kube_codegen::Error>(())
+    /// ```
+    #[must_use]
+    pub fn validate_all_kinds(mut self, yes: bool) -> Self {
+        self.validate_all_kinds = yes;
+        self
+    }
+
     fn resolve_path(&self, p: &Path) -> PathBuf {
         if p.is_absolute() {
             p.to_owned()
@@ -794,7 +826,12 @@ impl Config {
             }
         }
         let kubernetes = self.kubernetes();
-        let api = resolve::build(&modules, kubernetes.0, &mut diags);
+        let mut api = resolve::build(&modules, kubernetes.0, &mut diags);
+        if self.validate_all_kinds {
+            for p in api.packages.values_mut() {
+                p.validation = Some(model::ValidationScope::All);
+            }
+        }
         // The syntax trees are done with: free them now, so rendering reuses the memory.
         drop(modules);
         resolve::check_duplicates(&api, &mut diags);

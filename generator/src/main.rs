@@ -130,6 +130,10 @@ struct Options {
     /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything.
     #[arg(short = 'o', long = "output", value_name = "-")]
     output: Option<String>,
+    /// Generate defaulting and validation for every kind, as if each were marked
+    /// `+kube-codegen:validation` (overrides `validate-all-kinds`).
+    #[arg(long)]
+    validate_all_kinds: bool,
 }
 
 impl Options {
@@ -152,6 +156,9 @@ impl Options {
         }
         if let Some(n) = self.max_description_len {
             c = c.max_description_len(n);
+        }
+        if self.validate_all_kinds {
+            c = c.validate_all_kinds(true);
         }
         if let Some(v) = self.kubernetes_version {
             c = c.kubernetes_version(v);

@@ -93,7 +93,20 @@ pub struct Package {
     pub loc: Location,
     /// Package-wide `+kubebuilder:validation:Optional` / `Required`.
     pub default_optional: Option<(bool, Location)>,
+    /// Whether every kind of the package gets generated defaulting and validation, and why.
+    pub validation: Option<ValidationScope>,
     pub kinds: Vec<Kind>,
+}
+
+/// Why all the kinds of a package opted into the `validation` generator (a single kind
+/// opts in with `+kube-codegen:validation` on itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValidationScope {
+    /// `//! +kube-codegen:validation` in the group/version module's inner doc comment.
+    Package(Location),
+    /// The global switch: `Config::validate_all_kinds(true)`, `--validate-all-kinds`,
+    /// `validate-all-kinds = true` in `[package.metadata.kube-codegen]`.
+    All,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

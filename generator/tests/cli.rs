@@ -608,3 +608,29 @@ fn short_names_and_categories_come_from_the_versions_that_set_them() {
         "{stderr}"
     );
 }
+
+/// `--validate-all-kinds` (and `validate-all-kinds` in the metadata) opt every kind into the
+/// `validation` generator; without them the foo fixture, which marks no kind, gets no
+/// `validation` module.
+#[test]
+fn validate_all_kinds_opts_every_kind_in() {
+    let sb = Sandbox::new("tests/fixtures/foo");
+    let module = "src/generated/validation.rs";
+    sb.ok(&["generate", "crate"]);
+    assert!(!sb.path(module).exists(), "no kind opted in");
+    sb.ok(&["generate", "crate", "--validate-all-kinds"]);
+    let code = sb.read(module);
+    assert!(
+        code.contains("for crate::apis::samplecontroller::v1alpha1::Foo {"),
+        "{code}"
+    );
+    // What `check` compares: the same flag, the same files.
+    sb.ok(&["check", "crate", "--validate-all-kinds"]);
+    sb.fails(&["check", "crate"]);
+    let manifest = sb.read("Cargo.toml");
+    sb.write(
+        "Cargo.toml",
+        &format!("{manifest}validate-all-kinds = true\n"),
+    );
+    sb.ok(&["check", "crate"]);
+}

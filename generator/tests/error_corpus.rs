@@ -283,6 +283,7 @@ error_cases! {
     unsupported_k8s_type,
     validation_unsupported_cel,
     validation_marker_not_on_kind,
+    validation_package_marker_without_group,
     generic_type,
     generic_kind,
     // Rust shapes: aliases, arrays, map keys, serde conversions and custom serializers

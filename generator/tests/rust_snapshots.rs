@@ -74,3 +74,25 @@ fn validation() {
         .expect("a validation module for the kind marked +kube-codegen:validation");
     insta::assert_snapshot!("validation__validation.rs", &f.contents);
 }
+
+/// `+kube-codegen:validation` on a group/version module: every kind of it gets `Validate`,
+/// and a kind marked as well is told its marker is redundant.
+#[test]
+fn validation_package() {
+    let generated = kube_codegen::Config::from_crate("tests/fixtures/validation_package")
+        .expect("config")
+        .generate()
+        .unwrap_or_else(|e| panic!("validation_package:\n{e}"));
+    let f = generated
+        .files
+        .iter()
+        .find(|f| f.path.file_name().is_some_and(|n| n == "validation.rs"))
+        .expect("a validation module for the package marked +kube-codegen:validation");
+    insta::assert_snapshot!("validation_package__validation.rs", &f.contents);
+    let warnings: Vec<String> = generated.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].contains("`+kube-codegen:validation` on `Gizmo` is redundant"),
+        "{warnings:#?}"
+    );
+}

@@ -82,6 +82,17 @@ const STRINGS: &[&str] = &[
     "gold",
 ];
 
+/// The seed of a CRD version's objects: FNV-1a of its name (never 0, which xorshift
+/// keeps).
+fn seed(crd: &str, version: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in crd.bytes().chain([b'/']).chain(version.bytes()) {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h.max(1)
+}
+
 /// A value for `s`: usually one the schema admits, sometimes one a keyword away.
 fn gen_value(rng: &mut Rng, s: &Value, depth: usize) -> Value {
     if let Some(e) = s
@@ -173,6 +184,20 @@ fn gen_object(rng: &mut Rng, s: &Value, depth: usize) -> Value {
     if s.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true)) {
         out.insert("apiVersion".into(), json!("v1"));
         out.insert("kind".into(), json!("ConfigMap"));
+        // The server checks and rewrites embedded metadata (`objectmeta`).
+        if rng.chance(50) {
+            let meta = rng
+                .pick(&[
+                    json!({"name": "a"}),
+                    json!({"name": "a/b"}),
+                    json!({"generateName": "x-", "labels": {"app": "a"}}),
+                    json!({"labels": {"bad key!": "v"}}),
+                    json!({"namespace": "Bad", "unknown": 1}),
+                    json!({"annotations": {}, "finalizers": []}),
+                ])
+                .clone();
+            out.insert("metadata".into(), meta);
+        }
     }
     let required: Vec<&str> = s
         .get("required")
@@ -227,6 +252,253 @@ fn gen_array(rng: &mut Rng, s: &Value, depth: usize) -> Value {
     Value::Array(out)
 }
 
+/// Hand-picked edge cases the other CRDs do not reach, in a CRD of their own: the time
+/// zones of the timestamp getters (`checks`: each item's getters in its `zone` must equal
+/// its fields), and embedded resources (`template`, `typed`, `objects`, `byName`), whose
+/// apiVersion, kind and metadata the server checks.
+const EDGE_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: edgecases.edge.kube-codegen.dev
+spec:
+  group: edge.kube-codegen.dev
+  names: {kind: EdgeCase, plural: edgecases, singular: edgecase, listKind: EdgeCaseList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              checks:
+                type: array
+                maxItems: 40
+                items:
+                  type: object
+                  required: [at, zone]
+                  properties:
+                    at: {type: string, format: date-time}
+                    zone: {type: string, maxLength: 64}
+                    fullYear: {type: integer}
+                    month: {type: integer}
+                    dayOfYear: {type: integer}
+                    dayOfMonth: {type: integer}
+                    date: {type: integer}
+                    dayOfWeek: {type: integer}
+                    hours: {type: integer}
+                    minutes: {type: integer}
+                    seconds: {type: integer}
+                    milliseconds: {type: integer}
+                  x-kubernetes-validations:
+                  - {rule: "!has(self.fullYear) || self.at.getFullYear(self.zone) == self.fullYear", message: fullYear}
+                  - {rule: "!has(self.month) || self.at.getMonth(self.zone) == self.month", message: month}
+                  - {rule: "!has(self.dayOfYear) || self.at.getDayOfYear(self.zone) == self.dayOfYear", message: dayOfYear}
+                  - {rule: "!has(self.dayOfMonth) || self.at.getDayOfMonth(self.zone) == self.dayOfMonth", message: dayOfMonth}
+                  - {rule: "!has(self.date) || self.at.getDate(self.zone) == self.date", message: date}
+                  - {rule: "!has(self.dayOfWeek) || self.at.getDayOfWeek(self.zone) == self.dayOfWeek", message: dayOfWeek}
+                  - {rule: "!has(self.hours) || self.at.getHours(self.zone) == self.hours", message: hours}
+                  - {rule: "!has(self.minutes) || self.at.getMinutes(self.zone) == self.minutes", message: minutes}
+                  - {rule: "!has(self.seconds) || self.at.getSeconds(self.zone) == self.seconds", message: seconds}
+                  - {rule: "!has(self.milliseconds) || self.at.getMilliseconds(self.zone) == self.milliseconds", message: milliseconds}
+              template:
+                type: object
+                x-kubernetes-embedded-resource: true
+                x-kubernetes-preserve-unknown-fields: true
+                x-kubernetes-validations:
+                - {rule: "self.kind != 'Secret'", message: no secrets}
+              typed:
+                type: object
+                x-kubernetes-embedded-resource: true
+                properties:
+                  apiVersion: {type: string}
+                  kind: {type: string}
+                  metadata:
+                    type: object
+                    properties:
+                      name: {type: string, maxLength: 10}
+                  data: {type: object, additionalProperties: {type: string}}
+              objects:
+                type: array
+                maxItems: 10
+                items:
+                  type: object
+                  x-kubernetes-embedded-resource: true
+                  x-kubernetes-preserve-unknown-fields: true
+              byName:
+                type: object
+                additionalProperties:
+                  type: object
+                  x-kubernetes-embedded-resource: true
+                  x-kubernetes-preserve-unknown-fields: true
+"#;
+
+const EDGE_CRD_NAME: &str = "edgecases.edge.kube-codegen.dev";
+
+/// The getters of `EDGE_CRD`'s checks.
+const GETTERS: &[&str] = &[
+    "fullYear",
+    "month",
+    "dayOfYear",
+    "dayOfMonth",
+    "date",
+    "dayOfWeek",
+    "hours",
+    "minutes",
+    "seconds",
+    "milliseconds",
+];
+
+/// The hand-picked bodies of `EDGE_CRD`: zones (IANA names, summer time, odd offsets, Go's
+/// `strconv.Atoi` forms and what it refuses) over instants (around summer time switches, a
+/// leap day, before 1970). Each check's fields are what our evaluator computes, so the
+/// server accepts it exactly when it computes the same; a copy one hour off must be refused.
+fn edge_bodies() -> Vec<Value> {
+    let zones = [
+        "UTC",
+        "",
+        "Local",
+        "Europe/Paris",
+        "America/New_York",
+        "America/St_Johns",
+        "Asia/Kathmandu",
+        "Asia/Kolkata",
+        "Australia/Lord_Howe",
+        "Pacific/Kiritimati",
+        "Pacific/Chatham",
+        "Etc/GMT+5",
+        "US/Pacific",
+        "EST",
+        "+05:30",
+        "-07:00",
+        "05:45",
+        "-00:30",
+        "+14:00",
+        "+99:00",
+        "+5:30",
+        "-0:59",
+        "Mars/Olympus",
+        "europe/paris",
+        "../UTC",
+        "+05:60",
+        ":30",
+        "01:02:03",
+        "+05:-1",
+        "5h:30",
+    ];
+    let instants = [
+        "2021-03-28T00:59:59.999Z",
+        "2021-03-28T01:00:00Z",
+        "2021-10-31T00:30:00Z",
+        "2021-11-07T06:30:00Z",
+        "2020-02-29T23:30:00-01:00",
+        "2020-12-31T23:59:59.5Z",
+        "1969-12-31T23:59:59Z",
+        "2038-01-19T03:14:08Z",
+    ];
+    let getters: Vec<(String, kube_codegen_runtime::cel::Program)> = GETTERS
+        .iter()
+        .map(|g| {
+            let method = format!("get{}{}", g[..1].to_uppercase(), &g[1..]);
+            let src = format!("timestamp(self.at).{method}(self.zone)");
+            (
+                g.to_string(),
+                kube_codegen_runtime::cel::compile(&src).expect("getter compiles"),
+            )
+        })
+        .collect();
+    let mut bodies = vec![];
+    for chunk in zones.chunks(5) {
+        let mut checks = vec![];
+        let mut off = vec![];
+        for zone in chunk {
+            for at in instants {
+                let this = kube_codegen_runtime::cel::json_to_cel(&json!({"at": at, "zone": zone}));
+                let mut check = json!({"at": at, "zone": zone});
+                for (name, p) in &getters {
+                    // A zone the evaluator refuses: any value, the rule fails to evaluate.
+                    let n = match p.evaluate(&this, None, false) {
+                        Ok(kube_codegen_runtime::cel::Value::Int(n)) => n,
+                        _ => 0,
+                    };
+                    check[name] = json!(n);
+                }
+                if off.len() < 6 {
+                    let mut wrong = check.clone();
+                    wrong["hours"] = json!(check["hours"].as_i64().unwrap_or(0) + 1);
+                    off.push(wrong);
+                }
+                checks.push(check);
+            }
+        }
+        bodies.push(json!({"spec": {"checks": checks}}));
+        bodies.push(json!({"spec": {"checks": off}}));
+    }
+    bodies.extend(embedded_bodies());
+    bodies
+}
+
+/// Embedded resources: metadata the server rewrites through `metav1.ObjectMeta` (the
+/// stored object is compared), every check of `ValidateObjectMeta`, apiVersion and kind
+/// missing, empty or malformed, and values the server cannot decode (a 400).
+fn embedded_bodies() -> Vec<Value> {
+    let cm = |meta: Value| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta});
+    let mut bodies = vec![
+        json!({"template": cm(json!({
+            "name": "ok", "unknown": 1, "labels": {}, "annotations": null, "generation": 0,
+            "creationTimestamp": "2021-06-01T12:00:00.123+02:00", "deletionGracePeriodSeconds": 0,
+            "resourceVersion": "", "finalizers": [], "uid": null,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u", "extra": 1, "controller": null}],
+            "managedFields": [{"manager": "m", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}, "time": "2021-06-01T12:00:00Z", "x": 1}],
+        }))}),
+        json!({"template": cm(json!({"creationTimestamp": null, "labels": {"a": "b"}, "annotations": {"k": ""}}))}),
+        json!({"template": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": null, "data": {"a": "b"}}}),
+        json!({"template": cm(json!({}))}),
+        json!({"template": {"data": {"a": "b"}}}),
+        json!({"template": {"apiVersion": "", "kind": ""}}),
+        json!({"template": {"apiVersion": "a/b/c", "kind": "Not_A_Kind"}}),
+        json!({"template": {"apiVersion": "/", "kind": "ConfigMap2"}}),
+        json!({"template": {"apiVersion": "v1", "kind": "Secret"}}),
+        json!({"template": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a/b"}}}),
+        json!({"template": cm(json!({
+            "name": "..", "generateName": "a/b%", "namespace": "Bad_NS", "generation": -1,
+            "labels": {"bad key!": "v", "ok": "bad value!", "example.com/x": "y"},
+            "annotations": {"Bad/Key/x": "v", "Example.com/Fine": "z"},
+            "finalizers": ["orphan", "foregroundDeletion", "bad finalizer", "example.com/ok"],
+            "ownerReferences": [{}, {"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u", "controller": true},
+                                {"apiVersion": "a/b/c", "kind": "K", "name": "n", "uid": "u", "controller": true},
+                                {"apiVersion": "apps/", "kind": "K", "name": "n", "uid": "u"}],
+            "managedFields": [{"operation": "Bogus", "fieldsType": "FieldsV2", "manager": "a\tb"}, {}],
+        }))}),
+        json!({"template": cm(json!({"name": ".", "namespace": "ok-ns"}))}),
+        json!({"template": cm(json!({"annotations": {"big": "x".repeat(262_142)}}))}),
+        json!({"typed": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "much-too-long-a-name", "labels": {"x": "y"}}, "data": {"a": "b"}}}),
+        json!({"typed": {"metadata": {"name": "short"}}}),
+        json!({"objects": [cm(json!({"name": "a"})), {"apiVersion": "v1"}, cm(json!({"name": "a/b"})), {"kind": "K", "apiVersion": "g/v/x"}]}),
+        json!({"byName": {"x": {"kind": "K"}, "y": cm(json!({"namespace": "-bad", "unknown": {}}))}}),
+        // Refused while decoding: one error, in a 400.
+        json!({"template": {"apiVersion": 1, "kind": "ConfigMap"}}),
+        json!({"template": {"apiVersion": "v1", "kind": ["ConfigMap"]}}),
+        json!({"template": cm(json!("not an object"))}),
+        json!({"template": cm(json!({"name": 5}))}),
+        json!({"template": cm(json!({"generation": 1.5}))}),
+        json!({"template": cm(json!({"labels": {"a": 1}}))}),
+        json!({"template": cm(json!({"creationTimestamp": "yesterday"}))}),
+        json!({"template": cm(json!({"ownerReferences": [{"controller": "yes"}]}))}),
+        json!({"objects": [cm(json!({"finalizers": [1]}))]}),
+        json!({"byName": {"k": cm(json!({"annotations": "a=b"}))}}),
+    ];
+    for b in &mut bodies {
+        *b = json!({"spec": b.take()});
+    }
+    bodies
+}
+
 /// A CRD version under test.
 struct Target {
     crd: String,
@@ -276,6 +548,7 @@ fn crds() -> Vec<CustomResourceDefinition> {
             }
         }
     }
+    yamls.push(EDGE_CRD.to_owned());
     // The generator's fixtures, as their CRD snapshots hold them (after insta's header).
     let snaps = root.join("generator/tests/snapshots");
     let mut snap_files: Vec<PathBuf> = std::fs::read_dir(&snaps)
@@ -443,6 +716,19 @@ async fn send(
     if status.is_success() {
         return Verdict::Accepted(v);
     }
+    // A body the server cannot decode (an embedded resource's apiVersion that is not a
+    // string, metadata that is not ObjectMeta): a 400 naming one field error,
+    // `... cannot be handled as a <Kind>: <field>: Invalid value: ...`.
+    let message = v["message"].as_str().unwrap_or_default();
+    if status.as_u16() == 400
+        && let Some((_, rest)) = message.split_once(&format!("cannot be handled as a {}: ", t.kind))
+        && let Some((field, _)) = rest.split_once(": Invalid value")
+    {
+        return Verdict::Rejected(
+            vec![(field.to_owned(), "FieldValueInvalid".to_owned())],
+            vec![rest.to_owned()],
+        );
+    }
     if status.as_u16() != 422 {
         return Verdict::Other(format!("{status}: {}", v["message"]));
     }
@@ -570,10 +856,21 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
                 let name = crd.metadata.name.clone().unwrap_or_default();
                 match apply_crd(&client, &crd).await {
                     Ok(_) => Ok(crd),
-                    Err(e) => Err(format!(
-                        "{name}: refused by the API server: {}",
-                        format!("{e:#}").chars().take(160).collect::<String>()
-                    )),
+                    // Only a CRD the server refuses as invalid is left out: a transient
+                    // failure (a timeout waiting for Established on a loaded machine) would
+                    // otherwise change the corpus from run to run without a word.
+                    Err(e)
+                        if matches!(
+                            e.downcast_ref::<kube::Error>(),
+                            Some(kube::Error::Api(s)) if s.code == 422
+                        ) =>
+                    {
+                        Err(format!(
+                            "{name}: refused by the API server: {}",
+                            format!("{e:#}").chars().take(160).collect::<String>()
+                        ))
+                    }
+                    Err(e) => panic!("{name}: {e:#}"),
                 }
             }
         })
@@ -593,7 +890,9 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
     // The objects: generated from each schema, plus the hand-picked ones.
     let mut cases: Vec<(usize, Value)> = vec![];
     for (ti, t) in targets.iter().enumerate() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((ti as u64 + 1) * 0x1000_0001));
+        // Seeded by the CRD version's name, not its place in the list: a CRD added to the
+        // corpus (or left out) does not change the objects of the others.
+        let mut rng = Rng(seed(&t.crd, &t.version));
         for i in 0..per_target {
             let body = gen_value(&mut rng, &t.schema_json, 0);
             let body = if body.is_object() { body } else { json!({}) };
@@ -602,6 +901,11 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
         // Hand-picked: the empty object, and no spec at all.
         cases.push((ti, object(t, per_target, json!({ "spec": {} }))));
         cases.push((ti, object(t, per_target + 1, json!({}))));
+        if t.crd == EDGE_CRD_NAME {
+            for (i, body) in edge_bodies().into_iter().enumerate() {
+                cases.push((ti, object(t, per_target + 2 + i, body)));
+            }
+        }
     }
 
     let results: Vec<(usize, Value, Verdict)> = futures::stream::iter(cases)
@@ -709,13 +1013,20 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
         }
     }
     let mut updates = vec![];
-    for (i, (ti, stored)) in created.iter().enumerate() {
+    // Each stored object is replaced by the object of its own CRD version at its own
+    // place among that version's stored objects (not among all of them: so the pairs of
+    // one CRD do not depend on the others').
+    let mut per_target: BTreeMap<usize, usize> = BTreeMap::new();
+    for (ti, stored) in &created {
         let others: Vec<&Value> = results
             .iter()
             .filter(|(t, ..)| t == ti)
             .map(|(_, o, _)| o)
             .collect();
-        for new_body in [Some(others[i % others.len()]), None] {
+        let i = per_target.entry(*ti).or_default();
+        let other = others[*i % others.len()];
+        *i += 1;
+        for new_body in [Some(other), None] {
             let mut new = match new_body {
                 Some(o) => o.clone(),
                 None => stored.clone(),

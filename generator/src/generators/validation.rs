@@ -1,5 +1,7 @@
 //! The `validation` generator: defaulting and validation per kind, as the API server does
-//! them from the CRD, for kinds marked `+kube-codegen:validation`.
+//! them from the CRD, for kinds that opted in: marked `+kube-codegen:validation`, in a
+//! group/version module whose inner doc comment carries it (every kind of the package), or
+//! all kinds with the global switch (`Config::validate_all_kinds`, `--validate-all-kinds`).
 //!
 //! For each such kind it writes `impl kube_codegen_runtime::validation::Validate`, whose
 //! `schema()` is the kind version's CRD schema (the one the `crd` generator writes, without
@@ -21,14 +23,14 @@ use serde_json::Value;
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::markers::{Args, MarkerSpec, T};
-use crate::model::{Api, Kind};
+use crate::markers::{Args, MarkerSpec, PT};
+use crate::model::{Api, Kind, Package};
 use crate::schema::SchemaBuilder;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Validation,
     id: "validation",
-    about: "Defaulting and validation per kind as the API server does them (`set_defaults()`, `validate()`, `validate_update()`), with CEL rules evaluated, for kinds marked `+kube-codegen:validation` (defaulter-gen, validation-gen).",
+    about: "Defaulting and validation per kind as the API server does them (`set_defaults()`, `validate()`, `validate_update()`), with CEL rules evaluated, for kinds marked `+kube-codegen:validation`, every kind of a group/version whose module carries it, or all with `--validate-all-kinds` (defaulter-gen, validation-gen).",
     requires: &[GeneratorName::Crd],
     markers: MARKERS,
     output: Output::Rust {
@@ -39,13 +41,13 @@ pub(super) const GENERATOR: Generator = Generator {
     },
 };
 
-/// The opt-in marker, on a kind.
+/// The opt-in marker, on a kind or on a group/version module (every kind of it).
 const MARKER: &str = "kube-codegen:validation";
 
 pub(super) const MARKERS: &[MarkerSpec] = &[MarkerSpec {
     name: MARKER,
     args: Args::Flag,
-    levels: T,
+    levels: PT,
 }];
 
 /// The runtime contract the module's code needs (`kube_codegen_runtime::validation`):
@@ -200,20 +202,26 @@ fn supported(name: &str) -> bool {
         .any(|f| *f == name || f.rsplit_once('.').is_some_and(|(_, last)| last == name))
 }
 
-/// Whether any type carries the marker (a kind that opted in, or a misplaced marker that
-/// `prepare` reports): without one, the module is not written at all.
+/// Whether any kind opted in (or a type carries a misplaced marker that `prepare`
+/// reports): without one, the module is not written at all.
 pub(super) fn wanted(api: &Api) -> bool {
     api.types
         .values()
         .any(|d| d.markers.iter().any(|m| m.name == MARKER))
+        || api
+            .packages
+            .values()
+            .any(|p| p.validation.is_some() && p.kinds.iter().any(|k| !k.skip))
 }
 
-fn opted_in(api: &Api, k: &Kind) -> bool {
+/// A kind opted in by its own marker, its package's, or the global switch.
+fn opted_in(api: &Api, p: &Package, k: &Kind) -> bool {
     !k.skip
-        && api
-            .types
-            .get(&k.type_key)
-            .is_some_and(|d| d.markers.iter().any(|m| m.name == MARKER))
+        && (p.validation.is_some()
+            || api
+                .types
+                .get(&k.type_key)
+                .is_some_and(|d| d.markers.iter().any(|m| m.name == MARKER)))
 }
 
 fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
@@ -221,7 +229,7 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
     let mut impls = vec![];
     let mut registrations = vec![];
     for p in cx.api.packages.values() {
-        for k in p.kinds.iter().filter(|k| opted_in(cx.api, k)) {
+        for k in p.kinds.iter().filter(|k| opted_in(cx.api, p, k)) {
             // Problems building the schema are the `crd` generator's to report (it runs
             // whenever this one does).
             let mut builder = SchemaBuilder::new(cx.api, p, cx.schema);
@@ -309,7 +317,7 @@ fn check_placement(api: &Api, diags: &mut Diagnostics) {
         for m in d.markers.iter().filter(|m| m.name == MARKER) {
             diags.push(
                 m.error(format!("`+{MARKER}` on `{}`, which is not a kind", d.name))
-                    .with_hint("put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`); its whole object, nested types included, is then validated"),
+                    .with_hint("put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`), or in the group/version module's inner doc comment (`//! +kube-codegen:validation`) for every kind of it; the whole object, nested types included, is then validated"),
             );
         }
     }
@@ -376,7 +384,7 @@ fn check_rules(api: &Api, k: &Kind, schema: &Value, diags: &mut Diagnostics) {
             None => Diagnostic::new(k.loc.clone(), message),
         };
         diags.push(d.with_hint(
-            "generated validation would disagree with the API server: rewrite the rule with supported functions (README, \"Defaulting and validation\"), or drop `+kube-codegen:validation` from the kind",
+            "generated validation would disagree with the API server: rewrite the rule with supported functions (README, \"Defaulting and validation\"), or do not opt the kind into validation (`+kube-codegen:validation` on it or its group/version, `--validate-all-kinds`)",
         ));
     }
 }

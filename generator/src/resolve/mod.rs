@@ -190,6 +190,23 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
             continue;
         };
         with_kinds.insert(owner);
+        // The package opted every kind in already: the kind's own marker adds nothing.
+        if let Some(ValidationScope::Package(at)) = &packages[owner].validation
+            && let Some(mk) = type_markers
+                .iter()
+                .find(|mk| mk.name == "kube-codegen:validation")
+        {
+            diags.push(
+                Diagnostic::warning(
+                    mk.loc.clone(),
+                    format!(
+                        "`+kube-codegen:validation` on `{ident}` is redundant: its group/version opts every kind in"
+                    ),
+                )
+                .with_marker(&mk.text)
+                .with_hint(format!("drop it, or drop the package's marker at {at} to opt kinds in one by one")),
+            );
+        }
         resolver.require(type_key);
         if let Some(kind) = kind_of(&mut resolver, type_key, r, &type_markers, diags) {
             packages
@@ -238,6 +255,7 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
                 version,
                 loc: kind.loc.clone(),
                 default_optional: None,
+                validation: None,
                 kinds: vec![],
             });
         package.kinds.push(kind);

@@ -28,6 +28,7 @@ pub(super) fn package_of(
                 "versionName"
                     | "kubebuilder:validation:Optional"
                     | "kubebuilder:validation:Required"
+                    | "kube-codegen:validation"
             )
         };
         if let Some(other) = markers.iter().find(group_bound) {
@@ -92,11 +93,16 @@ pub(super) fn package_of(
         }
         default_optional = Some((value, mk.loc.clone()));
     }
+    let validation = markers
+        .iter()
+        .find(|mk| mk.name == "kube-codegen:validation")
+        .map(|mk| ValidationScope::Package(mk.loc.clone()));
     Some(Package {
         group,
         version,
         loc: group_marker.loc.clone(),
         default_optional,
+        validation,
         kinds: vec![],
     })
 }

@@ -42,7 +42,8 @@ pub const SUPPORTED_FUNCTIONS: &[&str] = &[
     "or",
     "orValue",
     "dyn",
-    // Timestamps and durations (cel-rust with chrono; the getters in UTC, as cel-go).
+    // Timestamps and durations (cel-rust with chrono; the getters in UTC, as cel-go, or in
+    // the zone of their argument, with chrono-tz's database).
     "timestamp",
     "duration",
     "getFullYear",
@@ -1337,9 +1338,10 @@ enum TimePart {
 
 /// `t.getHours()` and the other getters as cel-go has them: a timestamp's parts in UTC
 /// (cel-rust's own read them in the offset the timestamp was written with, so
-/// `timestamp('2020-01-01T23:00:00-05:00').getHours()` would be 23, not cel-go's 4), a
-/// duration's whole hours, minutes, seconds or milliseconds. The time-zone argument
-/// (`getHours('Europe/Paris')`) needs a zone database this evaluator does not carry.
+/// `timestamp('2020-01-01T23:00:00-05:00').getHours()` would be 23, not cel-go's 4), or in
+/// the zone of the argument (`getHours('Europe/Paris')`, `getHours('-07:00')`, see
+/// [`zoned`]); a duration's whole hours, minutes, seconds or milliseconds (no zone
+/// argument: cel-go has no such overload).
 fn time_part(
     ftx: &FunctionContext,
     this: Option<Value>,
@@ -1350,14 +1352,19 @@ fn time_part(
     let Some(this) = this else {
         return Err(ExecutionError::missing_argument_or_target());
     };
-    if !args.is_empty() {
-        return Err(ftx.error(
-            "time-zone arguments of timestamp getters are not supported by this evaluator",
-        ));
-    }
+    let zone = match (&this, args.as_slice()) {
+        (_, []) => None,
+        (Value::Timestamp(_), [Value::String(z)]) => Some(z.clone()),
+        (Value::Timestamp(_), [z]) => return Err(no_overload(ftx, z)),
+        (_, [_]) => return Err(no_overload(ftx, &this)),
+        (_, _) => return Err(ExecutionError::invalid_argument_count(1, args.len())),
+    };
     let n: i64 = match (&this, part) {
         (Value::Timestamp(t), part) => {
-            let t = t.naive_utc();
+            let t = match zone {
+                None => t.naive_utc(),
+                Some(z) => zoned(t, &z).map_err(|e| ftx.error(e))?,
+            };
             match part {
                 TimePart::FullYear => t.year().into(),
                 TimePart::Month => t.month0().into(),
@@ -1378,4 +1385,54 @@ fn time_part(
         (v, _) => return Err(no_overload(ftx, v)),
     };
     Ok(Value::Int(n))
+}
+
+/// The wall-clock time of `t` in `zone`, as cel-go's `timeZone` reads the getters'
+/// argument: without a `:` it is a location for Go's `time.LoadLocation` (an IANA name,
+/// `UTC`, or the empty string for UTC; `Local`, the API server's own zone, is read as UTC,
+/// the zone API servers run in); with one it is a fixed offset `[+-]H:MM` whose hours and
+/// minutes Go's `strconv.Atoi` parses, unchecked (`+05:60` is six hours east, `+05:-1`
+/// 299 minutes: cel-go's `common/stdlib` has no range check, unlike its `common/types`
+/// copy); the minutes count against the offset when it starts with `-`, so `-00:30` is
+/// half an hour west. The errors are Go's.
+fn zoned(
+    t: &chrono::DateTime<chrono::FixedOffset>,
+    zone: &str,
+) -> std::result::Result<chrono::NaiveDateTime, String> {
+    let Some(colon) = zone.find(':') else {
+        if zone.is_empty() || zone == "UTC" || zone == "Local" {
+            return Ok(t.naive_utc());
+        }
+        // Go refuses these before looking the name up.
+        if zone.contains("..") || zone.starts_with('/') || zone.starts_with('\\') {
+            return Err("time: invalid location name".into());
+        }
+        let tz: chrono_tz::Tz = zone
+            .parse()
+            .map_err(|_| format!("unknown time zone {zone}"))?;
+        return Ok(t.with_timezone(&tz).naive_local());
+    };
+    let hours = go_atoi(&zone[..colon])?;
+    let minutes = go_atoi(&zone[colon + 1..])?;
+    let offset = hours.checked_mul(60).and_then(|h| {
+        if zone.starts_with('-') {
+            h.checked_sub(minutes)
+        } else {
+            h.checked_add(minutes)
+        }
+    });
+    offset
+        .and_then(chrono::TimeDelta::try_minutes)
+        .and_then(|d| t.naive_utc().checked_add_signed(d))
+        .ok_or_else(|| format!("timezone offset out of range: {zone}"))
+}
+
+/// Go's `strconv.Atoi`: an optional sign and decimal digits, nothing else.
+fn go_atoi(s: &str) -> std::result::Result<i64, String> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("strconv.Atoi: parsing {s:?}: invalid syntax"));
+    }
+    s.parse::<i64>()
+        .map_err(|_| format!("strconv.Atoi: parsing {s:?}: value out of range"))
 }

@@ -31,10 +31,6 @@ use cel::objects::OptionalValue;
 /// one is refused by [`compile`] (and so at generation time).
 pub const UNSUPPORTED: &[(&str, &str)] = &[
     (
-        "time-zone arguments of the timestamp getters (`getHours('Europe/Paris')`)",
-        "no time-zone database: the getters read UTC, and a zone argument is a run-time error",
-    ),
-    (
         "authorizer, `type()`, `dyn()`-typed checks, CEL type identifiers",
         "no type checker: rules are evaluated dynamically",
     ),

@@ -256,7 +256,67 @@ fn timestamps_and_durations_as_cel_go() {
         "timestamp(self.t) - timestamp('2020-01-02T04:00:00Z') == duration('30m15s250ms')",
         o.clone(),
     );
-    assert!(eval("timestamp(self.t).getHours('UTC') == 4", o).is_err());
+}
+
+#[test]
+fn timestamp_getters_read_the_zone_of_their_argument_as_cel_go() {
+    // 2020-01-02T04:30:15.250Z.
+    let o = serde_json::json!({"t": "2020-01-01T23:30:15.250-05:00"});
+    for (rule, want) in [
+        ("getHours('UTC')", 4),
+        ("getHours('')", 4),
+        ("getHours('Local')", 4),
+        // IANA names, with their summer time: Paris is UTC+1 in January.
+        ("getHours('Europe/Paris')", 5),
+        ("getHours('America/New_York')", 23),
+        ("getDate('America/New_York')", 1),
+        ("getDayOfWeek('America/New_York')", 3),
+        ("getFullYear('Pacific/Kiritimati')", 2020),
+        ("getMinutes('Asia/Kolkata')", 0),
+        ("getHours('Asia/Kolkata')", 10),
+        // Fixed offsets, parsed as Go's strconv.Atoi does.
+        ("getHours('+05:30')", 10),
+        ("getMinutes('+05:30')", 0),
+        ("getHours('05:00')", 9),
+        ("getHours('-07:00')", 21),
+        ("getDayOfYear('-07:00')", 0),
+        ("getMonth('-07:00')", 0),
+        ("getDayOfMonth('-07:00')", 0),
+        // `-00:30`: the minutes count westward when the offset starts with `-`.
+        ("getHours('-00:30')", 4),
+        ("getMinutes('-00:30')", 0),
+        ("getMinutes('-00:45')", 45),
+        ("getHours('+30:00')", 10),
+        ("getSeconds('+01:00')", 15),
+        ("getMilliseconds('Europe/Paris')", 250),
+        // Minutes are not range-checked (cel-go's stdlib): six hours, then 299 minutes.
+        ("getHours('+05:60')", 10),
+        ("getMinutes('+05:-1')", 29),
+        ("getHours('-0:59')", 3),
+    ] {
+        is_true(&format!("timestamp(self.t).{rule} == {want}"), o.clone());
+    }
+    // The New Year in Auckland (UTC+13 in summer).
+    is_true(
+        "timestamp('2020-12-31T11:00:00Z').getFullYear('Pacific/Auckland') == 2021",
+        o.clone(),
+    );
+    for bad in [
+        "getHours('Mars/Olympus')",
+        "getHours('europe/paris')",
+        "getHours('../etc/passwd')",
+        "getHours(':30')",
+        "getHours('5h:30')",
+        "getHours('01:02:03')",
+        "getHours(1)",
+    ] {
+        assert!(
+            eval(&format!("timestamp(self.t).{bad} == 0"), o.clone()).is_err(),
+            "{bad}"
+        );
+    }
+    // Durations have no zone overload.
+    assert!(eval("duration('1h').getHours('UTC') == 1", o).is_err());
 }
 
 #[test]

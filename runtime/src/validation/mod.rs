@@ -8,6 +8,7 @@
 //! Generated code (the `validation` generator) embeds each kind's schema and implements
 //! [`Validate`] with it; the fake API server calls the same code on create and update.
 
+mod embedded;
 pub mod formats;
 pub mod names;
 mod schema;
@@ -167,6 +168,14 @@ pub fn admission<K: Validate + kube::Resource<DynamicType = ()>>() -> crate::fak
     std::sync::Arc::new(
         |obj: &mut serde_json::Value, old: Option<&serde_json::Value>| {
             let schema = K::schema();
+            // An embedded resource that does not decode: the server's 400, before anything.
+            if let Some(e) = schema.decode_error(obj) {
+                let kind = K::kind(&()).to_string();
+                let version = K::version(&()).to_string();
+                return Err(crate::fake::errors::bad_request(&format!(
+                    "{kind} in version {version:?} cannot be handled as a {kind}: {e}"
+                )));
+            }
             schema.default_value(obj);
             let old = old.map(|o| {
                 let mut o = o.clone();

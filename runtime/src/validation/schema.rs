@@ -233,11 +233,13 @@ impl Schema {
     }
 
     /// What the API server does to an object before validating and storing it: unknown
-    /// fields pruned, non-nullable nulls without a default pruned, then defaults applied
-    /// (`structuraldefaulting.Default`).
+    /// fields pruned, non-nullable nulls without a default pruned, embedded resources'
+    /// metadata rewritten as `metav1.ObjectMeta` writes it (unknown and empty fields
+    /// dropped), then defaults applied (`structuraldefaulting.Default`).
     pub fn default_value(&self, v: &mut Value) {
         self.prune(v, true);
         self.prune_nulls(v);
+        self.coerce_embedded(v);
         self.apply_defaults(v);
     }
 

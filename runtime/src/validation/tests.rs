@@ -227,3 +227,204 @@ fn formats_the_server_checks_and_those_it_strips() {
     assert_eq!(check("int32", "x"), None);
     assert_eq!(check("k8s-short-name", "Not_A_Label"), None);
 }
+
+fn embedded_schema() -> Schema {
+    Schema::from_json(
+        &json!({
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "properties": {
+                    "template": {
+                        "type": "object",
+                        "x-kubernetes-embedded-resource": true,
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "x-kubernetes-validations": [{"rule": "self.kind != 'Secret'"}]
+                    },
+                    "objects": {"type": "array", "items": {
+                        "type": "object",
+                        "x-kubernetes-embedded-resource": true,
+                        "x-kubernetes-preserve-unknown-fields": true
+                    }}
+                }}
+            }
+        })
+        .to_string(),
+    )
+    .unwrap()
+}
+
+fn embedded(mut v: serde_json::Value) -> (serde_json::Value, Vec<(String, ErrorType)>) {
+    let s = embedded_schema();
+    s.default_value(&mut v);
+    let errs = match s.validate_value(&v, None) {
+        Ok(()) => vec![],
+        Err(e) => {
+            let mut e: Vec<(String, ErrorType)> =
+                e.0.into_iter().map(|e| (e.field, e.error_type)).collect();
+            e.sort();
+            e
+        }
+    };
+    (v, errs)
+}
+
+#[test]
+fn embedded_metadata_is_rewritten_as_object_meta() {
+    let (v, errs) = embedded(json!({"spec": {"template": {
+        "apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"},
+        "metadata": {
+            "name": "a", "unknown": 1, "labels": {}, "annotations": null, "generation": 0,
+            "creationTimestamp": "2021-06-01T12:00:00.5+02:00", "deletionGracePeriodSeconds": 0,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u", "x": 1}],
+            "finalizers": [],
+        }
+    }}}));
+    assert_eq!(errs, vec![]);
+    assert_eq!(
+        v["spec"]["template"]["metadata"],
+        json!({
+            "name": "a",
+            "creationTimestamp": "2021-06-01T10:00:00Z",
+            "deletionGracePeriodSeconds": 0,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u"}],
+        })
+    );
+    let (v, _) = embedded(json!({"spec": {"template": {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"creationTimestamp": null}
+    }}}));
+    assert_eq!(v["spec"]["template"]["metadata"], json!({}));
+}
+
+#[test]
+fn embedded_resources_are_checked_as_the_server_does() {
+    use ErrorType::*;
+    let f = |s: &str| s.to_owned();
+    // Missing apiVersion and kind are required (and block the rules).
+    let (_, errs) = embedded(json!({"spec": {"template": {"data": {}}}}));
+    assert_eq!(
+        errs,
+        vec![
+            (f(""), Invalid),
+            (f("spec.template.apiVersion"), Required),
+            (f("spec.template.kind"), Required)
+        ]
+    );
+    let (_, errs) = embedded(json!({"spec": {"objects": [
+        {"apiVersion": "a/b/c", "kind": "Not_A_Kind"},
+        {"apiVersion": "v1", "kind": "K", "metadata": {
+            "name": "..", "namespace": "Bad", "generation": -1,
+            "labels": {"bad key!": "v"}, "finalizers": ["orphan", "foregroundDeletion"],
+            "ownerReferences": [{}], "managedFields": [{"operation": "Bogus"}]
+        }}
+    ]}}));
+    assert_eq!(
+        errs,
+        vec![
+            // Required and NotSupported errors block the rules.
+            (f(""), Invalid),
+            (f("spec.objects[0].apiVersion"), Invalid),
+            (f("spec.objects[0].kind"), Invalid),
+            (f("spec.objects[1].metadata.finalizers"), Invalid),
+            (f("spec.objects[1].metadata.generation"), Invalid),
+            (f("spec.objects[1].metadata.labels"), Invalid),
+            (
+                f("spec.objects[1].metadata.managedFields[0].operation"),
+                NotSupported
+            ),
+            (f("spec.objects[1].metadata.name"), Invalid),
+            (f("spec.objects[1].metadata.namespace"), Invalid),
+            (
+                f("spec.objects[1].metadata.ownerReferences[0].apiVersion"),
+                Required
+            ),
+            (
+                f("spec.objects[1].metadata.ownerReferences[0].kind"),
+                Required
+            ),
+            (
+                f("spec.objects[1].metadata.ownerReferences[0].name"),
+                Required
+            ),
+            (
+                f("spec.objects[1].metadata.ownerReferences[0].uid"),
+                Required
+            ),
+        ]
+    );
+    // What does not decode is the only error (the server's 400).
+    let (_, errs) = embedded(json!({"spec": {"template": {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": 5}
+    }}}));
+    assert_eq!(errs, vec![(f("spec.template.metadata"), Invalid)]);
+    let (_, errs) = embedded(json!({"spec": {"objects": [{"apiVersion": 1, "kind": "K"}]}}));
+    assert_eq!(errs, vec![(f("spec.objects[0].apiVersion"), Invalid)]);
+    // A valid embedded resource reaches the rules.
+    let (_, errs) = embedded(json!({"spec": {"template": {"apiVersion": "v1", "kind": "Secret"}}}));
+    assert_eq!(errs, vec![(f("spec.template"), Invalid)]);
+}
+
+/// A kind with an embedded resource, for the fake's admission.
+#[cfg(feature = "fake")]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Holder {
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    #[serde(default)]
+    spec: serde_json::Value,
+}
+
+#[cfg(feature = "fake")]
+impl kube::Resource for Holder {
+    type DynamicType = ();
+    type Scope = kube::core::NamespaceResourceScope;
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        "Holder".into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        "example.com".into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        "v1".into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        "holders".into()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[cfg(feature = "fake")]
+impl Validate for Holder {
+    fn schema() -> &'static Schema {
+        static S: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+        S.get_or_init(embedded_schema)
+    }
+}
+
+/// The fake answers an embedded resource the server cannot decode as the server does: a
+/// 400 naming it, before validation; a decodable one is validated (422) and its metadata
+/// rewritten.
+#[cfg(feature = "fake")]
+#[test]
+fn fake_admission_refuses_undecodable_embedded_resources_with_a_400() {
+    let admit = admission::<Holder>();
+    let mut bad =
+        json!({"metadata": {"name": "h"}, "spec": {"template": {"apiVersion": 1, "kind": "K"}}});
+    let status = admit(&mut bad, None).unwrap_err();
+    assert_eq!(status.code, 400);
+    assert_eq!(
+        status.message,
+        "Holder in version \"v1\" cannot be handled as a Holder: spec.template.apiVersion: Invalid value: 1: must be a string"
+    );
+    let mut invalid =
+        json!({"metadata": {"name": "h"}, "spec": {"template": {"apiVersion": "v1"}}});
+    assert_eq!(admit(&mut invalid, None).unwrap_err().code, 422);
+    let mut ok = json!({"metadata": {"name": "h"}, "spec": {"template": {
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {}, "x": 1}
+    }}});
+    assert_eq!(admit(&mut ok, None), Ok(()));
+    assert_eq!(ok["spec"]["template"]["metadata"], json!({"name": "c"}));
+}

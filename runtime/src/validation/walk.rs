@@ -82,12 +82,22 @@ fn type_name(v: &Value) -> &'static str {
 impl Schema {
     /// Every violation of an already defaulted object (see [`Schema::default_value`]);
     /// `old` is the stored object on an update.
+    ///
+    /// An embedded resource the server cannot decode (an `apiVersion` that is not a
+    /// string, `metadata` that is not `ObjectMeta`) is the only error: the server refuses
+    /// such a write before validating it, with a 400 that names it.
     pub fn validate_value(&self, v: &Value, old: Option<&Value>) -> Result<(), Errors> {
+        if let Some(e) = self.decode_error(v) {
+            return Err(Errors(vec![e]));
+        }
         let mut errs = vec![];
         self.openapi(v, old, "", &mut errs);
         // kube-openapi keeps one of identical errors (a bound repeated in an `allOf`).
         let mut seen = std::collections::HashSet::new();
         errs.retain(|e| seen.insert((e.field.clone(), e.error_type, e.body())));
+        // Embedded resources' apiVersion, kind and metadata (`objectmeta.Validate`), on
+        // updates too, never ratcheted.
+        self.validate_embedded(v, "", &mut errs);
         let list_errs = |x: &Value| {
             let mut e = vec![];
             self.list_types(x, "", &mut e);
