@@ -645,7 +645,14 @@ fn regex_cost(s: &Value, re: &Value) -> u64 {
 pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
     let a0 = args.first();
     let a1 = args.get(1);
-    let k8s_arg0 = |f: f64| a0.map(|a| ceil(k8s_size(a) as f64 * f));
+    // Go's `float64(size) * STRING_TRAVERSAL_COST_FACTOR`, or `float64(size) * 2 * ...`
+    // for a double traversal: multiplied in that order, for the same rounding.
+    let k8s_arg0 = |twice: bool| {
+        a0.map(|a| {
+            let n = k8s_size(a) as f64;
+            ceil(if twice { n * 2.0 } else { n } * STRING_TRAVERSAL_COST_FACTOR)
+        })
+    };
     let is_str = |v: Option<&Value>| matches!(v, Some(Value::String(_)));
     let is_bytes = |v: Option<&Value>| matches!(v, Some(Value::Bytes(_)));
     // cel-go ext/sets.go's trackers.
@@ -659,10 +666,8 @@ pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
         "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" => {
             Some(a0.map(traversal_cost).unwrap_or(0))
         }
-        "url" | "lowerAscii" | "upperAscii" | "substring" | "trim" => {
-            k8s_arg0(STRING_TRAVERSAL_COST_FACTOR)
-        }
-        "replace" | "split" => k8s_arg0(2.0 * STRING_TRAVERSAL_COST_FACTOR),
+        "url" | "lowerAscii" | "upperAscii" | "substring" | "trim" => k8s_arg0(false),
+        "replace" | "split" => k8s_arg0(true),
         "join" => a0.map(|_| ceil(k8s_size(result) as f64 * 2.0 * STRING_TRAVERSAL_COST_FACTOR)),
         "find" | "findAll" => match (a0, a1) {
             (Some(s), Some(re)) => {
@@ -673,13 +678,13 @@ pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
             _ => None,
         },
         "cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity" | "semver" | "isSemver" => {
-            k8s_arg0(STRING_TRAVERSAL_COST_FACTOR)
+            k8s_arg0(false)
         }
         "ip" => match a0 {
             Some(c) if opaque::<Cidr>(c).is_some() => Some(1),
-            _ => k8s_arg0(STRING_TRAVERSAL_COST_FACTOR),
+            _ => k8s_arg0(false),
         },
-        "ip.isCanonical" => k8s_arg0(2.0 * STRING_TRAVERSAL_COST_FACTOR),
+        "ip.isCanonical" => k8s_arg0(true),
         "masked"
         | "prefixLength"
         | "family"
