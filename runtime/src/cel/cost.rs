@@ -564,10 +564,7 @@ impl Meter {
 
 // ---- CallCost --------------------------------------------------------------------------
 
-fn opaque<T: 'static>(v: &Value) -> Option<&T>
-where
-    T: cel::objects::Opaque,
-{
+fn opaque<T: cel::objects::Opaque + 'static>(v: &Value) -> Option<&T> {
     match v {
         Value::Opaque(o) => o.downcast_ref::<T>(),
         _ => None,
