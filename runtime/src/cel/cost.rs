@@ -29,7 +29,7 @@ use cel::common::ast::{
     CallExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, ListExpr, MapEntryExpr, MapExpr, SelectExpr,
 };
 use cel::context::VariableResolver;
-use cel::objects::OptionalValue;
+use cel::objects::{KeyRef, OptionalValue};
 use cel::{Context, ExecutionError, Value};
 
 use super::library::{Cidr, Ip, NamedFormat, Quantity, Semver, Url};
@@ -54,6 +54,7 @@ pub(super) enum Node {
     /// `a.f` or `has(a.f)`; `expr` selects from the bound operand.
     Select {
         operand: Box<Node>,
+        field: String,
         test: bool,
         expr: IdedExpr,
     },
@@ -155,6 +156,7 @@ pub(super) fn plan(e: &IdedExpr, root: &Context) -> Node {
         Expr::Ident(_) => Node::Ident(e.clone()),
         Expr::Select(s) => Node::Select {
             operand: Box::new(plan(&s.operand, root)),
+            field: s.field.clone(),
             test: s.test,
             expr: IdedExpr {
                 id: e.id,
@@ -410,11 +412,23 @@ impl Meter {
             }
             Node::Select {
                 operand,
+                field,
                 test,
                 expr,
             } => {
                 let op = self.operand(operand, ctx, watched && !test)?;
-                let v = Self::delegate(expr, ctx, std::slice::from_ref(&op))?;
+                // The common case, a field of an object (a map), read here: cel-rust's
+                // selection returns the map's value as it is; anything else (a missing
+                // key's error, a non-map) is cel-rust's.
+                let found = match &op {
+                    Value::Map(m) => m.get(&KeyRef::String(field)),
+                    _ => None,
+                };
+                let v = match (found, test) {
+                    (Some(_), true) => Value::Bool(true),
+                    (Some(v), false) => v.clone(),
+                    (None, _) => Self::delegate(expr, ctx, std::slice::from_ref(&op))?,
+                };
                 self.charge(1)?;
                 Ok(v)
             }
