@@ -10,6 +10,8 @@
 //! accepts the size below and refuses that size with the same causes: field path, reason
 //! and message.
 
+use std::sync::Arc;
+
 use http_body_util::BodyExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube_codegen_envtest::Environment;
@@ -259,60 +261,91 @@ fn ours(schema: &Schema, case: &Case, n: usize) -> Causes {
     Some(causes)
 }
 
-#[tokio::test]
+// Two workers: our evaluations (CPU-bound, on blocking threads) overlap the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runtime_cost_errors_flip_where_the_api_server_flips() {
     let env = Environment::builder().start().await.expect("control plane");
     let client = env.client();
-    let mut failures = vec![];
-    for case in cases() {
-        let started = std::time::Instant::now();
-        apply_crd(&client, &crd(&case))
-            .await
-            .unwrap_or_else(|e| panic!("{}: the API server refuses the CRD: {e:#}", case.kind));
-        let schema = Schema::from_json(&schema(&case).to_string()).expect("schema");
+    let installs = cases().into_iter().map(|case| {
+        let client = client.clone();
+        async move {
+            apply_crd(&client, &crd(&case))
+                .await
+                .unwrap_or_else(|e| panic!("{}: the API server refuses the CRD: {e:#}", case.kind));
+        }
+    });
+    futures::future::join_all(installs).await;
+    let checks = cases().into_iter().map(|case| check(client.clone(), case));
+    let failures: Vec<String> = futures::future::join_all(checks)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
 
-        // Bisect the smallest size the server refuses on cost (within the case's window,
-        // which keeps the requests few: each near the flip runs ~10⁷ cost units).
-        let (mut lo, mut hi) = (case.lo, case.hi);
-        assert!(
-            !cost_error(&server(&client, &case, lo).await),
-            "{}: the server refuses size {lo} on cost",
-            case.kind
-        );
-        let mut at_flip = server(&client, &case, hi).await;
-        assert!(
-            cost_error(&at_flip),
-            "{}: the server accepts size {hi}",
-            case.kind
-        );
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            let causes = server(&client, &case, mid).await;
-            if cost_error(&causes) {
-                hi = mid;
-                at_flip = causes;
-            } else {
-                lo = mid;
-            }
-        }
-        let (mine_below, mine_at) = (ours(&schema, &case, lo), ours(&schema, &case, hi));
-        eprintln!(
-            "{}: the server refuses on cost from size {hi} ({:.1?}): {at_flip:?}",
-            case.kind,
-            started.elapsed()
-        );
-        if cost_error(&mine_below) {
-            failures.push(format!(
-                "{}: ours refuses size {lo} on cost, the server does not: {mine_below:?}",
-                case.kind
-            ));
-        }
-        if mine_at != at_flip {
-            failures.push(format!(
-                "{}: at size {hi}\n  server: {at_flip:?}\n  ours:   {mine_at:?}",
-                case.kind
-            ));
+/// One case's bisection and comparison; the disagreements.
+async fn check(client: kube::Client, case: Case) -> Vec<String> {
+    let started = std::time::Instant::now();
+    let schema = Arc::new(Schema::from_json(&schema(&case).to_string()).expect("schema"));
+    let case = Arc::new(case);
+    let ours_at = |n: usize| {
+        let (schema, case) = (schema.clone(), case.clone());
+        tokio::task::spawn_blocking(move || ours(&schema, &case, n))
+    };
+    // Ours at the window's ends, while the server answers.
+    let (mine_lo, mine_hi) = (ours_at(case.lo), ours_at(case.hi));
+
+    // Bisect the smallest size the server refuses on cost, within the case's window.
+    let (mut lo, mut hi) = (case.lo, case.hi);
+    assert!(
+        !cost_error(&server(&client, &case, lo).await),
+        "{}: the server refuses size {lo} on cost",
+        case.kind
+    );
+    let mut at_flip = server(&client, &case, hi).await;
+    assert!(
+        cost_error(&at_flip),
+        "{}: the server accepts size {hi}",
+        case.kind
+    );
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        let causes = server(&client, &case, mid).await;
+        if cost_error(&causes) {
+            hi = mid;
+            at_flip = causes;
+        } else {
+            lo = mid;
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let mine_below = match lo == case.lo {
+        true => mine_lo.await,
+        false => ours_at(lo).await,
+    }
+    .expect("ours");
+    let mine_at = match hi == case.hi {
+        true => mine_hi.await,
+        false => ours_at(hi).await,
+    }
+    .expect("ours");
+    eprintln!(
+        "{}: the server refuses on cost from size {hi} ({:.1?}): {at_flip:?}",
+        case.kind,
+        started.elapsed()
+    );
+    let mut failures = vec![];
+    if cost_error(&mine_below) {
+        failures.push(format!(
+            "{}: ours refuses size {lo} on cost, the server does not: {mine_below:?}",
+            case.kind
+        ));
+    }
+    if mine_at != at_flip {
+        failures.push(format!(
+            "{}: at size {hi}\n  server: {at_flip:?}\n  ours:   {mine_at:?}",
+            case.kind
+        ));
+    }
+    failures
 }
