@@ -4,7 +4,9 @@
 //! named formats and semantic versions.
 //!
 //! The API server compiles a rule against the schema (CEL's type checker) and runs it with a
-//! cost budget; this evaluator is dynamic: a rule that type-checks runs to the same result,
+//! cost budget; rules run here on a walker (`cost`) that charges the same runtime cost and
+//! stops where cel-go stops. This evaluator is dynamic: a rule that type-checks runs to the
+//! same result,
 //! and [`compile`] refuses what the evaluator cannot run (a function it lacks), so code
 //! generation fails on such a rule instead of a program silently disagreeing with the
 //! cluster. What is not supported is listed in [`UNSUPPORTED`] and in README
