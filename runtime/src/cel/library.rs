@@ -1075,6 +1075,13 @@ impl Opaque for Ip {
 }
 
 impl Ip {
+    /// Kubernetes' `IP.Size` (the cost model's size): the address's bytes.
+    pub(crate) fn byte_len(&self) -> u64 {
+        if self.0.is_ipv4() { 4 } else { 16 }
+    }
+}
+
+impl Ip {
     fn is_link_local_multicast(&self) -> bool {
         match self.0 {
             std::net::IpAddr::V4(a) => a.octets()[..3] == [224, 0, 0],
@@ -1141,6 +1148,13 @@ pub(crate) struct Cidr {
 impl Opaque for Cidr {
     fn runtime_type_name(&self) -> &str {
         "net.IPNet"
+    }
+}
+
+impl Cidr {
+    /// Kubernetes' `CIDR.Size` (the cost model's size): the prefix's bytes, rounded up.
+    pub(crate) fn prefix_bytes(&self) -> u64 {
+        (self.prefix as u64).div_ceil(8)
     }
 }
 
@@ -1217,6 +1231,28 @@ pub(crate) enum NamedFormat {
 impl Opaque for NamedFormat {
     fn runtime_type_name(&self) -> &str {
         "kubernetes.NamedFormat"
+    }
+}
+
+impl NamedFormat {
+    /// Kubernetes' `Format.MaxRegexSize`, which prices `validate` in the cost model.
+    pub(crate) fn max_regex_size(self) -> u64 {
+        use NamedFormat::*;
+        match self {
+            Dns1123Label | Dns1035Label | Dns1123LabelPrefix | Dns1035LabelPrefix => 30,
+            Dns1123Subdomain | QualifiedName | Dns1123SubdomainPrefix => 60,
+            LabelValue => 40,
+            Uri => 1103,
+            // len(strfmt.UUIDPattern)
+            Uuid => r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$".len()
+                as u64,
+            Byte => 84,
+            // len(strfmt.DateTimePattern)
+            Date | Datetime => {
+                r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$".len()
+                    as u64
+            }
+        }
     }
 }
 

@@ -4,14 +4,26 @@
 //! named formats and semantic versions.
 //!
 //! The API server compiles a rule against the schema (CEL's type checker) and runs it with a
-//! cost budget; this evaluator is dynamic: a rule that type-checks runs to the same result,
+//! cost budget; rules run here on a walker (`cost`) that charges the same runtime cost and
+//! stops where cel-go stops. This evaluator is dynamic: a rule that type-checks runs to the
+//! same result,
 //! and [`compile`] refuses what the evaluator cannot run (a function it lacks), so code
 //! generation fails on such a rule instead of a program silently disagreeing with the
 //! cluster. What is not supported is listed in [`UNSUPPORTED`] and in README
 //! ("Defaulting and validation").
 
+mod cost;
 mod library;
 mod value;
+
+pub use cost::COST_LIMIT_EXCEEDED;
+
+/// The API server's limit on one evaluation's cost (`celconfig.PerCallLimit`).
+pub const PER_CALL_LIMIT: u64 = 1_000_000;
+
+/// The API server's cost budget for all rules of one object
+/// (`celconfig.RuntimeCELCostBudget`).
+pub const RUNTIME_COST_BUDGET: i64 = 10_000_000;
 
 pub use library::SUPPORTED_FUNCTIONS;
 pub(crate) use value::time_value;
@@ -34,15 +46,12 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
         "authorizer, `type()`, `dyn()`-typed checks, CEL type identifiers",
         "no type checker: rules are evaluated dynamically",
     ),
-    (
-        "the runtime cost budget",
-        "no cost estimation: a rule runs to completion",
-    ),
 ];
 
 /// A compiled CEL expression.
 pub struct Program {
-    program: cel::Program,
+    /// The rule planned for the metered evaluator (see `cost`), which runs it.
+    node: cost::Node,
     source: String,
     uses_old_self: bool,
 }
@@ -88,8 +97,9 @@ pub fn compile(source: &str) -> Result<Program, CompileError> {
         }
     }
     let uses_old_self = refs.has_variable("oldSelf");
+    let node = library::with_root(|root| cost::plan(program.expression(), root));
     Ok(Program {
-        program,
+        node,
         source: source.to_owned(),
         uses_old_self,
     })
@@ -109,13 +119,28 @@ impl Program {
 
     /// Evaluates with `self` (and `oldSelf`: `Some(None)` binds `optional.none()`, for
     /// `optionalOldSelf` rules on create; `Some(Some(v))` binds `v`, or `optional.of(v)`
-    /// when `optional_old_self`).
+    /// when `optional_old_self`), within the API server's per-call cost limit.
     pub fn evaluate(
         &self,
         this: &Value,
         old: Option<&Value>,
         optional_old_self: bool,
     ) -> Result<Value, EvalError> {
+        self.evaluate_with_cost(this, old, optional_old_self, PER_CALL_LIMIT)
+            .result
+    }
+
+    /// Evaluates as [`Program::evaluate`] does and returns the runtime cost cel-go's cost
+    /// tracker charges for it (with the Kubernetes libraries' call costs). Past `limit`
+    /// the evaluation stops, as the API server's does, with the error
+    /// [`COST_LIMIT_EXCEEDED`] and the cost reached then.
+    pub fn evaluate_with_cost(
+        &self,
+        this: &Value,
+        old: Option<&Value>,
+        optional_old_self: bool,
+        limit: u64,
+    ) -> Evaluation {
         library::with_root(|root| {
             let mut ctx = root.new_inner_scope();
             ctx.add_variable_from_value("self", this.clone());
@@ -128,12 +153,36 @@ impl Program {
             } else if let Some(old) = old {
                 ctx.add_variable_from_value("oldSelf", old.clone());
             }
-            self.program.execute(&ctx).map_err(|e| match e {
+            let mut meter = cost::Meter::new(limit);
+            let result = meter.eval(&self.node, &ctx, true).map_err(|e| match e {
+                cost::Fail::Cancelled => EvalError(COST_LIMIT_EXCEEDED.to_owned()),
                 // cel-go's wording, which the API server's messages carry.
-                cel::ExecutionError::NoSuchKey(k) => EvalError(format!("no such key: {k}")),
-                e => EvalError(e.to_string()),
-            })
+                cost::Fail::Error(cel::ExecutionError::NoSuchKey(k)) => {
+                    EvalError(format!("no such key: {k}"))
+                }
+                cost::Fail::Error(e) => EvalError(e.to_string()),
+            });
+            Evaluation {
+                result,
+                cost: meter.cost,
+            }
         })
+    }
+}
+
+/// A metered evaluation: the result and the runtime cost (cel-go's `ActualCost`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// The value, or why there is none.
+    pub result: Result<Value, EvalError>,
+    /// What cel-go's cost tracker charged.
+    pub cost: u64,
+}
+
+impl EvalError {
+    /// Whether the evaluation was stopped by the per-call cost limit.
+    pub fn is_cost_limit(&self) -> bool {
+        self.0.starts_with(COST_LIMIT_EXCEEDED)
     }
 }
 

@@ -342,3 +342,120 @@ fn formatted_strings_are_times_in_rules() {
     assert!(matches!(t("duration", "1h30m"), Some(Value::Duration(_))));
     assert_eq!(t("date-time", "yesterday"), None);
 }
+
+/// The runtime cost cel-go charges (its interpreter/runtimecost_test.go cases, with the API
+/// server's `OptOptimize` and `PresenceTestHasCost(false)`), on `self`.
+fn cost(src: &str, this: serde_json::Value) -> u64 {
+    let e = compile(src)
+        .unwrap_or_else(|e| panic!("{src}: {e}"))
+        .evaluate_with_cost(&json_to_cel(&this), None, false, PER_CALL_LIMIT);
+    assert!(e.result.is_ok(), "{src}: {:?}", e.result);
+    e.cost
+}
+
+#[test]
+fn runtime_costs_are_cel_go_s() {
+    use serde_json::json;
+    let s500 = "a".repeat(500);
+    for (src, this, want) in [
+        ("self", json!([1, 2]), 1),
+        ("self['key']", json!({"key": "v"}), 2),
+        ("self[0]", json!(["v"]), 2),
+        ("self['ke' + 'y']", json!({"key": "v"}), 3),
+        ("self[3-3]", json!(["v"]), 3),
+        ("has(self.a.b)", json!({"a": {"b": 1}}), 2),
+        ("self.all(x, true)", json!([]), 2),
+        ("self.matches('[0-9]')", json!(s500), 103),
+        ("'123'.matches('[0-9]')", json!(null), 2),
+        ("!(false || false)", json!(null), 1),
+        ("1 < 2", json!(null), 1),
+        // A constant list is a set: no call cost.
+        ("2 in [1, 2, 3]", json!(null), 0),
+        ("true ? true : false", json!(null), 0),
+        ("size('123') == 3", json!(null), 2),
+        (
+            "'12345678901234567890' != '123456789012345678901234567890'",
+            json!(null),
+            2,
+        ),
+        // Type conversions of constants are folded.
+        ("string(1) == '1'", json!(null), 1),
+        (
+            "!self.a.contains(self.b)",
+            json!({"a": s500, "b": s500}),
+            2505,
+        ),
+        (
+            "!self.a.startsWith(self.b)",
+            json!({"a": "idc", "b": s500}),
+            55,
+        ),
+        (
+            "(self.x > 2 ? self.l1 : self.l2).all(y, true)",
+            json!({"x": 1, "l1": [1], "l2": [1]}),
+            8,
+        ),
+        ("false ? false : 1 < 3", json!(null), 1),
+        ("self.all(k, self[k].v < 3)", json!({"val": {"v": 1}}), 9),
+        (
+            "(self.a + self.b).all(x, true)",
+            json!({"a": [], "b": []}),
+            6,
+        ),
+        ("(1 > 2 ? 5 : 3) > 1", json!(null), 2),
+        ("(1 > 2 || 2 > 1) == true", json!(null), 3),
+        ("[{'k1': 1}, {'k2': 2}].all(x, true)", json!(null), 7),
+        (
+            "[1,2,3,4,5].filter(x, x % 2 == 0) == [2, 4]",
+            json!(null),
+            43,
+        ),
+        ("self.map(x, x * 2) == [2, 4, 6]", json!([1, 2, 3]), 45),
+        ("self.exists(x, x == 2)", json!([1, 2, 3]), 17),
+        ("self.exists_one(x, x > 1) == false", json!([1, 2, 3]), 14),
+        // Kubernetes libraries.
+        ("self.isSorted()", json!([1, 2, 3]), 4),
+        ("self.s.lowerAscii() != ''", json!({"s": "a".repeat(25)}), 5),
+        (
+            "self.s.split(',').size() > 0",
+            json!({"s": "a".repeat(30)}),
+            10,
+        ),
+        (
+            "sets.contains(self.a, self.b)",
+            json!({"a": vec![1; 10], "b": vec![1; 5]}),
+            55,
+        ),
+        ("ip(self.ip).family() == 4", json!({"ip": "10.0.0.1"}), 5),
+        (
+            "cidr(self.c).containsIP(self.ip)",
+            json!({"c": "10.0.0.0/8", "ip": "10.0.0.1"}),
+            7,
+        ),
+    ] {
+        assert_eq!(cost(src, this), want, "{src}");
+    }
+}
+
+#[test]
+fn the_per_call_limit_cancels_evaluation() {
+    let p = compile("self.all(x, self.all(y, x >= 0))").unwrap();
+    let this = json_to_cel(&serde_json::json!(vec![1; 500]));
+    let e = p.evaluate_with_cost(&this, None, false, PER_CALL_LIMIT);
+    assert_eq!(e.result, Err(EvalError(COST_LIMIT_EXCEEDED.into())));
+    assert!(e.result.unwrap_err().is_cost_limit());
+    assert!(
+        e.cost > PER_CALL_LIMIT && e.cost < PER_CALL_LIMIT + 10,
+        "{}",
+        e.cost
+    );
+    // Below the limit the same rule runs to its value.
+    let small = json_to_cel(&serde_json::json!(vec![1; 10]));
+    assert_eq!(p.evaluate(&small, None, false), Ok(Value::Bool(true)));
+}
+
+#[test]
+fn message_literals_are_an_error_not_a_panic() {
+    let p = compile("Foo{a: 1} == self").unwrap();
+    assert!(p.evaluate(&Value::Int(1), None, false).is_err());
+}

@@ -127,12 +127,15 @@ impl Schema {
                 ));
             }
         } else {
+            // One cost budget for all rules of the object, as the API server has it.
+            let mut budget = cel::RUNTIME_COST_BUDGET;
             self.rules(
                 v,
                 old,
                 "",
                 true,
                 Ratchet::Equal(old.is_some_and(|o| o == v)),
+                &mut budget,
                 &mut errs,
             );
         }
@@ -594,16 +597,25 @@ impl Schema {
         path: &str,
         root: bool,
         ratchet: Ratchet,
+        budget: &mut i64,
         errs: &mut Vec<FieldError>,
     ) {
         if v.is_null() {
             return;
         }
         if !self.validations.is_empty() {
-            self.eval_rules(v, old, path, root, ratchet, errs);
+            self.eval_rules(v, old, path, root, ratchet, budget, errs);
+        }
+        // The API server stops at the first rule that overruns the budget or the per-call
+        // limit (its remaining budget goes negative): no rule after it runs.
+        if *budget < 0 {
+            return;
         }
         for s in &self.all_of {
-            s.rules(v, old, path, root, Ratchet::Never, errs);
+            s.rules(v, old, path, root, Ratchet::Never, budget, errs);
+            if *budget < 0 {
+                return;
+            }
         }
         match v {
             Value::Array(a) => {
@@ -615,7 +627,10 @@ impl Schema {
                             Some(o) => Ratchet::Equal(o == x),
                             None => ratchet.uncorrelated(),
                         };
-                        items.rules(x, o, &index(path, i), false, r, errs);
+                        items.rules(x, o, &index(path, i), false, r, budget, errs);
+                        if *budget < 0 {
+                            return;
+                        }
                     }
                 }
             }
@@ -633,9 +648,12 @@ impl Schema {
                         None => ratchet.uncorrelated(),
                     };
                     if let Some(p) = self.properties.get(k) {
-                        p.rules(x, o, &child(path, k), false, r, errs);
+                        p.rules(x, o, &child(path, k), false, r, budget, errs);
                     } else if let Some(a) = self.additional() {
-                        a.rules(x, o, &key(path, k), false, r, errs);
+                        a.rules(x, o, &key(path, k), false, r, budget, errs);
+                    }
+                    if *budget < 0 {
+                        return;
                     }
                 }
             }
@@ -643,6 +661,7 @@ impl Schema {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn eval_rules(
         &self,
         v: &Value,
@@ -650,8 +669,28 @@ impl Schema {
         path: &str,
         root: bool,
         ratchet: Ratchet,
+        budget: &mut i64,
         errs: &mut Vec<FieldError>,
     ) {
+        let t = self.type_.clone().unwrap_or_default();
+        if !self.validations.iter().any(|r| r.program.is_some()) {
+            return;
+        }
+        // apiextensions-apiserver's `validateExpressions`: its cost errors are `Invalid`
+        // with the schema's type as the value.
+        let out_of_budget = |field: &str| {
+            err(
+                field.to_owned(),
+                ErrorType::Invalid,
+                Some(go_quote(&t)),
+                "validation failed due to running out of cost budget, no further validation rules will be run".into(),
+            )
+        };
+        if *budget <= 0 {
+            errs.push(out_of_budget(path));
+            *budget = -1;
+            return;
+        }
         let this = self.to_cel(v, root);
         let old_cel = old.filter(|o| !o.is_null()).map(|o| self.to_cel(o, root));
         for rule in &self.validations {
@@ -662,7 +701,6 @@ impl Schema {
             if program.uses_old_self() && old_cel.is_none() && !optional {
                 continue;
             }
-            let t = self.type_.clone().unwrap_or_default();
             let rule_string = rule
                 .message
                 .as_deref()
@@ -670,9 +708,16 @@ impl Schema {
                 .filter(|m| !m.is_empty())
                 .unwrap_or(rule.rule.trim())
                 .to_owned();
-            let result = program.evaluate(&this, old_cel.as_ref(), optional);
+            let evaluation =
+                program.evaluate_with_cost(&this, old_cel.as_ref(), optional, cel::PER_CALL_LIMIT);
+            if evaluation.cost > *budget as u64 {
+                errs.push(out_of_budget(path));
+                *budget = -1;
+                return;
+            }
+            *budget -= evaluation.cost as i64;
             let mut field = path.to_owned();
-            match result {
+            match evaluation.result {
                 Ok(CelValue::Bool(true)) => continue,
                 Ok(CelValue::Bool(false)) => {}
                 Ok(other) => {
@@ -687,6 +732,16 @@ impl Schema {
                     ));
                     continue;
                 }
+                Err(e) if e.is_cost_limit() => {
+                    errs.push(err(
+                        field,
+                        ErrorType::Invalid,
+                        Some(go_quote(&t)),
+                        format!("'{e}': no further validation rules will be run due to call cost exceeds limit for rule: {rule_string}"),
+                    ));
+                    *budget = -1;
+                    return;
+                }
                 Err(e) => {
                     errs.push(err(
                         field,
@@ -700,20 +755,41 @@ impl Schema {
             if let Some(fp) = &rule.field_path {
                 field = child(&field, &normalize_field_path(fp));
             }
-            // Errors of rules that do not read oldSelf, on unchanged values, are ratcheted.
-            if !program.uses_old_self() && ratchet.ratchets() {
-                continue;
-            }
-            let message = rule
-                .message_program
-                .as_ref()
-                .and_then(|m| m.evaluate(&this, old_cel.as_ref(), false).ok())
-                .and_then(|m| match m {
+            // Errors of rules that do not read oldSelf, on unchanged values, are ratcheted
+            // (after their messageExpression ran and was charged, as the server orders it).
+            let ratcheted = !program.uses_old_self() && ratchet.ratchets();
+            let mut message = None;
+            if let Some(m) = &rule.message_program {
+                let evaluation =
+                    m.evaluate_with_cost(&this, old_cel.as_ref(), false, cel::PER_CALL_LIMIT);
+                let fatal = if evaluation.cost > *budget as u64 {
+                    Some("messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run".to_owned())
+                } else if evaluation.result.as_ref().is_err_and(|e| e.is_cost_limit()) {
+                    Some(format!(
+                        "no further validation rules will be run due to call cost exceeds limit for messageExpression: {}",
+                        go_quote(rule.message_expression.as_deref().unwrap_or_default())
+                    ))
+                } else {
+                    None
+                };
+                if let Some(detail) = fatal {
+                    if !ratcheted {
+                        errs.push(err(field, ErrorType::Invalid, Some(go_quote(&t)), detail));
+                    }
+                    *budget = -1;
+                    return;
+                }
+                *budget -= evaluation.cost as i64;
+                message = evaluation.result.ok().and_then(|m| match m {
                     CelValue::String(s) if !s.trim().is_empty() && !s.contains('\n') => {
-                        Some(s.to_string())
+                        Some(s.trim().to_string())
                     }
                     _ => None,
                 });
+            }
+            if ratcheted {
+                continue;
+            }
             let detail = message.unwrap_or_else(|| match rule.message.as_deref().map(str::trim) {
                 Some(m) if !m.is_empty() => m.to_owned(),
                 _ => format!("failed rule: {}", rule.rule.trim()),
