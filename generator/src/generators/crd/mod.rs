@@ -3,6 +3,7 @@
 //! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
 
 pub mod apiext;
+pub mod cel;
 mod embedded;
 pub mod k8s_schemas;
 pub(crate) mod keywords;

@@ -1,0 +1,404 @@
+//! What the API server checks of a CRD's CEL rules when it takes the CRD
+//! (apiextensions-apiserver pkg/apis/apiextensions/validation: `validation.go`,
+//! `cel_validation.go`; pkg/apiserver/schema/cel/compilation.go): each `rule` and
+//! `messageExpression` type checks against the schema's declared types ([`check`]), a rule
+//! is a bool and a message a string, `oldSelf` only where old and new values correlate,
+//! `optionalOldSelf` only with `oldSelf`, and the estimated cost ([`cost`]) of each
+//! expression (a rule's times how often it can run) and of all of them together stays in
+//! the server's budgets.
+//!
+//! It works on the schema as JSON (a CRD version's `openAPIV3Schema`), so it runs on any
+//! CRD, generated or not. What it does not model (a function it has no declaration for,
+//! a schema it cannot type) never becomes a refusal: no false refusals, at the price of
+//! letting through what only the server would catch.
+
+mod check;
+mod cost;
+mod library;
+mod types;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use types::{Decl, Type, schema_decl};
+
+/// `StaticEstimatedCostLimit`: the most one expression may cost (a rule times its
+/// cardinality).
+pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
+/// `StaticEstimatedCRDCostLimit`: the most all expressions of a schema may cost together.
+pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
+
+/// The server's advice with every cost refusal.
+pub const COST_HINT: &str = "try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared";
+
+/// One refusal the API server would give.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The schema node the rule sits on, as an object path (`.spec.items[*]`; empty for the
+    /// root).
+    pub at: String,
+    /// The expression at fault (a `rule` or `messageExpression`), by which its marker is
+    /// found; `None` for the whole schema's total cost.
+    pub expr: Option<String>,
+    pub message: String,
+    pub hint: String,
+}
+
+/// Checks every `x-kubernetes-validations` rule of a CRD version's schema.
+pub fn check_schema(schema: &Value) -> Vec<Problem> {
+    let mut w = Walker {
+        problems: vec![],
+        total: 0,
+        expensive: vec![],
+    };
+    let root = schema_decl(schema, true);
+    w.walk(schema, root.as_ref(), String::new(), None, Some(1));
+    if w.total > STATIC_ESTIMATED_CRD_COST_LIMIT {
+        w.expensive.sort_by(|a, b| b.1.cmp(&a.1));
+        let top: Vec<String> = w
+            .expensive
+            .iter()
+            .take(4)
+            .map(|(what, _)| what.clone())
+            .collect();
+        w.problems.push(Problem {
+            at: String::new(),
+            expr: None,
+            message: cost_message(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                w.total,
+                STATIC_ESTIMATED_CRD_COST_LIMIT,
+            ),
+            hint: format!(
+                "the most expensive: {}; {COST_HINT}",
+                if top.is_empty() {
+                    "none over 1% of the limit".to_string()
+                } else {
+                    top.join(", ")
+                }
+            ),
+        });
+    }
+    w.problems
+}
+
+/// `getCostErrorMessage`, word for word.
+pub fn cost_message(what: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let factor = if factor > 100.0 {
+        "more than 100x".to_string()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!("{what} exceeds budget by factor of {factor} ({COST_HINT})")
+}
+
+struct Walker {
+    problems: Vec<Problem>,
+    total: u64,
+    /// Expressions costing at least 1% of the CRD limit, for the total's report.
+    expensive: Vec<(String, u64)>,
+}
+
+/// How many values a schema node has (`extractMaxElements`); `None` if unbounded.
+fn max_elements(s: &Value) -> Option<u64> {
+    let n = |k: &str| s.get(k).and_then(Value::as_i64).map(|v| v.max(0) as u64);
+    match s.get("type").and_then(Value::as_str) {
+        Some("object") if s.get("additionalProperties").is_some() => n("maxProperties"),
+        Some("array") => n("maxItems"),
+        _ => Some(1),
+    }
+}
+
+fn flag(s: &Value, key: &str) -> bool {
+    s.get(key).and_then(Value::as_bool) == Some(true)
+}
+
+impl Walker {
+    /// `forbid_old_self`: the first node above whose values do not correlate between old
+    /// and new object; `cardinality`: how often the node's rules can run, `None` when under
+    /// an unbounded list or map.
+    fn walk(
+        &mut self,
+        s: &Value,
+        decl: Option<&Decl>,
+        at: String,
+        forbid_old_self: Option<&str>,
+        cardinality: Option<u64>,
+    ) {
+        if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
+            if let Some(d) = decl {
+                self.rules(rules, d, &at, forbid_old_self, cardinality);
+            }
+        }
+        let child_card = match (cardinality, max_elements(s)) {
+            (Some(c), Some(m)) => Some(c.saturating_mul(m)),
+            _ => None,
+        };
+        let fallback =
+            |child: &Value| schema_decl(child, flag(child, "x-kubernetes-embedded-resource"));
+        if let Some(props) = s.get("additionalProperties").filter(|p| p.is_object()) {
+            let from_parent = decl.and_then(|d| match &d.kind {
+                types::DeclKind::Map(v) => Some(&**v),
+                _ => None,
+            });
+            let own;
+            let d = match from_parent {
+                Some(d) => Some(d),
+                None => {
+                    own = fallback(props);
+                    own.as_ref()
+                }
+            };
+            self.walk(props, d, format!("{at}[*]"), forbid_old_self, child_card);
+        }
+        if let Some(Value::Object(props)) = s.get("properties") {
+            let correlatable = matches!(
+                s.get("x-kubernetes-map-type").and_then(Value::as_str),
+                None | Some("granular")
+            );
+            let forbid = if correlatable {
+                forbid_old_self
+            } else {
+                Some(at.as_str())
+            };
+            for (name, prop) in props {
+                let from_parent = decl.and_then(|d| match (&d.kind, types::escape(name)) {
+                    (types::DeclKind::Object(fields), Some(n)) => fields.get(&n),
+                    _ => None,
+                });
+                let own;
+                let d = match from_parent {
+                    Some(d) => Some(d),
+                    None => {
+                        own = fallback(prop);
+                        own.as_ref()
+                    }
+                };
+                self.walk(prop, d, format!("{at}.{name}"), forbid, child_card);
+            }
+        }
+        if let Some(items) = s.get("items").filter(|i| i.is_object()) {
+            let is_map_list =
+                s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map");
+            let forbid = if is_map_list {
+                forbid_old_self
+            } else {
+                Some(at.as_str())
+            };
+            let from_parent = decl.and_then(|d| match &d.kind {
+                types::DeclKind::List(e) => Some(&**e),
+                _ => None,
+            });
+            let own;
+            let d = match from_parent {
+                Some(d) => Some(d),
+                None => {
+                    own = fallback(items);
+                    own.as_ref()
+                }
+            };
+            self.walk(items, d, format!("{at}[*]"), forbid, child_card);
+        }
+    }
+
+    fn rules(
+        &mut self,
+        rules: &[Value],
+        decl: &Decl,
+        at: &str,
+        forbid_old_self: Option<&str>,
+        cardinality: Option<u64>,
+    ) {
+        let mut structs = BTreeMap::new();
+        let self_type = decl.cel_type("selfType", &mut structs);
+        // `maxCardinality(declType.MinSerializedSize)`: as many as fit in a request.
+        let cardinality = cardinality
+            .unwrap_or_else(|| (types::MAX_REQUEST_SIZE_BYTES / (decl.min_size + 1)) as u64);
+        let where_ = if at.is_empty() {
+            "the schema's root".to_string()
+        } else {
+            format!("`{at}`")
+        };
+        for r in rules {
+            let Some(rule) = r.get("rule").and_then(Value::as_str) else {
+                continue;
+            };
+            if rule.trim().is_empty() {
+                continue;
+            }
+            let optional_old_self = r.get("optionalOldSelf").and_then(Value::as_bool);
+            let old_self = if optional_old_self == Some(true) {
+                Type::optional(self_type.clone())
+            } else {
+                self_type.clone()
+            };
+            let env = check::Env {
+                vars: HashMap::from([("self", self_type.clone()), ("oldSelf", old_self)]),
+                structs: structs.clone(),
+            };
+            let problem = |expr: &str, message: String, hint: &str| Problem {
+                at: at.to_string(),
+                expr: Some(expr.to_string()),
+                message,
+                hint: hint.to_string(),
+            };
+            let Some(compiled) = compile(rule, &env, decl) else {
+                continue;
+            };
+            let mut uses_old_self = compiled.uses_old_self;
+            let mut compiles = true;
+            let rule_cost = match &compiled.outcome {
+                Outcome::Errors(errors) => {
+                    self.problems.push(problem(
+                        rule,
+                        format!("the rule `{rule}` at {where_} does not compile: {}", errors.join("; ")),
+                        "the API server type checks rules against the schema: `self` has the type of the field the rule is on, `oldSelf` too (an optional of it with `optionalOldSelf`); fields are reached only if the schema declares them",
+                    ));
+                    uses_old_self = false;
+                    compiles = false;
+                    0
+                }
+                Outcome::Typed(t, _) if *t != Type::Bool && !t.has_unknown() => {
+                    self.problems.push(problem(
+                        rule,
+                        format!("the rule `{rule}` at {where_} evaluates to {t}; cel expression must evaluate to a bool"),
+                        "write the rule as a condition that holds for valid objects",
+                    ));
+                    0
+                }
+                Outcome::Typed(_, cost) => cost.unwrap_or(0),
+            };
+            let expression_cost = if rule_cost == 0 {
+                0
+            } else {
+                rule_cost.saturating_mul(cardinality)
+            };
+            if expression_cost > STATIC_ESTIMATED_COST_LIMIT {
+                self.problems.push(problem(
+                    rule,
+                    format!(
+                        "the rule `{rule}` at {where_}: {}",
+                        cost_message(
+                            "estimated rule cost",
+                            expression_cost,
+                            STATIC_ESTIMATED_COST_LIMIT
+                        )
+                    ),
+                    &bound_hint(rule, at, cardinality),
+                ));
+            }
+            self.observe(format!("the rule `{rule}`"), expression_cost);
+            if let Some(msg) = r.get("messageExpression").and_then(Value::as_str) {
+                if let Some(m) = compile(msg, &env, decl) {
+                    match m.outcome {
+                        Outcome::Errors(errors) => self.problems.push(problem(
+                            msg,
+                            format!("the messageExpression `{msg}` at {where_} does not compile: {}", errors.join("; ")),
+                            "messageExpressions are type checked as rules are",
+                        )),
+                        Outcome::Typed(t, _) if t != Type::String && !t.has_unknown() => {
+                            self.problems.push(problem(
+                                msg,
+                                format!("the messageExpression `{msg}` at {where_} evaluates to {t}; messageExpression must evaluate to a string"),
+                                "convert the message with string(...)",
+                            ))
+                        }
+                        Outcome::Typed(_, cost) => {
+                            let cost = cost.unwrap_or(0);
+                            if cost > STATIC_ESTIMATED_COST_LIMIT {
+                                self.problems.push(problem(
+                                    msg,
+                                    format!(
+                                        "the messageExpression `{msg}` at {where_}: {}",
+                                        cost_message("estimated messageExpression cost", cost, STATIC_ESTIMATED_COST_LIMIT)
+                                    ),
+                                    "a string built from a value of unknown length (string(x) of a number, an unbounded field) is estimated at the largest request's size: concatenate bounded strings, or use `message`",
+                                ));
+                            }
+                            self.observe(format!("the messageExpression `{msg}`"), cost);
+                        }
+                    }
+                }
+            }
+            if uses_old_self {
+                if let Some(path) = forbid_old_self {
+                    let within = if path.is_empty() {
+                        "the schema's root".to_string()
+                    } else {
+                        format!("`{path}`")
+                    };
+                    self.problems.push(problem(
+                        rule,
+                        format!("the rule `{rule}` at {where_}: oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"),
+                        "old and new values correlate only through objects, granular maps and `x-kubernetes-list-type: map` lists: put the transition rule on a field above the list (or make the list `listType=map`)",
+                    ));
+                }
+            } else if optional_old_self.is_some() && compiles && !compiled.unknown {
+                self.problems.push(problem(
+                    rule,
+                    format!("the rule `{rule}` at {where_} sets optionalOldSelf, which may not be set if oldSelf is not used in rule"),
+                    "drop optionalOldSelf, or use oldSelf in the rule",
+                ));
+            }
+        }
+    }
+
+    fn observe(&mut self, what: String, cost: u64) {
+        self.total = self.total.saturating_add(cost);
+        if cost >= STATIC_ESTIMATED_CRD_COST_LIMIT / 100 {
+            self.expensive.push((what, cost));
+        }
+    }
+}
+
+/// The server's hint names no field; ours says which bound would bring the rule down.
+fn bound_hint(_rule: &str, at: &str, cardinality: u64) -> String {
+    if cardinality > 1 {
+        format!(
+            "the rule runs up to {cardinality} times (once per element of the unbounded lists and maps above {}): bound them with maxItems/maxProperties, and the strings the rule reads with maxLength",
+            if at.is_empty() { "it" } else { at }
+        )
+    } else {
+        "bound the lists, maps and strings the rule reads with maxItems, maxProperties and maxLength".to_string()
+    }
+}
+
+enum Outcome {
+    Errors(Vec<String>),
+    /// The result type and, when every part was modeled, the estimated cost's maximum.
+    Typed(Type, Option<u64>),
+}
+
+struct Compiled {
+    outcome: Outcome,
+    uses_old_self: bool,
+    unknown: bool,
+}
+
+/// Parses, checks and costs one expression; `None` if it does not parse (the syntax is
+/// checked, at the marker, where the rule is written).
+fn compile(src: &str, env: &check::Env, decl: &Decl) -> Option<Compiled> {
+    let expr = cel::parser::Parser::new()
+        .enable_optional_syntax(true)
+        .parse(src)
+        .ok()?;
+    let checked = check::check(&expr, env);
+    let outcome = if !checked.errors.is_empty() {
+        Outcome::Errors(checked.errors.clone())
+    } else {
+        let cost = (!checked.unknown).then(|| cost::estimate(&expr, &checked, decl).max);
+        Outcome::Typed(checked.type_of(expr.id), cost)
+    };
+    Some(Compiled {
+        outcome,
+        uses_old_self: checked.uses_old_self,
+        unknown: checked.unknown,
+    })
+}
+
+#[cfg(test)]
+mod tests;
