@@ -3,7 +3,8 @@
 //! estimator (apiextensions-apiserver pkg/apiserver/schema/cel/compilation.go), whose sizes
 //! come from the schema's declared type ([`Decl`]).
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
@@ -116,11 +117,19 @@ struct Coster<'a> {
     locals: HashMap<String, Vec<Local>>,
     sizes: HashMap<u64, Est>,
     entries: HashMap<u64, EntrySize>,
+    /// Nodes whose size the estimate read and that only the request size bounds: their
+    /// path below `self` and the keyword that would bound them.
+    unbounded: RefCell<BTreeSet<(Vec<String>, &'static str)>>,
 }
 
 /// The estimated cost of `expr` (`EstimateCost(ast, estimator)`), `root` being the declared
 /// type of the rule's `self`.
-pub fn estimate(expr: &IdedExpr, checked: &Checked, root: &Decl) -> Est {
+/// Also returns the unbounded nodes the estimate read.
+pub fn estimate(
+    expr: &IdedExpr,
+    checked: &Checked,
+    root: &Decl,
+) -> (Est, BTreeSet<(Vec<String>, &'static str)>) {
     let mut c = Coster {
         checked,
         root,
@@ -128,8 +137,10 @@ pub fn estimate(expr: &IdedExpr, checked: &Checked, root: &Decl) -> Est {
         locals: HashMap::new(),
         sizes: HashMap::new(),
         entries: HashMap::new(),
+        unbounded: RefCell::default(),
     };
-    c.cost(expr)
+    let cost = c.cost(expr);
+    (cost, c.unbounded.into_inner())
 }
 
 impl<'a> Coster<'a> {
@@ -166,6 +177,9 @@ impl<'a> Coster<'a> {
             return None;
         }
         let node = self.root.walk(&path[1..])?;
+        if let Some(k) = node.unbounded {
+            self.unbounded.borrow_mut().insert((path[1..].to_vec(), k));
+        }
         Some(Est {
             min: 0,
             max: node.max_elements.max(0) as u64,

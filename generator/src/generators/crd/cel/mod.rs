@@ -17,7 +17,7 @@ mod cost;
 mod library;
 mod types;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
@@ -41,7 +41,9 @@ pub struct Problem {
     /// The expression at fault (a `rule` or `messageExpression`), by which its marker is
     /// found; `None` for the whole schema's total cost.
     pub expr: Option<String>,
+    /// What the server would say, in its words where it has them.
     pub message: String,
+    /// How to fix it.
     pub hint: String,
 }
 
@@ -53,7 +55,7 @@ pub fn check_schema(schema: &Value) -> Vec<Problem> {
         expensive: vec![],
     };
     let root = schema_decl(schema, true);
-    w.walk(schema, root.as_ref(), String::new(), None, Some(1));
+    w.walk(schema, root.as_ref(), String::new(), None, Some(1), &[]);
     if w.total > STATIC_ESTIMATED_CRD_COST_LIMIT {
         w.expensive.sort_by(|a, b| b.1.cmp(&a.1));
         let top: Vec<String> = w
@@ -128,16 +130,31 @@ impl Walker {
         at: String,
         forbid_old_self: Option<&str>,
         cardinality: Option<u64>,
+        above: &[String],
     ) {
         if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
             if let Some(d) = decl {
-                self.rules(rules, d, &at, forbid_old_self, cardinality);
+                self.rules(rules, d, &at, forbid_old_self, cardinality, above);
             }
         }
-        let child_card = match (cardinality, max_elements(s)) {
+        let own_max = max_elements(s);
+        let child_card = match (cardinality, own_max) {
             (Some(c), Some(m)) => Some(c.saturating_mul(m)),
             _ => None,
         };
+        let mut above = above.to_vec();
+        if own_max.is_none() {
+            let keyword = if s.get("type").and_then(Value::as_str) == Some("array") {
+                "maxItems"
+            } else {
+                "maxProperties"
+            };
+            above.push(format!(
+                "{keyword} on `{}`",
+                if at.is_empty() { "." } else { at.as_str() }
+            ));
+        }
+        let above = above.as_slice();
         let fallback =
             |child: &Value| schema_decl(child, flag(child, "x-kubernetes-embedded-resource"));
         if let Some(props) = s.get("additionalProperties").filter(|p| p.is_object()) {
@@ -153,7 +170,14 @@ impl Walker {
                     own.as_ref()
                 }
             };
-            self.walk(props, d, format!("{at}[*]"), forbid_old_self, child_card);
+            self.walk(
+                props,
+                d,
+                format!("{at}[*]"),
+                forbid_old_self,
+                child_card,
+                above,
+            );
         }
         if let Some(Value::Object(props)) = s.get("properties") {
             let correlatable = matches!(
@@ -178,7 +202,7 @@ impl Walker {
                         own.as_ref()
                     }
                 };
-                self.walk(prop, d, format!("{at}.{name}"), forbid, child_card);
+                self.walk(prop, d, format!("{at}.{name}"), forbid, child_card, above);
             }
         }
         if let Some(items) = s.get("items").filter(|i| i.is_object()) {
@@ -201,7 +225,7 @@ impl Walker {
                     own.as_ref()
                 }
             };
-            self.walk(items, d, format!("{at}[*]"), forbid, child_card);
+            self.walk(items, d, format!("{at}[*]"), forbid, child_card, above);
         }
     }
 
@@ -212,6 +236,7 @@ impl Walker {
         at: &str,
         forbid_old_self: Option<&str>,
         cardinality: Option<u64>,
+        above: &[String],
     ) {
         let mut structs = BTreeMap::new();
         let self_type = decl.cel_type("selfType", &mut structs);
@@ -270,7 +295,7 @@ impl Walker {
                     ));
                     0
                 }
-                Outcome::Typed(_, cost) => cost.unwrap_or(0),
+                Outcome::Typed(_, cost) => cost.as_ref().map_or(0, |c| c.0),
             };
             let expression_cost = if rule_cost == 0 {
                 0
@@ -288,7 +313,7 @@ impl Walker {
                             STATIC_ESTIMATED_COST_LIMIT
                         )
                     ),
-                    &bound_hint(rule, at, cardinality),
+                    &bound_hint(at, &compiled.outcome, above),
                 ));
             }
             self.observe(format!("the rule `{rule}`"), expression_cost);
@@ -307,8 +332,8 @@ impl Walker {
                                 "convert the message with string(...)",
                             ))
                         }
-                        Outcome::Typed(_, cost) => {
-                            let cost = cost.unwrap_or(0);
+                        Outcome::Typed(_, ref estimate) => {
+                            let cost = estimate.as_ref().map_or(0, |c| c.0);
                             if cost > STATIC_ESTIMATED_COST_LIMIT {
                                 self.problems.push(problem(
                                     msg,
@@ -316,7 +341,7 @@ impl Walker {
                                         "the messageExpression `{msg}` at {where_}: {}",
                                         cost_message("estimated messageExpression cost", cost, STATIC_ESTIMATED_COST_LIMIT)
                                     ),
-                                    "a string built from a value of unknown length (string(x) of a number, an unbounded field) is estimated at the largest request's size: concatenate bounded strings, or use `message`",
+                                    &format!("{}; a string converted from a value (string(x)) has no known length: concatenate bounded strings, or use `message`", bound_hint(at, &m.outcome, &[])),
                                 ));
                             }
                             self.observe(format!("the messageExpression `{msg}`"), cost);
@@ -355,22 +380,46 @@ impl Walker {
     }
 }
 
-/// The server's hint names no field; ours says which bound would bring the rule down.
-fn bound_hint(_rule: &str, at: &str, cardinality: u64) -> String {
-    if cardinality > 1 {
-        format!(
-            "the rule runs up to {cardinality} times (once per element of the unbounded lists and maps above {}): bound them with maxItems/maxProperties, and the strings the rule reads with maxLength",
-            if at.is_empty() { "it" } else { at }
-        )
+/// The server's hint names no field; ours names the bounds the estimate missed: the
+/// unbounded strings, lists and maps the expression reads, and the unbounded lists and maps
+/// above the rule that multiply how often it runs.
+fn bound_hint(at: &str, outcome: &Outcome, above: &[String]) -> String {
+    let mut wanted: Vec<String> = vec![];
+    if let Outcome::Typed(_, Some((_, unbounded))) = outcome {
+        for (path, keyword) in unbounded {
+            let mut p = at.to_string();
+            for seg in path {
+                match seg.as_str() {
+                    "@items" | "@values" => p.push_str("[*]"),
+                    "@keys" => p.push_str("[key]"),
+                    s => {
+                        p.push('.');
+                        p.push_str(s);
+                    }
+                }
+            }
+            wanted.push(format!(
+                "{keyword} on `{}`",
+                if p.is_empty() { "." } else { p.as_str() }
+            ));
+        }
+    }
+    wanted.extend(above.iter().cloned());
+    if wanted.is_empty() {
+        "simplify the expression".to_string()
     } else {
-        "bound the lists, maps and strings the rule reads with maxItems, maxProperties and maxLength".to_string()
+        format!(
+            "the estimate assumes every unbounded string, list and map fills a 3 MiB request: add {}",
+            wanted.join(", ")
+        )
     }
 }
 
 enum Outcome {
     Errors(Vec<String>),
-    /// The result type and, when every part was modeled, the estimated cost's maximum.
-    Typed(Type, Option<u64>),
+    /// The result type and, when every part was modeled, the estimated cost's maximum and
+    /// the unbounded nodes it read.
+    Typed(Type, Option<(u64, BTreeSet<(Vec<String>, &'static str)>)>),
 }
 
 struct Compiled {
@@ -390,7 +439,10 @@ fn compile(src: &str, env: &check::Env, decl: &Decl) -> Option<Compiled> {
     let outcome = if !checked.errors.is_empty() {
         Outcome::Errors(checked.errors.clone())
     } else {
-        let cost = (!checked.unknown).then(|| cost::estimate(&expr, &checked, decl).max);
+        let cost = (!checked.unknown).then(|| {
+            let (est, unbounded) = cost::estimate(&expr, &checked, decl);
+            (est.max, unbounded)
+        });
         Outcome::Typed(checked.type_of(expr.id), cost)
     };
     Some(Compiled {

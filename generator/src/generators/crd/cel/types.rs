@@ -140,6 +140,9 @@ pub struct Decl {
     pub kind: DeclKind,
     pub max_elements: i64,
     pub min_size: i64,
+    /// The keyword that would bound the node, when its size is only bounded by the request's
+    /// (for the cost hint).
+    pub unbounded: Option<&'static str>,
 }
 
 #[derive(Clone, Debug)]
@@ -165,6 +168,7 @@ impl Decl {
             kind,
             max_elements: 0,
             min_size,
+            unbounded: None,
         }
     }
 
@@ -224,6 +228,7 @@ static MAP_KEY: Decl = Decl {
     kind: DeclKind::String,
     max_elements: 0,
     min_size: MIN_STRING_SIZE,
+    unbounded: None,
 };
 
 fn get_i64(s: &Value, key: &str) -> Option<i64> {
@@ -236,6 +241,10 @@ fn flag(s: &Value, key: &str) -> bool {
 
 fn ty(s: &Value) -> &str {
     s.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+fn unbounded(s: &Value, keyword: &'static str) -> Option<&'static str> {
+    s.get(keyword).is_none().then_some(keyword)
 }
 
 fn zero_if_negative(v: i64) -> i64 {
@@ -255,6 +264,7 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
             kind: DeclKind::Dyn,
             max_elements: max,
             min_size: 1,
+            unbounded: unbounded(s, "maxLength"),
         });
     }
     let rooted;
@@ -276,6 +286,7 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
                 kind: DeclKind::List(Box::new(item)),
                 max_elements: max,
                 min_size: 2,
+                unbounded: unbounded(s, "maxItems"),
             })
         }
         "object" => {
@@ -289,6 +300,7 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
                     kind: DeclKind::Map(Box::new(value)),
                     max_elements: max,
                     min_size: 2,
+                    unbounded: unbounded(s, "maxProperties"),
                 });
             }
             let required: Vec<&str> = s
@@ -317,6 +329,7 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
                 kind: DeclKind::Object(fields),
                 max_elements: 0,
                 min_size,
+                unbounded: None,
             })
         }
         "string" => {
@@ -327,21 +340,25 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
                     kind: DeclKind::Bytes,
                     max_elements: max_length.map_or(MAX_REQUEST_SIZE_BYTES - 2, zero_if_negative),
                     min_size: MIN_STRING_SIZE,
+                    unbounded: unbounded(s, "maxLength"),
                 },
                 "duration" => Decl {
                     kind: DeclKind::Duration,
                     max_elements: MAX_DURATION_SIZE_JSON,
                     min_size: MIN_DURATION_SIZE_JSON,
+                    unbounded: None,
                 },
                 "date" => Decl {
                     kind: DeclKind::Timestamp,
                     max_elements: JSON_DATE_SIZE,
                     min_size: JSON_DATE_SIZE,
+                    unbounded: None,
                 },
                 "date-time" => Decl {
                     kind: DeclKind::Timestamp,
                     max_elements: MAX_DATETIME_SIZE_JSON,
                     min_size: MIN_DATETIME_SIZE_JSON,
+                    unbounded: None,
                 },
                 _ => {
                     let max = match (max_length, s.get("enum").and_then(Value::as_array)) {
@@ -354,10 +371,15 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
                             .unwrap_or(0),
                         _ => MAX_REQUEST_SIZE_BYTES - 2,
                     };
+                    let bounded = max_length.is_some()
+                        || s.get("enum")
+                            .and_then(Value::as_array)
+                            .is_some_and(|e| !e.is_empty());
                     Decl {
                         kind: DeclKind::String,
                         max_elements: max,
                         min_size: MIN_STRING_SIZE,
+                        unbounded: (!bounded).then_some("maxLength"),
                     }
                 }
             };
