@@ -182,7 +182,7 @@ impl Walker {
         if let Some(Value::Object(props)) = s.get("properties") {
             let correlatable = matches!(
                 s.get("x-kubernetes-map-type").and_then(Value::as_str),
-                None | Some("granular")
+                None | Some("granular") | Some("atomic")
             );
             let forbid = if correlatable {
                 forbid_old_self
@@ -359,7 +359,7 @@ impl Walker {
                     self.problems.push(problem(
                         rule,
                         format!("the rule `{rule}` at {where_}: oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"),
-                        "old and new values correlate only through objects, granular maps and `x-kubernetes-list-type: map` lists: put the transition rule on a field above the list (or make the list `listType=map`)",
+                        "old and new values correlate only through objects, maps and `x-kubernetes-list-type: map` lists: put the transition rule on a field above the list (or make the list `listType=map`)",
                     ));
                 }
             } else if optional_old_self.is_some() && compiles && !compiled.unknown {

@@ -1,0 +1,497 @@
+//! Differential test of the generator's CEL compile checks (`kube_codegen`'s `crd::cel`:
+//! type checking and static cost estimation of `x-kubernetes-validations`) against the real
+//! API server: CRDs chosen to hit each check go to a dry-run create of the CRD, and to
+//! `check_schema`. The verdicts must agree for every CRD, and so must the cost factors
+//! ("exceeds budget by factor of ...") the server gives.
+//!
+//! Cost thresholds are bisected on the server: for each family of CRDs varying one bound
+//! (maxLength, maxItems, maxProperties), the smallest bound the server refuses is found,
+//! and the checker must flip at exactly that bound, with the same factor text on both
+//! sides of it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::StreamExt;
+use http_body_util::BodyExt;
+use kube_codegen::__private::cel::check_schema;
+use kube_codegen_envtest::Environment;
+use serde_json::{Value, json};
+
+const GROUP: &str = "celdiff.example.com";
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A CRD whose `spec` has the given schema (its rules included).
+fn crd(spec: Value) -> Value {
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let plural = format!("cases{n}");
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{GROUP}")},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": format!("case{n}"), "kind": format!("Case{n}"), "listKind": format!("Case{n}List")},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+            }],
+        },
+    })
+}
+
+#[derive(Debug, PartialEq)]
+struct Verdict {
+    accepted: bool,
+    /// The cost factors named, sorted (`1.000123x`, `more than 100x`...).
+    factors: Vec<String>,
+    text: String,
+}
+
+fn factors(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = text
+        .match_indices("exceeds budget by factor of ")
+        .map(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            let end = rest.find(" (").unwrap_or(rest.len());
+            rest[..end].to_string()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn ours(crd: &Value) -> Verdict {
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let problems = check_schema(schema);
+    let text = problems
+        .iter()
+        .map(|p| p.message.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
+    Verdict {
+        accepted: problems.is_empty(),
+        factors: factors(&text),
+        text,
+    }
+}
+
+async fn server(client: &kube::Client, crd: &Value) -> Verdict {
+    let req =
+        http::Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All")
+            .header("content-type", "application/json")
+            .body(kube::client::Body::from(
+                serde_json::to_vec(crd).expect("JSON"),
+            ))
+            .expect("request");
+    let res = client.send(req).await.expect("the API server answers");
+    let status = res.status();
+    let body = res.into_body().collect().await.expect("body").to_bytes();
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if status.is_success() {
+        return Verdict {
+            accepted: true,
+            factors: vec![],
+            text: String::new(),
+        };
+    }
+    assert_eq!(status.as_u16(), 422, "unexpected answer: {v}");
+    let text = v["message"].as_str().unwrap_or_default().to_string();
+    Verdict {
+        accepted: false,
+        factors: factors(&text),
+        text,
+    }
+}
+
+/// The cases with a fixed verdict: (what, expected to be accepted, spec schema).
+fn fixed_cases() -> Vec<(&'static str, bool, Value)> {
+    let base = |rules: Value| {
+        json!({"type": "object", "properties": {
+            "n": {"type": "integer"},
+            "d": {"type": "number"},
+            "s": {"type": "string", "maxLength": 64},
+            "ios": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "ts": {"type": "string", "format": "date-time"},
+            "dur": {"type": "string", "format": "duration"},
+            "l": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
+            "ls": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
+            "m": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "string", "maxLength": 10}},
+            "o": {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5}}},
+            "p": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        }, "x-kubernetes-validations": rules})
+    };
+    let rule = |r: &str| base(json!([{"rule": r}]));
+    vec![
+        ("int comparison", true, rule("self.n > 0")),
+        ("cross-type numeric comparison", true, rule("self.n > 1.5")),
+        ("int == double", false, rule("self.n == 1.0")),
+        ("int == string", false, rule("self.n == 'a'")),
+        ("not a bool", false, rule("self.n + 1")),
+        ("undefined field", false, rule("self.nope > 0")),
+        ("undeclared variable", false, rule("nope > 0")),
+        ("has on a field", true, rule("has(self.s)")),
+        ("has on no field", false, rule("has(self.nope)")),
+        ("field of an int", false, rule("self.n.x == 1")),
+        (
+            "heterogeneous list literal",
+            false,
+            rule("[1, 'a'].size() > 0"),
+        ),
+        ("wrong argument type", false, rule("self.s.startsWith(1)")),
+        (
+            "branches of different types",
+            false,
+            rule("(self.n > 0 ? self.s : 1) == 1"),
+        ),
+        ("in a list", true, rule("self.n in [1, 2]")),
+        ("string in int list", false, rule("self.s in [1]")),
+        (
+            "int-or-string is dyn",
+            true,
+            rule("self.ios == 1 || self.ios == 'a'"),
+        ),
+        ("dyn is no bool", false, rule("self.ios")),
+        ("string is null", false, rule("self.s == null")),
+        ("object is null", true, rule("self.o != null")),
+        (
+            "timestamps",
+            true,
+            rule("self.ts < timestamp('2020-01-01T00:00:00Z')"),
+        ),
+        ("durations", true, rule("self.dur > duration('1s')")),
+        ("timestamp vs string", false, rule("self.ts < '2020'")),
+        (
+            "list macros",
+            true,
+            rule(
+                "self.l.all(x, x > 0) && self.l.exists(x, x == 1) && self.l.exists_one(x, x == 2)",
+            ),
+        ),
+        (
+            "map and filter",
+            true,
+            rule("self.l.map(x, x * 2).filter(x, x > 2).size() >= 0"),
+        ),
+        (
+            "map keys and values",
+            true,
+            rule("self.m.all(k, self.m[k] != '')"),
+        ),
+        (
+            "map value type",
+            false,
+            rule("self.m.all(k, self.m[k] > 0)"),
+        ),
+        (
+            "k8s lists",
+            true,
+            rule("self.l.sum() > 0 && self.l.isSorted() && self.l.max() > self.l.min()"),
+        ),
+        (
+            "ext strings",
+            true,
+            rule(
+                "self.s.split(',').size() > 0 && self.s.indexOf('a') >= 0 && self.s.lowerAscii() != ''",
+            ),
+        ),
+        ("join", true, rule("self.ls.join(',') != ''")),
+        // The elements of a split have no size estimate: joining them is "unbounded".
+        (
+            "join of a split",
+            false,
+            rule("self.s.split(',').join('-') != ''"),
+        ),
+        ("sets", true, rule("sets.contains(self.l, [1])")),
+        (
+            "quantity",
+            true,
+            rule("quantity(self.s).isGreaterThan(quantity('1'))"),
+        ),
+        ("ip", true, rule("ip(self.s).family() == 4")),
+        ("cidr", true, rule("cidr(self.s).containsIP(self.s)")),
+        ("url", true, rule("url(self.s).getScheme() == 'https'")),
+        (
+            "format",
+            true,
+            rule("format.dns1123Label().validate(self.s).hasValue()"),
+        ),
+        ("optional field", true, rule("self.?s.orValue('') != ''")),
+        ("optional index", true, rule("self.m[?'a'].hasValue()")),
+        ("object fields", true, rule("self.o.a != ''")),
+        ("two objects", false, rule("self.o == self.p")),
+        (
+            "preserve-unknown-fields has no fields",
+            false,
+            rule("self.p.x == 1"),
+        ),
+        ("string conversion", true, rule("string(self.n) != ''")),
+        ("int conversion", true, rule("int(self.s) > 0")),
+        ("no such overload", false, rule("int(self.l) > 0")),
+        ("transition rule", true, rule("self.n >= oldSelf.n")),
+        ("self == oldSelf", true, rule("self == oldSelf")),
+        (
+            "message expression",
+            true,
+            base(json!([{"rule": "self.n > 0", "messageExpression": "'n is ' + self.s"}])),
+        ),
+        (
+            "message expression not a string",
+            false,
+            base(json!([{"rule": "self.n > 0", "messageExpression": "self.n"}])),
+        ),
+        (
+            "message expression type error",
+            false,
+            base(json!([{"rule": "self.n > 0", "messageExpression": "'n is ' + self.n"}])),
+        ),
+        (
+            "message expression of a number's string",
+            false,
+            base(
+                json!([{"rule": "self.d > 0.0", "messageExpression": "'d ' + string(self.d) + ' is not positive'"}]),
+            ),
+        ),
+        (
+            "optionalOldSelf compared to self",
+            false,
+            base(json!([{"rule": "self == oldSelf", "optionalOldSelf": true}])),
+        ),
+        (
+            "optionalOldSelf unwrapped",
+            true,
+            base(
+                json!([{"rule": "!oldSelf.hasValue() || oldSelf.value() == self", "optionalOldSelf": true}]),
+            ),
+        ),
+        (
+            "optionalOldSelf without oldSelf",
+            false,
+            base(json!([{"rule": "self.n > 0", "optionalOldSelf": true}])),
+        ),
+        (
+            "oldSelf in atomic list items",
+            false,
+            json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": 5, "items": {
+                "type": "object", "properties": {"a": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.a == oldSelf.a"}]}}}}),
+        ),
+        (
+            "oldSelf in map list items",
+            true,
+            json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": 5,
+                "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"], "items": {
+                "type": "object", "required": ["k"], "properties": {"k": {"type": "string", "maxLength": 5}, "a": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.a == oldSelf.a"}]}}}}),
+        ),
+        (
+            "oldSelf under an atomic map (atomic maps correlate)",
+            true,
+            json!({"type": "object", "x-kubernetes-map-type": "atomic", "properties": {"a": {"type": "integer",
+                "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}),
+        ),
+        (
+            "unbounded quadratic",
+            false,
+            json!({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}}},
+                "x-kubernetes-validations": [{"rule": "self.l.all(x, self.l.all(y, x == y))"}]}),
+        ),
+        (
+            "unbounded strings in unbounded list items",
+            false,
+            json!({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string",
+                "x-kubernetes-validations": [{"rule": "self.contains('a')"}]}}}}),
+        ),
+    ]
+}
+
+/// The cases on the resource root (the CRD's whole schema): rules there see apiVersion,
+/// kind and metadata.name/generateName only.
+fn root_cases() -> Vec<(&'static str, bool, Value)> {
+    [
+        (
+            "root metadata.name",
+            true,
+            "self.metadata.name.size() < 300",
+        ),
+        (
+            "root metadata.labels",
+            false,
+            "self.metadata.labels.size() > 0",
+        ),
+        ("root transition", true, "self.spec.n >= oldSelf.spec.n"),
+    ]
+    .into_iter()
+    .map(|(what, ok, rule)| {
+        let mut c = crd(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+        c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"] =
+            json!([{"rule": rule}]);
+        (what, ok, c)
+    })
+    .collect()
+}
+
+/// Families of CRDs varying one bound, whose estimated cost crosses a limit somewhere in
+/// `1..=max`: (what, family, max).
+#[allow(clippy::type_complexity)]
+fn families() -> Vec<(&'static str, Box<dyn Fn(i64) -> Value>, i64)> {
+    vec![
+        (
+            "string length under a bounded list (rule)",
+            Box::new(|n| {
+                json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": 100,
+                    "items": {"type": "string", "maxLength": n}}},
+                    "x-kubernetes-validations": [{"rule": "self.l.all(x, x.contains('abc'))"}]})
+            }),
+            3_000_000,
+        ),
+        (
+            "cardinality: list size above the rule",
+            Box::new(|n| {
+                json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": n,
+                    "items": {"type": "object", "properties": {"s": {"type": "string", "maxLength": 64}},
+                        "x-kubernetes-validations": [{"rule": "self.s.contains('xy')"}]}}}})
+            }),
+            3_000_000,
+        ),
+        (
+            "cardinality: map size above the rule",
+            Box::new(|n| {
+                json!({"type": "object", "properties": {"m": {"type": "object", "maxProperties": n,
+                    "additionalProperties": {"type": "string", "maxLength": 32,
+                        "x-kubernetes-validations": [{"rule": "self.endsWith('x') || self.matches('^a+$')"}]}}}})
+            }),
+            3_000_000,
+        ),
+        (
+            "messageExpression string length",
+            Box::new(|n| {
+                json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": n}},
+                    "x-kubernetes-validations": [{"rule": "self.s != ''", "messageExpression": "self.s + self.s"}]})
+            }),
+            50_000_000,
+        ),
+        (
+            "quadratic in list size",
+            Box::new(|n| {
+                json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": n,
+                    "items": {"type": "string", "maxLength": 8}}},
+                    "x-kubernetes-validations": [{"rule": "self.l.all(x, self.l.exists(y, x == y))"}]})
+            }),
+            100_000,
+        ),
+        (
+            "total cost of the schema",
+            Box::new(|n| {
+                let rules: Vec<Value> = (0..12)
+                    .map(|i| json!({"rule": format!("self.l.all(x, x.contains('{i}'))")}))
+                    .collect();
+                json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": n,
+                    "items": {"type": "string", "maxLength": 100}}},
+                    "x-kubernetes-validations": rules})
+            }),
+            3_000_000,
+        ),
+        (
+            "string functions on a bounded string",
+            Box::new(|n| {
+                json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": n}},
+                    "x-kubernetes-validations": [{"rule": "self.s.replace('a', 'bb').lowerAscii().size() < 10 && self.s.split(',').size() < 10 && self.s.find('[0-9]+') != ''"}]})
+            }),
+            50_000_000,
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cel_compile_checks_agree_with_the_api_server() {
+    let env = Environment::builder().start().await.expect("control plane");
+    let client = env.client();
+
+    let mut cases: Vec<(&str, bool, Value)> = fixed_cases()
+        .into_iter()
+        .map(|(what, ok, spec)| (what, ok, crd(spec)))
+        .collect();
+    cases.extend(root_cases());
+    let verdicts: Vec<(&str, bool, Verdict, Verdict)> = futures::stream::iter(cases)
+        .map(|(what, ok, c)| {
+            let client = client.clone();
+            async move { (what, ok, server(&client, &c).await, ours(&c)) }
+        })
+        .buffered(8)
+        .collect()
+        .await;
+    let mut disagreements = vec![];
+    for (what, ok, theirs, mine) in &verdicts {
+        if theirs.accepted != *ok {
+            disagreements.push(format!(
+                "{what}: the case does not test what it says: the server {} it: {}",
+                if theirs.accepted {
+                    "accepts"
+                } else {
+                    "refuses"
+                },
+                theirs.text
+            ));
+        }
+        if theirs.accepted != mine.accepted || theirs.factors != mine.factors {
+            disagreements.push(format!("{what}: server {theirs:?}\n  ours {mine:?}"));
+        }
+    }
+
+    let mut thresholds = vec![];
+    for (what, family, max) in families() {
+        // The smallest bound the server refuses.
+        let refused = |v: &Verdict| !v.accepted;
+        let (mut lo, mut hi) = (1i64, max);
+        let top = server(&client, &crd(family(hi))).await;
+        let bottom = server(&client, &crd(family(lo))).await;
+        if !refused(&top) || refused(&bottom) {
+            disagreements.push(format!(
+                "{what}: the family does not cross the limit in 1..={max}: at 1 {bottom:?}, at {max} {top:?}"
+            ));
+            continue;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if refused(&server(&client, &crd(family(mid))).await) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let (below, at) = (crd(family(lo)), crd(family(hi)));
+        let (theirs_below, theirs_at) = (server(&client, &below).await, server(&client, &at).await);
+        let (mine_below, mine_at) = (ours(&below), ours(&at));
+        thresholds.push(format!(
+            "{what}: server flips at {hi}, factor {:?}",
+            theirs_at.factors
+        ));
+        if mine_below != theirs_below
+            || mine_at.accepted != theirs_at.accepted
+            || mine_at.factors != theirs_at.factors
+        {
+            disagreements.push(format!(
+                "{what}: the server flips at {hi}: at {lo} server {theirs_below:?} ours {mine_below:?}; at {hi} server {theirs_at:?} ours {mine_at:?}"
+            ));
+        }
+        // Far over the limit, the factor text agrees too.
+        let mine_top = ours(&crd(family(max)));
+        if mine_top.accepted || mine_top.factors != top.factors {
+            disagreements.push(format!("{what} at {max}: server {top:?} ours {mine_top:?}"));
+        }
+    }
+    println!(
+        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server), {} cost thresholds:\n  {}",
+        verdicts.len(),
+        verdicts.iter().filter(|v| !v.2.accepted).count(),
+        thresholds.len(),
+        thresholds.join("\n  ")
+    );
+    assert!(
+        disagreements.is_empty(),
+        "disagreements with the API server:\n{}",
+        disagreements.join("\n")
+    );
+}
