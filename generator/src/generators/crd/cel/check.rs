@@ -196,10 +196,10 @@ impl Checker<'_> {
                     kt = Some(self.join(kt, k));
                     self.check(&entry.value);
                     let mut v = self.get(&entry.value);
-                    if entry.optional {
-                        if let Type::Opaque(super::types::OPTIONAL, ps) = &v {
-                            v = ps[0].clone();
-                        }
+                    if entry.optional
+                        && let Type::Opaque(super::types::OPTIONAL, ps) = &v
+                    {
+                        v = ps[0].clone();
                     }
                     vt = Some(self.join(vt, v));
                 }
@@ -590,10 +590,10 @@ fn valid_substitution(m: &mut Mapping, t1: &Type, t2: &Type) -> (bool, bool) {
         }
         if assignable(m, t1, &sub) {
             let new = most_general(t1.clone(), sub);
-            if not_referenced_in(m, t2, &new) {
-                if let Type::Param(n) = t2 {
-                    m.insert(n.clone(), new);
-                }
+            if not_referenced_in(m, t2, &new)
+                && let Type::Param(n) = t2
+            {
+                m.insert(n.clone(), new);
             }
             return (true, true);
         }

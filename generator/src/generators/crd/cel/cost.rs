@@ -163,10 +163,10 @@ impl<'a> Coster<'a> {
     }
 
     fn path(&self, e: &IdedExpr) -> Vec<String> {
-        if let Expr::Ident(n) = &e.expr {
-            if let Some(l) = self.peek(n) {
-                return l.path.clone();
-            }
+        if let Expr::Ident(n) = &e.expr
+            && let Some(l) = self.peek(n)
+        {
+            return l.path.clone();
         }
         self.paths.get(&e.id).cloned().unwrap_or_default()
     }
@@ -201,10 +201,10 @@ impl<'a> Coster<'a> {
         if self.ty(e).is_scalar() {
             return Some(Est::fixed(1));
         }
-        if let Expr::Ident(n) = &e.expr {
-            if let Some(s) = self.peek(n).and_then(|l| l.size) {
-                return Some(s);
-            }
+        if let Expr::Ident(n) = &e.expr
+            && let Some(s) = self.peek(n).and_then(|l| l.size)
+        {
+            return Some(s);
         }
         None
     }

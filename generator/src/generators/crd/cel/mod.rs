@@ -57,7 +57,7 @@ pub fn check_schema(schema: &Value) -> Vec<Problem> {
     let root = schema_decl(schema, true);
     w.walk(schema, root.as_ref(), String::new(), None, Some(1), &[]);
     if w.total > STATIC_ESTIMATED_CRD_COST_LIMIT {
-        w.expensive.sort_by(|a, b| b.1.cmp(&a.1));
+        w.expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
         let top: Vec<String> = w
             .expensive
             .iter()
@@ -132,10 +132,8 @@ impl Walker {
         cardinality: Option<u64>,
         above: &[String],
     ) {
-        if let Some(Value::Array(rules)) = s.get("x-kubernetes-validations") {
-            if let Some(d) = decl {
-                self.rules(rules, d, &at, forbid_old_self, cardinality, above);
-            }
+        if let (Some(Value::Array(rules)), Some(d)) = (s.get("x-kubernetes-validations"), decl) {
+            self.rules(rules, d, &at, forbid_old_self, cardinality, above);
         }
         let own_max = max_elements(s);
         let child_card = match (cardinality, own_max) {
@@ -317,35 +315,35 @@ impl Walker {
                 ));
             }
             self.observe(format!("the rule `{rule}`"), expression_cost);
-            if let Some(msg) = r.get("messageExpression").and_then(Value::as_str) {
-                if let Some(m) = compile(msg, &env, decl) {
-                    match m.outcome {
-                        Outcome::Errors(errors) => self.problems.push(problem(
+            if let Some(msg) = r.get("messageExpression").and_then(Value::as_str)
+                && let Some(m) = compile(msg, &env, decl)
+            {
+                match m.outcome {
+                    Outcome::Errors(errors) => self.problems.push(problem(
+                        msg,
+                        format!("the messageExpression `{msg}` at {where_} does not compile: {}", errors.join("; ")),
+                        "messageExpressions are type checked as rules are",
+                    )),
+                    Outcome::Typed(t, _) if t != Type::String && !t.has_unknown() => {
+                        self.problems.push(problem(
                             msg,
-                            format!("the messageExpression `{msg}` at {where_} does not compile: {}", errors.join("; ")),
-                            "messageExpressions are type checked as rules are",
-                        )),
-                        Outcome::Typed(t, _) if t != Type::String && !t.has_unknown() => {
+                            format!("the messageExpression `{msg}` at {where_} evaluates to {t}; messageExpression must evaluate to a string"),
+                            "convert the message with string(...)",
+                        ))
+                    }
+                    Outcome::Typed(_, ref estimate) => {
+                        let cost = estimate.as_ref().map_or(0, |c| c.0);
+                        if cost > STATIC_ESTIMATED_COST_LIMIT {
                             self.problems.push(problem(
                                 msg,
-                                format!("the messageExpression `{msg}` at {where_} evaluates to {t}; messageExpression must evaluate to a string"),
-                                "convert the message with string(...)",
-                            ))
+                                format!(
+                                    "the messageExpression `{msg}` at {where_}: {}",
+                                    cost_message("estimated messageExpression cost", cost, STATIC_ESTIMATED_COST_LIMIT)
+                                ),
+                                &format!("{}; a string converted from a value (string(x)) has no known length: concatenate bounded strings, or use `message`", bound_hint(at, &m.outcome, &[])),
+                            ));
                         }
-                        Outcome::Typed(_, ref estimate) => {
-                            let cost = estimate.as_ref().map_or(0, |c| c.0);
-                            if cost > STATIC_ESTIMATED_COST_LIMIT {
-                                self.problems.push(problem(
-                                    msg,
-                                    format!(
-                                        "the messageExpression `{msg}` at {where_}: {}",
-                                        cost_message("estimated messageExpression cost", cost, STATIC_ESTIMATED_COST_LIMIT)
-                                    ),
-                                    &format!("{}; a string converted from a value (string(x)) has no known length: concatenate bounded strings, or use `message`", bound_hint(at, &m.outcome, &[])),
-                                ));
-                            }
-                            self.observe(format!("the messageExpression `{msg}`"), cost);
-                        }
+                        self.observe(format!("the messageExpression `{msg}`"), cost);
                     }
                 }
             }
@@ -419,8 +417,11 @@ enum Outcome {
     Errors(Vec<String>),
     /// The result type and, when every part was modeled, the estimated cost's maximum and
     /// the unbounded nodes it read.
-    Typed(Type, Option<(u64, BTreeSet<(Vec<String>, &'static str)>)>),
+    Typed(Type, Option<(u64, Unbounded)>),
 }
+
+/// The unbounded nodes a cost estimate read: path below `self`, keyword that would bound it.
+type Unbounded = BTreeSet<(Vec<String>, &'static str)>;
 
 struct Compiled {
     outcome: Outcome,

@@ -51,6 +51,7 @@ pub enum Type {
     /// A type parameter of an overload or a free type variable of the checker.
     Param(String),
     /// `type(T)`: the type of type values (`int`, `string`... as identifiers).
+    #[allow(clippy::enum_variant_names)]
     Type(Box<Type>),
 }
 
