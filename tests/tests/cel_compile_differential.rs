@@ -254,6 +254,26 @@ fn fixed_cases() -> Vec<(&'static str, bool, Value)> {
             ),
         ),
         (
+            "fieldPath",
+            true,
+            base(json!([{"rule": "self.n > 0", "fieldPath": ".n"}])),
+        ),
+        (
+            "fieldPath of a map key",
+            true,
+            base(json!([{"rule": "self.n > 0", "fieldPath": ".m['a.b']"}])),
+        ),
+        (
+            "fieldPath of no field",
+            false,
+            base(json!([{"rule": "self.n > 0", "fieldPath": ".nope"}])),
+        ),
+        (
+            "fieldPath into a list",
+            false,
+            base(json!([{"rule": "self.n > 0", "fieldPath": ".l[0]"}])),
+        ),
+        (
             "optionalOldSelf compared to self",
             false,
             base(json!([{"rule": "self == oldSelf", "optionalOldSelf": true}])),

@@ -151,7 +151,8 @@ fn check_regex(pattern: &str) -> Result<(), String> {
 
 /// Compile a CEL expression of an XValidation marker (`rule` or `messageExpression`) as
 /// the apiserver would, so a syntax error is reported here, at the marker, instead of when
-/// the CRD is applied. Only the syntax is checked: types and field names are the apiserver's.
+/// the CRD is applied. Only the syntax is checked here: types, field names and cost are
+/// checked on the final schema (`cel::check_schema`), where sizes and types are known.
 fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
     let Err(errors) = cel::Program::compile(expr) else {
         return Ok(());

@@ -133,7 +133,7 @@ impl Walker {
         above: &[String],
     ) {
         if let (Some(Value::Array(rules)), Some(d)) = (s.get("x-kubernetes-validations"), decl) {
-            self.rules(rules, d, &at, forbid_old_self, cardinality, above);
+            self.rules(s, rules, d, &at, forbid_old_self, cardinality, above);
         }
         let own_max = max_elements(s);
         let child_card = match (cardinality, own_max) {
@@ -227,8 +227,10 @@ impl Walker {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn rules(
         &mut self,
+        node: &Value,
         rules: &[Value],
         decl: &Decl,
         at: &str,
@@ -269,6 +271,16 @@ impl Walker {
                 message,
                 hint: hint.to_string(),
             };
+            if let Some(path) = r.get("fieldPath").and_then(Value::as_str)
+                && !path.trim().is_empty()
+                && let Err(why) = valid_field_path(path, node)
+            {
+                self.problems.push(problem(
+                    rule,
+                    format!("the fieldPath `{path}` of the rule `{rule}` at {where_} must be a valid path: {why}"),
+                    "fieldPath names a field below the rule's node: `.field`, `.field.sub`, or `['key']` for names with special characters and map keys; list items cannot be named",
+                ));
+            }
             let Some(compiled) = compile(rule, &env, decl) else {
                 continue;
             };
@@ -376,6 +388,67 @@ impl Walker {
             self.expensive.push((what, cost));
         }
     }
+}
+
+/// `ValidFieldPath`: a rule's `fieldPath` must lead, through properties and map keys, to a
+/// node of the rule's schema (no list indices).
+fn valid_field_path(path: &str, schema: &Value) -> Result<(), String> {
+    let chars: Vec<char> = path.chars().collect();
+    let mut tokens: Vec<String> = vec![];
+    let mut i = 0;
+    while i < chars.len() {
+        let start = i;
+        if chars[i] == '\'' {
+            i += 1;
+            while i < chars.len() && !(chars[i] == '\'' && chars[i - 1] != '\\') {
+                i += 1;
+            }
+            i = (i + 1).min(chars.len());
+        } else if matches!(chars[i], '.' | '[' | ']') {
+            i += 1;
+        } else {
+            while i < chars.len() && !matches!(chars[i], '.' | '[' | ']') {
+                i += 1;
+            }
+        }
+        tokens.push(chars[start..i].iter().collect());
+    }
+    let mut node = schema;
+    let step = |node: &mut &Value, name: &str| -> Result<(), String> {
+        if let Some(props) = node.get("properties") {
+            *node = props.get(name).ok_or("does not refer to a valid field")?;
+        } else if let Some(ap) = node.get("additionalProperties") {
+            *node = ap;
+        } else {
+            return Err("does not refer to a valid field".into());
+        }
+        Ok(())
+    };
+    let mut it = tokens.iter();
+    while let Some(tok) = it.next() {
+        match tok.as_str() {
+            "[" => {
+                let quoted = it.next().ok_or("unexpected end of JSON path")?;
+                let name = quoted
+                    .strip_prefix('\'')
+                    .and_then(|q| q.strip_suffix('\''))
+                    .filter(|_| quoted.len() >= 2)
+                    .ok_or_else(|| format!("expected single quoted string but got {quoted}"))?;
+                step(&mut node, &name.replace("\\'", "'"))?;
+                match it.next().map(String::as_str) {
+                    Some("]") => {}
+                    Some(other) => return Err(format!("expected ] but got {other}")),
+                    None => return Err("unexpected end of JSON path".into()),
+                }
+            }
+            "." => {
+                let name = it.next().ok_or("unexpected end of JSON path")?;
+                step(&mut node, name)?;
+            }
+            other => return Err(format!("expected [ or . but got: {other}")),
+        }
+    }
+    Ok(())
 }
 
 /// The server's hint names no field; ours names the bounds the estimate missed: the

@@ -111,3 +111,25 @@ fn unknown_functions_never_refuse() {
     );
     assert_eq!(problems(s), Vec::<String>::new());
 }
+
+#[test]
+fn field_paths_are_checked() {
+    let s = |fp: &str| {
+        obj(
+            json!({"a": {"type": "object", "properties": {"b": {"type": "integer"}}},
+                   "m": {"type": "object", "additionalProperties": {"type": "string"}},
+                   "l": {"type": "array", "items": {"type": "string"}}}),
+            json!([{"rule": "true", "fieldPath": fp}]),
+        )
+    };
+    for ok in [".a", ".a.b", "['a'].b", ".m.anything", ".m['x.y']", ".l"] {
+        assert_eq!(problems(s(ok)), Vec::<String>::new(), "{ok}");
+    }
+    for bad in [".nope", ".a.c", ".l[0]", "a", ".a.b.c", ".a["] {
+        let p = problems(s(bad));
+        assert!(
+            p.len() == 1 && p[0].contains("must be a valid path"),
+            "{bad}: {p:?}"
+        );
+    }
+}

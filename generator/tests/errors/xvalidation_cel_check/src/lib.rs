@@ -26,6 +26,8 @@ pub struct Gadget {
 //~^ ERROR undefined field 'nope'
 /// +kubebuilder:validation:XValidation:rule="self.replicas > 0",messageExpression="self.replicas"
 //~^ ERROR messageExpression must evaluate to a string
+/// +kubebuilder:validation:XValidation:rule="self.replicas >= 0",message="bad",fieldPath=".replica"
+//~^ ERROR the fieldPath `.replica` of the rule `self.replicas >= 0` at `.spec` must be a valid path
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GadgetSpec {
