@@ -139,6 +139,47 @@ fn fixed_cases() -> Vec<(&'static str, bool, Value)> {
             false,
             rule("[1, 'a'].size() > 0"),
         ),
+        (
+            "heterogeneous map literal",
+            false,
+            rule("{'a': 1, 'b': 'c'}.size() > 0"),
+        ),
+        (
+            "mixed list in format",
+            true,
+            rule("'%s %d'.format(['a', 1]) != ''"),
+        ),
+        (
+            "dyn and int in a list",
+            false,
+            rule("[self.ios, 1].size() > 0"),
+        ),
+        (
+            "valid regex literal",
+            true,
+            rule("self.s.matches('^[a-z]+$')"),
+        ),
+        ("invalid regex literal", false, rule("self.s.matches('[')")),
+        (
+            "valid duration literal",
+            true,
+            rule("self.dur < duration('1h30m')"),
+        ),
+        (
+            "invalid duration literal",
+            false,
+            rule("self.dur < duration('1x')"),
+        ),
+        (
+            "valid timestamp literal",
+            true,
+            rule("self.ts < timestamp('2020-02-29T10:00:00.5+01:00')"),
+        ),
+        (
+            "invalid timestamp literal",
+            false,
+            rule("self.ts < timestamp('2021-02-29T00:00:00Z')"),
+        ),
         ("wrong argument type", false, rule("self.s.startsWith(1)")),
         (
             "branches of different types",

@@ -133,7 +133,7 @@ static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeM
 
 /// Compile a `Pattern` regex (RE2 syntax, which the regex crate follows) to check it;
 /// `Err` carries the last line of the compiler's message.
-fn check_regex(pattern: &str) -> Result<(), String> {
+pub(crate) fn check_regex(pattern: &str) -> Result<(), String> {
     if let Some(r) = lock(&PATTERNS).get(pattern) {
         return r.clone();
     }

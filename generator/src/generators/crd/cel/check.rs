@@ -266,7 +266,8 @@ impl Checker<'_> {
         }
     }
 
-    /// List and map literals are homogeneous (`cel.HomogeneousAggregateLiterals`).
+    /// The element type of a literal: mixed elements make it `dyn` (Kubernetes refuses
+    /// them afterwards, outside `format` calls: [`super::validators`]).
     fn join(&mut self, previous: Option<Type>, current: Type) -> Type {
         let Some(previous) = previous else {
             return current;
@@ -274,8 +275,7 @@ impl Checker<'_> {
         if self.is_assignable(&previous, &current) {
             return most_general(previous, current);
         }
-        self.error(format!("expected type '{previous}' but found '{current}'"));
-        Type::Error
+        Type::Dyn
     }
 
     fn check_select_field(&mut self, operand: &IdedExpr, field: &str, optional: bool) -> Type {
@@ -724,7 +724,8 @@ mod tests {
             vec!["undeclared reference to 'nope' (in container '')"]
         );
         assert!(!out("self.n == 'a'").1.is_empty());
-        assert!(!out("[1, 'a']").1.is_empty());
+        // Mixed literals type as dyn lists; the validators refuse them.
+        assert_eq!(out("[1, 'a']").0, Type::list(Type::Dyn));
         assert!(!out("self.n.foo").1.is_empty());
         assert!(!out("self.name == null").1.is_empty());
         assert!(out("self.n.unknownFunction()").1.is_empty());

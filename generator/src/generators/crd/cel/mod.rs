@@ -16,6 +16,7 @@ mod check;
 mod cost;
 mod library;
 mod types;
+mod validators;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -510,8 +511,15 @@ fn compile(src: &str, env: &check::Env, decl: &Decl) -> Option<Compiled> {
         .parse(src)
         .ok()?;
     let checked = check::check(&expr, env);
+    let invalid = if checked.errors.is_empty() {
+        validators::validate(&expr, &checked)
+    } else {
+        vec![]
+    };
     let outcome = if !checked.errors.is_empty() {
         Outcome::Errors(checked.errors.clone())
+    } else if !invalid.is_empty() {
+        Outcome::Errors(invalid)
     } else {
         let cost = (!checked.unknown).then(|| {
             let (est, unbounded) = cost::estimate(&expr, &checked, decl);
