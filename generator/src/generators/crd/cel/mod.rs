@@ -241,6 +241,11 @@ impl Walker {
     ) {
         let mut structs = BTreeMap::new();
         let self_type = decl.cel_type("selfType", &mut structs);
+        // The schema's object types, declared once for all the node's rules.
+        let mut env = check::Env {
+            vars: HashMap::from([("self", self_type.clone())]),
+            structs: std::mem::take(&mut structs),
+        };
         // `maxCardinality(declType.MinSerializedSize)`: as many as fit in a request.
         let cardinality = cardinality
             .unwrap_or_else(|| (types::MAX_REQUEST_SIZE_BYTES / (decl.min_size + 1)) as u64);
@@ -262,10 +267,8 @@ impl Walker {
             } else {
                 self_type.clone()
             };
-            let env = check::Env {
-                vars: HashMap::from([("self", self_type.clone()), ("oldSelf", old_self)]),
-                structs: structs.clone(),
-            };
+            env.vars.insert("oldSelf", old_self);
+            let env = &env;
             let problem = |expr: &str, message: String, hint: &str| Problem {
                 at: at.to_string(),
                 expr: Some(expr.to_string()),
@@ -282,7 +285,7 @@ impl Walker {
                     "fieldPath names a field below the rule's node: `.field`, `.field.sub`, or `['key']` for names with special characters and map keys; list items cannot be named",
                 ));
             }
-            let Some(compiled) = compile(rule, &env, decl) else {
+            let Some(compiled) = compile(rule, env, decl) else {
                 continue;
             };
             let mut uses_old_self = compiled.uses_old_self;
@@ -329,7 +332,7 @@ impl Walker {
             }
             self.observe(format!("the rule `{rule}`"), expression_cost);
             if let Some(msg) = r.get("messageExpression").and_then(Value::as_str)
-                && let Some(m) = compile(msg, &env, decl)
+                && let Some(m) = compile(msg, env, decl)
             {
                 match m.outcome {
                     Outcome::Errors(errors) => self.problems.push(problem(
