@@ -465,6 +465,104 @@ fn families() -> Vec<(&'static str, Box<dyn Fn(i64) -> Value>, i64)> {
     ]
 }
 
+/// The corpus CRDs with rules, each with every maxLength, maxItems and maxProperties
+/// removed: real-world rules whose estimated costs now go over the budgets (or not), each
+/// with its factor.
+fn unbounded_corpus() -> Vec<(String, Value)> {
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("corpus") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                files(&p, out);
+            } else if p.extension().is_some_and(|e| e == "yaml") {
+                out.push(p);
+            }
+        }
+    }
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in ["maxLength", "maxItems", "maxProperties"] {
+                    m.remove(k);
+                }
+                for (k, x) in m.iter_mut() {
+                    if k != "default" && k != "enum" && k != "example" {
+                        strip(x);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut paths = vec![];
+    files(
+        &kube_codegen_tests::repo_root().join("tests/fixtures/crd-corpus"),
+        &mut paths,
+    );
+    paths.sort();
+    let mut out = vec![];
+    for p in paths {
+        let text = std::fs::read_to_string(&p).expect("read");
+        if !text.contains("x-kubernetes-validations") {
+            continue;
+        }
+        for doc in serde_yaml::Deserializer::from_str(&text) {
+            let Ok(mut v) = <Value as serde::Deserialize>::deserialize(doc) else {
+                continue;
+            };
+            if v["kind"] != "CustomResourceDefinition" {
+                continue;
+            }
+            strip(&mut v["spec"]["versions"]);
+            // No webhook to call for a dry run.
+            if let Some(spec) = v["spec"].as_object_mut() {
+                spec.remove("conversion");
+            }
+            let name = v["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            out.push((name, v));
+        }
+    }
+    out
+}
+
+/// Our verdict on every version of a CRD. The server checks a schema all versions share
+/// once (it keeps it as the CRD's `spec.validation`), so do we.
+fn ours_all_versions(crd: &Value) -> Verdict {
+    let mut text = vec![];
+    let mut schemas: Vec<&Value> = vec![];
+    for v in crd["spec"]["versions"].as_array().into_iter().flatten() {
+        let schema = &v["schema"]["openAPIV3Schema"];
+        if !schemas.contains(&schema) {
+            schemas.push(schema);
+        }
+    }
+    let schemas = if schemas.len() == 1 {
+        schemas
+    } else {
+        crd["spec"]["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| &v["schema"]["openAPIV3Schema"])
+            .collect()
+    };
+    for schema in schemas {
+        for p in check_schema(schema) {
+            text.push(p.message);
+        }
+    }
+    let text = text.join("; ");
+    Verdict {
+        accepted: text.is_empty(),
+        factors: factors(&text),
+        text,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cel_compile_checks_agree_with_the_api_server() {
     let env = Environment::builder().start().await.expect("control plane");
@@ -500,6 +598,24 @@ async fn cel_compile_checks_agree_with_the_api_server() {
             disagreements.push(format!("{what}: server {theirs:?}\n  ours {mine:?}"));
         }
     }
+
+    // Real-world rules, their bounds removed.
+    let corpus: Vec<(String, Verdict, Verdict)> = futures::stream::iter(unbounded_corpus())
+        .map(|(name, c)| {
+            let client = client.clone();
+            async move { (name, server(&client, &c).await, ours_all_versions(&c)) }
+        })
+        .buffered(8)
+        .collect()
+        .await;
+    for (name, theirs, mine) in &corpus {
+        if theirs.accepted != mine.accepted || theirs.factors != mine.factors {
+            disagreements.push(format!(
+                "{name} (bounds removed): server {theirs:?}\n  ours {mine:?}"
+            ));
+        }
+    }
+    let corpus_factors: usize = corpus.iter().map(|c| c.1.factors.len()).sum();
 
     let mut thresholds = vec![];
     for (what, family, max) in families() {
@@ -544,9 +660,11 @@ async fn cel_compile_checks_agree_with_the_api_server() {
         }
     }
     println!(
-        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server), {} cost thresholds:\n  {}",
+        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server); {} corpus CRDs without their bounds ({} refused, {corpus_factors} cost factors); {} cost thresholds:\n  {}",
         verdicts.len(),
         verdicts.iter().filter(|v| !v.2.accepted).count(),
+        corpus.len(),
+        corpus.iter().filter(|c| !c.1.accepted).count(),
         thresholds.len(),
         thresholds.join("\n  ")
     );
