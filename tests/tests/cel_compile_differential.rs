@@ -44,6 +44,8 @@ fn crd(spec: Value) -> Value {
 #[derive(Debug, PartialEq)]
 struct Verdict {
     accepted: bool,
+    /// How many expressions do not compile (type errors).
+    failed: usize,
     /// The cost factors named, sorted (`1.000123x`, `more than 100x`...).
     factors: Vec<String>,
     text: String,
@@ -72,6 +74,7 @@ fn ours(crd: &Value) -> Verdict {
         .join("; ");
     Verdict {
         accepted: problems.is_empty(),
+        failed: text.matches("does not compile").count(),
         factors: factors(&text),
         text,
     }
@@ -92,6 +95,7 @@ async fn server(client: &kube::Client, crd: &Value) -> Verdict {
     if status.is_success() {
         return Verdict {
             accepted: true,
+            failed: 0,
             factors: vec![],
             text: String::new(),
         };
@@ -100,6 +104,7 @@ async fn server(client: &kube::Client, crd: &Value) -> Verdict {
     let text = v["message"].as_str().unwrap_or_default().to_string();
     Verdict {
         accepted: false,
+        failed: text.matches("compilation failed").count(),
         factors: factors(&text),
         text,
     }
@@ -469,6 +474,69 @@ fn families() -> Vec<(&'static str, Box<dyn Fn(i64) -> Value>, i64)> {
 /// removed: real-world rules whose estimated costs now go over the budgets (or not), each
 /// with its factor.
 fn unbounded_corpus() -> Vec<(String, Value)> {
+    corpus_with(|v| strip(&mut v["spec"]["versions"]))
+}
+
+/// The corpus CRDs whose transition rules (those naming `oldSelf`) are made
+/// `optionalOldSelf`: `oldSelf` becomes an optional, which most of them do not expect, a
+/// type-checking sweep over real-world rules.
+fn optional_old_self_corpus() -> Vec<(String, Value)> {
+    fn mark(v: &mut Value) -> bool {
+        let mut any = false;
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Array(rules)) = m.get_mut("x-kubernetes-validations") {
+                    for r in rules {
+                        if r["rule"].as_str().is_some_and(|x| x.contains("oldSelf")) {
+                            r["optionalOldSelf"] = json!(true);
+                            any = true;
+                        }
+                    }
+                }
+                for (k, x) in m.iter_mut() {
+                    if k != "default" && k != "enum" && k != "example" {
+                        any |= mark(x);
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    any |= mark(x);
+                }
+            }
+            _ => {}
+        }
+        any
+    }
+    let mut out = corpus_with(|v| {
+        let marked = mark(&mut v["spec"]["versions"]);
+        v["marked"] = json!(marked);
+    });
+    out.retain_mut(|(_, v)| {
+        v.as_object_mut().and_then(|m| m.remove("marked")) == Some(json!(true))
+    });
+    out
+}
+
+fn strip(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in ["maxLength", "maxItems", "maxProperties"] {
+                m.remove(k);
+            }
+            for (k, x) in m.iter_mut() {
+                if k != "default" && k != "enum" && k != "example" {
+                    strip(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip),
+        _ => {}
+    }
+}
+
+/// The corpus CRDs with rules, changed by `mutate`.
+fn corpus_with(mutate: impl Fn(&mut Value)) -> Vec<(String, Value)> {
     fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).expect("corpus") {
             let p = e.expect("entry").path();
@@ -477,22 +545,6 @@ fn unbounded_corpus() -> Vec<(String, Value)> {
             } else if p.extension().is_some_and(|e| e == "yaml") {
                 out.push(p);
             }
-        }
-    }
-    fn strip(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                for k in ["maxLength", "maxItems", "maxProperties"] {
-                    m.remove(k);
-                }
-                for (k, x) in m.iter_mut() {
-                    if k != "default" && k != "enum" && k != "example" {
-                        strip(x);
-                    }
-                }
-            }
-            Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
         }
     }
     let mut paths = vec![];
@@ -514,7 +566,7 @@ fn unbounded_corpus() -> Vec<(String, Value)> {
             if v["kind"] != "CustomResourceDefinition" {
                 continue;
             }
-            strip(&mut v["spec"]["versions"]);
+            mutate(&mut v);
             // No webhook to call for a dry run.
             if let Some(spec) = v["spec"].as_object_mut() {
                 spec.remove("conversion");
@@ -558,6 +610,7 @@ fn ours_all_versions(crd: &Value) -> Verdict {
     let text = text.join("; ");
     Verdict {
         accepted: text.is_empty(),
+        failed: text.matches("does not compile").count(),
         factors: factors(&text),
         text,
     }
@@ -594,7 +647,10 @@ async fn cel_compile_checks_agree_with_the_api_server() {
                 theirs.text
             ));
         }
-        if theirs.accepted != mine.accepted || theirs.factors != mine.factors {
+        if theirs.accepted != mine.accepted
+            || theirs.factors != mine.factors
+            || theirs.failed != mine.failed
+        {
             disagreements.push(format!("{what}: server {theirs:?}\n  ours {mine:?}"));
         }
     }
@@ -616,6 +672,26 @@ async fn cel_compile_checks_agree_with_the_api_server() {
         }
     }
     let corpus_factors: usize = corpus.iter().map(|c| c.1.factors.len()).sum();
+    let optional: Vec<(String, Verdict, Verdict)> =
+        futures::stream::iter(optional_old_self_corpus())
+            .map(|(name, c)| {
+                let client = client.clone();
+                async move { (name, server(&client, &c).await, ours_all_versions(&c)) }
+            })
+            .buffered(8)
+            .collect()
+            .await;
+    for (name, theirs, mine) in &optional {
+        // A rule that fails on a default stops the server before it compiles the other
+        // rules (its "rule compile error" at `default`): then only the verdicts compare.
+        let stopped_early = theirs.text.contains("rule compile error");
+        if theirs.accepted != mine.accepted || (!stopped_early && theirs.failed != mine.failed) {
+            disagreements.push(format!(
+                "{name} (optionalOldSelf): server {theirs:?}\n  ours {mine:?}"
+            ));
+        }
+    }
+    let optional_failed: usize = optional.iter().map(|c| c.1.failed).sum();
 
     let mut thresholds = vec![];
     for (what, family, max) in families() {
@@ -660,11 +736,12 @@ async fn cel_compile_checks_agree_with_the_api_server() {
         }
     }
     println!(
-        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server); {} corpus CRDs without their bounds ({} refused, {corpus_factors} cost factors); {} cost thresholds:\n  {}",
+        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server); {} corpus CRDs without their bounds ({} refused, {corpus_factors} cost factors); {} corpus CRDs with optionalOldSelf transition rules ({optional_failed} rules fail to compile); {} cost thresholds:\n  {}",
         verdicts.len(),
         verdicts.iter().filter(|v| !v.2.accepted).count(),
         corpus.len(),
         corpus.iter().filter(|c| !c.1.accepted).count(),
+        optional.len(),
         thresholds.len(),
         thresholds.join("\n  ")
     );
