@@ -460,15 +460,23 @@ fn check_cel(api: &Api, k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnost
     let json = serde_json::to_value(schema).expect("schemas serialize");
     for p in cel::check_schema(&json) {
         let message = format!("{} (in {})", p.message, k.name);
-        let d = match p
-            .expr
-            .as_deref()
-            .and_then(|e| find_xvalidation_marker(api, e, Some(&p.at)))
-        {
-            Some(m) => m.error(message),
-            None => Diagnostic::new(k.loc.clone(), message),
+        let d = match (
+            &p.expr,
+            p.expr
+                .as_deref()
+                .and_then(|e| find_xvalidation_marker(api, e, Some(&p.at))),
+        ) {
+            (_, Some(m)) => m.error(message).with_hint(p.hint),
+            (None, None) => Diagnostic::new(k.loc.clone(), message).with_hint(p.hint),
+            // A rule no marker of this crate wrote: an embedded Kubernetes type's own (its
+            // `+k8s:immutable` rules). Nothing here can change it, and the CRD is kept as
+            // controller-gen would write it; said loudly, as the server refuses it.
+            (Some(_), None) => Diagnostic::warning(k.loc.clone(), message).with_hint(format!(
+                "the rule comes with an embedded Kubernetes type's schema, not from a marker here; the API server refuses this CRD until it passes: {}",
+                p.hint
+            )),
         };
-        diags.push(d.with_hint(p.hint));
+        diags.push(d);
     }
 }
 
@@ -492,9 +500,18 @@ pub(crate) fn find_xvalidation_marker<'a>(
         }
         ms
     });
-    let mut candidates = candidates.filter(|(_, m)| {
-        m.name.ends_with("XValidation")
-            && (m.arg("rule") == Some(expr) || m.arg("messageExpression") == Some(expr))
+    // `+k8s:immutable` writes `self == oldSelf` on its field and, when the field is
+    // optional, `!has(oldSelf.f) || has(self.f)` on the parent.
+    let immutable_field = expr
+        .strip_prefix("!has(oldSelf.")
+        .and_then(|r| r.split_once(')'))
+        .map(|(f, _)| f);
+    let mut candidates = candidates.filter(|(f, m)| {
+        (m.name.ends_with("XValidation")
+            && (m.arg("rule") == Some(expr) || m.arg("messageExpression") == Some(expr)))
+            || (m.name == "k8s:immutable"
+                && (expr == "self == oldSelf"
+                    || (immutable_field.is_some() && *f == immutable_field)))
     });
     let first = candidates.next()?;
     let field = at
