@@ -115,3 +115,23 @@ fn accepted_and_generated_crds_check_clean() {
     assert!(rules > 300, "only {rules} rules seen");
     assert!(schemas > 100, "only {schemas} schemas seen");
 }
+
+/// A rule no marker wrote (an embedded Kubernetes type's `+k8s:immutable` rules, nested in
+/// unbounded lists of `WorkloadSpec`) over the budget: the server refuses the CRD (so says
+/// tests/tests/k8s_embedded.rs), nothing here can change the rule, so generation warns and
+/// goes on.
+#[test]
+fn an_embedded_types_rule_over_budget_is_a_warning() {
+    let generated = kube_codegen::Config::new()
+        .crate_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k8s_embedded"))
+        .generate()
+        .expect("the fixture generates");
+    let w: Vec<String> = generated.warnings.iter().map(|d| d.to_string()).collect();
+    assert!(
+        w.iter().any(
+            |w| w.contains("estimated rule cost exceeds budget by factor of 2.0x")
+                && w.contains("embedded Kubernetes type's schema")
+        ),
+        "{w:#?}"
+    );
+}
