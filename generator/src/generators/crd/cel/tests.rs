@@ -133,3 +133,16 @@ fn field_paths_are_checked() {
         );
     }
 }
+
+#[test]
+fn odd_schemas_do_not_panic() {
+    for s in [
+        json!(null),
+        json!(true),
+        json!([]),
+        json!({"type": "object", "properties": {"a": null}}),
+        json!({"x-kubernetes-validations": [{"rule": "self"}]}),
+    ] {
+        let _ = check_schema(&s);
+    }
+}

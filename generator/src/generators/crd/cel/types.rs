@@ -418,7 +418,9 @@ fn with_type_and_object_meta(s: &Value) -> Value {
         serde_json::json!({"type": "string", "maxLength": max})
     };
     let mut out = s.clone();
-    let obj = out.as_object_mut().expect("schemas are objects");
+    let Some(obj) = out.as_object_mut() else {
+        return out;
+    };
     let mut new_props = props
         .and_then(Value::as_object)
         .cloned()
