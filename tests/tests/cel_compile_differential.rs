@@ -110,23 +110,28 @@ async fn server(client: &kube::Client, crd: &Value) -> Verdict {
     }
 }
 
+/// The schema of the fixed and random cases: a field of every type, and `rules`.
+fn base_schema(rules: Value) -> Value {
+    json!({"type": "object", "properties": {
+        "n": {"type": "integer"},
+        "d": {"type": "number"},
+        "s": {"type": "string", "maxLength": 64},
+        "ios": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "ts": {"type": "string", "format": "date-time"},
+        "dur": {"type": "string", "format": "duration"},
+        "l": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
+        "ls": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
+        "m": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "string", "maxLength": 10}},
+        "o": {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5}}},
+        "p": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        "u": {"type": "string"},
+        "ul": {"type": "array", "items": {"type": "string"}},
+    }, "x-kubernetes-validations": rules})
+}
+
 /// The cases with a fixed verdict: (what, expected to be accepted, spec schema).
 fn fixed_cases() -> Vec<(&'static str, bool, Value)> {
-    let base = |rules: Value| {
-        json!({"type": "object", "properties": {
-            "n": {"type": "integer"},
-            "d": {"type": "number"},
-            "s": {"type": "string", "maxLength": 64},
-            "ios": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
-            "ts": {"type": "string", "format": "date-time"},
-            "dur": {"type": "string", "format": "duration"},
-            "l": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
-            "ls": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}},
-            "m": {"type": "object", "maxProperties": 10, "additionalProperties": {"type": "string", "maxLength": 10}},
-            "o": {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5}}},
-            "p": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-        }, "x-kubernetes-validations": rules})
-    };
+    let base = base_schema;
     let rule = |r: &str| base(json!([{"rule": r}]));
     vec![
         ("int comparison", true, rule("self.n > 0")),
@@ -396,6 +401,247 @@ fn root_cases() -> Vec<(&'static str, bool, Value)> {
         (what, ok, c)
     })
     .collect()
+}
+
+/// A small xorshift generator: the random rules are the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+}
+
+/// A random expression over the `base` schema of [`fixed_cases`]: fields of every type,
+/// literals, operators, functions and macros, well-typed or not.
+fn random_expr(rng: &mut Rng, depth: u32) -> String {
+    const ATOMS: &[&str] = &[
+        "self.n",
+        "self.d",
+        "self.s",
+        "self.ios",
+        "self.ts",
+        "self.dur",
+        "self.l",
+        "self.ls",
+        "self.m",
+        "self.o",
+        "self.o.a",
+        "self.p",
+        "1",
+        "2.5",
+        "'x'",
+        "true",
+        "null",
+        "[1, 2]",
+        "['a']",
+        "{'k': 'v'}",
+        "1u",
+        "b'x'",
+        "self.l[0]",
+        "self.m['k']",
+        "oldSelf.n",
+        "duration('1s')",
+        "timestamp('2020-01-01T00:00:00Z')",
+        "[]",
+    ];
+    if depth == 0 || rng.below(4) == 0 {
+        return rng.pick(ATOMS).to_string();
+    }
+    let a = random_expr(rng, depth - 1);
+    let b = random_expr(rng, depth - 1);
+    match rng.below(9) {
+        0..=2 => {
+            let op = rng.pick(&[
+                "==", "!=", "<", "<=", ">", "+", "-", "*", "/", "%", "&&", "||", "in",
+            ]);
+            format!("({a} {op} {b})")
+        }
+        3 => format!(
+            "{}({a})",
+            rng.pick(&[
+                "size", "string", "int", "double", "!", "-", "has", "dyn", "bytes", "uint"
+            ])
+        ),
+        4 => {
+            let f = rng.pick(&[
+                "size",
+                "lowerAscii",
+                "trim",
+                "sum",
+                "min",
+                "isSorted",
+                "join",
+                "hasValue",
+                "value",
+            ]);
+            format!("{a}.{f}()")
+        }
+        5 => {
+            let f = rng.pick(&[
+                "startsWith",
+                "contains",
+                "matches",
+                "split",
+                "indexOf",
+                "orValue",
+                "endsWith",
+                "find",
+                "charAt",
+            ]);
+            format!("{a}.{f}({b})")
+        }
+        6 => {
+            let m = rng.pick(&["all", "exists", "exists_one", "map", "filter"]);
+            format!(
+                "{a}.{m}(x, {})",
+                random_expr(rng, depth - 1).replace("self.n", "x")
+            )
+        }
+        7 => format!("({a} ? {b} : {})", random_expr(rng, depth - 1)),
+        _ => format!("{a}[{b}]"),
+    }
+}
+
+/// The types [`typed_expr`] writes expressions of.
+#[derive(Clone, Copy)]
+enum T {
+    Bool,
+    Int,
+    Double,
+    Str,
+    Ints,
+    Strs,
+}
+
+/// A random expression of type `t` over the `base` schema, mostly well-typed (one in
+/// twenty subexpressions is of a wrong type), with unbounded fields (`u`, `ul`) so that
+/// some estimated costs go over the limits.
+fn typed_expr(rng: &mut Rng, t: T, depth: u32) -> String {
+    if rng.below(20) == 0 {
+        return random_expr(rng, 1);
+    }
+    let leaf = depth == 0 || rng.below(3) == 0;
+    let sub = |rng: &mut Rng, t: T| typed_expr(rng, t, depth.saturating_sub(1));
+    match t {
+        T::Int if leaf => rng.pick(&["self.n", "1", "0", "self.l[0]"]).into(),
+        T::Int => match rng.below(7) {
+            0 => format!("size({})", sub(rng, T::Str)),
+            1 => format!(
+                "({} {} {})",
+                sub(rng, T::Int),
+                rng.pick(&["+", "-", "*"]),
+                sub(rng, T::Int)
+            ),
+            2 => format!("{}.size()", sub(rng, T::Strs)),
+            3 => format!("{}.indexOf({})", sub(rng, T::Str), sub(rng, T::Str)),
+            4 => format!("{}.sum()", sub(rng, T::Ints)),
+            5 => format!("int({})", sub(rng, T::Double)),
+            _ => rng
+                .pick(&[
+                    "self.dur.getSeconds()",
+                    "self.ts.getFullYear()",
+                    "self.l.max()",
+                ])
+                .into(),
+        },
+        T::Double if leaf => rng.pick(&["self.d", "2.5"]).into(),
+        T::Double => match rng.below(2) {
+            0 => format!("double({})", sub(rng, T::Int)),
+            _ => format!(
+                "({} {} {})",
+                sub(rng, T::Double),
+                rng.pick(&["+", "*", "/"]),
+                sub(rng, T::Double)
+            ),
+        },
+        T::Str if leaf => rng
+            .pick(&[
+                "self.s",
+                "'x'",
+                "self.o.a",
+                "self.m['k']",
+                "self.u",
+                "self.ls[0]",
+            ])
+            .into(),
+        T::Str => match rng.below(7) {
+            0 => format!("({} + {})", sub(rng, T::Str), sub(rng, T::Str)),
+            1 => format!(
+                "{}.{}()",
+                sub(rng, T::Str),
+                rng.pick(&["lowerAscii", "upperAscii", "trim"])
+            ),
+            2 => format!("string({})", sub(rng, T::Int)),
+            3 => format!("{}.join(',')", sub(rng, T::Strs)),
+            4 => format!("{}.replace('a', 'bc')", sub(rng, T::Str)),
+            5 => format!("{}.substring(1)", sub(rng, T::Str)),
+            _ => format!(
+                "({} ? {} : {})",
+                sub(rng, T::Bool),
+                sub(rng, T::Str),
+                sub(rng, T::Str)
+            ),
+        },
+        T::Ints if leaf => rng.pick(&["self.l", "[1, 2]"]).into(),
+        T::Ints => match rng.below(3) {
+            0 => format!("({} + {})", sub(rng, T::Ints), sub(rng, T::Ints)),
+            1 => format!("{}.map(x, x * {})", sub(rng, T::Ints), sub(rng, T::Int)),
+            _ => format!("{}.filter(x, x > {})", sub(rng, T::Ints), sub(rng, T::Int)),
+        },
+        T::Strs if leaf => rng.pick(&["self.ls", "['a']", "self.ul"]).into(),
+        T::Strs => match rng.below(3) {
+            0 => format!("{}.split(',')", sub(rng, T::Str)),
+            1 => format!("{}.filter(x, x != {})", sub(rng, T::Strs), sub(rng, T::Str)),
+            _ => format!("{}.map(x, x + {})", sub(rng, T::Strs), sub(rng, T::Str)),
+        },
+        T::Bool if leaf => rng
+            .pick(&["true", "has(self.o.a)", "self.n == oldSelf.n"])
+            .into(),
+        T::Bool => match rng.below(12) {
+            0 => format!(
+                "({} {} {})",
+                sub(rng, T::Int),
+                rng.pick(&["<", "<=", "==", "!=", ">"]),
+                sub(rng, T::Int)
+            ),
+            1 => format!("({} > {})", sub(rng, T::Double), sub(rng, T::Int)),
+            2 => format!("({} == {})", sub(rng, T::Str), sub(rng, T::Str)),
+            3 => format!(
+                "{}.{}({})",
+                sub(rng, T::Str),
+                rng.pick(&["startsWith", "endsWith", "contains"]),
+                sub(rng, T::Str)
+            ),
+            4 => format!("{}.matches('^[a-z]+$')", sub(rng, T::Str)),
+            5 => format!(
+                "({} {} {})",
+                sub(rng, T::Bool),
+                rng.pick(&["&&", "||"]),
+                sub(rng, T::Bool)
+            ),
+            6 => format!("!{}", sub(rng, T::Bool)),
+            7 => format!("{}.all(x, x > {})", sub(rng, T::Ints), sub(rng, T::Int)),
+            8 => format!("{}.exists(x, x == {})", sub(rng, T::Strs), sub(rng, T::Str)),
+            9 => format!("({} in {})", sub(rng, T::Str), sub(rng, T::Strs)),
+            10 => format!("{}.isSorted()", sub(rng, T::Ints)),
+            _ => rng
+                .pick(&[
+                    "self.ts < timestamp('2020-01-01T00:00:00Z')",
+                    "self.dur > duration('1s')",
+                ])
+                .into(),
+        },
+    }
 }
 
 /// Families of CRDs varying one bound, whose estimated cost crosses a limit somewhere in
@@ -693,6 +939,34 @@ async fn cel_compile_checks_agree_with_the_api_server() {
     }
     let optional_failed: usize = optional.iter().map(|c| c.1.failed).sum();
 
+    // Random rules: one per CRD, as the server stops at some errors.
+    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
+    let mut random: Vec<String> = (0..200).map(|_| random_expr(&mut rng, 3)).collect();
+    random.extend((0..300).map(|i| {
+        let t = if i % 10 == 0 { T::Str } else { T::Bool };
+        typed_expr(&mut rng, t, 4)
+    }));
+    let random_verdicts: Vec<(String, Verdict, Verdict)> = futures::stream::iter(random)
+        .map(|rule| {
+            let client = client.clone();
+            let c = crd(base_schema(json!([{"rule": rule}])));
+            async move { (rule, server(&client, &c).await, ours(&c)) }
+        })
+        .buffered(8)
+        .collect()
+        .await;
+    for (rule, theirs, mine) in &random_verdicts {
+        if theirs.accepted != mine.accepted
+            || theirs.factors != mine.factors
+            || theirs.failed != mine.failed
+        {
+            disagreements.push(format!(
+                "random rule `{rule}`: server {theirs:?}\n  ours {mine:?}"
+            ));
+        }
+    }
+    let random_accepted = random_verdicts.iter().filter(|v| v.1.accepted).count();
+
     let mut thresholds = vec![];
     for (what, family, max) in families() {
         // The smallest bound the server refuses.
@@ -736,12 +1010,13 @@ async fn cel_compile_checks_agree_with_the_api_server() {
         }
     }
     println!(
-        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server); {} corpus CRDs without their bounds ({} refused, {corpus_factors} cost factors); {} corpus CRDs with optionalOldSelf transition rules ({optional_failed} rules fail to compile); {} cost thresholds:\n  {}",
+        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server); {} corpus CRDs without their bounds ({} refused, {corpus_factors} cost factors); {} corpus CRDs with optionalOldSelf transition rules ({optional_failed} rules fail to compile); {} random rules ({random_accepted} accepted); {} cost thresholds:\n  {}",
         verdicts.len(),
         verdicts.iter().filter(|v| !v.2.accepted).count(),
         corpus.len(),
         corpus.iter().filter(|c| !c.1.accepted).count(),
         optional.len(),
+        random_verdicts.len(),
         thresholds.len(),
         thresholds.join("\n  ")
     );

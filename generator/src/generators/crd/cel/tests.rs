@@ -146,3 +146,17 @@ fn odd_schemas_do_not_panic() {
         let _ = check_schema(&s);
     }
 }
+
+#[test]
+fn repeated_unary_operators_make_no_verdict() {
+    // cel-rust reads `!!self.n` as `!self.n`; the server reads `self.n`.
+    assert!(repeated_unary("!!self.n == oldSelf.n"));
+    assert!(repeated_unary("- -1 < 0"));
+    assert!(!repeated_unary("self.a != '!!' && !self.b"));
+    assert!(!repeated_unary("self.a - 1 > -2"));
+    let s = obj(
+        json!({"n": {"type": "integer"}}),
+        json!([{"rule": "!!self.n == oldSelf.n"}]),
+    );
+    assert_eq!(problems(s), Vec::<String>::new());
+}
