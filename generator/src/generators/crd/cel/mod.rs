@@ -244,7 +244,7 @@ impl Walker {
         // The schema's object types, declared once for all the node's rules.
         let mut env = check::Env {
             vars: HashMap::from([("self", self_type.clone())]),
-            structs: std::mem::take(&mut structs),
+            structs,
         };
         // `maxCardinality(declType.MinSerializedSize)`: as many as fit in a request.
         let cardinality = cardinality
@@ -285,9 +285,7 @@ impl Walker {
                     "fieldPath names a field below the rule's node: `.field`, `.field.sub`, or `['key']` for names with special characters and map keys; list items cannot be named",
                 ));
             }
-            let Some(compiled) = compile(rule, env, decl) else {
-                continue;
-            };
+            let compiled = compile(rule, env, decl);
             let mut uses_old_self = compiled.uses_old_self;
             let mut compiles = true;
             let rule_cost = match &compiled.outcome {
@@ -331,10 +329,8 @@ impl Walker {
                 ));
             }
             self.observe(format!("the rule `{rule}`"), expression_cost);
-            if let Some(msg) = r.get("messageExpression").and_then(Value::as_str)
-                && let Some(m) = compile(msg, env, decl)
-            {
-                match m.outcome {
+            if let Some(msg) = r.get("messageExpression").and_then(Value::as_str) {
+                match compile(msg, env, decl).outcome {
                     Outcome::Errors(errors) => self.problems.push(problem(
                         msg,
                         format!("the messageExpression `{msg}` at {where_} does not compile: {}", errors.join("; ")),
@@ -356,7 +352,7 @@ impl Walker {
                                     "the messageExpression `{msg}` at {where_}: {}",
                                     cost_message("estimated messageExpression cost", cost, STATIC_ESTIMATED_COST_LIMIT)
                                 ),
-                                &format!("{}; a string converted from a value (string(x)) has no known length: concatenate bounded strings, or use `message`", bound_hint(at, &m.outcome, &[])),
+                                &format!("{}; a string converted from a value (string(x)) has no known length: concatenate bounded strings, or use `message`", bound_hint(at, &Outcome::Typed(Type::String, estimate.clone()), &[])),
                             ));
                         }
                         self.observe(format!("the messageExpression `{msg}`"), cost);
@@ -549,7 +545,7 @@ fn repeated_unary(src: &str) -> bool {
 }
 
 /// Parses, checks and costs one expression.
-fn compile(src: &str, env: &check::Env, decl: &Decl) -> Option<Compiled> {
+fn compile(src: &str, env: &check::Env, decl: &Decl) -> Compiled {
     let expr = match cel::parser::Parser::new()
         .enable_optional_syntax(true)
         .parse(src)
@@ -562,21 +558,21 @@ fn compile(src: &str, env: &check::Env, decl: &Decl) -> Option<Compiled> {
                 || e.to_string(),
                 |e| e.msg.trim_start_matches("Syntax error: ").to_owned(),
             );
-            return Some(Compiled {
+            return Compiled {
                 outcome: Outcome::Errors(vec![msg]),
                 uses_old_self: false,
                 unknown: false,
-            });
+            };
         }
     };
     if repeated_unary(src) {
         // cel-rust's parser reads `!!x` as `!x` and `--x` as `-x` (cel-go drops an even
         // run): the tree does not say what the server compiles, so no verdict on it.
-        return Some(Compiled {
+        return Compiled {
             outcome: Outcome::Typed(Type::Unknown, None),
             uses_old_self: false,
             unknown: true,
-        });
+        };
     }
     let checked = check::check(&expr, env);
     let invalid = if checked.errors.is_empty() {
@@ -595,11 +591,11 @@ fn compile(src: &str, env: &check::Env, decl: &Decl) -> Option<Compiled> {
         });
         Outcome::Typed(checked.type_of(expr.id), cost)
     };
-    Some(Compiled {
+    Compiled {
         outcome,
         uses_old_self: checked.uses_old_self,
         unknown: checked.unknown,
-    })
+    }
 }
 
 #[cfg(test)]
