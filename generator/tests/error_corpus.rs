@@ -233,6 +233,7 @@ error_cases! {
     invalid_pattern,
     xvalidation_bad_reason,
     xvalidation_missing_rule,
+    xvalidation_cel_check,
     xvalidation_invalid_cel,
     bad_list_type,
     list_map_key_without_list_type,

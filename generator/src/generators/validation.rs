@@ -379,7 +379,7 @@ fn check_rules(api: &Api, k: &Kind, schema: &Value, diags: &mut Diagnostics) {
             "the CEL rule `{expr}` of {} calls {problem}, which kube-codegen's CEL evaluator does not implement",
             k.name
         );
-        let d = match find_marker(api, &expr) {
+        let d = match super::crd::find_xvalidation_marker(api, &expr, None) {
             Some(m) => m.error(message),
             None => Diagnostic::new(k.loc.clone(), message),
         };
@@ -410,22 +410,6 @@ fn collect_exprs(v: &Value, out: &mut BTreeSet<String>) {
         Value::Array(a) => a.iter().for_each(|x| collect_exprs(x, out)),
         _ => {}
     }
-}
-
-/// The XValidation marker whose `rule` or `messageExpression` is `expr`.
-fn find_marker<'a>(api: &'a Api, expr: &str) -> Option<&'a crate::markers::Marker> {
-    let fields = api.types.values().flat_map(|d| {
-        let mut ms: Vec<&crate::markers::Marker> = d.markers.iter().collect();
-        if let crate::model::Shape::Struct(fields) = &d.shape {
-            ms.extend(fields.iter().flat_map(|f| &f.markers));
-        }
-        ms
-    });
-    let mut markers = fields;
-    markers.find(|m| {
-        m.name.ends_with("XValidation")
-            && (m.arg("rule") == Some(expr) || m.arg("messageExpression") == Some(expr))
-    })
 }
 
 #[cfg(test)]

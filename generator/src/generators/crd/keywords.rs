@@ -133,7 +133,7 @@ static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeM
 
 /// Compile a `Pattern` regex (RE2 syntax, which the regex crate follows) to check it;
 /// `Err` carries the last line of the compiler's message.
-fn check_regex(pattern: &str) -> Result<(), String> {
+pub(crate) fn check_regex(pattern: &str) -> Result<(), String> {
     if let Some(r) = lock(&PATTERNS).get(pattern) {
         return r.clone();
     }
@@ -151,7 +151,8 @@ fn check_regex(pattern: &str) -> Result<(), String> {
 
 /// Compile a CEL expression of an XValidation marker (`rule` or `messageExpression`) as
 /// the apiserver would, so a syntax error is reported here, at the marker, instead of when
-/// the CRD is applied. Only the syntax is checked: types and field names are the apiserver's.
+/// the CRD is applied. Only the syntax is checked here: types, field names and cost are
+/// checked on the final schema (`cel::check_schema`), where sizes and types are known.
 fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
     let Err(errors) = cel::Program::compile(expr) else {
         return Ok(());

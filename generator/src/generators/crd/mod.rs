@@ -3,6 +3,7 @@
 //! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
 
 pub mod apiext;
+pub mod cel;
 mod embedded;
 pub mod k8s_schemas;
 pub(crate) mod keywords;
@@ -249,12 +250,14 @@ fn build_crd(
             // the one the kinds have today.
             let mut found = Diagnostics::default();
             check_paths(k, &schema, &mut found);
+            check_cel(api, k, &schema, &mut found);
             diags.0.extend(found.0.into_iter().map(|mut d| {
                 d.severity = crate::diagnostics::Severity::Warning;
                 d
             }));
         } else {
             check_paths(k, &schema, diags);
+            check_cel(api, k, &schema, diags);
         }
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }
@@ -450,6 +453,82 @@ fn version_of(
 }
 
 /// Printer columns, scale paths and selectable fields must point at real fields.
+/// The API server type checks and cost-estimates every CEL rule of the final schema when
+/// it takes the CRD ([`cel`]); what it would refuse is an error here, at the XValidation
+/// marker that wrote the expression, else at the kind.
+fn check_cel(api: &Api, k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
+    let json = serde_json::to_value(schema).expect("schemas serialize");
+    for p in cel::check_schema(&json) {
+        let message = format!("{} (in {})", p.message, k.name);
+        let d = match (
+            &p.expr,
+            p.expr
+                .as_deref()
+                .and_then(|e| find_xvalidation_marker(api, e, Some(&p.at))),
+        ) {
+            (_, Some(m)) => m.error(message).with_hint(p.hint),
+            (None, None) => Diagnostic::new(k.loc.clone(), message).with_hint(p.hint),
+            // A rule no marker of this crate wrote: an embedded Kubernetes type's own (its
+            // `+k8s:immutable` rules). Nothing here can change it, and the CRD is kept as
+            // controller-gen would write it; said loudly, as the server refuses it.
+            (Some(_), None) => Diagnostic::warning(k.loc.clone(), message).with_hint(format!(
+                "the rule comes with an embedded Kubernetes type's schema, not from a marker here; the API server refuses this CRD until it passes: {}",
+                p.hint
+            )),
+        };
+        diags.push(d);
+    }
+}
+
+/// The XValidation marker whose `rule` or `messageExpression` is `expr`. The same text can
+/// sit on several fields (`self == oldSelf`): with `at`, the object path of the rule's node,
+/// the marker on the field of that name wins.
+pub(crate) fn find_xvalidation_marker<'a>(
+    api: &'a Api,
+    expr: &str,
+    at: Option<&str>,
+) -> Option<&'a crate::markers::Marker> {
+    let candidates = api.types.values().flat_map(|d| {
+        let mut ms: Vec<(Option<&str>, &crate::markers::Marker)> =
+            d.markers.iter().map(|m| (None, m)).collect();
+        if let crate::model::Shape::Struct(fields) = &d.shape {
+            ms.extend(fields.iter().flat_map(|f| {
+                f.markers
+                    .iter()
+                    .map(move |m| (Some(f.json_name.as_str()), m))
+            }));
+        }
+        ms
+    });
+    // `+k8s:immutable` writes `self == oldSelf` on its field and, when the field is
+    // optional, `!has(oldSelf.f) || has(self.f)` on the parent.
+    let immutable_field = expr
+        .strip_prefix("!has(oldSelf.")
+        .and_then(|r| r.split_once(')'))
+        .map(|(f, _)| f);
+    let mut candidates = candidates.filter(|(f, m)| {
+        (m.name.ends_with("XValidation")
+            && (m.arg("rule") == Some(expr) || m.arg("messageExpression") == Some(expr)))
+            || (m.name == "k8s:immutable"
+                && (expr == "self == oldSelf"
+                    || (immutable_field.is_some() && *f == immutable_field)))
+    });
+    let first = candidates.next()?;
+    let field = at
+        .and_then(|a| a.rsplit('.').next())
+        .filter(|f| !f.ends_with(']'));
+    if first.0.is_none() || first.0 == field {
+        return Some(first.1);
+    }
+    Some(
+        std::iter::once(first)
+            .chain(candidates)
+            .find(|(f, _)| f.is_some() && *f == field)
+            .unwrap_or(first)
+            .1,
+    )
+}
+
 fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
     for c in &k.print_columns {
         if let Err(e) = lookup_path(schema, &c.json_path) {
