@@ -336,7 +336,38 @@ spec:
                   type: object
                   x-kubernetes-embedded-resource: true
                   x-kubernetes-preserve-unknown-fields: true
+              atomicCounts:
+                type: object
+                x-kubernetes-map-type: atomic
+                additionalProperties:
+                  type: integer
+                  x-kubernetes-validations:
+                  - {rule: "self >= oldSelf", message: no decrease}
+              granularCounts:
+                type: object
+                additionalProperties:
+                  type: integer
+                  x-kubernetes-validations:
+                  - {rule: "self >= oldSelf", message: no decrease}
 "#;
+
+/// Hand-picked updates of `EDGE_CRD` (old, new spec): transition rules under maps, whose
+/// values correlate with their old values by key for atomic maps as for granular ones
+/// (apiextensions-apiserver's `MapIsCorrelatable`), so `oldSelf` is bound in both.
+fn edge_updates() -> Vec<(Value, Value)> {
+    let mut pairs = vec![];
+    for field in ["atomicCounts", "granularCounts"] {
+        for (old, new) in [
+            (json!({"a": 5}), json!({"a": 3})),
+            (json!({"a": 5}), json!({"a": 7})),
+            (json!({"a": 5}), json!({"b": 1})),
+            (json!({"a": 5, "b": 2}), json!({"a": 5, "b": 1})),
+        ] {
+            pairs.push((json!({ field: old }), json!({ field: new })));
+        }
+    }
+    pairs
+}
 
 const EDGE_CRD_NAME: &str = "edgecases.edge.kube-codegen.dev";
 
@@ -1033,6 +1064,24 @@ async fn validation_and_defaulting_agree_with_the_api_server() {
             };
             new["metadata"] = stored["metadata"].clone();
             updates.push((*ti, new, stored.clone()));
+        }
+    }
+    // The hand-picked updates: the old spec created for real, the new one sent as an update.
+    if let Some(ti) = targets.iter().position(|t| t.crd == EDGE_CRD_NAME) {
+        let t = &targets[ti];
+        for (i, (old_spec, new_spec)) in edge_updates().into_iter().enumerate() {
+            let old = json!({
+                "apiVersion": format!("{}/{}", t.group, t.version),
+                "kind": t.kind,
+                "metadata": {"name": format!("edge-update-{i}")},
+                "spec": old_spec,
+            });
+            let Verdict::Accepted(stored) = send(&client, t, &old, None, true).await else {
+                panic!("the server refused the old object of hand-picked update {i}: {old}");
+            };
+            let mut new = stored.clone();
+            new["spec"] = new_spec;
+            updates.push((ti, new, stored));
         }
     }
     let update_results: Vec<(usize, Value, Value, Verdict)> = futures::stream::iter(updates)

@@ -41,12 +41,10 @@ use cel::objects::OptionalValue;
 
 /// Kubernetes CEL features this evaluator does not run, as (what, why). A rule that uses
 /// one is refused by [`compile`] (and so at generation time).
-pub const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "authorizer, `type()`, `dyn()`-typed checks, CEL type identifiers",
-        "no type checker: rules are evaluated dynamically",
-    ),
-];
+pub const UNSUPPORTED: &[(&str, &str)] = &[(
+    "authorizer, `type()`, `dyn()`-typed checks, CEL type identifiers",
+    "no type checker: rules are evaluated dynamically",
+)];
 
 /// A compiled CEL expression.
 pub struct Program {

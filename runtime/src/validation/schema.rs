@@ -73,8 +73,6 @@ pub struct Schema {
     pub(super) list_type: Option<String>,
     #[serde(rename = "x-kubernetes-list-map-keys", default)]
     pub(super) list_map_keys: Vec<String>,
-    #[serde(rename = "x-kubernetes-map-type", default)]
-    pub(super) map_type: Option<String>,
     #[serde(rename = "x-kubernetes-validations", default)]
     pub(super) validations: Vec<Rule>,
     #[serde(skip)]

@@ -500,14 +500,11 @@ impl Schema {
                 format!("must have at most {max} items"),
             ));
         }
+        // Values correlate with their old values by key whatever the map type: the
+        // ratcheting's `CorrelatedObject.Key` does not look at `x-kubernetes-map-type`.
         let old_map = old.and_then(Value::as_object);
-        let atomic = self.map_type.as_deref() == Some("atomic");
         for (k, x) in m {
-            let o = if atomic {
-                None
-            } else {
-                old_map.and_then(|o| o.get(k))
-            };
+            let o = old_map.and_then(|o| o.get(k));
             if let Some(p) = self.properties.get(k) {
                 p.openapi(x, o, &child(path, k), errs);
             } else if let Some(a) = self.additional() {
@@ -635,12 +632,9 @@ impl Schema {
                 }
             }
             Value::Object(m) => {
-                let atomic = self.map_type.as_deref() == Some("atomic");
-                let old_map = if atomic {
-                    None
-                } else {
-                    old.and_then(Value::as_object)
-                };
+                // Atomic maps correlate by key as granular ones do (apiextensions-apiserver's
+                // `MapIsCorrelatable`), so their values' transition rules run.
+                let old_map = old.and_then(Value::as_object);
                 for (k, x) in m {
                     let o = old_map.and_then(|o| o.get(k));
                     let r = match o {
