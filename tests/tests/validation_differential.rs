@@ -254,7 +254,8 @@ fn gen_array(rng: &mut Rng, s: &Value, depth: usize) -> Value {
 
 /// Hand-picked edge cases the other CRDs do not reach, in a CRD of their own: the time
 /// zones of the timestamp getters (`checks`: each item's getters in its `zone` must equal
-/// its fields), and embedded resources (`template`, `typed`, `objects`, `byName`), whose
+/// its fields), runs of unary operators (`truthy`, `negated`), transition rules under
+/// atomic and granular maps (`atomicCounts`, `granularCounts`), and embedded resources (`template`, `typed`, `objects`, `byName`), whose
 /// apiVersion, kind and metadata the server checks.
 const EDGE_CRD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1
@@ -336,6 +337,16 @@ spec:
                   type: object
                   x-kubernetes-embedded-resource: true
                   x-kubernetes-preserve-unknown-fields: true
+              truthy:
+                type: boolean
+                x-kubernetes-validations:
+                - {rule: "!!self", message: must be true}
+                - {rule: "!!!self == !self", message: parity}
+              negated:
+                type: integer
+                x-kubernetes-validations:
+                - {rule: "--self == self && 1 - --self == 1 - self", message: double negation}
+                - {rule: "- - -self < 0 || self <= 0", message: positive}
               atomicCounts:
                 type: object
                 x-kubernetes-map-type: atomic
@@ -523,6 +534,9 @@ fn embedded_bodies() -> Vec<Value> {
         json!({"template": cm(json!({"ownerReferences": [{"controller": "yes"}]}))}),
         json!({"objects": [cm(json!({"finalizers": [1]}))]}),
         json!({"byName": {"k": cm(json!({"annotations": "a=b"}))}}),
+        // Runs of one unary operator count by parity (`!!x` is `x`), as cel-go parses them.
+        json!({"truthy": true, "negated": 3}),
+        json!({"truthy": false, "negated": -3}),
     ];
     for b in &mut bodies {
         *b = json!({"spec": b.take()});

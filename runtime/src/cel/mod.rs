@@ -14,6 +14,7 @@
 
 mod cost;
 mod library;
+mod unary;
 mod value;
 
 pub use cost::COST_LIMIT_EXCEEDED;
@@ -87,7 +88,8 @@ impl std::error::Error for CompileError {}
 
 /// Compiles `source`, refusing functions the evaluator lacks.
 pub fn compile(source: &str) -> Result<Program, CompileError> {
-    let program = cel::Program::compile(source).map_err(|e| CompileError::Syntax(e.to_string()))?;
+    let program = cel::Program::compile(&unary::collapse_runs(source))
+        .map_err(|e| CompileError::Syntax(e.to_string()))?;
     let refs = program.references();
     for f in refs.functions() {
         if !library::is_supported(f) {

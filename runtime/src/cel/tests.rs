@@ -459,3 +459,19 @@ fn message_literals_are_an_error_not_a_panic() {
     let p = compile("Foo{a: 1} == self").unwrap();
     assert!(p.evaluate(&Value::Int(1), None, false).is_err());
 }
+
+/// Runs of one unary operator as cel-go reads them (cel-rust's parser applies a run once).
+#[test]
+fn unary_runs_apply_by_parity() {
+    for (e, want) in [
+        ("!!true", Value::Bool(true)),
+        ("!!!true", Value::Bool(false)),
+        ("--1", Value::Int(1)),
+        ("1 - --1", Value::Int(0)),
+        ("[1].all(x, !!(x == 1))", Value::Bool(true)),
+        ("'!!' + '--' == '!!--'", Value::Bool(true)),
+    ] {
+        let p = super::compile(e).unwrap();
+        assert_eq!(p.evaluate(&Value::Null, None, false), Ok(want), "{e}");
+    }
+}
