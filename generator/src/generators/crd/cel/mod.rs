@@ -1,9 +1,9 @@
 //! What the API server checks of a CRD's CEL rules when it takes the CRD
 //! (apiextensions-apiserver pkg/apis/apiextensions/validation: `validation.go`,
 //! `cel_validation.go`; pkg/apiserver/schema/cel/compilation.go): each `rule` and
-//! `messageExpression` type checks against the schema's declared types ([`check`]), a rule
+//! `messageExpression` type checks against the schema's declared types (`check.rs`), a rule
 //! is a bool and a message a string, `oldSelf` only where old and new values correlate,
-//! `optionalOldSelf` only with `oldSelf`, and the estimated cost ([`cost`]) of each
+//! `optionalOldSelf` only with `oldSelf`, and the estimated cost (`cost.rs`) of each
 //! expression (a rule's times how often it can run) and of all of them together stays in
 //! the server's budgets.
 //!
