@@ -87,6 +87,68 @@ fn sample_controller_crds() -> Vec<CustomResourceDefinition> {
         .collect()
 }
 
+/// A deterministic generator (xorshift) for the differential tests' objects and rules, so
+/// a failure reproduces: the same seed gives the same corpus on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+    /// One of `xs`.
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+    /// One of `xs`, by value.
+    pub fn choose<T: Copy>(&mut self, xs: &[T]) -> T {
+        *self.pick(xs)
+    }
+}
+
+/// Sends `body` as JSON (`POST` or `PUT`, as `method` says) to `path` and returns the
+/// answer's status and body, `Null` when the body is not JSON: the raw answer, whose Status
+/// causes the differential tests compare with ours. `Err` when no answer came.
+pub async fn send_json(
+    client: &Client,
+    method: http::Method,
+    path: &str,
+    body: &serde_json::Value,
+) -> Result<(http::StatusCode, serde_json::Value), kube::Error> {
+    use http_body_util::BodyExt;
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(kube::client::Body::from(
+            serde_json::to_vec(body).expect("JSON values serialize"),
+        ))
+        .expect("a valid request");
+    let res = client.send(req).await?;
+    let status = res.status();
+    let bytes = res
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    Ok((
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
 /// The test binary's control plane, started on first use. Panics (the test fails, never
 /// skips) when it cannot start, with the envtest crate's reason: missing binaries come
 /// with the command that builds them.

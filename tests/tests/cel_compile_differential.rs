@@ -12,9 +12,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
-use http_body_util::BodyExt;
 use kube_codegen::__private::cel::check_schema;
 use kube_codegen_envtest::Environment;
+use kube_codegen_tests::{Rng, send_json};
 use serde_json::{Value, json};
 
 const GROUP: &str = "celdiff.example.com";
@@ -81,17 +81,14 @@ fn ours(crd: &Value) -> Verdict {
 }
 
 async fn server(client: &kube::Client, crd: &Value) -> Verdict {
-    let req =
-        http::Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All")
-            .header("content-type", "application/json")
-            .body(kube::client::Body::from(
-                serde_json::to_vec(crd).expect("JSON"),
-            ))
-            .expect("request");
-    let res = client.send(req).await.expect("the API server answers");
-    let status = res.status();
-    let body = res.into_body().collect().await.expect("body").to_bytes();
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let (status, v) = send_json(
+        client,
+        http::Method::POST,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All",
+        crd,
+    )
+    .await
+    .expect("the API server answers");
     if status.is_success() {
         return Verdict {
             accepted: true,
@@ -403,24 +400,6 @@ fn root_cases() -> Vec<(&'static str, bool, Value)> {
     .collect()
 }
 
-/// A small xorshift generator: the random rules are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-}
-
 /// A random expression over the `base` schema of [`fixed_cases`]: fields of every type,
 /// literals, operators, functions and macros, well-typed or not.
 fn random_expr(rng: &mut Rng, depth: u32) -> String {
@@ -455,25 +434,25 @@ fn random_expr(rng: &mut Rng, depth: u32) -> String {
         "[]",
     ];
     if depth == 0 || rng.below(4) == 0 {
-        return rng.pick(ATOMS).to_string();
+        return rng.choose(ATOMS).to_string();
     }
     let a = random_expr(rng, depth - 1);
     let b = random_expr(rng, depth - 1);
     match rng.below(9) {
         0..=2 => {
-            let op = rng.pick(&[
+            let op = rng.choose(&[
                 "==", "!=", "<", "<=", ">", "+", "-", "*", "/", "%", "&&", "||", "in",
             ]);
             format!("({a} {op} {b})")
         }
         3 => format!(
             "{}({a})",
-            rng.pick(&[
+            rng.choose(&[
                 "size", "string", "int", "double", "!", "-", "has", "dyn", "bytes", "uint"
             ])
         ),
         4 => {
-            let f = rng.pick(&[
+            let f = rng.choose(&[
                 "size",
                 "lowerAscii",
                 "trim",
@@ -487,7 +466,7 @@ fn random_expr(rng: &mut Rng, depth: u32) -> String {
             format!("{a}.{f}()")
         }
         5 => {
-            let f = rng.pick(&[
+            let f = rng.choose(&[
                 "startsWith",
                 "contains",
                 "matches",
@@ -501,7 +480,7 @@ fn random_expr(rng: &mut Rng, depth: u32) -> String {
             format!("{a}.{f}({b})")
         }
         6 => {
-            let m = rng.pick(&["all", "exists", "exists_one", "map", "filter"]);
+            let m = rng.choose(&["all", "exists", "exists_one", "map", "filter"]);
             format!(
                 "{a}.{m}(x, {})",
                 random_expr(rng, depth - 1).replace("self.n", "x")
@@ -533,13 +512,13 @@ fn typed_expr(rng: &mut Rng, t: T, depth: u32) -> String {
     let leaf = depth == 0 || rng.below(3) == 0;
     let sub = |rng: &mut Rng, t: T| typed_expr(rng, t, depth.saturating_sub(1));
     match t {
-        T::Int if leaf => rng.pick(&["self.n", "1", "0", "self.l[0]"]).into(),
+        T::Int if leaf => rng.choose(&["self.n", "1", "0", "self.l[0]"]).into(),
         T::Int => match rng.below(7) {
             0 => format!("size({})", sub(rng, T::Str)),
             1 => format!(
                 "({} {} {})",
                 sub(rng, T::Int),
-                rng.pick(&["+", "-", "*"]),
+                rng.choose(&["+", "-", "*"]),
                 sub(rng, T::Int)
             ),
             2 => format!("{}.size()", sub(rng, T::Strs)),
@@ -547,25 +526,25 @@ fn typed_expr(rng: &mut Rng, t: T, depth: u32) -> String {
             4 => format!("{}.sum()", sub(rng, T::Ints)),
             5 => format!("int({})", sub(rng, T::Double)),
             _ => rng
-                .pick(&[
+                .choose(&[
                     "self.dur.getSeconds()",
                     "self.ts.getFullYear()",
                     "self.l.max()",
                 ])
                 .into(),
         },
-        T::Double if leaf => rng.pick(&["self.d", "2.5"]).into(),
+        T::Double if leaf => rng.choose(&["self.d", "2.5"]).into(),
         T::Double => match rng.below(2) {
             0 => format!("double({})", sub(rng, T::Int)),
             _ => format!(
                 "({} {} {})",
                 sub(rng, T::Double),
-                rng.pick(&["+", "*", "/"]),
+                rng.choose(&["+", "*", "/"]),
                 sub(rng, T::Double)
             ),
         },
         T::Str if leaf => rng
-            .pick(&[
+            .choose(&[
                 "self.s",
                 "'x'",
                 "self.o.a",
@@ -579,7 +558,7 @@ fn typed_expr(rng: &mut Rng, t: T, depth: u32) -> String {
             1 => format!(
                 "{}.{}()",
                 sub(rng, T::Str),
-                rng.pick(&["lowerAscii", "upperAscii", "trim"])
+                rng.choose(&["lowerAscii", "upperAscii", "trim"])
             ),
             2 => format!("string({})", sub(rng, T::Int)),
             3 => format!("{}.join(',')", sub(rng, T::Strs)),
@@ -592,26 +571,26 @@ fn typed_expr(rng: &mut Rng, t: T, depth: u32) -> String {
                 sub(rng, T::Str)
             ),
         },
-        T::Ints if leaf => rng.pick(&["self.l", "[1, 2]"]).into(),
+        T::Ints if leaf => rng.choose(&["self.l", "[1, 2]"]).into(),
         T::Ints => match rng.below(3) {
             0 => format!("({} + {})", sub(rng, T::Ints), sub(rng, T::Ints)),
             1 => format!("{}.map(x, x * {})", sub(rng, T::Ints), sub(rng, T::Int)),
             _ => format!("{}.filter(x, x > {})", sub(rng, T::Ints), sub(rng, T::Int)),
         },
-        T::Strs if leaf => rng.pick(&["self.ls", "['a']", "self.ul"]).into(),
+        T::Strs if leaf => rng.choose(&["self.ls", "['a']", "self.ul"]).into(),
         T::Strs => match rng.below(3) {
             0 => format!("{}.split(',')", sub(rng, T::Str)),
             1 => format!("{}.filter(x, x != {})", sub(rng, T::Strs), sub(rng, T::Str)),
             _ => format!("{}.map(x, x + {})", sub(rng, T::Strs), sub(rng, T::Str)),
         },
         T::Bool if leaf => rng
-            .pick(&["true", "has(self.o.a)", "self.n == oldSelf.n"])
+            .choose(&["true", "has(self.o.a)", "self.n == oldSelf.n"])
             .into(),
         T::Bool => match rng.below(12) {
             0 => format!(
                 "({} {} {})",
                 sub(rng, T::Int),
-                rng.pick(&["<", "<=", "==", "!=", ">"]),
+                rng.choose(&["<", "<=", "==", "!=", ">"]),
                 sub(rng, T::Int)
             ),
             1 => format!("({} > {})", sub(rng, T::Double), sub(rng, T::Int)),
@@ -619,14 +598,14 @@ fn typed_expr(rng: &mut Rng, t: T, depth: u32) -> String {
             3 => format!(
                 "{}.{}({})",
                 sub(rng, T::Str),
-                rng.pick(&["startsWith", "endsWith", "contains"]),
+                rng.choose(&["startsWith", "endsWith", "contains"]),
                 sub(rng, T::Str)
             ),
             4 => format!("{}.matches('^[a-z]+$')", sub(rng, T::Str)),
             5 => format!(
                 "({} {} {})",
                 sub(rng, T::Bool),
-                rng.pick(&["&&", "||"]),
+                rng.choose(&["&&", "||"]),
                 sub(rng, T::Bool)
             ),
             6 => format!("!{}", sub(rng, T::Bool)),
@@ -635,7 +614,7 @@ fn typed_expr(rng: &mut Rng, t: T, depth: u32) -> String {
             9 => format!("({} in {})", sub(rng, T::Str), sub(rng, T::Strs)),
             10 => format!("{}.isSorted()", sub(rng, T::Ints)),
             _ => rng
-                .pick(&[
+                .choose(&[
                     "self.ts < timestamp('2020-01-01T00:00:00Z')",
                     "self.dur > duration('1s')",
                 ])

@@ -12,11 +12,10 @@
 
 use std::sync::Arc;
 
-use http_body_util::BodyExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube_codegen_envtest::Environment;
 use kube_codegen_runtime::validation::Schema;
-use kube_codegen_tests::apply_crd;
+use kube_codegen_tests::{apply_crd, send_json};
 use serde_json::{Value, json};
 
 const GROUP: &str = "cost.example.com";
@@ -202,19 +201,17 @@ fn object(case: &Case, n: usize) -> Value {
 type Causes = Option<Vec<(String, String, String)>>;
 
 async fn server(client: &kube::Client, case: &Case, n: usize) -> Causes {
-    let req = http::Request::post(format!(
-        "/apis/{GROUP}/v1/namespaces/default/{}?dryRun=All",
-        plural(case.kind)
-    ))
-    .header("content-type", "application/json")
-    .body(kube::client::Body::from(
-        serde_json::to_vec(&object(case, n)).expect("JSON"),
-    ))
-    .expect("request");
-    let res = client.send(req).await.expect("the API server answers");
-    let status = res.status();
-    let body = res.into_body().collect().await.expect("body").to_bytes();
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let (status, v) = send_json(
+        client,
+        http::Method::POST,
+        &format!(
+            "/apis/{GROUP}/v1/namespaces/default/{}?dryRun=All",
+            plural(case.kind)
+        ),
+        &object(case, n),
+    )
+    .await
+    .expect("the API server answers");
     if status.is_success() {
         return None;
     }

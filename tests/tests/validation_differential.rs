@@ -15,33 +15,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
-use http_body_util::BodyExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube_codegen_envtest::Environment;
 use kube_codegen_runtime::validation::{ErrorType, Schema, validate_scale};
 use kube_codegen_tests::*;
 use serde_json::{Value, json};
-
-/// A deterministic generator (xorshift), so a failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
 
 const STRINGS: &[&str] = &[
     "",
@@ -730,34 +708,20 @@ async fn send(
         ""
     };
     let dry = if persist { "" } else { "?dryRun=All" };
-    let req = match name {
-        None => http::Request::post(format!(
-            "/apis/{}/{}/{ns}{}{dry}",
-            t.group, t.version, t.plural
-        )),
-        Some(n) => http::Request::put(format!(
-            "/apis/{}/{}/{ns}{}/{n}{dry}",
-            t.group, t.version, t.plural
-        )),
+    let (method, path) = match name {
+        None => (
+            http::Method::POST,
+            format!("/apis/{}/{}/{ns}{}{dry}", t.group, t.version, t.plural),
+        ),
+        Some(n) => (
+            http::Method::PUT,
+            format!("/apis/{}/{}/{ns}{}/{n}{dry}", t.group, t.version, t.plural),
+        ),
     };
-    let req = req
-        .header("content-type", "application/json")
-        .body(kube::client::Body::from(
-            serde_json::to_vec(obj).expect("JSON"),
-        ))
-        .expect("request");
-    let res = match client.send(req).await {
-        Ok(r) => r,
+    let (status, v) = match send_json(client, method, &path, obj).await {
+        Ok(answer) => answer,
         Err(e) => return Verdict::Other(e.to_string()),
     };
-    let status = res.status();
-    let body = res
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     if status.is_success() {
         return Verdict::Accepted(v);
     }
