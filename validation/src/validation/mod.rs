@@ -8,6 +8,7 @@
 //! Generated code (the `validation` generator) embeds each kind's schema and implements
 //! [`Validate`] with it; the fake API server calls the same code on create and update.
 
+mod defaults;
 mod embedded;
 pub mod formats;
 pub mod names;
@@ -16,6 +17,7 @@ mod walk;
 
 use std::fmt;
 
+pub use defaults::{DefaultError, SchemaStep};
 pub use schema::{Schema, SchemaError};
 
 /// The class of a violation: the API server's `field.ErrorType`, worded as it words them.

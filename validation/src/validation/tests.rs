@@ -362,3 +362,85 @@ fn embedded_resources_are_checked_as_the_server_does() {
     let (_, errs) = embedded(json!({"spec": {"template": {"apiVersion": "v1", "kind": "Secret"}}}));
     assert_eq!(errs, vec![(f("spec.template"), Invalid)]);
 }
+
+/// A CRD's defaults are checked as the API server checks them when it creates the CRD:
+/// each against its own node (bounds, enum, pattern, length, unknown fields) and the CEL
+/// rules of that node and below, with the server's field paths and words.
+#[test]
+fn defaults_that_break_their_schema_are_reported_as_the_server_does() {
+    let s = Schema::from_json(
+        &json!({
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer", "maximum": 10, "default": 11},
+                "mode": {"type": "string", "enum": ["A", "B"], "default": "C"},
+                "name": {"type": "string", "maxLength": 3, "default": "abcd"},
+                "id": {"type": "string", "pattern": "^[a-z]+$", "default": "a1"},
+                "ok": {"type": "integer", "minimum": 1, "default": 1},
+                "pair": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    "x-kubernetes-validations": [{"rule": "self.a < self.b", "message": "a must be below b"}],
+                    "default": {"a": 2, "b": 1}
+                },
+                "extra": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}},
+                    "default": {"a": 1, "z": 2}
+                },
+                "list": {"type": "array", "items": {"type": "integer", "maximum": 3, "default": 4}}
+            }}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let got: Vec<(Vec<SchemaStep>, String)> = s
+        .validate_defaults("spec.versions[0].schema.openAPIV3Schema")
+        .into_iter()
+        .map(|e| (e.node, e.error.to_string()))
+        .collect();
+    let p = |names: &[&str]| -> Vec<SchemaStep> {
+        names
+            .iter()
+            .map(|n| match *n {
+                "[]" => SchemaStep::Items,
+                n => SchemaStep::Property(n.into()),
+            })
+            .collect()
+    };
+    let at = "spec.versions[0].schema.openAPIV3Schema.properties[spec]";
+    let want = |node: &[&str], rest: &str| (p(node), format!("{at}{rest}"));
+    assert_eq!(
+        got,
+        vec![
+            want(
+                &["spec", "extra"],
+                r#".properties[extra].default: Invalid value: {"a":1,"z":2}: must not have unknown fields"#
+            ),
+            want(
+                &["spec", "id"],
+                r#".properties[id].default: Invalid value: "a1": . in body should match '^[a-z]+$'"#
+            ),
+            want(
+                &["spec", "list", "[]"],
+                ".properties[list].items.default: Invalid value: 4: . in body should be less than or equal to 3"
+            ),
+            want(
+                &["spec", "mode"],
+                r#".properties[mode].default: Unsupported value: "C": supported values: "A", "B""#
+            ),
+            want(
+                &["spec", "name"],
+                ".properties[name].default: Too long: may not be more than 3 bytes"
+            ),
+            want(
+                &["spec", "pair"],
+                ".properties[pair].default: Invalid value: a must be below b"
+            ),
+            want(
+                &["spec", "replicas"],
+                ".properties[replicas].default: Invalid value: 11: . in body should be less than or equal to 10"
+            ),
+        ]
+    );
+}

@@ -251,6 +251,7 @@ fn build_crd(
             let mut found = Diagnostics::default();
             check_paths(k, &schema, &mut found);
             check_cel(api, k, &schema, &mut found);
+            check_defaults(api, k, &schema, crd_versions.len(), &mut found);
             diags.0.extend(found.0.into_iter().map(|mut d| {
                 d.severity = crate::diagnostics::Severity::Warning;
                 d
@@ -258,6 +259,7 @@ fn build_crd(
         } else {
             check_paths(k, &schema, diags);
             check_cel(api, k, &schema, diags);
+            check_defaults(api, k, &schema, crd_versions.len(), diags);
         }
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }
@@ -478,6 +480,66 @@ fn check_cel(api: &Api, k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnost
         };
         diags.push(d);
     }
+}
+
+/// The API server refuses a CRD whose defaults do not validate against their own schema
+/// node (`ValidateDefaults`: pruning, the OpenAPI value validations, the CEL rules of the
+/// node and below with `self` the default); it checks them on the final schema, so do we,
+/// with its walk (kube-codegen-validation, what the runtime validates objects with). Each
+/// refusal is an error at the default marker that wrote the value, else at the kind.
+fn check_defaults(
+    api: &Api,
+    k: &Kind,
+    schema: &JSONSchemaProps,
+    version_index: usize,
+    diags: &mut Diagnostics,
+) {
+    let json = serde_json::to_string(schema).expect("schemas serialize");
+    // A schema the walk cannot compile (a bad pattern or rule) is reported where it is
+    // written, by the checks that own it; its defaults cannot be judged.
+    let Ok(compiled) = kube_codegen_validation::validation::Schema::from_json(&json) else {
+        return;
+    };
+    let prefix = format!("spec.versions[{version_index}].schema.openAPIV3Schema");
+    for e in compiled.validate_defaults(&prefix) {
+        let message = format!(
+            "the default of {} does not validate against its own schema, so the API server refuses the CRD: {}",
+            k.name, e.error
+        );
+        let hint = "change the default to a value the field's validation markers accept, or the markers to accept the default";
+        let d = match find_default_marker(api, &e.node) {
+            Some(m) => m.error(message),
+            None => Diagnostic::new(k.loc.clone(), message),
+        };
+        diags.push(d.with_hint(hint));
+    }
+}
+
+/// The `+kubebuilder:default`/`+default` marker that wrote the default of the schema node
+/// at `node`: on a field named as the node's last property. A default on list items (a
+/// type's own marker) is not traced: the caller reports it at the kind.
+fn find_default_marker<'a>(
+    api: &'a Api,
+    node: &[kube_codegen_validation::validation::SchemaStep],
+) -> Option<&'a crate::markers::Marker> {
+    use kube_codegen_validation::validation::SchemaStep;
+    let Some(SchemaStep::Property(field)) = node.last() else {
+        return None;
+    };
+    api.types.values().find_map(|d| match &d.shape {
+        crate::model::Shape::Struct(fields) => fields
+            .iter()
+            .filter(|f| &f.json_name == field)
+            .find_map(|f| {
+                // `+kubebuilder:default` wins over `+default` when both are given
+                // (keywords.rs), so it is the one at fault.
+                f.markers
+                    .iter()
+                    .filter(|m| m.name == "kubebuilder:default" || m.name == "default")
+                    .max_by_key(|m| m.name == "kubebuilder:default")
+            }),
+        _ => None,
+    })
 }
 
 /// The XValidation marker whose `rule` or `messageExpression` is `expr`. The same text can
