@@ -140,6 +140,13 @@ impl Schema {
             });
         }
         let rel = |mut e: FieldError| {
+            // kube-openapi names the validated value's root "" here (a default), where
+            // the walk, made for objects, names it "." (`. in body should ...`).
+            if e.field.is_empty()
+                && let Some(rest) = e.detail.strip_prefix(". in body")
+            {
+                e.detail = format!(" in body{rest}");
+            }
             e.field = join(at, &e.field);
             e
         };

@@ -419,11 +419,11 @@ fn defaults_that_break_their_schema_are_reported_as_the_server_does() {
             ),
             want(
                 &["spec", "id"],
-                r#".properties[id].default: Invalid value: "a1": . in body should match '^[a-z]+$'"#
+                r#".properties[id].default: Invalid value: "a1":  in body should match '^[a-z]+$'"#
             ),
             want(
                 &["spec", "list", "[]"],
-                ".properties[list].items.default: Invalid value: 4: . in body should be less than or equal to 3"
+                ".properties[list].items.default: Invalid value: 4:  in body should be less than or equal to 3"
             ),
             want(
                 &["spec", "mode"],
@@ -439,7 +439,7 @@ fn defaults_that_break_their_schema_are_reported_as_the_server_does() {
             ),
             want(
                 &["spec", "replicas"],
-                ".properties[replicas].default: Invalid value: 11: . in body should be less than or equal to 10"
+                ".properties[replicas].default: Invalid value: 11:  in body should be less than or equal to 10"
             ),
         ]
     );

@@ -67,6 +67,12 @@ fn err(field: String, error_type: ErrorType, value: Option<String>, detail: Stri
     }
 }
 
+/// `field.TooMany`'s detail: "item" for one.
+fn too_many(max: u64) -> String {
+    let is = if max == 1 { "item" } else { "items" };
+    format!("must have at most {max} {is}")
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -444,7 +450,7 @@ impl Schema {
                 path.into(),
                 ErrorType::TooMany,
                 Some(n.to_string()),
-                format!("must have at most {max} items"),
+                too_many(max),
             ));
         }
         // Not allowed in CRDs; kept for schemas from elsewhere.
@@ -503,7 +509,7 @@ impl Schema {
                 path.into(),
                 ErrorType::TooMany,
                 Some(n.to_string()),
-                format!("must have at most {max} items"),
+                too_many(max),
             ));
         }
         // Values correlate with their old values by key whatever the map type: the

@@ -251,7 +251,6 @@ fn build_crd(
             let mut found = Diagnostics::default();
             check_paths(k, &schema, &mut found);
             check_cel(api, k, &schema, &mut found);
-            check_defaults(api, k, &schema, crd_versions.len(), &mut found);
             diags.0.extend(found.0.into_iter().map(|mut d| {
                 d.severity = crate::diagnostics::Severity::Warning;
                 d
@@ -259,12 +258,46 @@ fn build_crd(
         } else {
             check_paths(k, &schema, diags);
             check_cel(api, k, &schema, diags);
-            check_defaults(api, k, &schema, crd_versions.len(), diags);
         }
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }
     if crd_versions.len() != versions.len() {
         return None;
+    }
+    // Defaults are checked on the final schemas, named as the server names them: its
+    // internal CRD hoists the schema to `spec.validation` when every version has the same
+    // one (then it is checked once).
+    let json_of = |v: &CustomResourceDefinitionVersion| serde_json::to_value(&v.schema).ok();
+    let same = crd_versions
+        .windows(2)
+        .all(|w| json_of(&w[0]) == json_of(&w[1]));
+    for (i, ((_, k), v)) in versions.iter().zip(&crd_versions).enumerate() {
+        let Some(schema) = v
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+        else {
+            continue;
+        };
+        if same && i > 0 {
+            break;
+        }
+        let prefix = if same {
+            "spec.validation.openAPIV3Schema".to_owned()
+        } else {
+            format!("spec.versions[{i}].schema.openAPIV3Schema")
+        };
+        if matches!(k.dialect, SchemaDialect::KubeDerive { .. }) {
+            // As the checks above: kube-derive's CRDs are said, not refused.
+            let mut found = Diagnostics::default();
+            check_defaults(api, k, schema, &prefix, &mut found);
+            diags.0.extend(found.0.into_iter().map(|mut d| {
+                d.severity = crate::diagnostics::Severity::Warning;
+                d
+            }));
+        } else {
+            check_defaults(api, k, schema, &prefix, diags);
+        }
     }
     if !crd_versions.iter().any(|v| v.served)
         && !matches!(first.dialect, SchemaDialect::KubeDerive { .. })
@@ -491,7 +524,7 @@ fn check_defaults(
     api: &Api,
     k: &Kind,
     schema: &JSONSchemaProps,
-    version_index: usize,
+    prefix: &str,
     diags: &mut Diagnostics,
 ) {
     let json = serde_json::to_string(schema).expect("schemas serialize");
@@ -500,8 +533,7 @@ fn check_defaults(
     let Ok(compiled) = kube_codegen_validation::validation::Schema::from_json(&json) else {
         return;
     };
-    let prefix = format!("spec.versions[{version_index}].schema.openAPIV3Schema");
-    for e in compiled.validate_defaults(&prefix) {
+    for e in compiled.validate_defaults(prefix) {
         let message = format!(
             "the default of {} does not validate against its own schema, so the API server refuses the CRD: {}",
             k.name, e.error
