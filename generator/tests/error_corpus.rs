@@ -213,6 +213,7 @@ macro_rules! error_cases {
 }
 
 error_cases! {
+    default_breaks_schema,
     conversion_gen_false_on_kind,
     conversion_hub_not_storage,
     conversion_single_version,

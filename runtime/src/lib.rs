@@ -24,8 +24,9 @@
 #![deny(missing_docs)]
 
 pub mod apply;
+/// The CEL evaluator for CRD validation rules: [`kube_codegen_validation::cel`], re-exported.
 #[cfg(feature = "cel")]
-pub mod cel;
+pub use kube_codegen_validation::cel;
 pub mod client;
 pub mod contract;
 pub mod controller;

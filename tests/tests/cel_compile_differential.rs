@@ -4,6 +4,10 @@
 //! `check_schema`. The verdicts must agree for every CRD, and so must the cost factors
 //! ("exceeds budget by factor of ...") the server gives.
 //!
+//! CRDs whose `default`s break (or keep) their own schema node's validation go the same way:
+//! the server's `ValidateDefaults` against the generator's default check
+//! (`Schema::validate_defaults`, which `generate` runs on every CRD), verdict and wording.
+//!
 //! Cost thresholds are bisected on the server: for each family of CRDs varying one bound
 //! (maxLength, maxItems, maxProperties), the smallest bound the server refuses is found,
 //! and the checker must flip at exactly that bound, with the same factor text on both
@@ -14,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::StreamExt;
 use kube_codegen::__private::cel::check_schema;
 use kube_codegen_envtest::Environment;
+use kube_codegen_runtime::validation::Schema;
 use kube_codegen_tests::{Rng, send_json};
 use serde_json::{Value, json};
 
@@ -105,6 +110,214 @@ async fn server(client: &kube::Client, crd: &Value) -> Verdict {
         factors: factors(&text),
         text,
     }
+}
+
+/// A verdict, and the errors (`field: body`) behind it.
+type DefaultVerdict = (Verdict, Vec<String>);
+
+/// Our verdict with the default check `generate` runs too: the compile checks, then every
+/// default against its node, as the server's `ValidateDefaults`.
+fn ours_with_defaults(crd: &Value) -> DefaultVerdict {
+    let mut v = ours(crd);
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let compiled = Schema::from_json(&schema.to_string()).expect("the cases compile");
+    let errors: Vec<String> = compiled
+        // One version: the server's internal CRD has the schema at `spec.validation`.
+        .validate_defaults("spec.validation.openAPIV3Schema")
+        .into_iter()
+        .map(|e| e.error.to_string())
+        .collect();
+    v.accepted &= errors.is_empty();
+    (v, errors)
+}
+
+/// CRDs whose `spec.x` has a default that breaks (`false`) or keeps (`true`) each kind of
+/// validation the server runs on defaults.
+fn default_cases() -> Vec<(&'static str, bool, Value)> {
+    let x = |node: Value| json!({"type": "object", "properties": {"x": node}});
+    let int = |extra: Value, d: Value| {
+        let mut n = json!({"type": "integer", "default": d});
+        n.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        x(n)
+    };
+    let string = |extra: Value, d: &str| {
+        let mut n = json!({"type": "string", "default": d});
+        n.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        x(n)
+    };
+    let rule =
+        |r: &str| json!({"x-kubernetes-validations": [{"rule": r, "message": "rule broken"}]});
+    vec![
+        (
+            "maximum broken",
+            false,
+            int(json!({"maximum": 10}), json!(11)),
+        ),
+        ("maximum kept", true, int(json!({"maximum": 10}), json!(10))),
+        (
+            "exclusiveMaximum broken",
+            false,
+            int(json!({"maximum": 10, "exclusiveMaximum": true}), json!(10)),
+        ),
+        (
+            "minimum broken",
+            false,
+            int(json!({"minimum": 1}), json!(0)),
+        ),
+        (
+            "multipleOf broken",
+            false,
+            int(json!({"multipleOf": 3}), json!(4)),
+        ),
+        (
+            "enum broken",
+            false,
+            string(json!({"enum": ["a", "b"]}), "c"),
+        ),
+        ("enum kept", true, string(json!({"enum": ["a", "b"]}), "b")),
+        (
+            "pattern broken",
+            false,
+            string(json!({"pattern": "^[a-z]+$"}), "A1"),
+        ),
+        (
+            "pattern kept",
+            true,
+            string(json!({"pattern": "^[a-z]+$"}), "abc"),
+        ),
+        (
+            "maxLength broken",
+            false,
+            string(json!({"maxLength": 3}), "abcd"),
+        ),
+        (
+            "minLength broken",
+            false,
+            string(json!({"minLength": 3}), "ab"),
+        ),
+        (
+            "maxLength kept",
+            true,
+            string(json!({"maxLength": 3}), "abc"),
+        ),
+        (
+            "date-time format broken",
+            false,
+            string(json!({"format": "date-time"}), "yesterday"),
+        ),
+        (
+            "date-time format kept",
+            true,
+            string(json!({"format": "date-time"}), "2024-01-02T03:04:05Z"),
+        ),
+        (
+            "maxItems broken",
+            false,
+            x(
+                json!({"type": "array", "maxItems": 1, "items": {"type": "integer"}, "default": [1, 2]}),
+            ),
+        ),
+        (
+            "set with duplicates (ValidateDefaults does not check list types)",
+            true,
+            x(
+                json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "integer"}, "default": [1, 1]}),
+            ),
+        ),
+        (
+            "map list with duplicate keys (nor list-map keys)",
+            true,
+            x(
+                json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"], "items": {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}}}, "default": [{"k": "a"}, {"k": "a"}]}),
+            ),
+        ),
+        (
+            "set kept",
+            true,
+            x(
+                json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "integer"}, "default": [1, 2]}),
+            ),
+        ),
+        (
+            "item default broken",
+            false,
+            x(json!({"type": "array", "items": {"type": "integer", "maximum": 3, "default": 4}})),
+        ),
+        (
+            "maxProperties broken",
+            false,
+            x(
+                json!({"type": "object", "maxProperties": 1, "additionalProperties": {"type": "string"}, "default": {"a": "1", "b": "2"}}),
+            ),
+        ),
+        (
+            "unknown field in default",
+            false,
+            x(
+                json!({"type": "object", "properties": {"a": {"type": "integer"}}, "default": {"a": 1, "b": 2}}),
+            ),
+        ),
+        (
+            "known fields in default",
+            true,
+            x(
+                json!({"type": "object", "properties": {"a": {"type": "integer"}}, "default": {"a": 1}}),
+            ),
+        ),
+        (
+            "required field missing from default",
+            false,
+            x(
+                json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}, "default": {}}),
+            ),
+        ),
+        (
+            "rule on the node broken",
+            false,
+            int(rule("self % 2 == 0"), json!(3)),
+        ),
+        (
+            "rule on the node kept",
+            true,
+            int(rule("self % 2 == 0"), json!(4)),
+        ),
+        (
+            "rule below the node broken",
+            false,
+            x(
+                json!({"type": "object", "properties": {"a": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 5"}]}}, "default": {"a": 1}}),
+            ),
+        ),
+        (
+            "rule above the node is not the default's",
+            true,
+            json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.x > 5"}], "properties": {"x": {"type": "integer", "default": 1}}}),
+        ),
+        (
+            "transition rule sees the default as old",
+            true,
+            int(rule("self == oldSelf"), json!(1)),
+        ),
+        (
+            "optionalOldSelf rule runs as a create",
+            false,
+            x(
+                json!({"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "oldSelf.hasValue()", "optionalOldSelf": true}]}),
+            ),
+        ),
+        (
+            "rule broken and value broken: only the value is reported",
+            false,
+            int(
+                json!({"maximum": 2, "x-kubernetes-validations": [{"rule": "self < 0"}]}),
+                json!(3),
+            ),
+        ),
+    ]
 }
 
 /// The schema of the fixed and random cases: a field of every type, and `rules`.
@@ -880,6 +1093,36 @@ async fn cel_compile_checks_agree_with_the_api_server() {
         }
     }
 
+    // Defaults that break their own node's validation, and ones that keep it.
+    let default_verdicts: Vec<(&str, bool, Verdict, DefaultVerdict)> =
+        futures::stream::iter(default_cases())
+            .map(|(what, ok, spec)| {
+                let client = client.clone();
+                let c = crd(spec);
+                async move { (what, ok, server(&client, &c).await, ours_with_defaults(&c)) }
+            })
+            .buffered(8)
+            .collect()
+            .await;
+    for (what, ok, theirs, (mine, errors)) in &default_verdicts {
+        if theirs.accepted != *ok {
+            disagreements.push(format!(
+                "default {what}: the case does not test what it says: {}",
+                theirs.text
+            ));
+        }
+        // Our errors, with the server's paths and words, are in its message.
+        let missing: Vec<&String> = errors
+            .iter()
+            .filter(|e| !theirs.text.contains(e.as_str()))
+            .collect();
+        if theirs.accepted != mine.accepted || !missing.is_empty() {
+            disagreements.push(format!(
+                "default {what}: server {theirs:?}\n  ours {mine:?}, not in the server's message: {missing:?}"
+            ));
+        }
+    }
+
     // Real-world rules, their bounds removed.
     let corpus: Vec<(String, Verdict, Verdict)> = futures::stream::iter(unbounded_corpus())
         .map(|(name, c)| {
@@ -989,9 +1232,11 @@ async fn cel_compile_checks_agree_with_the_api_server() {
         }
     }
     println!(
-        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server); {} corpus CRDs without their bounds ({} refused, {corpus_factors} cost factors); {} corpus CRDs with optionalOldSelf transition rules ({optional_failed} rules fail to compile); {} random rules ({random_accepted} accepted); {} cost thresholds:\n  {}",
+        "cel compile differential: {} CRDs with fixed verdicts ({} refused by the server); {} CRDs with defaults ({} refused); {} corpus CRDs without their bounds ({} refused, {corpus_factors} cost factors); {} corpus CRDs with optionalOldSelf transition rules ({optional_failed} rules fail to compile); {} random rules ({random_accepted} accepted); {} cost thresholds:\n  {}",
         verdicts.len(),
         verdicts.iter().filter(|v| !v.2.accepted).count(),
+        default_verdicts.len(),
+        default_verdicts.iter().filter(|v| !v.2.accepted).count(),
         corpus.len(),
         corpus.iter().filter(|c| !c.1.accepted).count(),
         optional.len(),

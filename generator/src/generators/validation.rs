@@ -54,150 +54,11 @@ pub(super) const MARKERS: &[MarkerSpec] = &[MarkerSpec {
 /// stated in the module itself, so crates without it keep the contract they had.
 const CONTRACT: u32 = 4;
 
-/// The functions the runtime's CEL evaluator runs (`kube_codegen_runtime::cel::
-/// SUPPORTED_FUNCTIONS`; a test keeps the two lists equal). The generator does not depend
-/// on the runtime, so that build scripts do not compile it.
-pub(crate) const SUPPORTED_FUNCTIONS: &[&str] = &[
-    "size",
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "string",
-    "bytes",
-    "double",
-    "int",
-    "uint",
-    "has",
-    "all",
-    "exists",
-    "exists_one",
-    "map",
-    "filter",
-    "min",
-    "max",
-    "optional.none",
-    "optional.of",
-    "optional.ofNonZeroValue",
-    "value",
-    "hasValue",
-    "or",
-    "orValue",
-    "dyn",
-    // Timestamps and durations (cel-rust with chrono; the getters in UTC, as cel-go).
-    "timestamp",
-    "duration",
-    "getFullYear",
-    "getMonth",
-    "getDayOfYear",
-    "getDayOfMonth",
-    "getDate",
-    "getDayOfWeek",
-    "getHours",
-    "getMinutes",
-    "getSeconds",
-    "getMilliseconds",
-    "isSorted",
-    "sum",
-    "indexOf",
-    "lastIndexOf",
-    "charAt",
-    "lowerAscii",
-    "upperAscii",
-    "replace",
-    "split",
-    "substring",
-    "trim",
-    "join",
-    "strings.quote",
-    "reverse",
-    "format",
-    "find",
-    "findAll",
-    "sets.contains",
-    "sets.equivalent",
-    "sets.intersects",
-    "url",
-    "isURL",
-    "getScheme",
-    "getHost",
-    "getHostname",
-    "getPort",
-    "getEscapedPath",
-    "getQuery",
-    "quantity",
-    "isQuantity",
-    "sign",
-    "isInteger",
-    "asInteger",
-    "asApproximateFloat",
-    "add",
-    "sub",
-    "isGreaterThan",
-    "isLessThan",
-    "compareTo",
-    "ip",
-    "isIP",
-    "ip.isCanonical",
-    "family",
-    "isUnspecified",
-    "isLoopback",
-    "isLinkLocalMulticast",
-    "isLinkLocalUnicast",
-    "isGlobalUnicast",
-    "cidr",
-    "isCIDR",
-    "containsIP",
-    "containsCIDR",
-    "masked",
-    "prefixLength",
-    "format.named",
-    "format.dns1123Label",
-    "format.dns1123Subdomain",
-    "format.dns1035Label",
-    "format.qualifiedName",
-    "format.dns1123LabelPrefix",
-    "format.dns1123SubdomainPrefix",
-    "format.dns1035LabelPrefix",
-    "format.labelValue",
-    "format.uri",
-    "format.uuid",
-    "format.byte",
-    "format.date",
-    "format.datetime",
-    "validate",
-    "semver",
-    "isSemver",
-    "major",
-    "minor",
-    "patch",
-    "_+_",
-    "_-_",
-    "_*_",
-    "_/_",
-    "_%_",
-    "_==_",
-    "_!=_",
-    "_<_",
-    "_<=_",
-    "_>_",
-    "_>=_",
-    "_&&_",
-    "_||_",
-    "!_",
-    "-_",
-    "_?_:_",
-    "_[_]",
-    "@in",
-    "_[?_]",
-    "_?._",
-    "@not_strictly_false",
-];
-
 /// Whether a function is one the runtime's evaluator runs (cel-rust reports a qualified
 /// call by its last segment, so that is accepted too, as the runtime does).
 fn supported(name: &str) -> bool {
-    SUPPORTED_FUNCTIONS
+    // The evaluator's own list: the runtime re-exports kube-codegen-validation's `cel`.
+    kube_codegen_validation::cel::SUPPORTED_FUNCTIONS
         .iter()
         .any(|f| *f == name || f.rsplit_once('.').is_some_and(|(_, last)| last == name))
 }
@@ -409,16 +270,5 @@ fn collect_exprs(v: &Value, out: &mut BTreeSet<String>) {
         }
         Value::Array(a) => a.iter().for_each(|x| collect_exprs(x, out)),
         _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn supported_functions_are_the_runtimes() {
-        assert_eq!(
-            super::SUPPORTED_FUNCTIONS,
-            kube_codegen_runtime::cel::SUPPORTED_FUNCTIONS
-        );
     }
 }

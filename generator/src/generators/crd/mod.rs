@@ -264,6 +264,41 @@ fn build_crd(
     if crd_versions.len() != versions.len() {
         return None;
     }
+    // Defaults are checked on the final schemas, named as the server names them: its
+    // internal CRD hoists the schema to `spec.validation` when every version has the same
+    // one (then it is checked once).
+    let json_of = |v: &CustomResourceDefinitionVersion| serde_json::to_value(&v.schema).ok();
+    let same = crd_versions
+        .windows(2)
+        .all(|w| json_of(&w[0]) == json_of(&w[1]));
+    for (i, ((_, k), v)) in versions.iter().zip(&crd_versions).enumerate() {
+        let Some(schema) = v
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+        else {
+            continue;
+        };
+        if same && i > 0 {
+            break;
+        }
+        let prefix = if same {
+            "spec.validation.openAPIV3Schema".to_owned()
+        } else {
+            format!("spec.versions[{i}].schema.openAPIV3Schema")
+        };
+        if matches!(k.dialect, SchemaDialect::KubeDerive { .. }) {
+            // As the checks above: kube-derive's CRDs are said, not refused.
+            let mut found = Diagnostics::default();
+            check_defaults(api, k, schema, &prefix, &mut found);
+            diags.0.extend(found.0.into_iter().map(|mut d| {
+                d.severity = crate::diagnostics::Severity::Warning;
+                d
+            }));
+        } else {
+            check_defaults(api, k, schema, &prefix, diags);
+        }
+    }
     if !crd_versions.iter().any(|v| v.served)
         && !matches!(first.dialect, SchemaDialect::KubeDerive { .. })
     {
@@ -478,6 +513,65 @@ fn check_cel(api: &Api, k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnost
         };
         diags.push(d);
     }
+}
+
+/// The API server refuses a CRD whose defaults do not validate against their own schema
+/// node (`ValidateDefaults`: pruning, the OpenAPI value validations, the CEL rules of the
+/// node and below with `self` the default); it checks them on the final schema, so do we,
+/// with its walk (kube-codegen-validation, what the runtime validates objects with). Each
+/// refusal is an error at the default marker that wrote the value, else at the kind.
+fn check_defaults(
+    api: &Api,
+    k: &Kind,
+    schema: &JSONSchemaProps,
+    prefix: &str,
+    diags: &mut Diagnostics,
+) {
+    let json = serde_json::to_string(schema).expect("schemas serialize");
+    // A schema the walk cannot compile (a bad pattern or rule) is reported where it is
+    // written, by the checks that own it; its defaults cannot be judged.
+    let Ok(compiled) = kube_codegen_validation::validation::Schema::from_json(&json) else {
+        return;
+    };
+    for e in compiled.validate_defaults(prefix) {
+        let message = format!(
+            "the default of {} does not validate against its own schema, so the API server refuses the CRD: {}",
+            k.name, e.error
+        );
+        let hint = "change the default to a value the field's validation markers accept, or the markers to accept the default";
+        let d = match find_default_marker(api, &e.node) {
+            Some(m) => m.error(message),
+            None => Diagnostic::new(k.loc.clone(), message),
+        };
+        diags.push(d.with_hint(hint));
+    }
+}
+
+/// The `+kubebuilder:default`/`+default` marker that wrote the default of the schema node
+/// at `node`: on a field named as the node's last property. A default on list items (a
+/// type's own marker) is not traced: the caller reports it at the kind.
+fn find_default_marker<'a>(
+    api: &'a Api,
+    node: &[kube_codegen_validation::validation::SchemaStep],
+) -> Option<&'a crate::markers::Marker> {
+    use kube_codegen_validation::validation::SchemaStep;
+    let Some(SchemaStep::Property(field)) = node.last() else {
+        return None;
+    };
+    api.types.values().find_map(|d| match &d.shape {
+        crate::model::Shape::Struct(fields) => fields
+            .iter()
+            .filter(|f| &f.json_name == field)
+            .find_map(|f| {
+                // `+kubebuilder:default` wins over `+default` when both are given
+                // (keywords.rs), so it is the one at fault.
+                f.markers
+                    .iter()
+                    .filter(|m| m.name == "kubebuilder:default" || m.name == "default")
+                    .max_by_key(|m| m.name == "kubebuilder:default")
+            }),
+        _ => None,
+    })
 }
 
 /// The XValidation marker whose `rule` or `messageExpression` is `expr`. The same text can

@@ -243,7 +243,7 @@ impl Schema {
 
     /// Drops fields the schema does not know (`structuralpruning`); at the root and in
     /// embedded resources `apiVersion`, `kind` and `metadata` stay.
-    fn prune(&self, v: &mut Value, root: bool) {
+    pub(super) fn prune(&self, v: &mut Value, root: bool) {
         if self.preserve_unknown_fields && self.properties.is_empty() && self.additional().is_none()
         {
             return;

@@ -8,6 +8,7 @@
 //! Generated code (the `validation` generator) embeds each kind's schema and implements
 //! [`Validate`] with it; the fake API server calls the same code on create and update.
 
+mod defaults;
 mod embedded;
 pub mod formats;
 pub mod names;
@@ -16,6 +17,7 @@ mod walk;
 
 use std::fmt;
 
+pub use defaults::{DefaultError, SchemaStep};
 pub use schema::{Schema, SchemaError};
 
 /// The class of a violation: the API server's `field.ErrorType`, worded as it words them.
@@ -156,67 +158,6 @@ impl Errors {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-}
-
-/// The fake API server's [`crate::fake::Admission`] for a kind: its schema's defaults and
-/// validation, refusals as the API server's 422 `Invalid` Status with one cause per
-/// violation.
-#[cfg(feature = "fake")]
-// The fake answers every error with a `Status` (see `fake`'s module docs).
-#[allow(clippy::result_large_err)]
-pub fn admission<K: Validate + kube::Resource<DynamicType = ()>>() -> crate::fake::Admission {
-    std::sync::Arc::new(
-        |obj: &mut serde_json::Value, old: Option<&serde_json::Value>| {
-            let schema = K::schema();
-            // An embedded resource that does not decode: the server's 400, before anything.
-            if let Some(e) = schema.decode_error(obj) {
-                let kind = K::kind(&()).to_string();
-                let version = K::version(&()).to_string();
-                return Err(crate::fake::errors::bad_request(&format!(
-                    "{kind} in version {version:?} cannot be handled as a {kind}: {e}"
-                )));
-            }
-            schema.default_value(obj);
-            let old = old.map(|o| {
-                let mut o = o.clone();
-                schema.default_value(&mut o);
-                o
-            });
-            let Err(errs) = schema.validate_value(obj, old.as_ref()) else {
-                return Ok(());
-            };
-            let name = obj["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            let group = K::group(&()).to_string();
-            let kind = K::kind(&()).to_string();
-            let fields: Vec<String> = errs
-                .0
-                .iter()
-                .map(|e| {
-                    if e.field.is_empty() {
-                        "<nil>".to_owned()
-                    } else {
-                        e.field.clone()
-                    }
-                })
-                .collect();
-            let bodies: Vec<String> = errs.0.iter().map(FieldError::body).collect();
-            let causes: Vec<(&str, &str)> = fields
-                .iter()
-                .zip(&bodies)
-                .map(|(f, b)| (f.as_str(), b.as_str()))
-                .collect();
-            let mut status = crate::fake::errors::invalid(&group, &kind, &name, &causes);
-            if let Some(d) = status.details.as_mut() {
-                for (c, e) in d.causes.iter_mut().zip(&errs.0) {
-                    c.reason = e.error_type.cause_type().to_owned();
-                }
-            }
-            Err(status)
-        },
-    )
 }
 
 /// The scale subresource's checks of the replicas at `spec_replicas_path` (a JSON path like

@@ -363,68 +363,84 @@ fn embedded_resources_are_checked_as_the_server_does() {
     assert_eq!(errs, vec![(f("spec.template"), Invalid)]);
 }
 
-/// A kind with an embedded resource, for the fake's admission.
-#[cfg(feature = "fake")]
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-struct Holder {
-    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-    #[serde(default)]
-    spec: serde_json::Value,
-}
-
-#[cfg(feature = "fake")]
-impl kube::Resource for Holder {
-    type DynamicType = ();
-    type Scope = kube::core::NamespaceResourceScope;
-    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
-        "Holder".into()
-    }
-    fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        "example.com".into()
-    }
-    fn version(_: &()) -> std::borrow::Cow<'_, str> {
-        "v1".into()
-    }
-    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
-        "holders".into()
-    }
-    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-        &mut self.metadata
-    }
-}
-
-#[cfg(feature = "fake")]
-impl Validate for Holder {
-    fn schema() -> &'static Schema {
-        static S: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
-        S.get_or_init(embedded_schema)
-    }
-}
-
-/// The fake answers an embedded resource the server cannot decode as the server does: a
-/// 400 naming it, before validation; a decodable one is validated (422) and its metadata
-/// rewritten.
-#[cfg(feature = "fake")]
+/// A CRD's defaults are checked as the API server checks them when it creates the CRD:
+/// each against its own node (bounds, enum, pattern, length, unknown fields) and the CEL
+/// rules of that node and below, with the server's field paths and words.
 #[test]
-fn fake_admission_refuses_undecodable_embedded_resources_with_a_400() {
-    let admit = admission::<Holder>();
-    let mut bad =
-        json!({"metadata": {"name": "h"}, "spec": {"template": {"apiVersion": 1, "kind": "K"}}});
-    let status = admit(&mut bad, None).unwrap_err();
-    assert_eq!(status.code, 400);
+fn defaults_that_break_their_schema_are_reported_as_the_server_does() {
+    let s = Schema::from_json(
+        &json!({
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer", "maximum": 10, "default": 11},
+                "mode": {"type": "string", "enum": ["A", "B"], "default": "C"},
+                "name": {"type": "string", "maxLength": 3, "default": "abcd"},
+                "id": {"type": "string", "pattern": "^[a-z]+$", "default": "a1"},
+                "ok": {"type": "integer", "minimum": 1, "default": 1},
+                "pair": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                    "x-kubernetes-validations": [{"rule": "self.a < self.b", "message": "a must be below b"}],
+                    "default": {"a": 2, "b": 1}
+                },
+                "extra": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}},
+                    "default": {"a": 1, "z": 2}
+                },
+                "list": {"type": "array", "items": {"type": "integer", "maximum": 3, "default": 4}}
+            }}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let got: Vec<(Vec<SchemaStep>, String)> = s
+        .validate_defaults("spec.versions[0].schema.openAPIV3Schema")
+        .into_iter()
+        .map(|e| (e.node, e.error.to_string()))
+        .collect();
+    let p = |names: &[&str]| -> Vec<SchemaStep> {
+        names
+            .iter()
+            .map(|n| match *n {
+                "[]" => SchemaStep::Items,
+                n => SchemaStep::Property(n.into()),
+            })
+            .collect()
+    };
+    let at = "spec.versions[0].schema.openAPIV3Schema.properties[spec]";
+    let want = |node: &[&str], rest: &str| (p(node), format!("{at}{rest}"));
     assert_eq!(
-        status.message,
-        "Holder in version \"v1\" cannot be handled as a Holder: spec.template.apiVersion: Invalid value: 1: must be a string"
+        got,
+        vec![
+            want(
+                &["spec", "extra"],
+                r#".properties[extra].default: Invalid value: {"a":1,"z":2}: must not have unknown fields"#
+            ),
+            want(
+                &["spec", "id"],
+                r#".properties[id].default: Invalid value: "a1":  in body should match '^[a-z]+$'"#
+            ),
+            want(
+                &["spec", "list", "[]"],
+                ".properties[list].items.default: Invalid value: 4:  in body should be less than or equal to 3"
+            ),
+            want(
+                &["spec", "mode"],
+                r#".properties[mode].default: Unsupported value: "C": supported values: "A", "B""#
+            ),
+            want(
+                &["spec", "name"],
+                ".properties[name].default: Too long: may not be more than 3 bytes"
+            ),
+            want(
+                &["spec", "pair"],
+                ".properties[pair].default: Invalid value: a must be below b"
+            ),
+            want(
+                &["spec", "replicas"],
+                ".properties[replicas].default: Invalid value: 11:  in body should be less than or equal to 10"
+            ),
+        ]
     );
-    let mut invalid =
-        json!({"metadata": {"name": "h"}, "spec": {"template": {"apiVersion": "v1"}}});
-    assert_eq!(admit(&mut invalid, None).unwrap_err().code, 422);
-    let mut ok = json!({"metadata": {"name": "h"}, "spec": {"template": {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {}, "x": 1}
-    }}});
-    assert_eq!(admit(&mut ok, None), Ok(()));
-    assert_eq!(ok["spec"]["template"]["metadata"], json!({"name": "c"}));
 }

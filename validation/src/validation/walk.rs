@@ -47,7 +47,7 @@ fn go_quote(s: &str) -> String {
 }
 
 /// A bad value as `field.Error` prints it.
-fn render(v: &Value) -> String {
+pub(super) fn render(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
@@ -65,6 +65,12 @@ fn err(field: String, error_type: ErrorType, value: Option<String>, detail: Stri
         value,
         detail,
     }
+}
+
+/// `field.TooMany`'s detail: "item" for one.
+fn too_many(max: u64) -> String {
+    let is = if max == 1 { "item" } else { "items" };
+    format!("must have at most {max} {is}")
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -146,7 +152,7 @@ impl Schema {
         }
     }
 
-    fn has_rules(&self) -> bool {
+    pub(super) fn has_rules(&self) -> bool {
         !self.validations.is_empty()
             || self.properties.values().any(Schema::has_rules)
             || self.additional().is_some_and(Schema::has_rules)
@@ -156,7 +162,13 @@ impl Schema {
 
     // ---- kube-openapi --------------------------------------------------------------
 
-    fn openapi(&self, v: &Value, old: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
+    pub(super) fn openapi(
+        &self,
+        v: &Value,
+        old: Option<&Value>,
+        path: &str,
+        errs: &mut Vec<FieldError>,
+    ) {
         CHECKS.with(|c| c.set(c.get() + 1));
         // Ratcheting: an unchanged value keeps whatever errors it had.
         if old.is_some_and(|o| o == v) {
@@ -438,7 +450,7 @@ impl Schema {
                 path.into(),
                 ErrorType::TooMany,
                 Some(n.to_string()),
-                format!("must have at most {max} items"),
+                too_many(max),
             ));
         }
         // Not allowed in CRDs; kept for schemas from elsewhere.
@@ -497,7 +509,7 @@ impl Schema {
                 path.into(),
                 ErrorType::TooMany,
                 Some(n.to_string()),
-                format!("must have at most {max} items"),
+                too_many(max),
             ));
         }
         // Values correlate with their old values by key whatever the map type: the
@@ -587,7 +599,7 @@ impl Schema {
     // ---- CEL -----------------------------------------------------------------------
 
     #[allow(clippy::too_many_arguments)]
-    fn rules(
+    pub(super) fn rules(
         &self,
         v: &Value,
         old: Option<&Value>,
@@ -609,7 +621,7 @@ impl Schema {
             return;
         }
         for s in &self.all_of {
-            s.rules(v, old, path, root, Ratchet::Never, budget, errs);
+            s.rules(v, old, path, root, ratchet.all_of(), budget, errs);
             if *budget < 0 {
                 return;
             }
@@ -620,10 +632,7 @@ impl Schema {
                     let old_items = old.and_then(Value::as_array);
                     for (i, x) in a.iter().enumerate() {
                         let o = old_items.and_then(|o| self.correlate(o, x));
-                        let r = match o {
-                            Some(o) => Ratchet::Equal(o == x),
-                            None => ratchet.uncorrelated(),
-                        };
+                        let r = ratchet.child(o, x);
                         items.rules(x, o, &index(path, i), false, r, budget, errs);
                         if *budget < 0 {
                             return;
@@ -637,10 +646,7 @@ impl Schema {
                 let old_map = old.and_then(Value::as_object);
                 for (k, x) in m {
                     let o = old_map.and_then(|o| o.get(k));
-                    let r = match o {
-                        Some(o) => Ratchet::Equal(o == x),
-                        None => ratchet.uncorrelated(),
-                    };
+                    let r = ratchet.child(o, x);
                     if let Some(p) = self.properties.get(k) {
                         p.rules(x, o, &child(path, k), false, r, budget, errs);
                     } else if let Some(a) = self.additional() {
@@ -896,9 +902,12 @@ fn cel_map(entries: Vec<(String, CelValue)>) -> CelValue {
 /// updates: by the node's own equality with its old value when it is correlated, else by
 /// that of its nearest correlated ancestor.
 #[derive(Clone, Copy, Debug)]
-enum Ratchet {
+pub(super) enum Ratchet {
     Equal(bool),
     Never,
+    /// Not in this walk, nor below: the API server's check of a CRD's defaults runs the
+    /// rules with the default as its own old value and no ratcheting.
+    Off,
 }
 
 impl Ratchet {
@@ -908,6 +917,23 @@ impl Ratchet {
 
     fn uncorrelated(self) -> Ratchet {
         self
+    }
+
+    /// A child's, with `old` its correlated old value if it has one.
+    fn child(self, old: Option<&Value>, v: &Value) -> Ratchet {
+        match (self, old) {
+            (Ratchet::Off, _) => Ratchet::Off,
+            (_, Some(o)) => Ratchet::Equal(o == v),
+            (_, None) => self.uncorrelated(),
+        }
+    }
+
+    /// An `allOf` branch's: its errors are never ratcheted.
+    fn all_of(self) -> Ratchet {
+        match self {
+            Ratchet::Off => Ratchet::Off,
+            _ => Ratchet::Never,
+        }
     }
 }
 

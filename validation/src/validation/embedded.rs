@@ -333,7 +333,7 @@ impl Schema {
         self.decode_error_at(v, "")
     }
 
-    fn decode_error_at(&self, v: &Value, path: &str) -> Option<FieldError> {
+    pub(super) fn decode_error_at(&self, v: &Value, path: &str) -> Option<FieldError> {
         match v {
             Value::Object(m) => {
                 for (k, x) in m {
