@@ -23,3 +23,6 @@ cargo run -q -p kube-codegen -- check sample-api --crd-dir ../sample-controller/
 # The e2e suite runs the real sample-controller binary.
 cargo build -q -p sample-controller
 cargo test --workspace --no-fail-fast "$@"
+# The evaluator as the generator builds it, without the time-zone database (the workspace
+# build above unifies features and turns it on).
+cargo test -p kube-codegen-validation --no-default-features --lib

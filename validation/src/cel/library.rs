@@ -1443,10 +1443,15 @@ fn zoned(
         if zone.contains("..") || zone.starts_with('/') || zone.starts_with('\\') {
             return Err("time: invalid location name".into());
         }
-        let tz: chrono_tz::Tz = zone
-            .parse()
-            .map_err(|_| format!("unknown time zone {zone}"))?;
-        return Ok(t.with_timezone(&tz).naive_local());
+        #[cfg(feature = "time-zones")]
+        {
+            let tz: chrono_tz::Tz = zone
+                .parse()
+                .map_err(|_| format!("unknown time zone {zone}"))?;
+            return Ok(t.with_timezone(&tz).naive_local());
+        }
+        #[cfg(not(feature = "time-zones"))]
+        return Err(super::NO_ZONE_DATABASE.into());
     };
     let hours = go_atoi(&zone[..colon])?;
     let minutes = go_atoi(&zone[colon + 1..])?;

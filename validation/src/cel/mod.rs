@@ -47,6 +47,12 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[(
     "no type checker: rules are evaluated dynamically",
 )];
 
+/// The evaluation error of a time-zone name in a timestamp getter (`getHours('Europe/Paris')`)
+/// when the crate is built without its `time-zones` feature (fixed offsets such as `'+01:00'`
+/// work without it): the generator, which leaves the database out, treats it as no verdict.
+pub const NO_ZONE_DATABASE: &str =
+    "time-zone names need kube-codegen-validation's `time-zones` feature";
+
 /// A compiled CEL expression.
 pub struct Program {
     /// The rule planned for the metered evaluator (see `cost`), which runs it.

@@ -258,6 +258,7 @@ fn timestamps_and_durations_as_cel_go() {
     );
 }
 
+#[cfg(feature = "time-zones")]
 #[test]
 fn timestamp_getters_read_the_zone_of_their_argument_as_cel_go() {
     // 2020-01-02T04:30:15.250Z.
@@ -474,4 +475,18 @@ fn unary_runs_apply_by_parity() {
         let p = super::compile(e).unwrap();
         assert_eq!(p.evaluate(&Value::Null, None, false), Ok(want), "{e}");
     }
+}
+
+/// Without the zone database a zone name is an evaluation error the generator recognizes
+/// (`NO_ZONE_DATABASE`); fixed offsets still work.
+#[cfg(not(feature = "time-zones"))]
+#[test]
+fn zone_names_need_the_time_zones_feature() {
+    let this = Value::Null;
+    let p =
+        super::compile("timestamp('2024-01-01T00:00:00Z').getHours('Europe/Paris') == 1").unwrap();
+    let e = p.evaluate(&this, None, false).unwrap_err();
+    assert!(e.0.contains(super::NO_ZONE_DATABASE), "{e}");
+    let p = super::compile("timestamp('2024-01-01T00:00:00Z').getHours('+01:00') == 1").unwrap();
+    assert_eq!(p.evaluate(&this, None, false), Ok(Value::Bool(true)));
 }
