@@ -53,6 +53,32 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[(
 pub const NO_ZONE_DATABASE: &str =
     "time-zone names need kube-codegen-validation's `time-zones` feature";
 
+/// CEL's reserved words: a property so named is reached as `__name__` (Kubernetes'
+/// `apiservercel.Escape`), in the runtime's values and the generator's type checker alike.
+pub const RESERVED: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
 /// A compiled CEL expression.
 pub struct Program {
     /// The rule planned for the metered evaluator (see `cost`), which runs it.

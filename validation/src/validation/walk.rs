@@ -979,33 +979,9 @@ fn normalize_field_path(fp: &str) -> String {
     parts.join(".")
 }
 
-const CEL_RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
 /// Kubernetes' escaping of property names for CEL; `None` for names CEL cannot reach.
 fn escape(name: &str) -> Option<String> {
-    if CEL_RESERVED.contains(&name) {
+    if crate::cel::RESERVED.contains(&name) {
         return Some(format!("__{name}__"));
     }
     let mut out = String::new();

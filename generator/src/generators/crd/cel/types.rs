@@ -438,38 +438,13 @@ fn with_type_and_object_meta(s: &Value) -> Value {
     out
 }
 
-/// CEL's reserved words: properties so named are reached as `__name__`.
-const RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
 /// The CEL name of a property (`apiservercel.Escape`); `None` if it cannot be reached.
 pub fn escape(ident: &str) -> Option<String> {
     let first = ident.chars().next()?;
     if first.is_ascii_digit() {
         return None;
     }
-    if RESERVED.contains(&ident) {
+    if kube_codegen_validation::cel::RESERVED.contains(&ident) {
         return Some(format!("__{ident}__"));
     }
     if !ident
