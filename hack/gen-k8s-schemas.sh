@@ -2,7 +2,7 @@
 # Regenerates the generator's schemas of embedded Kubernetes types, for every Kubernetes
 # version the generator supports (KubernetesVersion in generator/src/kubernetes.rs, the
 # versions k8s-openapi has):
-#   generator/src/generators/crd/k8s-schemas/v1_NN.json   controller-gen's schema of every
+#   generator/src/kubernetes/schemas/v1_NN.json   controller-gen's schema of every
 #       k8s-openapi type, de-inlined; the newest version in full, older ones as the
 #       difference from it
 #   generator/tests/fixtures/k8s_embedded/controller-gen.yaml
@@ -30,7 +30,7 @@ declare -A MODULES=(
 NEWEST=1.37
 VERSIONS=${VERSIONS:-1.33 1.34 1.35 1.36 1.37}
 [[ ${MODULES[$NEWEST]} =~ ^v0\.37\.[0-9]+$ ]] || { echo "K8S_VERSION in hack/testenv.sh is not 1.37.x" >&2; exit 1; }
-data=generator/src/generators/crd/k8s-schemas
+data=generator/src/kubernetes/schemas
 tool_target=${GEN_K8S_SCHEMAS_TARGET:-$HOME/.cache/kube-codegen/target-k8s-schemas}
 
 bash bench/install-anchors.sh >&2

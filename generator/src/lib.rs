@@ -35,10 +35,10 @@ mod output;
 mod par;
 mod resolve;
 mod scaffold;
+mod schema;
 mod source;
 
 pub use generators::GeneratorName;
-pub(crate) use generators::crd::{k8s_schemas, schema};
 use generators::rust;
 #[cfg(feature = "import-go")]
 pub use import::go::{
@@ -56,8 +56,9 @@ pub mod __private {
     /// The API server's CEL compile checks (types, cost) on a CRD schema as JSON, for the
     /// corpus and differential tests.
     pub use crate::generators::crd::cel;
-    pub use crate::generators::crd::{apiext, k8s_schemas};
+    pub use crate::kubernetes::schemas as k8s_schemas;
     pub use crate::output::HEADER as RUST_HEADER;
+    pub use crate::schema::apiext;
     /// The marker table and parser, for the marker fuzzer and the marker-value tests.
     pub mod markers {
         pub use crate::markers::{

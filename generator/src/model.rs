@@ -24,6 +24,21 @@ pub struct Api {
     pub kubernetes: crate::KubernetesVersion,
 }
 
+impl Api {
+    /// Kinds grouped by group and kind name, across versions: one CRD each.
+    pub fn crd_groups(&self) -> BTreeMap<(String, String), Vec<(&Package, &Kind)>> {
+        let mut out: BTreeMap<(String, String), Vec<(&Package, &Kind)>> = BTreeMap::new();
+        for p in self.packages.values() {
+            for k in &p.kinds {
+                out.entry((p.group.clone(), k.name.clone()))
+                    .or_default()
+                    .push((p, k));
+            }
+        }
+        out
+    }
+}
+
 /// One `+kubebuilder:rbac:...` marker: a rule of the ClusterRole (or, with `namespace`, Role).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RbacRule {

@@ -4,7 +4,7 @@
 //!
 //! Kubernetes types embedded in a kind (`PodTemplateSpec`, `Condition`, ...) get apply
 //! configurations too, in the module `k8s`, built from the schemas the CRDs use
-//! (`k8s-schemas/`, controller-gen's for the chosen Kubernetes version): k8s-openapi's
+//! (`kubernetes/schemas/`, controller-gen's for the chosen Kubernetes version): k8s-openapi's
 //! own types always write their required fields, so a manager applying one would own
 //! fields it never meant to (README "Server-side apply"). Kubernetes types without
 //! properties of their own (`Quantity`, `IntOrString`, `Time`, `RawExtension`, empty
@@ -323,7 +323,10 @@ impl K8sBuilder {
             return ApplyType::ObjectMeta;
         }
         let as_is = ApplyType::Plain(format!("::k8s_openapi::{path}"));
-        let Some(schema) = crate::k8s_schemas::data(self.version).types.get(path) else {
+        let Some(schema) = crate::kubernetes::schemas::data(self.version)
+            .types
+            .get(path)
+        else {
             return as_is;
         };
         // No properties: one value on the wire (Quantity, Time, RawExtension, an empty

@@ -635,7 +635,7 @@ fn render(cx: &Context) -> TokenStream {
     let mut table = vec![];
     let mut statics: BTreeSet<String> = BTreeSet::new();
     let mut names: BTreeSet<String> = BTreeSet::new();
-    for ((group, kind_name), versions) in crate::resolve::crd_groups(api) {
+    for ((group, kind_name), versions) in api.crd_groups() {
         let versions: Vec<_> = versions.into_iter().filter(|(_, k)| !k.skip).collect();
         let Some((hub_pkg, hub)) = versions
             .iter()

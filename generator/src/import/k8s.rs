@@ -1,6 +1,6 @@
 //! Kubernetes types in imported schemas: an object node equal to the schema
 //! `generate` embeds for a k8s-openapi type (controller-gen's, of the chosen Kubernetes
-//! version, from `generators/crd/k8s-schemas`) becomes that type instead of a copy. Only an
+//! version, from `kubernetes/schemas`) becomes that type instead of a copy. Only an
 //! exact match counts (every keyword below the node, descriptions included): anything less
 //! stays a generated struct, so the round trip holds.
 
@@ -42,10 +42,11 @@ fn index(v: KubernetesVersion) -> Arc<Index> {
     cache
         .entry(v)
         .or_insert_with(|| {
-            let data = crate::k8s_schemas::data(v);
+            let data = crate::kubernetes::schemas::data(v);
             let mut index = Index::new();
             for path in data.types.keys() {
-                let Ok(Value::Object(mut schema)) = crate::k8s_schemas::schema(v, path) else {
+                let Ok(Value::Object(mut schema)) = crate::kubernetes::schemas::schema(v, path)
+                else {
                     continue;
                 };
                 if has_transition_rules(&Value::Object(schema.clone())) {

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Location};
-use crate::generators::crd::keywords::{cel_compiles, pattern_compiles};
-use crate::generators::crd::schema::QUANTITY_PATTERN;
+use crate::schema::QUANTITY_PATTERN;
+use crate::schema::keywords::{cel_compiles, pattern_compiles};
 
 use super::naming::{Names, snake, upper_camel};
 

@@ -913,7 +913,7 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                     }
                     if f.has_default
                         && !f.skip_serializing_if
-                        && !crate::generators::crd::kube_derive::default_known(api, &f.ty)
+                        && !crate::schema::kube_derive::default_known(api, &f.ty)
                     {
                         diags.push(
                             Diagnostic::warning(f.loc.clone(), format!("the default of field `{}` is `Default::default()` of its type, which kube-codegen cannot know without running it", f.rust_name))
@@ -952,7 +952,7 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                 if let Some(why) = why {
                     diags.push(not_emulated(&decl.loc, format!("`{}` is {why}", decl.name)));
                 }
-                for p in crate::generators::crd::kube_derive::enum_property_conflicts(api, decl) {
+                for p in crate::schema::kube_derive::enum_property_conflicts(api, decl) {
                     diags.push(
                         Diagnostic::warning(decl.loc.clone(), format!("variants of `{}` give property `{p}` different schemas: kube's `crd()` panics on it, kube-codegen keeps the first variant's", decl.name))
                             .with_hint("give the property one type and one doc comment in every variant"),
@@ -1050,7 +1050,7 @@ fn check_type(
             loc,
             "ObjectMeta/TypeMeta inside a spec".into(),
         )),
-        TypeRef::K8s(path) if crate::generators::crd::kube_derive::k8s_schema(path).is_some() => {}
+        TypeRef::K8s(path) if crate::schema::kube_derive::k8s_schema(path).is_some() => {}
         TypeRef::K8s(path) => diags.push(not_emulated(loc, format!("k8s-openapi's `{path}`"))),
         TypeRef::Opaque => diags.push(not_emulated(
             loc,

@@ -355,19 +355,6 @@ fn is_kind(markers: &[Marker]) -> bool {
     })
 }
 
-/// Kinds grouped by group and kind name, across versions: one CRD each.
-pub fn crd_groups(api: &Api) -> BTreeMap<(String, String), Vec<(&Package, &Kind)>> {
-    let mut out: BTreeMap<(String, String), Vec<(&Package, &Kind)>> = BTreeMap::new();
-    for p in api.packages.values() {
-        for k in &p.kinds {
-            out.entry((p.group.clone(), k.name.clone()))
-                .or_default()
-                .push((p, k));
-        }
-    }
-    out
-}
-
 /// Kinds of one group need distinct plurals: the plural names the CRD (`<plural>.<group>`)
 /// and its file, so two kinds sharing one would overwrite each other.
 pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
@@ -402,7 +389,7 @@ pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
 /// a kind with more than one version, and `+k8s:conversion-gen` on a type says `false`
 /// (a kind cannot opt out: its conversion is what the webhook serves).
 pub fn check_conversions(api: &Api, diags: &mut Diagnostics) {
-    for ((group, kind), versions) in crd_groups(api) {
+    for ((group, kind), versions) in api.crd_groups() {
         let versions: Vec<_> = versions.into_iter().filter(|(_, k)| !k.skip).collect();
         for (p, k) in &versions {
             let Some(at) = &k.conversion_hub else {

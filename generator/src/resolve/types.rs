@@ -357,8 +357,8 @@ impl Resolver<'_> {
             "k8s_openapi" => {
                 let path = abs[1..].join("::");
                 classify_k8s(self.kubernetes, &path).ok_or_else(|| {
-                    let elsewhere = crate::k8s_schemas::versions_with(&path);
-                    match crate::k8s_schemas::unsupported(self.kubernetes, &path) {
+                    let elsewhere = crate::kubernetes::schemas::versions_with(&path);
+                    match crate::kubernetes::schemas::unsupported(self.kubernetes, &path) {
                         Some(why) => Diagnostic::new(loc, format!("`{joined}` has no CRD schema: {why}"))
                             .with_hint("use serde_json::Value with +kubebuilder:pruning:PreserveUnknownFields, as controller-gen users do"),
                         None if !elsewhere.is_empty() => {
@@ -841,7 +841,7 @@ fn classify_k8s(kubernetes: KubernetesVersion, path: &str) -> Option<TypeRef> {
         | "apimachinery::pkg::apis::meta::v1::MicroTime" => TypeRef::Time,
         "apimachinery::pkg::apis::meta::v1::ObjectMeta" => TypeRef::ObjectMeta,
         "ByteString" => TypeRef::Bytes,
-        p if crate::k8s_schemas::contains(kubernetes, p) => TypeRef::K8s(p.to_owned()),
+        p if crate::kubernetes::schemas::contains(kubernetes, p) => TypeRef::K8s(p.to_owned()),
         _ => return None,
     })
 }

@@ -1,5 +1,5 @@
 //! Builds the generator's embedded schemas of Kubernetes types
-//! (`generator/src/generators/crd/k8s-schemas/v1_NN.json`) from controller-gen's output; run
+//! (`generator/src/kubernetes/schemas/v1_NN.json`) from controller-gen's output; run
 //! by `hack/gen-k8s-schemas.sh` once per Kubernetes version, which makes the inputs:
 //!
 //! ```text

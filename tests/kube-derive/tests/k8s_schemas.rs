@@ -1,6 +1,6 @@
 //! The schemas kube-derive embeds for k8s-openapi types (their `JsonSchema` impls through
 //! kube's schema settings and transforms), which `generate` reads from
-//! `generator/src/generators/crd/kube-derive-k8s.json` for kube-derive kinds: this test
+//! `generator/src/schema/kube-derive-k8s.json` for kube-derive kinds: this test
 //! computes them with the real schemars and kube, and fails when the file differs.
 //! `KUBE_CODEGEN_BLESS=1 cargo test -p kube-codegen-kube-derive --test k8s_schemas` rewrites it.
 
@@ -102,7 +102,7 @@ fn types() -> BTreeMap<&'static str, Value> {
 fn kube_derive_k8s_schemas_are_fresh() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../generator/src/generators/crd/kube-derive-k8s.json"
+        "/../../generator/src/schema/kube-derive-k8s.json"
     );
     let data = serde_json::json!({
         "source": "k8s-openapi 0.29.0 (v1_37) JsonSchema impls through schemars 1 and kube 5's kube-derive settings (tests/kube-derive/tests/k8s_schemas.rs)",

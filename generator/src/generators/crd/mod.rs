@@ -2,17 +2,11 @@
 //! and kind, merging the kind's versions, with structural schemas ([`schema`]) that embed
 //! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
 
-pub mod apiext;
 pub mod cel;
-mod embedded;
-pub mod k8s_schemas;
-pub(crate) mod keywords;
-pub mod kube_derive;
-pub(crate) mod schema;
 
 use std::collections::BTreeMap;
 
-use apiext::{
+use crate::schema::apiext::{
     CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
     CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionVersion,
     CustomResourceSubresourceScale, CustomResourceSubresourceStatus, CustomResourceSubresources,
@@ -22,8 +16,7 @@ use apiext::{
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::*;
-use crate::resolve::crd_groups;
-use schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path};
+use crate::schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path};
 
 use super::{Context, Generator, GeneratorName, Output, RenderYaml};
 use crate::markers::{Args, F, MarkerSpec, T, TF};
@@ -79,9 +72,9 @@ pub struct RenderedCrd {
 }
 
 /// Build all CRDs, collecting every problem. CRDs are built in parallel; the result is
-/// in the order of [`crd_groups`].
+/// in the order of [`Api::crd_groups`].
 pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -> Vec<RenderedCrd> {
-    let groups: Vec<_> = crd_groups(api).into_iter().collect();
+    let groups: Vec<_> = api.crd_groups().into_iter().collect();
     let built = crate::par::map(groups, |((group, kind_name), versions)| {
         let mut found = Diagnostics::default();
         let crd = build_crd(api, options, &group, &kind_name, versions, &mut found);
@@ -240,7 +233,7 @@ fn build_crd(
                 schema
             }
             SchemaDialect::KubeDerive { doc } => {
-                let value = kube_derive::kind_schema(api, k, doc);
+                let value = crate::schema::kube_derive::kind_schema(api, k, doc);
                 serde_json::from_value(value).expect("the emulated schemas are JSONSchemaProps")
             }
         };

@@ -1,5 +1,5 @@
 //! Embedded Kubernetes types: controller-gen's schema of a k8s-openapi type at the run's
-//! Kubernetes version (data from `hack/gen-k8s-schemas.sh`, see [`super::k8s_schemas`]),
+//! Kubernetes version (data from `hack/gen-k8s-schemas.sh`, see [`crate::kubernetes::schemas`]),
 //! made acceptable to the API server where controller-gen's is not.
 
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use super::apiext::{JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBo
 use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Location};
 
-use super::schema::{SchemaBuilder, lock, typed};
+use super::{SchemaBuilder, lock, typed};
 
 /// Schemas of k8s-openapi types by Kubernetes version and path, once per process: each is a
 /// pure function of the two, and expanding one is costly (PodSpec inlines dozens of types).
@@ -19,7 +19,7 @@ static K8S_SCHEMAS: Mutex<Cache> = Mutex::new(BTreeMap::new());
 
 impl SchemaBuilder<'_> {
     /// The schema of a k8s-openapi type: controller-gen's for the run's Kubernetes version
-    /// (see [`crate::k8s_schemas`]), with recursion holes filled (see [`fill_recursion_holes`]).
+    /// (see [`crate::kubernetes::schemas`]), with recursion holes filled (see [`fill_recursion_holes`]).
     pub(super) fn k8s_schema(
         &mut self,
         path: &str,
@@ -63,7 +63,7 @@ impl SchemaBuilder<'_> {
                 format!("no schema for k8s-openapi type `{path}`: {e}"),
             )
         };
-        let value = crate::k8s_schemas::schema(version, path).map_err(fail)?;
+        let value = crate::kubernetes::schemas::schema(version, path).map_err(fail)?;
         let mut props: JSONSchemaProps =
             serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
         fill_recursion_holes(&mut props);
@@ -139,7 +139,7 @@ fn fill_recursion_holes(s: &mut JSONSchemaProps) {
 /// user wrote is not Kubernetes' and stays.
 pub(super) fn drop_uncorrelatable_k8s_rules(s: &mut JSONSchemaProps, correlatable: bool) {
     if !correlatable && let Some(rules) = &mut s.x_kubernetes_validations {
-        let k8s = crate::k8s_schemas::transition_rules();
+        let k8s = crate::kubernetes::schemas::transition_rules();
         rules.retain(|r| !serde_json::to_value(r).is_ok_and(|v| k8s.contains(&v)));
         if rules.is_empty() {
             s.x_kubernetes_validations = None;

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::diagnostics::Diagnostic;
 use crate::markers::{Marker, split_list};
 
-use super::schema::{int_or_string, lock};
+use super::{int_or_string, lock};
 
 /// Parse a marker value as JSON, falling back to a YAML flow value, then to a plain string.
 pub fn marker_json(raw: &str) -> Value {

@@ -1,6 +1,6 @@
 //! Schemas of embedded Kubernetes types, exactly as controller-gen emits them for each
 //! supported Kubernetes version (validations, defaults, list and map semantics included),
-//! from the data files `k8s-schemas/v1_NN.json` that `hack/gen-k8s-schemas.sh` derives from
+//! from the data files `schemas/v1_NN.json` that `hack/gen-k8s-schemas.sh` derives from
 //! upstream (k8s.io/api of that version). The newest version's file holds every type; an
 //! older version's holds what differs from it ([`Data::base`]), which keeps five versions
 //! about the size of one.
@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::KubernetesVersion;
+use super::KubernetesVersion;
 
 /// The key of a reference to another stored type.
 pub const REF: &str = "$ref";
@@ -64,18 +64,18 @@ impl Data {
 /// The data file of `v`, as embedded.
 fn file(v: KubernetesVersion) -> &'static str {
     match v {
-        KubernetesVersion::V1_33 => include_str!("k8s-schemas/v1_33.json"),
-        KubernetesVersion::V1_34 => include_str!("k8s-schemas/v1_34.json"),
-        KubernetesVersion::V1_35 => include_str!("k8s-schemas/v1_35.json"),
-        KubernetesVersion::V1_36 => include_str!("k8s-schemas/v1_36.json"),
-        KubernetesVersion::V1_37 => include_str!("k8s-schemas/v1_37.json"),
+        KubernetesVersion::V1_33 => include_str!("schemas/v1_33.json"),
+        KubernetesVersion::V1_34 => include_str!("schemas/v1_34.json"),
+        KubernetesVersion::V1_35 => include_str!("schemas/v1_35.json"),
+        KubernetesVersion::V1_36 => include_str!("schemas/v1_36.json"),
+        KubernetesVersion::V1_37 => include_str!("schemas/v1_37.json"),
     }
 }
 
 fn parse(v: KubernetesVersion) -> Data {
     serde_json::from_str(file(v)).unwrap_or_else(|e| {
         panic!(
-            "k8s-schemas/{}.json is written by hack/gen-k8s-schemas.sh and checked there: {e}",
+            "schemas/{}.json is written by hack/gen-k8s-schemas.sh and checked there: {e}",
             v.k8s_openapi_feature()
         )
     })

@@ -1,4 +1,7 @@
-//! The Kubernetes version a run generates for: the user's choice, made once.
+//! The Kubernetes version a run generates for (the user's choice, made once), and the
+//! per-version data every stage reads: the schemas of Kubernetes' own types ([`schemas`]).
+
+pub mod schemas;
 
 use std::fmt;
 use std::str::FromStr;

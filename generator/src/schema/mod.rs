@@ -4,10 +4,15 @@
 //! every node has a `type` (or int-or-string / preserve-unknown-fields), no `$ref`,
 //! and `oneOf`/`anyOf` carry only `required` lists or the int-or-string pair.
 
+pub mod apiext;
+mod embedded;
+pub(crate) mod keywords;
+pub mod kube_derive;
+
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::apiext::{
+use apiext::{
     JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
 };
 use serde_json::Value;
@@ -16,8 +21,8 @@ use crate::diagnostics::{Diagnostic, Location};
 use crate::markers::Marker;
 use crate::model::*;
 
-use super::embedded::drop_uncorrelatable_k8s_rules;
-use super::keywords::{apply_markers, apply_schema_patches};
+use embedded::drop_uncorrelatable_k8s_rules;
+use keywords::{apply_markers, apply_schema_patches};
 
 /// Options that change schema text.
 #[derive(Clone, Debug, Default)]
