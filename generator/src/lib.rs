@@ -62,8 +62,21 @@ pub mod __private {
     /// The marker table and parser, for the marker fuzzer and the marker-value tests.
     pub mod markers {
         pub use crate::markers::{
-            ITEMS_MARKERS, ITEMS_PREFIX, Level, MARKERS, MarkerSpec, parse_line, split_list,
+            ITEMS_MARKERS, ITEMS_PREFIX, Level, MarkerSpec, Name, split_list,
         };
+
+        /// Every marker of a run: the model's and every generator's.
+        pub static MARKERS: std::sync::LazyLock<&'static [&'static MarkerSpec]> =
+            std::sync::LazyLock::new(crate::generators::marker_table);
+
+        /// Parse one doc line by the run's marker table.
+        pub fn parse_line(
+            line: &str,
+            level: Level,
+            loc: crate::Location,
+        ) -> Result<Option<crate::markers::Marker>, crate::Diagnostic> {
+            crate::markers::parse_line(line, level, loc, crate::generators::marker_table())
+        }
     }
 }
 
@@ -830,7 +843,12 @@ impl Config {
             }
         }
         let kubernetes = self.kubernetes();
-        let mut api = resolve::build(&modules, kubernetes.0, &mut diags);
+        let mut api = resolve::build(
+            &modules,
+            generators::marker_table(),
+            kubernetes.0,
+            &mut diags,
+        );
         if self.validate_all_kinds {
             for p in api.packages.values_mut() {
                 p.validation = Some(model::ValidationScope::All);

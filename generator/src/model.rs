@@ -60,22 +60,75 @@ pub enum WebhookKind {
     Validating,
 }
 
+/// Declares a closed set of values that markers and manifests write as text: the enum,
+/// its spellings for parsing ([`Marker::choice_arg`](crate::markers::Marker::choice_arg))
+/// and the spelling a manifest takes.
+macro_rules! closed_set {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $t:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $($(#[$vm])* $v,)*
+        }
+
+        impl $name {
+            /// Every value with its spelling.
+            pub const CHOICES: &[(&str, $name)] = &[$(($t, $name::$v),)*];
+
+            /// The spelling in manifests.
+            #[allow(dead_code)] // read by the webhook manifests, a generator still to come
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$v => $t,)*
+                }
+            }
+        }
+    };
+}
+
+closed_set!(
+    /// A webhook's `failurePolicy`: what the API server does when the call fails.
+    FailurePolicy { Fail = "Fail", Ignore = "Ignore", }
+);
+
+closed_set!(
+    /// A webhook's `sideEffects`, as admissionregistration.k8s.io/v1 allows them.
+    SideEffects { None = "None", NoneOnDryRun = "NoneOnDryRun", }
+);
+
+closed_set!(
+    /// A webhook's `matchPolicy`.
+    MatchPolicy { Exact = "Exact", Equivalent = "Equivalent", }
+);
+
+closed_set!(
+    /// A mutating webhook's `reinvocationPolicy`.
+    ReinvocationPolicy { Never = "Never", IfNeeded = "IfNeeded", }
+);
+
+closed_set!(
+    /// An operation a webhook rule matches (`verbs=` of the marker, in any case).
+    Operation {
+        Create = "CREATE",
+        Update = "UPDATE",
+        Delete = "DELETE",
+        Connect = "CONNECT",
+        All = "*",
+    }
+);
+
 /// One `+kubebuilder:webhook:...` marker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Webhook {
     pub kind: WebhookKind,
     pub name: String,
-    /// `Fail` or `Ignore`.
-    pub failure_policy: String,
-    /// `Exact` or `Equivalent`.
-    pub match_policy: Option<String>,
-    /// `None` or `NoneOnDryRun`.
-    pub side_effects: Option<String>,
+    pub failure_policy: FailurePolicy,
+    pub match_policy: Option<MatchPolicy>,
+    pub side_effects: SideEffects,
     pub timeout_seconds: Option<i32>,
     pub groups: Vec<String>,
     pub resources: Vec<String>,
-    /// Lowercase operations: create, update, delete, connect or `*`.
-    pub verbs: Vec<String>,
+    pub operations: Vec<Operation>,
     pub versions: Vec<String>,
     pub service_name: Option<String>,
     pub service_namespace: Option<String>,
@@ -85,8 +138,7 @@ pub struct Webhook {
     pub service_port: Option<i32>,
     pub webhook_versions: Vec<String>,
     pub admission_review_versions: Vec<String>,
-    /// `Never` or `IfNeeded`.
-    pub reinvocation_policy: Option<String>,
+    pub reinvocation_policy: Option<ReinvocationPolicy>,
     /// A strategic merge patch over the generated webhook, kept as written.
     pub patch: Option<String>,
     pub loc: Location,

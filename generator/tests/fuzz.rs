@@ -74,7 +74,7 @@ const VALUES: &[&str] = &[
 
 /// A marker line: a known marker name (or a mangled one), a separator and a value.
 fn marker_line() -> impl Strategy<Value = String> {
-    let names: Vec<&'static str> = MARKERS.iter().map(|m| m.name).collect();
+    let names: Vec<&'static str> = MARKERS.iter().map(|m| m.name.as_str()).collect();
     (
         prop::sample::select(names),
         prop::sample::select(vec!["", "=", ":", ":=", "=:", " = ", "::"]),

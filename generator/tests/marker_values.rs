@@ -405,7 +405,7 @@ fn source(name: &str, at: At, line: &str) -> (String, usize) {
 fn every_marker_with_a_bad_value_is_a_located_error() {
     let mut missing: Vec<&str> = MARKERS
         .iter()
-        .map(|m| m.name)
+        .map(|m| m.name.as_str())
         .filter(|n| !BAD.iter().any(|(name, _, _)| name == n))
         .collect();
     missing.sort();
@@ -450,12 +450,12 @@ fn every_marker_with_a_bad_value_is_a_located_error() {
 #[test]
 fn every_items_form_applies_to_array_items() {
     let mut failures = vec![];
-    for plain in ITEMS_MARKERS {
+    for plain in ITEMS_MARKERS.iter().map(|n| n.as_str()) {
         let form = format!(
             "{ITEMS_PREFIX}{}",
             &plain["kubebuilder:validation:".len()..]
         );
-        let value = match *plain {
+        let value = match plain {
             "kubebuilder:validation:Pattern" => "=`^a`",
             "kubebuilder:validation:Enum" => "=a;b",
             "kubebuilder:validation:Format" => "=date",

@@ -2,7 +2,7 @@
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::diagnostics::Diagnostics;
-use crate::markers::{Args, MarkerSpec, T};
+use crate::markers::{Args, MarkerSpec, Name, T};
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Client,
@@ -27,42 +27,42 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
 /// code-generator's client markers: which structs are kinds with a client, and its verbs.
 pub(super) const MARKERS: &[MarkerSpec] = &[
     MarkerSpec {
-        name: "genclient",
+        name: Name::Genclient,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "genclient:nonNamespaced",
+        name: Name::GenclientNonNamespaced,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "genclient:noStatus",
+        name: Name::GenclientNoStatus,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "genclient:noVerbs",
+        name: Name::GenclientNoVerbs,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "genclient:readonly",
+        name: Name::GenclientReadonly,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "genclient:onlyVerbs",
+        name: Name::GenclientOnlyVerbs,
         args: Args::Value,
         levels: T,
     },
     MarkerSpec {
-        name: "genclient:skipVerbs",
+        name: Name::GenclientSkipVerbs,
         args: Args::Value,
         levels: T,
     },
     MarkerSpec {
-        name: "genclient:method",
+        name: Name::GenclientMethod,
         args: Args::Value,
         levels: T,
     },

@@ -20,7 +20,7 @@ use quote::{format_ident, quote};
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::diagnostics::Diagnostics;
-use crate::markers::{Args, MarkerSpec, PT, T};
+use crate::markers::{Args, MarkerSpec, Name, PT, T};
 use crate::model::*;
 
 pub(super) const GENERATOR: Generator = Generator {
@@ -40,19 +40,19 @@ pub(super) const GENERATOR: Generator = Generator {
 /// The conversion markers.
 pub(super) const MARKERS: &[MarkerSpec] = &[
     MarkerSpec {
-        name: "kube-codegen:conversion",
+        name: Name::Conversion,
         args: Args::Value,
         levels: T,
     },
     // Go's package-level `+k8s:conversion-gen=<package path>` means nothing here and is
     // accepted; on a type, `=false` makes its conversion hand-written.
     MarkerSpec {
-        name: "k8s:conversion-gen",
+        name: Name::ConversionGen,
         args: Args::Value,
         levels: PT,
     },
     MarkerSpec {
-        name: "k8s:conversion-gen:explicit-from",
+        name: Name::ConversionGenExplicitFrom,
         args: Args::Value,
         levels: T,
     },
@@ -170,8 +170,7 @@ impl Gen<'_, '_> {
     fn opted_out(&self, key: &str) -> bool {
         self.api.types.get(key).is_some_and(|d| {
             d.markers.iter().any(|m| {
-                m.name == "k8s:conversion-gen"
-                    && m.string_value().is_ok_and(|v| v.trim() == "false")
+                m.name == Name::ConversionGen && m.string_value().is_ok_and(|v| v.trim() == "false")
             })
         })
     }

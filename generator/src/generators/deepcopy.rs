@@ -4,7 +4,7 @@
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::diagnostics::Diagnostics;
-use crate::markers::{Args, MarkerSpec, PT};
+use crate::markers::{Args, MarkerSpec, Name, PT};
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Deepcopy,
@@ -27,7 +27,7 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
 
 /// controller-gen's object markers that concern deep-copy generation.
 pub(super) const MARKERS: &[MarkerSpec] = &[MarkerSpec {
-    name: "kubebuilder:object:generate",
+    name: Name::ObjectGenerate,
     args: Args::OptionalBool,
     levels: PT,
 }];

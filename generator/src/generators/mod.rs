@@ -1,8 +1,8 @@
 //! The generators. Each output family is one module that reads the resolved model and
 //! returns files; [`REGISTRY`] lists them, and nothing outside this file names one. Adding a
 //! generator is its module plus a line here: it declares its name, what it needs, the
-//! markers whose meaning it owns (the marker table is [`crate::markers::CORE_MARKERS`] plus
-//! every generator's) and what it makes, a Rust module or files of YAML.
+//! markers whose meaning it owns (the marker table, [`marker_table`], is
+//! [`crate::markers::CORE_MARKERS`] plus every generator's) and what it makes, a Rust module or files of YAML.
 //!
 //! Every generator works in two steps, so that no output is rendered from input that fails
 //! a check: `prepare` checks what the generator needs beyond the model's own rules (deep-copy
@@ -204,6 +204,18 @@ pub(crate) static REGISTRY: &[Generator] = &[
     validation::GENERATOR,
 ];
 
+/// The marker table of every run: the model's markers and every registered generator's,
+/// whether selected or not, so a marker of an unselected generator is still checked.
+pub(crate) fn marker_table() -> &'static crate::markers::Table {
+    static TABLE: std::sync::LazyLock<Vec<&'static MarkerSpec>> = std::sync::LazyLock::new(|| {
+        crate::markers::CORE_MARKERS
+            .iter()
+            .chain(REGISTRY.iter().flat_map(|g| g.markers))
+            .collect()
+    });
+    &TABLE
+}
+
 /// The registered generator of a name.
 pub(crate) fn generator(name: GeneratorName) -> &'static Generator {
     REGISTRY
@@ -320,6 +332,10 @@ mod tests {
             if let Some(prev) = seen.insert(name, owner) {
                 panic!("marker `{name}` owned by both {prev} and {owner}");
             }
+        }
+        // And every name has a spec: a name nobody owns would be parsed by nobody.
+        for name in crate::markers::Name::ALL {
+            assert!(seen.contains_key(name), "marker `{name}` has no spec");
         }
     }
 }

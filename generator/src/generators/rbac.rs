@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Context, Generator, GeneratorName, Output, RenderYaml};
 use crate::diagnostics::Diagnostics;
-use crate::markers::{Args, MarkerSpec, PT, RBAC_ARGS};
+use crate::markers::{Args, MarkerSpec, Name, PT, RBAC_ARGS};
 use crate::model::RbacRule;
 
 pub(super) const GENERATOR: Generator = Generator {
@@ -211,7 +211,7 @@ fn roles(markers: &[RbacRule]) -> Vec<Value> {
 
 /// controller-gen's RBAC marker.
 pub(super) const MARKERS: &[MarkerSpec] = &[MarkerSpec {
-    name: "kubebuilder:rbac",
+    name: Name::Rbac,
     args: Args::Named(RBAC_ARGS),
     levels: PT,
 }];

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::markers::{Args, MarkerSpec, PT};
+use crate::markers::{Args, MarkerSpec, Name, PT};
 use crate::model::{Api, Kind, Package};
 use crate::schema::SchemaBuilder;
 
@@ -42,7 +42,7 @@ pub(super) const GENERATOR: Generator = Generator {
 };
 
 /// The opt-in marker, on a kind or on a group/version module (every kind of it).
-const MARKER: &str = "kube-codegen:validation";
+const MARKER: Name = Name::Validation;
 
 pub(super) const MARKERS: &[MarkerSpec] = &[MarkerSpec {
     name: MARKER,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::markers::{Marker, split_list};
+use crate::markers::{Marker, Name, split_list};
 use crate::model::*;
 use crate::source as src;
 
@@ -115,8 +115,8 @@ pub(super) fn kind_of(
         );
     }
 
-    let find = |n: &str| markers.iter().find(|m| m.name == n);
-    let resource = find("kubebuilder:resource");
+    let find = |n: Name| markers.iter().find(|m| m.name == n);
+    let resource = find(Name::Resource);
     let lower = name.to_lowercase();
     let plural = resource
         .and_then(|r| r.arg("path"))
@@ -157,7 +157,7 @@ pub(super) fn kind_of(
             }
         }
     }
-    let non_namespaced = find("genclient:nonNamespaced");
+    let non_namespaced = find(Name::GenclientNonNamespaced);
     let scope = match (
         resource.and_then(|r| r.arg("scope").map(|s| (r, s))),
         non_namespaced,
@@ -181,8 +181,8 @@ pub(super) fn kind_of(
         (None, Some(_)) => Scope::Cluster,
         (None, None) => Scope::Namespaced,
     };
-    let status_subresource = find("kubebuilder:subresource:status").is_some();
-    if let Some(m) = find("kubebuilder:subresource:status")
+    let status_subresource = find(Name::SubresourceStatus).is_some();
+    if let Some(m) = find(Name::SubresourceStatus)
         && !has_status
     {
         diags.push(
@@ -192,22 +192,19 @@ pub(super) fn kind_of(
             .with_hint("add a `status` field or remove the marker"),
         );
     }
-    let scale = find("kubebuilder:subresource:scale").map(|m| Scale {
+    let scale = find(Name::SubresourceScale).map(|m| Scale {
         loc: m.loc.clone(),
         spec_replicas_path: m.arg("specpath").unwrap_or_default().to_owned(),
         status_replicas_path: m.arg("statuspath").unwrap_or_default().to_owned(),
         label_selector_path: m.arg("selectorpath").map(str::to_owned),
     });
     let mut print_columns = vec![];
-    for m in markers
-        .iter()
-        .filter(|m| m.name == "kubebuilder:printcolumn")
-    {
+    for m in markers.iter().filter(|m| m.name == Name::PrintColumn) {
         if let Some(c) = diags.collect(print_column(m)) {
             print_columns.push(c);
         }
     }
-    let deprecation = match find("kubebuilder:deprecatedversion") {
+    let deprecation = match find(Name::DeprecatedVersion) {
         Some(m) => Deprecation::Deprecated {
             warning: m.arg("warning").map(str::to_owned),
         },
@@ -215,7 +212,7 @@ pub(super) fn kind_of(
     };
     let selectable_fields = markers
         .iter()
-        .filter(|m| m.name == "kubebuilder:selectablefield")
+        .filter(|m| m.name == Name::SelectableField)
         .map(|m| {
             (
                 m.arg("JSONPath").unwrap_or_default().to_owned(),
@@ -225,7 +222,7 @@ pub(super) fn kind_of(
         .collect();
     let mut annotations = BTreeMap::new();
     let mut labels = BTreeMap::new();
-    if let Some(m) = find("kubebuilder:metadata") {
+    if let Some(m) = find(Name::Metadata) {
         for (arg, target) in [("annotations", &mut annotations), ("labels", &mut labels)] {
             for pair in m.arg(arg).map(split_list).unwrap_or_default() {
                 match pair.split_once('=') {
@@ -239,7 +236,7 @@ pub(super) fn kind_of(
     }
     let client = client_options(markers, status_subresource, diags);
     let client = diags.collect(client).flatten();
-    let conversion_hub = match find("kube-codegen:conversion") {
+    let conversion_hub = match find(Name::Conversion) {
         Some(m) => match m.string_value() {
             Ok(v) if v == "hub" => Some(m.loc.clone()),
             Ok(v) => {
@@ -268,9 +265,9 @@ pub(super) fn kind_of(
         status_subresource,
         scale,
         print_columns,
-        storage: find("kubebuilder:storageversion").is_some(),
-        served: find("kubebuilder:unservedversion").is_none(),
-        skip: find("kubebuilder:skipversion").is_some(),
+        storage: find(Name::StorageVersion).is_some(),
+        served: find(Name::UnservedVersion).is_none(),
+        skip: find(Name::SkipVersion).is_some(),
         deprecation,
         selectable_fields,
         annotations,
@@ -345,7 +342,7 @@ fn client_options(
     status_subresource: bool,
     diags: &mut Diagnostics,
 ) -> Result<Option<ClientOptions>, Diagnostic> {
-    if !markers.iter().any(|m| m.name == "genclient") {
+    if !markers.iter().any(|m| m.name == Name::Genclient) {
         return Ok(None);
     }
     let all: Vec<&str> = Verb::ALL.iter().map(|v| v.as_str()).collect();
@@ -371,18 +368,18 @@ fn client_options(
     let mut methods = vec![];
     for m in markers {
         match m.name {
-            "genclient:noVerbs" => verbs.clear(),
-            "genclient:readonly" => verbs.retain(|v| v.is_read()),
-            "genclient:noStatus" => verbs.retain(|v| !v.is_status()),
-            "genclient:onlyVerbs" => {
+            Name::GenclientNoVerbs => verbs.clear(),
+            Name::GenclientReadonly => verbs.retain(|v| v.is_read()),
+            Name::GenclientNoStatus => verbs.retain(|v| !v.is_status()),
+            Name::GenclientOnlyVerbs => {
                 let only = verb_list(m)?;
                 verbs.retain(|v| only.contains(v));
             }
-            "genclient:skipVerbs" => {
+            Name::GenclientSkipVerbs => {
                 let skip = verb_list(m)?;
                 verbs.retain(|v| !skip.contains(v));
             }
-            "genclient:method" => methods.extend(diags.collect(custom_method(m))),
+            Name::GenclientMethod => methods.extend(diags.collect(custom_method(m))),
             _ => {}
         }
     }

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-use crate::markers::Marker;
+use crate::markers::{Marker, Name};
 use crate::model::*;
 use crate::source::{self as src, AttrArg, AttrValue, ToolAttr};
 
@@ -642,12 +642,12 @@ fn root_item(
 /// A marker made from an attribute of another derive: the model holds what kube-derive
 /// input says in the same markers the marker path produces.
 fn marker(
-    name: &'static str,
+    name: Name,
     args: Vec<(String, String)>,
     value: Option<String>,
     loc: &Location,
 ) -> Marker {
-    let mut text = name.to_owned();
+    let mut text = name.text();
     if let Some(v) = &value {
         text.push('=');
         text.push_str(v);
@@ -687,19 +687,10 @@ pub(super) fn schema_markers(
         TypeRef::Option(i) => i.unalias(),
         other => other,
     });
-    let (min_len, max_len): (&'static str, &'static str) = match inner {
-        Some(TypeRef::List { .. } | TypeRef::Array { .. }) => (
-            "kubebuilder:validation:MinItems",
-            "kubebuilder:validation:MaxItems",
-        ),
-        Some(TypeRef::Map(_)) => (
-            "kubebuilder:validation:MinProperties",
-            "kubebuilder:validation:MaxProperties",
-        ),
-        _ => (
-            "kubebuilder:validation:MinLength",
-            "kubebuilder:validation:MaxLength",
-        ),
+    let (min_len, max_len): (Name, Name) = match inner {
+        Some(TypeRef::List { .. } | TypeRef::Array { .. }) => (Name::MinItems, Name::MaxItems),
+        Some(TypeRef::Map(_)) => (Name::MinProperties, Name::MaxProperties),
+        _ => (Name::MinLength, Name::MaxLength),
     };
     let number = |v: &AttrValue| match v {
         AttrValue::Number(n) => Some(n.clone()),
@@ -722,7 +713,7 @@ pub(super) fn schema_markers(
             };
             match (a.tool.as_str(), arg.key.as_str(), &arg.value) {
                 ("x_kube", "validation", AttrValue::Str(rule)) => out.push(marker(
-                    "kubebuilder:validation:XValidation",
+                    Name::XValidation,
                     vec![("rule".to_owned(), rule.clone())],
                     None,
                     &arg.loc,
@@ -734,7 +725,7 @@ pub(super) fn schema_markers(
                     ) =>
                 {
                     let v = if e.ends_with("Set") { "set" } else { "atomic" };
-                    out.push(marker("listType", vec![], Some(v.to_owned()), &arg.loc));
+                    out.push(marker(Name::ListType, vec![], Some(v.to_owned()), &arg.loc));
                 }
                 ("validate" | "garde" | "schemars", "length", AttrValue::List(items))
                     if items.iter().all(|i| {
@@ -755,10 +746,7 @@ pub(super) fn schema_markers(
                         matches!(i.key.as_str(), "min" | "max") && number(&i.value).is_some()
                     }) =>
                 {
-                    for (key, name) in [
-                        ("min", "kubebuilder:validation:Minimum"),
-                        ("max", "kubebuilder:validation:Maximum"),
-                    ] {
+                    for (key, name) in [("min", Name::Minimum), ("max", Name::Maximum)] {
                         if let Some(n) = named(items, key).as_ref().and_then(number) {
                             out.push(marker(name, vec![], Some(n), &arg.loc));
                         }
@@ -767,7 +755,7 @@ pub(super) fn schema_markers(
                 ("schemars", "regex" | "pattern", AttrValue::List(items)) if matches!(items.as_slice(), [one] if matches!(one.value, AttrValue::Str(_)) && (one.key == "pattern" || one.key.is_empty())) => {
                     if let AttrValue::Str(p) = &items[0].value {
                         out.push(marker(
-                            "kubebuilder:validation:Pattern",
+                            Name::Pattern,
                             vec![],
                             Some(format!("{p:?}")),
                             &arg.loc,
@@ -775,13 +763,13 @@ pub(super) fn schema_markers(
                     }
                 }
                 ("validate" | "garde" | "schemars", "email", AttrValue::Flag) => out.push(marker(
-                    "kubebuilder:validation:Format",
+                    Name::Format,
                     vec![],
                     Some("email".to_owned()),
                     &arg.loc,
                 )),
                 ("validate" | "garde" | "schemars", "url", AttrValue::Flag) => out.push(marker(
-                    "kubebuilder:validation:Format",
+                    Name::Format,
                     vec![],
                     Some("uri".to_owned()),
                     &arg.loc,
@@ -820,22 +808,8 @@ pub(super) fn with_markers(
     int: Option<RustInt>,
     loc: &Location,
 ) -> Option<Vec<Marker>> {
-    let ty = |v: &str| {
-        marker(
-            "kubebuilder:validation:Type",
-            vec![],
-            Some(v.to_owned()),
-            loc,
-        )
-    };
-    let format = |v: &str| {
-        marker(
-            "kubebuilder:validation:Format",
-            vec![],
-            Some(v.to_owned()),
-            loc,
-        )
-    };
+    let ty = |v: &str| marker(Name::Type, vec![], Some(v.to_owned()), loc);
+    let format = |v: &str| marker(Name::Format, vec![], Some(v.to_owned()), loc);
     Some(match t.unalias() {
         TypeRef::String => vec![ty("string")],
         TypeRef::Bool => vec![ty("boolean")],
@@ -849,10 +823,7 @@ pub(super) fn with_markers(
             });
             let (f, min, max) = int.schemars();
             let mut out = vec![ty("integer"), format(f)];
-            for (name, v) in [
-                ("kubebuilder:validation:Minimum", min),
-                ("kubebuilder:validation:Maximum", max),
-            ] {
+            for (name, v) in [(Name::Minimum, min), (Name::Maximum, max)] {
                 if let Some(v) = v {
                     out.push(marker(name, vec![], Some(v.to_string()), loc));
                 }
@@ -904,10 +875,8 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
                     }
                     unread_markers(&f.markers, diags);
                     // Custom code, with its wire form from `#[schemars(with = "T")]`.
-                    let described = f.ty == TypeRef::Opaque
-                        && f.markers
-                            .iter()
-                            .any(|m| m.name == "kubebuilder:validation:Type");
+                    let described =
+                        f.ty == TypeRef::Opaque && f.markers.iter().any(|m| m.name == Name::Type);
                     if !described {
                         check_type(&f.ty, &f.loc, &mut stack, diags, &not_emulated);
                     }
@@ -981,20 +950,20 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
 
 /// The markers the kube-derive schema reads: those the attributes of other derives become
 /// (`schema_markers`, `with_markers`), written in a doc comment or not.
-const READ_MARKERS: &[&str] = &[
-    "kubebuilder:validation:MinLength",
-    "kubebuilder:validation:MaxLength",
-    "kubebuilder:validation:MinItems",
-    "kubebuilder:validation:MaxItems",
-    "kubebuilder:validation:MinProperties",
-    "kubebuilder:validation:MaxProperties",
-    "kubebuilder:validation:Minimum",
-    "kubebuilder:validation:Maximum",
-    "kubebuilder:validation:Pattern",
-    "kubebuilder:validation:Format",
-    "kubebuilder:validation:Type",
-    "kubebuilder:validation:XValidation",
-    "listType",
+const READ_MARKERS: &[Name] = &[
+    Name::MinLength,
+    Name::MaxLength,
+    Name::MinItems,
+    Name::MaxItems,
+    Name::MinProperties,
+    Name::MaxProperties,
+    Name::Minimum,
+    Name::Maximum,
+    Name::Pattern,
+    Name::Format,
+    Name::Type,
+    Name::XValidation,
+    Name::ListType,
 ];
 
 /// A marker in the doc comment of a type a kube-derive kind reaches, other than those the

@@ -5,6 +5,8 @@
 //!   (membership follows the module tree), and checks across kinds;
 //! - [`package`]: a group/version module's markers (`doc.go`'s);
 //! - [`kind`]: a kind's markers: names, scope, subresources, columns, client verbs;
+//! - [`manifests`]: `+kubebuilder:rbac` and `+kubebuilder:webhook` markers, read into the
+//!   model's rules and webhooks;
 //! - [`kube_derive`]: a `#[derive(CustomResource)]` spec's `#[kube(...)]` keys, read into
 //!   the same kind (kube-derive input, no marker needed), and the other derives' attributes;
 //! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
@@ -12,6 +14,7 @@
 
 mod kind;
 mod kube_derive;
+mod manifests;
 mod package;
 mod paths;
 mod types;
@@ -24,17 +27,22 @@ use std::collections::BTreeMap;
 
 use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::markers::{self, Level, Marker};
+use crate::markers::{self, Level, Marker, Name};
 use crate::model::*;
 use crate::source::{self as src, DocLine, Module};
 
-/// Parse a doc comment's markers at a level, collecting errors.
-fn parse_markers(lines: &[DocLine], level: Level, diags: &mut Diagnostics) -> Vec<Marker> {
+/// Parse a doc comment's markers at a level, by the run's marker table, collecting errors.
+fn parse_markers(
+    lines: &[DocLine],
+    level: Level,
+    table: &markers::Table,
+    diags: &mut Diagnostics,
+) -> Vec<Marker> {
     lines
         .iter()
         .filter_map(|l| {
             diags
-                .collect(markers::parse_line(&l.text, level, l.loc.clone()))
+                .collect(markers::parse_line(&l.text, level, l.loc.clone(), table))
                 .flatten()
         })
         .collect()
@@ -45,8 +53,14 @@ struct RawType<'a> {
     item: &'a src::Item,
 }
 
-/// Build the model from every module of the crate.
-pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diagnostics) -> Api {
+/// Build the model from every module of the crate, reading markers by `table` (the
+/// generators' registry builds it).
+pub fn build(
+    modules: &[Module],
+    table: &markers::Table,
+    kubernetes: KubernetesVersion,
+    diags: &mut Diagnostics,
+) -> Api {
     // kube-derive kinds: a `#[derive(CustomResource)]` spec names its group/version and
     // kind itself, wherever it is; the kind struct kube-derive generates is added as a
     // source item beside the spec.
@@ -93,6 +107,7 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
         pending: vec![],
         aliases: vec![],
         kubernetes,
+        table,
     };
     let mut api = Api {
         kubernetes,
@@ -105,12 +120,12 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
     let mut packages: BTreeMap<&[String], Package> = BTreeMap::new();
     let mut skipped: Vec<&[String]> = vec![];
     for m in modules {
-        let pkg_markers = parse_markers(&m.inner_docs, Level::Package, diags);
+        let pkg_markers = parse_markers(&m.inner_docs, Level::Package, table, diags);
         collect_tool_markers(&mut api, &pkg_markers, diags);
         if let Some(package) = package_of(m, &pkg_markers, diags) {
             // controller-gen's `+kubebuilder:skip`: not an API version, no CRDs from it;
             // its types still belong to it, so they are not reported as outside.
-            if pkg_markers.iter().any(|mk| mk.name == "kubebuilder:skip") {
+            if pkg_markers.iter().any(|mk| mk.name == Name::Skip) {
                 skipped.push(&m.path);
                 continue;
             }
@@ -141,13 +156,18 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
             continue;
         }
         let type_markers = if owner.is_some() {
-            let markers = parse_markers(&r.item.docs, Level::Type, diags);
+            let markers = parse_markers(&r.item.docs, Level::Type, table, diags);
             collect_tool_markers(&mut api, &markers, diags);
             markers
         } else {
             // Outside every group/version only the kind markers matter: a kind there is
             // reported below; other markers are not ours to judge.
-            parse_markers(&r.item.docs, Level::Type, &mut Diagnostics::default())
+            parse_markers(
+                &r.item.docs,
+                Level::Type,
+                table,
+                &mut Diagnostics::default(),
+            )
         };
         // `FooList` carries `+kubebuilder:object:root=true` for deep-copy, as in Go; like
         // controller-gen (which wants ObjectMeta in a kind), it is no kind.
@@ -192,9 +212,7 @@ pub fn build(modules: &[Module], kubernetes: KubernetesVersion, diags: &mut Diag
         with_kinds.insert(owner);
         // The package opted every kind in already: the kind's own marker adds nothing.
         if let Some(ValidationScope::Package(at)) = &packages[owner].validation
-            && let Some(mk) = type_markers
-                .iter()
-                .find(|mk| mk.name == "kube-codegen:validation")
+            && let Some(mk) = type_markers.iter().find(|mk| mk.name == Name::Validation)
         {
             diags.push(
                 Diagnostic::warning(
@@ -284,42 +302,42 @@ fn key(path: &[String], name: &str) -> String {
 }
 
 /// Markers that make sense only on a kind.
-const KIND_ONLY: &[&str] = &[
-    "genclient:nonNamespaced",
-    "genclient:noStatus",
-    "genclient:noVerbs",
-    "genclient:readonly",
-    "genclient:onlyVerbs",
-    "genclient:skipVerbs",
-    "genclient:method",
-    "kubebuilder:subresource:status",
-    "kubebuilder:subresource:scale",
-    "kubebuilder:printcolumn",
-    "kubebuilder:storageversion",
-    "kubebuilder:deprecatedversion",
-    "kubebuilder:skipversion",
-    "kubebuilder:unservedversion",
-    "kubebuilder:selectablefield",
-    "kubebuilder:metadata",
-    "kube-codegen:conversion",
+const KIND_ONLY: &[Name] = &[
+    Name::GenclientNonNamespaced,
+    Name::GenclientNoStatus,
+    Name::GenclientNoVerbs,
+    Name::GenclientReadonly,
+    Name::GenclientOnlyVerbs,
+    Name::GenclientSkipVerbs,
+    Name::GenclientMethod,
+    Name::SubresourceStatus,
+    Name::SubresourceScale,
+    Name::PrintColumn,
+    Name::StorageVersion,
+    Name::DeprecatedVersion,
+    Name::SkipVersion,
+    Name::UnservedVersion,
+    Name::SelectableField,
+    Name::Metadata,
+    Name::Conversion,
 ];
 
 /// Keep the markers of generators to come (RBAC, webhooks), validated now.
 fn collect_tool_markers(api: &mut Api, markers: &[Marker], diags: &mut Diagnostics) {
     for mk in markers {
         match mk.name {
-            "kubebuilder:rbac" => {
-                if let Some(r) = diags.collect(markers::rbac_rule(mk)) {
+            Name::Rbac => {
+                if let Some(r) = diags.collect(manifests::rbac_rule(mk)) {
                     api.rbac_rules.push(r);
                 }
             }
-            "kubebuilder:webhook" => {
-                if let Some(w) = diags.collect(markers::webhook(mk)) {
+            Name::Webhook => {
+                if let Some(w) = diags.collect(manifests::webhook(mk)) {
                     api.webhooks.push(w);
                 }
             }
-            "kubebuilder:webhookconfiguration" => {
-                if let Some(w) = diags.collect(markers::webhook_configuration(mk)) {
+            Name::WebhookConfiguration => {
+                if let Some(w) = diags.collect(manifests::webhook_configuration(mk)) {
                     api.webhook_configurations.push(w);
                 }
             }
@@ -349,8 +367,8 @@ fn is_list_type(item: &src::Item) -> bool {
 
 fn is_kind(markers: &[Marker]) -> bool {
     markers.iter().any(|m| match m.name {
-        "genclient" | "kubebuilder:resource" => true,
-        "kubebuilder:object:root" => m.bool_value().unwrap_or(false),
+        Name::Genclient | Name::Resource => true,
+        Name::ObjectRoot => m.bool_value().unwrap_or(false),
         _ => false,
     })
 }
@@ -429,7 +447,7 @@ pub fn check_conversions(api: &Api, diags: &mut Diagnostics) {
         for m in decl
             .markers
             .iter()
-            .filter(|m| m.name == "k8s:conversion-gen")
+            .filter(|m| m.name == Name::ConversionGen)
         {
             let kind = api.packages.values().flat_map(|p| &p.kinds).any(|k| {
                 api.types
@@ -469,7 +487,12 @@ mod tests {
             let path = source::module_path_of(root, &f);
             modules.extend(source::parse_file(path, true, &f, &mut diags));
         }
-        let api = super::build(&modules, crate::KubernetesVersion::NEWEST, &mut diags);
+        let api = super::build(
+            &modules,
+            crate::generators::marker_table(),
+            crate::KubernetesVersion::NEWEST,
+            &mut diags,
+        );
         assert!(!diags.has_errors(), "{:?}", diags.errors());
         let kinds: Vec<(&str, &str)> = api
             .packages
@@ -503,8 +526,14 @@ mod tests {
         assert_eq!(api.webhooks.len(), 1);
         let w = &api.webhooks[0];
         assert_eq!(w.kind, WebhookKind::Validating);
-        assert_eq!(w.failure_policy, "Fail");
-        assert_eq!(w.verbs, s(&["create", "update"]));
+        assert_eq!(w.failure_policy, crate::model::FailurePolicy::Fail);
+        assert_eq!(
+            w.operations,
+            [
+                crate::model::Operation::Create,
+                crate::model::Operation::Update
+            ]
+        );
         assert_eq!(
             w.path.as_deref(),
             Some("/validate-things-example-com-v1-thing")

@@ -2,7 +2,7 @@
 //! its inner doc comment (Go's doc.go).
 
 use crate::diagnostics::Diagnostics;
-use crate::markers::Marker;
+use crate::markers::{Marker, Name};
 use crate::model::*;
 use crate::source::Module;
 
@@ -18,17 +18,17 @@ pub(super) fn package_of(
     markers: &[Marker],
     diags: &mut Diagnostics,
 ) -> Option<Package> {
-    let group = markers.iter().find(|mk| mk.name == "groupName");
+    let group = markers.iter().find(|mk| mk.name == Name::GroupName);
     let Some(group_marker) = group else {
         // Markers that make sense only for a group/version; rbac, webhook, object:generate
         // and the like may sit on any module.
         let group_bound = |mk: &&Marker| {
             matches!(
                 mk.name,
-                "versionName"
-                    | "kubebuilder:validation:Optional"
-                    | "kubebuilder:validation:Required"
-                    | "kube-codegen:validation"
+                Name::VersionName
+                    | Name::ValidationOptional
+                    | Name::ValidationRequired
+                    | Name::Validation
             )
         };
         if let Some(other) = markers.iter().find(group_bound) {
@@ -49,7 +49,7 @@ pub(super) fn package_of(
         );
         return None;
     }
-    let version = match markers.iter().find(|mk| mk.name == "versionName") {
+    let version = match markers.iter().find(|mk| mk.name == Name::VersionName) {
         Some(v) => diags.collect(v.string_value())?,
         None => match m.path.last() {
             Some(last) => last.clone(),
@@ -69,7 +69,7 @@ pub(super) fn package_of(
     if !VERSION.is_match(&version) || version.len() > 63 {
         let at = markers
             .iter()
-            .find(|mk| mk.name == "versionName")
+            .find(|mk| mk.name == Name::VersionName)
             .unwrap_or(group_marker);
         diags.push(
             at.error(format!("invalid version `{version}`"))
@@ -80,8 +80,8 @@ pub(super) fn package_of(
     let mut default_optional = None;
     for mk in markers {
         let value = match mk.name {
-            "kubebuilder:validation:Optional" => true,
-            "kubebuilder:validation:Required" => false,
+            Name::ValidationOptional => true,
+            Name::ValidationRequired => false,
             _ => continue,
         };
         if let Some((prev, _)) = default_optional
@@ -95,7 +95,7 @@ pub(super) fn package_of(
     }
     let validation = markers
         .iter()
-        .find(|mk| mk.name == "kube-codegen:validation")
+        .find(|mk| mk.name == Name::Validation)
         .map(|mk| ValidationScope::Package(mk.loc.clone()));
     Some(Package {
         group,

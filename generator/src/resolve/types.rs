@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::markers::{Level, Marker};
+use crate::markers::{Level, Marker, Name};
 use crate::model::*;
 use crate::source::{self as src, Module, doc_text};
 
@@ -63,14 +63,16 @@ pub(super) struct Resolver<'a> {
     pub(super) aliases: Vec<String>,
     /// The Kubernetes version the run generates for: which k8s-openapi types exist.
     pub(super) kubernetes: KubernetesVersion,
+    /// The run's marker table.
+    pub(super) table: &'a crate::markers::Table,
 }
 
 /// Markers that tell the wire form of a value serialized by custom code.
-const WIRE_MARKERS: &[&str] = &[
-    "kubebuilder:validation:Type",
-    "kubebuilder:validation:XIntOrString",
-    "kubebuilder:validation:XPreserveUnknownFields",
-    "kubebuilder:pruning:PreserveUnknownFields",
+const WIRE_MARKERS: &[Name] = &[
+    Name::Type,
+    Name::XIntOrString,
+    Name::XPreserveUnknownFields,
+    Name::PreserveUnknownFields,
 ];
 
 /// A value serialized by custom code (`#[serde(with = ...)]`) has the schema its markers
@@ -97,14 +99,10 @@ fn check_opaque(
     let preserve = markers.iter().any(|m| {
         matches!(
             m.name,
-            "kubebuilder:validation:XPreserveUnknownFields"
-                | "kubebuilder:pruning:PreserveUnknownFields"
+            Name::XPreserveUnknownFields | Name::PreserveUnknownFields
         )
     });
-    for m in markers
-        .iter()
-        .filter(|m| m.name == "kubebuilder:validation:Type")
-    {
+    for m in markers.iter().filter(|m| m.name == Name::Type) {
         match m.string_value()?.as_str() {
             "array" => {
                 return Err(m
@@ -580,7 +578,7 @@ impl Resolver<'_> {
                 (None, None) => rust_name.clone(),
             };
             let docs = &f.docs;
-            let mut markers = parse_markers(docs, Level::Field, diags);
+            let mut markers = parse_markers(docs, Level::Field, self.table, diags);
             // kube-derive input: `#[schemars(with = "T")]` says the wire form of a field
             // serialized by custom code; for a scalar `T` it becomes the markers that say it.
             if schemars
@@ -649,7 +647,7 @@ impl Resolver<'_> {
         let ident = &item.ident;
         let loc = item.loc.clone();
         let docs = &item.docs;
-        let mut markers = parse_markers(docs, Level::Type, diags);
+        let mut markers = parse_markers(docs, Level::Type, self.table, diags);
         let serde = item.serde.clone();
         if item.generic {
             diags.push(

@@ -11,7 +11,7 @@ use super::apiext::{
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
-use crate::markers::{Marker, split_list};
+use crate::markers::{Marker, Name, split_list};
 
 use super::{int_or_string, lock};
 
@@ -75,7 +75,7 @@ fn typed_value(schema: &JSONSchemaProps, m: &Marker, raw: &str) -> Result<Value,
 fn literal_value(schema: &JSONSchemaProps, m: &Marker) -> Result<Value, Diagnostic> {
     let raw = m.string_value_raw()?;
     let raw = raw.trim();
-    let parsed = if m.name == "default" {
+    let parsed = if m.name == Name::Default {
         serde_json::from_str::<Value>(raw).or_else(|_| crate::markers::parse_any(raw))
     } else {
         crate::markers::parse_any(raw)
@@ -200,16 +200,13 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
 }
 
 /// Whether one of these markers is present.
-fn has(markers: &[&Marker], names: &[&str]) -> bool {
+fn has(markers: &[&Marker], names: &[Name]) -> bool {
     markers.iter().any(|m| names.contains(&m.name))
 }
 
 fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
     // Type and Schemaless reshape the node, so they go first.
-    for m in markers
-        .iter()
-        .filter(|m| m.name == "kubebuilder:validation:Type")
-    {
+    for m in markers.iter().filter(|m| m.name == Name::Type) {
         let t = m.string_value()?;
         const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
         if !TYPES.contains(&t.as_str()) {
@@ -224,7 +221,7 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
     }
     // `+kubebuilder:default` goes after `+default`, so it wins when both are given
     // (controller-gen's apply priorities 10 and 9).
-    let kubebuilder_default = has(markers, &["kubebuilder:default"]);
+    let kubebuilder_default = has(markers, &[Name::KubebuilderDefault]);
     for m in markers.iter().copied() {
         let num = |w: &str| m.parse_value::<f64>(w);
         // controller-gen refuses a fractional bound on an integer.
@@ -247,22 +244,18 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
             Ok(n)
         };
         match m.name {
-            "kubebuilder:validation:Minimum" | "k8s:minimum" => {
+            Name::Minimum | Name::K8sMinimum => {
                 need_type(schema, m, &["integer", "number"])?;
                 schema.minimum = Some(integral(num("a number")?)?);
             }
-            "kubebuilder:validation:Maximum" | "k8s:maximum" => {
+            Name::Maximum | Name::K8sMaximum => {
                 need_type(schema, m, &["integer", "number"])?;
                 schema.maximum = Some(integral(num("a number")?)?);
             }
             // `false` is the default, and Go's omitempty leaves it out: so do we.
-            "kubebuilder:validation:ExclusiveMinimum" => {
-                schema.exclusive_minimum = m.bool_value()?.then_some(true)
-            }
-            "kubebuilder:validation:ExclusiveMaximum" => {
-                schema.exclusive_maximum = m.bool_value()?.then_some(true)
-            }
-            "kubebuilder:validation:MultipleOf" => {
+            Name::ExclusiveMinimum => schema.exclusive_minimum = m.bool_value()?.then_some(true),
+            Name::ExclusiveMaximum => schema.exclusive_maximum = m.bool_value()?.then_some(true),
+            Name::MultipleOf => {
                 need_type(schema, m, &["integer", "number"])?;
                 let n = num("a number")?;
                 if n <= 0.0 {
@@ -272,15 +265,15 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                 }
                 schema.multiple_of = Some(integral(n)?);
             }
-            "kubebuilder:validation:MinLength" => {
+            Name::MinLength => {
                 need_type(schema, m, &["string"])?;
                 schema.min_length = Some(count("a non-negative integer")?);
             }
-            "kubebuilder:validation:MaxLength" => {
+            Name::MaxLength => {
                 need_type(schema, m, &["string"])?;
                 schema.max_length = Some(count("a non-negative integer")?);
             }
-            "kubebuilder:validation:Pattern" => {
+            Name::Pattern => {
                 need_type(schema, m, &["string"])?;
                 let p = m.string_value()?;
                 if let Err(detail) = check_regex(&p) {
@@ -288,15 +281,15 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                 }
                 schema.pattern = Some(p);
             }
-            "kubebuilder:validation:MinItems" => {
+            Name::MinItems => {
                 need_type(schema, m, &["array"])?;
                 schema.min_items = Some(count("a non-negative integer")?);
             }
-            "kubebuilder:validation:MaxItems" | "k8s:maxItems" => {
+            Name::MaxItems | Name::K8sMaxItems => {
                 need_type(schema, m, &["array"])?;
                 schema.max_items = Some(count("a non-negative integer")?);
             }
-            "kubebuilder:validation:UniqueItems" => {
+            Name::UniqueItems => {
                 need_type(schema, m, &["array"])?;
                 if m.bool_value()? {
                     // The apiserver rejects such a CRD: "uniqueItems cannot be set to true since
@@ -306,15 +299,15 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                         .with_hint("use `+listType=set` (or a BTreeSet field) for a list without duplicates"));
                 }
             }
-            "kubebuilder:validation:MinProperties" => {
+            Name::MinProperties => {
                 need_type(schema, m, &["object"])?;
                 schema.min_properties = Some(count("a non-negative integer")?);
             }
-            "kubebuilder:validation:MaxProperties" => {
+            Name::MaxProperties => {
                 need_type(schema, m, &["object"])?;
                 schema.max_properties = Some(count("a non-negative integer")?);
             }
-            "kubebuilder:validation:Enum" => {
+            Name::Enum => {
                 let raw = m.string_value()?;
                 let items = split_list(&raw);
                 if items.is_empty() {
@@ -328,11 +321,11 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                 }
                 schema.enum_ = Some(values);
             }
-            "kubebuilder:validation:Format" => {
+            Name::Format => {
                 need_type(schema, m, &["string", "integer", "number"])?;
                 schema.format = Some(m.string_value()?);
             }
-            "kubebuilder:validation:XValidation" => {
+            Name::XValidation => {
                 let rule = m.arg("rule").unwrap_or_default().trim().to_owned();
                 if rule.is_empty() {
                     return Err(m.error("XValidation rule is empty"));
@@ -377,30 +370,28 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                         optional_old_self,
                     });
             }
-            "kubebuilder:validation:XPreserveUnknownFields"
-            | "kubebuilder:pruning:PreserveUnknownFields" => {
+            Name::XPreserveUnknownFields | Name::PreserveUnknownFields => {
                 schema.x_kubernetes_preserve_unknown_fields = Some(true)
             }
-            "kubebuilder:validation:XEmbeddedResource"
-            | "kubebuilder:validation:EmbeddedResource" => {
+            Name::XEmbeddedResource | Name::EmbeddedResource => {
                 need_type(schema, m, &["object"])?;
                 schema.x_kubernetes_embedded_resource = Some(true);
             }
-            "kubebuilder:validation:XIntOrString" => {
+            Name::XIntOrString => {
                 *schema = JSONSchemaProps {
                     description: schema.description.take(),
                     ..int_or_string()
                 };
             }
-            "default" if kubebuilder_default => {}
-            "kubebuilder:default" | "default" => {
+            Name::Default if kubebuilder_default => {}
+            Name::KubebuilderDefault | Name::Default => {
                 schema.default = Some(JSON(literal_value(schema, m)?));
             }
-            "kubebuilder:example" => {
+            Name::Example => {
                 schema.example = Some(JSON(literal_value(schema, m)?));
             }
-            "kubebuilder:title" => schema.title = Some(m.string_value()?),
-            "listType" | "k8s:listType" => {
+            Name::Title => schema.title = Some(m.string_value()?),
+            Name::ListType | Name::K8sListType => {
                 need_type(schema, m, &["array"])?;
                 let v = m.string_value()?;
                 if !matches!(v.as_str(), "atomic" | "set" | "map") {
@@ -410,14 +401,14 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                 }
                 schema.x_kubernetes_list_type = Some(v);
             }
-            "listMapKey" | "k8s:listMapKey" => {
+            Name::ListMapKey | Name::K8sListMapKey => {
                 need_type(schema, m, &["array"])?;
                 schema
                     .x_kubernetes_list_map_keys
                     .get_or_insert_with(Vec::new)
                     .push(m.string_value()?);
             }
-            "kubebuilder:externalDocs" => {
+            Name::ExternalDocs => {
                 let url = m.arg("url").unwrap_or_default().trim().to_owned();
                 static URI: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
                     regex::Regex::new(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|/)\S*$").expect("static regex")
@@ -435,7 +426,7 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                     description: m.arg("description").map(str::to_owned),
                 });
             }
-            "k8s:immutable" => {
+            Name::K8sImmutable => {
                 // controller-gen's rule; the parent object gets one more for optional fields.
                 schema
                     .x_kubernetes_validations
@@ -446,12 +437,14 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                         ..Default::default()
                     });
             }
-            "k8s:enum" if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() => {
+            Name::K8sEnum
+                if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() =>
+            {
                 return Err(m
                     .error("`+k8s:enum` marks a string enum, and this type is not one")
                     .with_hint("put it on an enum of unit variants (its variants are the values), or use `+kubebuilder:validation:Enum=a;b`"));
             }
-            "mapType" | "structType" => {
+            Name::MapType | Name::StructType => {
                 need_type(schema, m, &["object"])?;
                 let v = m.string_value()?;
                 if !matches!(v.as_str(), "granular" | "atomic") {
@@ -465,7 +458,7 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
         }
     }
     // `+k8s:required` also asks for a non-empty value, unless a bound is set already.
-    if has(markers, &["k8s:required"]) {
+    if has(markers, &[Name::K8sRequired]) {
         match schema.type_.as_deref() {
             Some("string") => {
                 schema.min_length.get_or_insert(1);
@@ -497,11 +490,11 @@ enum OneOf {
 }
 
 impl OneOf {
-    fn marker(self) -> &'static str {
+    fn marker(self) -> Name {
         match self {
-            OneOf::AtMost => "kubebuilder:validation:AtMostOneOf",
-            OneOf::Exactly => "kubebuilder:validation:ExactlyOneOf",
-            OneOf::AtLeast => "kubebuilder:validation:AtLeastOneOf",
+            OneOf::AtMost => Name::AtMostOneOf,
+            OneOf::Exactly => Name::ExactlyOneOf,
+            OneOf::AtLeast => Name::AtLeastOneOf,
         }
     }
 }
@@ -586,11 +579,11 @@ fn one_of_rule(schema: &mut JSONSchemaProps, m: &Marker, kind: OneOf) -> Result<
 
 /// `listType=map` needs `listMapKey`s naming required-or-defaulted scalar item properties.
 fn check_list_map(schema: &JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
-    let is_key = |m: &&&Marker| matches!(m.name, "listMapKey" | "k8s:listMapKey");
+    let is_key = |m: &&&Marker| matches!(m.name, Name::ListMapKey | Name::K8sListMapKey);
     let key_marker = markers.iter().find(is_key);
     let type_marker = markers
         .iter()
-        .find(|m| matches!(m.name, "listType" | "k8s:listType"));
+        .find(|m| matches!(m.name, Name::ListType | Name::K8sListType));
     match (
         schema.x_kubernetes_list_type.as_deref(),
         &schema.x_kubernetes_list_map_keys,
@@ -649,23 +642,6 @@ fn check_list_map(schema: &JSONSchemaProps, markers: &[&Marker]) -> Result<(), D
     }
 }
 
-impl Marker {
-    /// The marker's name as written: the `items:` form says so.
-    pub fn written_name(&self) -> String {
-        match self.name.strip_prefix("kubebuilder:validation:") {
-            Some(rest) if self.items => format!("{}{rest}", crate::markers::ITEMS_PREFIX),
-            _ => self.name.to_owned(),
-        }
-    }
-
-    /// The value exactly as written (quotes kept), for JSON-ish values such as defaults.
-    pub fn string_value_raw(&self) -> Result<String, Diagnostic> {
-        self.value
-            .clone()
-            .ok_or_else(|| self.error(format!("`+{}` needs a value", self.name)))
-    }
-}
-
 /// Apply the `+kube-codegen:schema=<json>` markers of a field or type: each is a JSON merge
 /// patch (RFC 7386: objects merge key by key, `null` removes a keyword, anything else
 /// replaces it) over the node's finished schema. It goes last, after every other marker,
@@ -677,7 +653,7 @@ pub fn apply_schema_patches(
     schema: &mut JSONSchemaProps,
     markers: &[Marker],
 ) -> Result<(), Diagnostic> {
-    for m in markers.iter().filter(|m| m.name == "kube-codegen:schema") {
+    for m in markers.iter().filter(|m| m.name == Name::Schema) {
         let patch = schema_patch_value(m)?;
         let mut node = serde_json::to_value(&*schema).expect("schemas serialize");
         merge_patch(&mut node, &patch);

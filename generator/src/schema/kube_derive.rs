@@ -8,6 +8,7 @@
 //! Shapes outside what is emulated here were reported by resolve as located warnings; they
 //! render as the schema that accepts anything (`{}`), never as an error.
 
+use crate::markers::Name;
 use serde_json::{Map, Value, json};
 
 use crate::model::*;
@@ -88,39 +89,39 @@ fn apply_markers(o: &mut Map<String, Value>, markers: &[crate::markers::Marker])
     };
     for m in markers {
         let key = match m.name {
-            "kubebuilder:validation:MinLength" => "minLength",
-            "kubebuilder:validation:MaxLength" => "maxLength",
-            "kubebuilder:validation:MinItems" => "minItems",
-            "kubebuilder:validation:MaxItems" => "maxItems",
-            "kubebuilder:validation:MinProperties" => "minProperties",
-            "kubebuilder:validation:MaxProperties" => "maxProperties",
-            "kubebuilder:validation:Minimum" => "minimum",
-            "kubebuilder:validation:Maximum" => "maximum",
-            "kubebuilder:validation:Pattern" => {
+            Name::MinLength => "minLength",
+            Name::MaxLength => "maxLength",
+            Name::MinItems => "minItems",
+            Name::MaxItems => "maxItems",
+            Name::MinProperties => "minProperties",
+            Name::MaxProperties => "maxProperties",
+            Name::Minimum => "minimum",
+            Name::Maximum => "maximum",
+            Name::Pattern => {
                 if let Ok(p) = m.string_value() {
                     o.insert("pattern".into(), Value::String(p));
                 }
                 continue;
             }
-            "kubebuilder:validation:Type" => {
+            Name::Type => {
                 if let Ok(p) = m.string_value() {
                     o.insert("type".into(), Value::String(p));
                 }
                 continue;
             }
-            "kubebuilder:validation:Format" => {
+            Name::Format => {
                 if let Ok(p) = m.string_value() {
                     o.insert("format".into(), Value::String(p));
                 }
                 continue;
             }
-            "listType" => {
+            Name::ListType => {
                 if let Ok(v) = m.string_value() {
                     o.insert("x-kubernetes-list-type".into(), Value::String(v));
                 }
                 continue;
             }
-            "kubebuilder:validation:XValidation" => {
+            Name::XValidation => {
                 let mut rule = Map::new();
                 for (k, v) in &m.args {
                     rule.insert(k.clone(), Value::String(v.clone()));

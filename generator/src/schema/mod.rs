@@ -18,7 +18,7 @@ use apiext::{
 use serde_json::Value;
 
 use crate::diagnostics::{Diagnostic, Location};
-use crate::markers::Marker;
+use crate::markers::{Marker, Name};
 use crate::model::*;
 
 use embedded::drop_uncorrelatable_k8s_rules;
@@ -210,13 +210,13 @@ impl<'a> SchemaBuilder<'a> {
         let explicit_required = f.markers.iter().find(|m| {
             matches!(
                 m.name,
-                "required" | "kubebuilder:validation:Required" | "k8s:required"
+                Name::Required | Name::ValidationRequired | Name::K8sRequired
             )
         });
         let explicit_optional = f.markers.iter().find(|m| {
             matches!(
                 m.name,
-                "optional" | "kubebuilder:validation:Optional" | "k8s:optional"
+                Name::Optional | Name::ValidationOptional | Name::K8sOptional
             )
         });
         let can_be_absent = f.ty.is_option() || f.has_default;
@@ -332,7 +332,7 @@ impl<'a> SchemaBuilder<'a> {
         // An optional `+k8s:immutable` field could be unset, which its own rule cannot see:
         // controller-gen adds this rule to the parent.
         for f in fields.iter().filter(|f| !f.skip && !f.flatten) {
-            if f.markers.iter().any(|m| m.name == "k8s:immutable")
+            if f.markers.iter().any(|m| m.name == Name::K8sImmutable)
                 && !required.contains(&f.json_name)
             {
                 let name = &f.json_name;
@@ -356,10 +356,7 @@ impl<'a> SchemaBuilder<'a> {
     }
 
     fn field_schema(&mut self, f: &Field) -> Result<JSONSchemaProps, Diagnostic> {
-        let schemaless = f
-            .markers
-            .iter()
-            .any(|m| m.name == "kubebuilder:validation:Schemaless");
+        let schemaless = f.markers.iter().any(|m| m.name == Name::Schemaless);
         let mut schema = if schemaless {
             JSONSchemaProps::default()
         } else {
@@ -376,13 +373,10 @@ impl<'a> SchemaBuilder<'a> {
         if let Some(type_schema) = type_schema {
             keep_both(&type_schema, &mut schema, &f.markers);
         }
-        if f.markers.iter().any(|m| m.name == "nullable") {
+        if f.markers.iter().any(|m| m.name == Name::Nullable) {
             schema.nullable = Some(true);
         }
-        if let Some(m) = f
-            .markers
-            .iter()
-            .find(|m| m.name == "kubebuilder:validation:Schemaless")
+        if let Some(m) = f.markers.iter().find(|m| m.name == Name::Schemaless)
             && schema.type_.is_none()
             && schema.x_kubernetes_preserve_unknown_fields != Some(true)
             && schema.x_kubernetes_int_or_string != Some(true)
@@ -674,7 +668,7 @@ impl<'a> SchemaBuilder<'a> {
 /// wins; the field's CEL rules come before the type's. Defaults, titles, examples and
 /// descriptions are the field's (controller-gen has no type-level default).
 fn keep_both(ty: &JSONSchemaProps, merged: &mut JSONSchemaProps, markers: &[Marker]) {
-    let set = |names: &[&str]| markers.iter().any(|m| !m.items && names.contains(&m.name));
+    let set = |names: &[Name]| markers.iter().any(|m| !m.items && names.contains(&m.name));
     let mut type_part = JSONSchemaProps::default();
     let mut field_part = JSONSchemaProps::default();
     let mut hoisted = false;
@@ -691,38 +685,18 @@ fn keep_both(ty: &JSONSchemaProps, merged: &mut JSONSchemaProps, markers: &[Mark
             }
         };
     }
-    both!(
-        maximum,
-        &["kubebuilder:validation:Maximum", "k8s:maximum"],
-        true
-    );
-    both!(
-        minimum,
-        &["kubebuilder:validation:Minimum", "k8s:minimum"],
-        true
-    );
-    both!(multiple_of, &["kubebuilder:validation:MultipleOf"], true);
-    both!(max_length, &["kubebuilder:validation:MaxLength"], true);
-    both!(min_length, &["kubebuilder:validation:MinLength"], true);
-    both!(
-        max_items,
-        &["kubebuilder:validation:MaxItems", "k8s:maxItems"],
-        true
-    );
-    both!(min_items, &["kubebuilder:validation:MinItems"], true);
-    both!(
-        max_properties,
-        &["kubebuilder:validation:MaxProperties"],
-        false
-    );
-    both!(
-        min_properties,
-        &["kubebuilder:validation:MinProperties"],
-        false
-    );
-    both!(format, &["kubebuilder:validation:Format"], false);
-    both!(pattern, &["kubebuilder:validation:Pattern"], false);
-    if set(&["kubebuilder:validation:Enum"]) && ty.enum_.is_some() {
+    both!(maximum, &[Name::Maximum, Name::K8sMaximum], true);
+    both!(minimum, &[Name::Minimum, Name::K8sMinimum], true);
+    both!(multiple_of, &[Name::MultipleOf], true);
+    both!(max_length, &[Name::MaxLength], true);
+    both!(min_length, &[Name::MinLength], true);
+    both!(max_items, &[Name::MaxItems, Name::K8sMaxItems], true);
+    both!(min_items, &[Name::MinItems], true);
+    both!(max_properties, &[Name::MaxProperties], false);
+    both!(min_properties, &[Name::MinProperties], false);
+    both!(format, &[Name::Format], false);
+    both!(pattern, &[Name::Pattern], false);
+    if set(&[Name::Enum]) && ty.enum_.is_some() {
         merged.enum_ = ty.enum_.clone();
     }
     let type_rules = ty.x_kubernetes_validations.as_deref().unwrap_or_default();
@@ -765,7 +739,7 @@ fn check_set_items(schema: &JSONSchemaProps, f: &Field) -> Result<(), Diagnostic
         f.rust_name,
         item.type_.as_deref().unwrap_or_default()
     );
-    let d = match f.markers.iter().find(|m| m.name == "listType") {
+    let d = match f.markers.iter().find(|m| m.name == Name::ListType) {
         Some(m) => m.error(message),
         None => Diagnostic::new(f.loc.clone(), message),
     };

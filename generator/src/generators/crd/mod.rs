@@ -19,7 +19,7 @@ use crate::model::*;
 use crate::schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path};
 
 use super::{Context, Generator, GeneratorName, Output, RenderYaml};
-use crate::markers::{Args, F, MarkerSpec, T, TF};
+use crate::markers::{Args, F, MarkerSpec, Name, T, TF};
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Crd,
@@ -571,8 +571,8 @@ fn find_default_marker<'a>(
                 // (keywords.rs), so it is the one at fault.
                 f.markers
                     .iter()
-                    .filter(|m| m.name == "kubebuilder:default" || m.name == "default")
-                    .max_by_key(|m| m.name == "kubebuilder:default")
+                    .filter(|m| m.name == Name::KubebuilderDefault || m.name == Name::Default)
+                    .max_by_key(|m| m.name == Name::KubebuilderDefault)
             }),
         _ => None,
     })
@@ -605,9 +605,9 @@ pub(crate) fn find_xvalidation_marker<'a>(
         .and_then(|r| r.split_once(')'))
         .map(|(f, _)| f);
     let mut candidates = candidates.filter(|(f, m)| {
-        (m.name.ends_with("XValidation")
+        (m.name == Name::XValidation
             && (m.arg("rule") == Some(expr) || m.arg("messageExpression") == Some(expr)))
-            || (m.name == "k8s:immutable"
+            || (m.name == Name::K8sImmutable
                 && (expr == "self == oldSelf"
                     || (immutable_field.is_some() && *f == immutable_field)))
     });
@@ -798,17 +798,17 @@ fn integral_floats_to_ints(v: &mut serde_json::Value) {
 /// columns, versions.
 pub(super) const MARKERS: &[MarkerSpec] = &[
     MarkerSpec {
-        name: "kubebuilder:subresource:status",
+        name: Name::SubresourceStatus,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:subresource:scale",
+        name: Name::SubresourceScale,
         args: Args::Named(&["!specpath", "!statuspath", "selectorpath"]),
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:printcolumn",
+        name: Name::PrintColumn,
         args: Args::Named(&[
             "!name",
             "!type",
@@ -820,117 +820,117 @@ pub(super) const MARKERS: &[MarkerSpec] = &[
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:storageversion",
+        name: Name::StorageVersion,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:deprecatedversion",
+        name: Name::DeprecatedVersion,
         args: Args::Named(&["warning"]),
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:skipversion",
+        name: Name::SkipVersion,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:unservedversion",
+        name: Name::UnservedVersion,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:selectablefield",
+        name: Name::SelectableField,
         args: Args::Named(&["!JSONPath"]),
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:metadata",
+        name: Name::Metadata,
         args: Args::Named(&["annotations", "labels"]),
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:Minimum",
+        name: Name::Minimum,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:Maximum",
+        name: Name::Maximum,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:ExclusiveMinimum",
+        name: Name::ExclusiveMinimum,
         args: Args::OptionalBool,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:ExclusiveMaximum",
+        name: Name::ExclusiveMaximum,
         args: Args::OptionalBool,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:MultipleOf",
+        name: Name::MultipleOf,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:MinLength",
+        name: Name::MinLength,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:MaxLength",
+        name: Name::MaxLength,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:Pattern",
+        name: Name::Pattern,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:MinItems",
+        name: Name::MinItems,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:MaxItems",
+        name: Name::MaxItems,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:UniqueItems",
+        name: Name::UniqueItems,
         args: Args::OptionalBool,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:MinProperties",
+        name: Name::MinProperties,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:MaxProperties",
+        name: Name::MaxProperties,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:Enum",
+        name: Name::Enum,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:Format",
+        name: Name::Format,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:Type",
+        name: Name::Type,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:XValidation",
+        name: Name::XValidation,
         args: Args::Named(&[
             "!rule",
             "message",
@@ -942,139 +942,139 @@ pub(super) const MARKERS: &[MarkerSpec] = &[
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:XPreserveUnknownFields",
+        name: Name::XPreserveUnknownFields,
         args: Args::Flag,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:XEmbeddedResource",
+        name: Name::XEmbeddedResource,
         args: Args::Flag,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:XIntOrString",
+        name: Name::XIntOrString,
         args: Args::Flag,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:Schemaless",
+        name: Name::Schemaless,
         args: Args::Flag,
         levels: F,
     },
     MarkerSpec {
-        name: "kubebuilder:pruning:PreserveUnknownFields",
+        name: Name::PreserveUnknownFields,
         args: Args::Flag,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:default",
+        name: Name::KubebuilderDefault,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:example",
+        name: Name::Example,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:title",
+        name: Name::Title,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "default",
+        name: Name::Default,
         args: Args::Value,
         levels: F,
     },
     MarkerSpec {
-        name: "nullable",
+        name: Name::Nullable,
         args: Args::Flag,
         levels: F,
     },
     // The raw-schema escape hatch: a JSON merge patch (RFC 7386) applied last to the
     // node's schema, for what no other marker can say (written by `import crd`).
     MarkerSpec {
-        name: "kube-codegen:schema",
+        name: Name::Schema,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "listType",
+        name: Name::ListType,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "listMapKey",
+        name: Name::ListMapKey,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "mapType",
+        name: Name::MapType,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "structType",
+        name: Name::StructType,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:EmbeddedResource",
+        name: Name::EmbeddedResource,
         args: Args::Flag,
         levels: F,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:AtMostOneOf",
+        name: Name::AtMostOneOf,
         args: Args::Value,
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:ExactlyOneOf",
+        name: Name::ExactlyOneOf,
         args: Args::Value,
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:validation:AtLeastOneOf",
+        name: Name::AtLeastOneOf,
         args: Args::Value,
         levels: T,
     },
     MarkerSpec {
-        name: "kubebuilder:externalDocs",
+        name: Name::ExternalDocs,
         args: Args::Named(&["!url", "description"]),
         levels: TF,
     },
     MarkerSpec {
-        name: "k8s:listType",
+        name: Name::K8sListType,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "k8s:listMapKey",
+        name: Name::K8sListMapKey,
         args: Args::Value,
         levels: TF,
     },
     MarkerSpec {
-        name: "k8s:enum",
+        name: Name::K8sEnum,
         args: Args::Flag,
         levels: T,
     },
     MarkerSpec {
-        name: "k8s:immutable",
+        name: Name::K8sImmutable,
         args: Args::Flag,
         levels: F,
     },
     MarkerSpec {
-        name: "k8s:maxItems",
+        name: Name::K8sMaxItems,
         args: Args::Value,
         levels: F,
     },
     MarkerSpec {
-        name: "k8s:minimum",
+        name: Name::K8sMinimum,
         args: Args::Value,
         levels: F,
     },
     MarkerSpec {
-        name: "k8s:maximum",
+        name: Name::K8sMaximum,
         args: Args::Value,
         levels: F,
     },
