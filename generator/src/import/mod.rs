@@ -28,6 +28,7 @@ pub use crd::Input;
 pub use render::IMPORT_HEADER;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::markers::Name;
 use crate::{Error, GeneratedFile, KubernetesVersion};
 use naming::Names;
 use types::{ModuleBuilder, TypeDef};
@@ -270,12 +271,12 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
             .map(|t| {
                 t.markers
                     .iter()
-                    .filter(|m| m.starts_with("kube-codegen:schema="))
+                    .filter(|m| is_schema_patch(m))
                     .count()
                     + t.fields
                         .iter()
                         .flat_map(|f| &f.markers)
-                        .filter(|m| m.starts_with("kube-codegen:schema="))
+                        .filter(|m| is_schema_patch(m))
                         .count()
             })
             .sum::<usize>();
@@ -339,13 +340,13 @@ fn kind_markers(
     let q = |s: &str| serde_json::to_string(s).expect("string");
     let spec = c.spec();
     let names = &spec["names"];
-    let mut out = vec!["genclient".to_owned()];
+    let mut out = vec![Name::Genclient.text()];
     let cluster = spec["scope"].as_str() == Some("Cluster");
     if cluster {
-        out.push("genclient:nonNamespaced".into());
+        out.push(Name::GenclientNonNamespaced.text());
     }
     if v["subresources"]["status"].is_null() {
-        out.push("genclient:noStatus".into());
+        out.push(Name::GenclientNoStatus.text());
     }
     let list = |key: &str| -> Option<String> {
         let items: Vec<&str> = names[key]
@@ -372,7 +373,7 @@ fn kind_markers(
         "scope={}",
         if cluster { "Cluster" } else { "Namespaced" }
     ));
-    out.push(format!("kubebuilder:resource:{}", resource.join(",")));
+    out.push(Name::Resource.with_args(resource.join(",")));
     let mut dropped = vec![];
     if let Some(list_kind) = names["listKind"].as_str()
         && list_kind != format!("{}List", c.kind())
@@ -393,7 +394,7 @@ fn kind_markers(
         }
     }
     if !v["subresources"]["status"].is_null() {
-        out.push("kubebuilder:subresource:status".into());
+        out.push(Name::SubresourceStatus.text());
     }
     if let Some(s) = v["subresources"]["scale"].as_object() {
         let mut args = vec![];
@@ -406,18 +407,18 @@ fn kind_markers(
                 args.push(format!("{arg}={}", q(p)));
             }
         }
-        out.push(format!("kubebuilder:subresource:scale:{}", args.join(",")));
+        out.push(Name::SubresourceScale.with_args(args.join(",")));
     }
     if n_versions > 1 && v["storage"] == Value::Bool(true) {
-        out.push("kubebuilder:storageversion".into());
+        out.push(Name::StorageVersion.text());
     }
     if v["served"] == Value::Bool(false) {
-        out.push("kubebuilder:unservedversion".into());
+        out.push(Name::UnservedVersion.text());
     }
     if v["deprecated"] == Value::Bool(true) {
         match v["deprecationWarning"].as_str() {
-            Some(w) => out.push(format!("kubebuilder:deprecatedversion:warning={}", q(w))),
-            None => out.push("kubebuilder:deprecatedversion".into()),
+            Some(w) => out.push(Name::DeprecatedVersion.with_args(format!("warning={}", q(w)))),
+            None => out.push(Name::DeprecatedVersion.text()),
         }
     }
     for col in v["additionalPrinterColumns"]
@@ -435,11 +436,11 @@ fn kind_markers(
         if let Some(p) = col["priority"].as_i64() {
             args.push(format!("priority={p}"));
         }
-        out.push(format!("kubebuilder:printcolumn:{}", args.join(",")));
+        out.push(Name::PrintColumn.with_args(args.join(",")));
     }
     for f in v["selectableFields"].as_array().into_iter().flatten() {
         if let Some(p) = f["jsonPath"].as_str() {
-            out.push(format!("kubebuilder:selectablefield:JSONPath={}", q(p)));
+            out.push(Name::SelectableField.with_args(format!("JSONPath={}", q(p))));
         }
     }
     let meta = &c.value["metadata"];
@@ -460,7 +461,7 @@ fn kind_markers(
         meta_args.push(format!("labels={l}"));
     }
     if !meta_args.is_empty() {
-        out.push(format!("kubebuilder:metadata:{}", meta_args.join(",")));
+        out.push(Name::Metadata.with_args(meta_args.join(",")));
     }
     for k in v.as_object().into_iter().flat_map(|o| o.keys()) {
         if !matches!(
@@ -491,4 +492,11 @@ fn kind_markers(
         );
     }
     out
+}
+
+/// Whether marker text is a `+kube-codegen:schema` patch.
+fn is_schema_patch(marker: &str) -> bool {
+    marker
+        .strip_prefix(Name::Schema.as_str())
+        .is_some_and(|rest| rest.starts_with('='))
 }

@@ -7,6 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::diagnostics::{Diagnostic, Location};
+use crate::markers::{ITEMS_PREFIX, Name, VALIDATION_PREFIX};
 use crate::schema::QUANTITY_PATTERN;
 use crate::schema::keywords::{cel_compiles, pattern_compiles};
 
@@ -221,11 +222,7 @@ impl ModuleBuilder<'_> {
         let numeric = matches!(ty, Some("integer" | "number"));
         let kw = |marker: String, items: bool| {
             let items_marker = items.then(|| {
-                marker.replacen(
-                    "kubebuilder:validation:",
-                    "kubebuilder:validation:items:",
-                    1,
-                )
+                marker.replacen(VALIDATION_PREFIX, ITEMS_PREFIX, 1)
             });
             Some(Kw {
                 pos: vec![],
@@ -235,38 +232,37 @@ impl ModuleBuilder<'_> {
                 items_marker,
             })
         };
-        let v = |name: &str| format!("kubebuilder:validation:{name}");
         let count = || value.as_u64().map(|c| c.to_string());
         let r = match key {
-            "maximum" if numeric => kw(format!("{}={}", v("Maximum"), num(value)?), true),
-            "minimum" if numeric => kw(format!("{}={}", v("Minimum"), num(value)?), true),
-            "multipleOf" if numeric => kw(format!("{}={}", v("MultipleOf"), num(value)?), true),
+            "maximum" if numeric => kw(Name::Maximum.with_value(num(value)?), true),
+            "minimum" if numeric => kw(Name::Minimum.with_value(num(value)?), true),
+            "multipleOf" if numeric => kw(Name::MultipleOf.with_value(num(value)?), true),
             "exclusiveMaximum" if numeric && value == &Value::Bool(true) => {
-                kw(v("ExclusiveMaximum"), true)
+                kw(Name::ExclusiveMaximum.text(), true)
             }
             "exclusiveMinimum" if numeric && value == &Value::Bool(true) => {
-                kw(v("ExclusiveMinimum"), true)
+                kw(Name::ExclusiveMinimum.text(), true)
             }
-            "maxLength" if stringy => kw(format!("{}={}", v("MaxLength"), count()?), true),
-            "minLength" if stringy => kw(format!("{}={}", v("MinLength"), count()?), true),
+            "maxLength" if stringy => kw(Name::MaxLength.with_value(count()?), true),
+            "minLength" if stringy => kw(Name::MinLength.with_value(count()?), true),
             "maxItems" if ty == Some("array") => {
-                kw(format!("{}={}", v("MaxItems"), count()?), true)
+                kw(Name::MaxItems.with_value(count()?), true)
             }
             "minItems" if ty == Some("array") => {
-                kw(format!("{}={}", v("MinItems"), count()?), true)
+                kw(Name::MinItems.with_value(count()?), true)
             }
             "maxProperties" if ty == Some("object") => {
-                kw(format!("{}={}", v("MaxProperties"), count()?), true)
+                kw(Name::MaxProperties.with_value(count()?), true)
             }
             "minProperties" if ty == Some("object") => {
-                kw(format!("{}={}", v("MinProperties"), count()?), true)
+                kw(Name::MinProperties.with_value(count()?), true)
             }
             "pattern" if stringy && pattern_compiles(value.as_str()?) => kw(
-                format!("{}={}", v("Pattern"), quoted(value.as_str()?)),
+                Name::Pattern.with_value(quoted(value.as_str()?)),
                 true,
             ),
             "format" if stringy || numeric => {
-                kw(format!("{}={}", v("Format"), quoted(value.as_str()?)), true)
+                kw(Name::Format.with_value(quoted(value.as_str()?)), true)
             }
             "enum" => {
                 let items = value.as_array()?;
@@ -289,24 +285,24 @@ impl ModuleBuilder<'_> {
                         .collect::<Option<_>>()?,
                     _ => return None,
                 };
-                kw(format!("{}={{{}}}", v("Enum"), text.join(",")), true)
+                kw(Name::Enum.with_value(format!("{{{}}}", text.join(","))), true)
             }
             "title" => Some(Kw {
-                marker: Some(format!("kubebuilder:title={}", quoted(value.as_str()?))),
+                marker: Some(Name::Title.with_value(quoted(value.as_str()?))),
                 items_marker: None,
                 pos: vec![],
                 key: key.to_owned(),
                 value: value.clone(),
             }),
             "nullable" if value == &Value::Bool(true) => Some(Kw {
-                marker: Some("nullable".into()),
+                marker: Some(Name::Nullable.text()),
                 items_marker: None,
                 pos: vec![],
                 key: key.to_owned(),
                 value: value.clone(),
             }),
             "default" => Some(Kw {
-                marker: Some(format!("default={}", serde_json::to_string(value).ok()?)),
+                marker: Some(Name::Default.with_value(serde_json::to_string(value).ok()?)),
                 items_marker: None,
                 pos: vec![],
                 key: key.to_owned(),
@@ -315,7 +311,7 @@ impl ModuleBuilder<'_> {
             "x-kubernetes-list-type" if ty == Some("array") => {
                 let t = value.as_str()?;
                 matches!(t, "atomic" | "set" | "map").then(|| Kw {
-                    marker: Some(format!("listType={t}")),
+                    marker: Some(Name::ListType.with_value(t)),
                     items_marker: None,
                     pos: vec![],
                     key: key.to_owned(),
@@ -325,7 +321,7 @@ impl ModuleBuilder<'_> {
             "x-kubernetes-map-type" if ty == Some("object") => {
                 let t = value.as_str()?;
                 matches!(t, "atomic" | "granular").then(|| Kw {
-                    marker: Some(format!("mapType={t}")),
+                    marker: Some(Name::MapType.with_value(t)),
                     items_marker: None,
                     pos: vec![],
                     key: key.to_owned(),
@@ -335,10 +331,10 @@ impl ModuleBuilder<'_> {
             "x-kubernetes-embedded-resource"
                 if ty == Some("object") && value == &Value::Bool(true) =>
             {
-                kw(v("XEmbeddedResource"), true)
+                kw(Name::XEmbeddedResource.text(), true)
             }
             "x-kubernetes-preserve-unknown-fields" if value == &Value::Bool(true) => {
-                kw(v("XPreserveUnknownFields"), true)
+                kw(Name::XPreserveUnknownFields.text(), true)
             }
             _ => None,
         };
@@ -352,7 +348,7 @@ impl ModuleBuilder<'_> {
         let mut out = vec![];
         for i in items {
             let (marker, items_marker) = match key {
-                "x-kubernetes-list-map-keys" => (format!("listMapKey={}", i.as_str()?), None),
+                "x-kubernetes-list-map-keys" => (Name::ListMapKey.with_value(i.as_str()?), None),
                 "x-kubernetes-validations" => {
                     let r = i.as_object()?;
                     let mut args = vec![];
@@ -387,12 +383,8 @@ impl ModuleBuilder<'_> {
                     if !r.contains_key("rule") {
                         return None;
                     }
-                    let m = format!("kubebuilder:validation:XValidation:{}", args.join(","));
-                    let im = m.replacen(
-                        "kubebuilder:validation:",
-                        "kubebuilder:validation:items:",
-                        1,
-                    );
+                    let m = Name::XValidation.with_args(args.join(","));
+                    let im = m.replacen(VALIDATION_PREFIX, ITEMS_PREFIX, 1);
                     (m, Some(im))
                 }
                 _ => return None,
@@ -513,8 +505,8 @@ impl ModuleBuilder<'_> {
                             pos: vec![],
                             key: "type".into(),
                             value: json!("object"),
-                            marker: Some("kubebuilder:validation:Type=object".into()),
-                            items_marker: Some("kubebuilder:validation:items:Type=object".into()),
+                            marker: Some(Name::Type.with_value("object")),
+                            items_marker: Name::Type.items_form().map(|t| format!("{t}=object")),
                         });
                         handled.push("type");
                     } else if let Some((k8s, k8s_doc)) = super::k8s::matching(self.kubernetes, n) {
@@ -701,7 +693,10 @@ impl ModuleBuilder<'_> {
             let type_level = kw
                 .marker
                 .as_deref()
-                .filter(|m| !m.starts_with("default=") && *m != "nullable");
+                .filter(|m| {
+                    !m.starts_with(&Name::Default.with_value(""))
+                        && *m != Name::Nullable.as_str()
+                });
             match (&kw.pos[..], type_level, &kw.items_marker) {
                 ([], Some(m), _) => markers.push(m.to_owned()),
                 (["items"], _, Some(m)) => markers.push(m.clone()),
@@ -711,8 +706,7 @@ impl ModuleBuilder<'_> {
         if !hatch.is_empty() {
             let keys = hatch_keys(&hatch);
             self.warn(path, &keys);
-            markers.push(format!(
-                "kube-codegen:schema={}",
+            markers.push(Name::Schema.with_value(
                 serde_json::to_string(&Value::Object(hatch)).expect("JSON serializes")
             ));
         }
@@ -796,8 +790,7 @@ impl ModuleBuilder<'_> {
             if !hatch.is_empty() {
                 let keys: Vec<String> = hatch_keys(&hatch);
                 self.warn(&child_path, &keys);
-                markers.push(format!(
-                    "kube-codegen:schema={}",
+                markers.push(Name::Schema.with_value(
                     serde_json::to_string(&Value::Object(hatch)).expect("JSON serializes")
                 ));
             }
@@ -898,8 +891,7 @@ impl ModuleBuilder<'_> {
         if !own.hatch.is_empty() {
             let keys = hatch_keys(&own.hatch);
             self.warn(path, &keys);
-            markers.push(format!(
-                "kube-codegen:schema={}",
+            markers.push(Name::Schema.with_value(
                 serde_json::to_string(&Value::Object(own.hatch)).expect("JSON serializes")
             ));
         }

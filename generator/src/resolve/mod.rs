@@ -413,7 +413,7 @@ pub fn check_conversions(api: &Api, diags: &mut Diagnostics) {
             let Some(at) = &k.conversion_hub else {
                 continue;
             };
-            let marker = "kube-codegen:conversion=hub";
+            let marker = &Name::Conversion.with_value("hub");
             if versions.len() < 2 {
                 diags.push(
                     Diagnostic::new(

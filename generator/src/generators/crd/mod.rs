@@ -368,7 +368,7 @@ fn conversion_of(
     let Some(webhook) = &options.conversion_webhook else {
         diags.push(
             Diagnostic::new(at.clone(), format!("{kind_name}.{group} opts into conversion, but no conversion webhook is configured for its CRD"))
-                .with_marker("kube-codegen:conversion=hub")
+                .with_marker(&Name::Conversion.with_value("hub"))
                 .with_hint("set `conversion-webhook = { service = \"<namespace>/<name>\" }` (or `url = \"https://...\"`) in [package.metadata.kube-codegen], or --conversion-service / --conversion-url"),
         );
         return None;

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use super::{naming, plural};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::markers::Name;
 use crate::{Error, GeneratedFile, KubernetesVersion};
 use parse::{ConstDecl, Doc, Field, GoFile, GoType, Item, TypeDecl};
 
@@ -126,7 +127,7 @@ impl Pkg {
         self.files
             .iter()
             .flat_map(|f| &f.package_markers)
-            .any(|m| m == "kubebuilder:validation:Optional")
+            .any(|m| m == Name::ValidationOptional.as_str())
     }
 
     fn type_decl(&self, name: &str) -> Option<(usize, &TypeDecl)> {
@@ -307,10 +308,10 @@ fn exported(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_uppercase())
 }
 
-fn has_marker(doc: &Doc, names: &[&str]) -> bool {
+fn has_marker(doc: &Doc, names: &[Name]) -> bool {
     doc.markers().any(|m| {
         let key = m.split(['=', ' ']).next().unwrap_or(m).trim();
-        names.contains(&key)
+        names.iter().any(|n| n.as_str() == key)
     })
 }
 
@@ -453,7 +454,7 @@ impl Importer<'_> {
             let group = files
                 .iter()
                 .flat_map(|f| &f.package_markers)
-                .find_map(|m| m.strip_prefix("groupName="))
+                .find_map(|m| m.strip_prefix(Name::GroupName.as_str())?.strip_prefix('='))
                 .map(|g| g.trim().to_owned());
             self.pkgs.push(Pkg {
                 dir: input.dir.clone(),
@@ -597,7 +598,7 @@ impl Importer<'_> {
                 if let Some((rust, shape, format)) = builtin(name) {
                     let mut out = r(rust.to_owned(), shape);
                     if let Some(fmt) = format {
-                        out.markers.push(format!("kube-codegen:schema={{\"format\":{fmt}}}"));
+                        out.markers.push(Name::Schema.with_value(format!("{{\"format\":{fmt}}}")));
                     }
                     return Ok(out);
                 }
@@ -952,9 +953,11 @@ impl Importer<'_> {
         // named otherwise (two packages of one name, a name that is no Rust identifier).
         if pkg.group.is_some()
             && pkg.module.last() != Some(&pkg.name)
-            && !markers.iter().any(|m| m.starts_with("versionName="))
+            && !markers
+                .iter()
+                .any(|m| m.starts_with(&Name::VersionName.with_value("")))
         {
-            markers.push(format!("versionName={}", pkg.name));
+            markers.push(Name::VersionName.with_value(&pkg.name));
         }
         if !doc.is_empty() && !markers.is_empty() {
             doc.push(String::new());
@@ -1274,7 +1277,7 @@ impl Importer<'_> {
             // Go gives the named type the struct's fields, and a kind must be a struct, so
             // the port copies them.
             other
-                if has_marker(&t.doc, &["genclient", "kubebuilder:object:root"])
+                if has_marker(&t.doc, KIND_MARKERS)
                     && let Some((q, qf, target, fields)) = self.struct_target(pi, fi, other, 0) =>
             {
                 // Undocumented, it is described by the struct's doc, as controller-gen does.
@@ -1489,19 +1492,25 @@ impl Importer<'_> {
         // add outside controller-gen; `generate` refuses the CRD without it.
         if let Some(group) = &home.group
             && crate_is_protected(group)
-            && has_marker(&doc, &["genclient", "kubebuilder:object:root"])
+            && has_marker(&doc, KIND_MARKERS)
             && fields.iter().any(|f| matches!(strip_pointer(&f.ty), GoType::Named { name, .. } if name == "ObjectMeta"))
             && !doc.markers().any(|m| m.contains("api-approved.kubernetes.io"))
         {
             let annotation = "annotations=\"api-approved.kubernetes.io=unapproved, experimental-only\"";
-            let marker = format!("kubebuilder:metadata:{annotation}");
+            let marker = Name::Metadata.with_args(annotation);
             // One `+kubebuilder:metadata` marker per kind: a Go one with labels only takes
             // the annotation as another argument.
             let existing = doc
                 .lines
                 .iter_mut()
                 .chain(doc.upper_markers.iter_mut())
-                .find(|l| l.trim_start().starts_with("+kubebuilder:metadata:") && !l.contains("annotations="));
+                .find(|l| {
+                    l.trim_start()
+                        .strip_prefix('+')
+                        .and_then(|l| l.strip_prefix(Name::Metadata.as_str()))
+                        .is_some_and(|rest| rest.starts_with(':'))
+                        && !l.contains("annotations=")
+                });
             match existing {
                 Some(line) => {
                     let merged = format!("{},{annotation}", line.trim_end());
@@ -1595,16 +1604,10 @@ impl Importer<'_> {
     }
 }
 
-const OPTIONAL: &[&str] = &[
-    "optional",
-    "kubebuilder:validation:Optional",
-    "k8s:optional",
-];
-const REQUIRED: &[&str] = &[
-    "required",
-    "kubebuilder:validation:Required",
-    "k8s:required",
-];
+const OPTIONAL: &[Name] = &[Name::Optional, Name::ValidationOptional, Name::K8sOptional];
+const REQUIRED: &[Name] = &[Name::Required, Name::ValidationRequired, Name::K8sRequired];
+/// The markers that make a Go type a kind (or its list).
+const KIND_MARKERS: &[Name] = &[Name::Genclient, Name::ObjectRoot];
 
 /// Optional as controller-gen reads a field: marked so, or `omitempty` (or the package's
 /// default) unless marked required.
@@ -1617,7 +1620,7 @@ fn field_optional(fd: &Field, package_optional: bool) -> bool {
 fn optional_type(t: &TypeDecl) -> bool {
     t.doc
         .markers()
-        .any(|m| m.trim() == "kubebuilder:validation:Optional")
+        .any(|m| m.trim() == Name::ValidationOptional.as_str())
 }
 
 fn crate_is_protected(group: &str) -> bool {
@@ -1634,8 +1637,11 @@ fn no_schema(loc: &Location, what: &str) -> Diagnostic {
 
 /// `{"format":null}` under `key` (the items of a list, the values of a map).
 fn patch_under(marker: &str, key: &str) -> String {
-    match marker.strip_prefix("kube-codegen:schema=") {
-        Some(json) => format!("kube-codegen:schema={{\"{key}\":{json}}}"),
+    match marker
+        .strip_prefix(Name::Schema.as_str())
+        .and_then(|m| m.strip_prefix('='))
+    {
+        Some(json) => Name::Schema.with_value(format!("{{\"{key}\":{json}}}")),
         None => marker.to_owned(),
     }
 }
