@@ -110,7 +110,14 @@ fn lex(src: &str) -> (String, Vec<(usize, String)>) {
                     j += 2;
                     continue;
                 }
-                if b[j] == b'"' && b[j + 1..].iter().take(hashes).filter(|h| **h == b'#').count() == hashes {
+                if b[j] == b'"'
+                    && b[j + 1..]
+                        .iter()
+                        .take(hashes)
+                        .filter(|h| **h == b'#')
+                        .count()
+                        == hashes
+                {
                     break;
                 }
                 j += 1;
@@ -315,7 +322,10 @@ fn top_level_modules_import_without_a_cycle() {
             }
         }
     }
-    assert!(unknown.is_empty(), "paths this test cannot place: {unknown:#?}");
+    assert!(
+        unknown.is_empty(),
+        "paths this test cannot place: {unknown:#?}"
+    );
     // The crate root re-exports every module: an arrow into it closes a circle.
     let mut nodes: Vec<String> = modules.iter().cloned().collect();
     nodes.push("lib".to_owned());
@@ -334,12 +344,18 @@ fn top_level_modules_import_without_a_cycle() {
         for a in scc {
             for (b, at) in edges.get(a).into_iter().flatten() {
                 if scc.contains(b) && !(a == "lib") {
-                    report.push_str(&format!("  {a} -> {b}: {}\n", at[..at.len().min(3)].join(", ")));
+                    report.push_str(&format!(
+                        "  {a} -> {b}: {}\n",
+                        at[..at.len().min(3)].join(", ")
+                    ));
                 }
             }
         }
     }
-    assert!(cycles.is_empty(), "the generator's top-level modules import in a circle:{report}");
+    assert!(
+        cycles.is_empty(),
+        "the generator's top-level modules import in a circle:{report}"
+    );
 }
 
 /// Tarjan's strongly connected components with more than one node.
@@ -362,7 +378,11 @@ fn strongly_connected(
         t.next += 1;
         t.stack.push(v.to_owned());
         t.on.insert(v.to_owned());
-        let succ: Vec<String> = t.edges.get(v).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        let succ: Vec<String> = t
+            .edges
+            .get(v)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
         for w in succ {
             if !t.index.contains_key(&w) {
                 visit(t, &w);
@@ -412,7 +432,12 @@ fn strongly_connected(
 /// Marker names that are also ordinary words of OpenAPI schemas and serde (`default`,
 /// `required`, ...): a literal equal to one is most often the schema keyword, so only the
 /// marker-text forms of these (`+default`, `default=`) count.
-const ALSO_WORDS: &[Name] = &[Name::Default, Name::Nullable, Name::Required, Name::Optional];
+const ALSO_WORDS: &[Name] = &[
+    Name::Default,
+    Name::Nullable,
+    Name::Required,
+    Name::Optional,
+];
 
 /// Namespaces of marker names: a literal that starts with one writes marker text.
 const NAMESPACES: &[&str] = &["kubebuilder:", "genclient", "kube-codegen:", "k8s:"];
@@ -485,13 +510,18 @@ fn the_checks_catch_what_they_are_for() {
     assert!(names_a_marker("default").is_none());
     assert!(names_a_marker("kube-codegen: imported 3 CRDs").is_none());
     assert!(names_a_marker("`+kubebuilder:rbac` grants no verbs").is_none());
-    let (code, lits) = lex("let a = \"x // y\"; // c\nlet b = r#\"q\"z\"#; let c = '\"'; fn f<'a>() {}\nlet d = \"a\\\n b\";\nlet e = \"e\";");
+    let (code, lits) = lex(
+        "let a = \"x // y\"; // c\nlet b = r#\"q\"z\"#; let c = '\"'; fn f<'a>() {}\nlet d = \"a\\\n b\";\nlet e = \"e\";",
+    );
     assert_eq!(
         lits.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
         [1, 2, 3, 5],
         "{lits:?}"
     );
-    assert_eq!(lits[..2], [(1, "x // y".to_owned()), (2, "q\"z".to_owned())]);
+    assert_eq!(
+        lits[..2],
+        [(1, "x // y".to_owned()), (2, "q\"z".to_owned())]
+    );
     assert!(!code.contains("// c") && code.contains("fn f<'a>"));
     assert_eq!(
         group_heads("{diagnostics::{Diagnostic, Location}, markers::Name, model};"),
@@ -499,9 +529,18 @@ fn the_checks_catch_what_they_are_for() {
     );
     let nodes = ["a", "b", "c"].map(str::to_owned);
     let mut edges: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
-    edges.entry("a".into()).or_default().insert("b".into(), vec![]);
-    edges.entry("b".into()).or_default().insert("c".into(), vec![]);
+    edges
+        .entry("a".into())
+        .or_default()
+        .insert("b".into(), vec![]);
+    edges
+        .entry("b".into())
+        .or_default()
+        .insert("c".into(), vec![]);
     assert!(strongly_connected(&nodes, &edges).is_empty());
-    edges.entry("c".into()).or_default().insert("a".into(), vec![]);
+    edges
+        .entry("c".into())
+        .or_default()
+        .insert("a".into(), vec![]);
     assert_eq!(strongly_connected(&nodes, &edges), [["a", "b", "c"]]);
 }

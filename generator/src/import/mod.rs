@@ -269,10 +269,7 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
         stats.patches += all_types
             .iter()
             .map(|t| {
-                t.markers
-                    .iter()
-                    .filter(|m| is_schema_patch(m))
-                    .count()
+                t.markers.iter().filter(|m| is_schema_patch(m)).count()
                     + t.fields
                         .iter()
                         .flat_map(|f| &f.markers)

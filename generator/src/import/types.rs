@@ -221,9 +221,7 @@ impl ModuleBuilder<'_> {
         let stringy = ty == Some("string") || ios;
         let numeric = matches!(ty, Some("integer" | "number"));
         let kw = |marker: String, items: bool| {
-            let items_marker = items.then(|| {
-                marker.replacen(VALIDATION_PREFIX, ITEMS_PREFIX, 1)
-            });
+            let items_marker = items.then(|| marker.replacen(VALIDATION_PREFIX, ITEMS_PREFIX, 1));
             Some(Kw {
                 pos: vec![],
                 key: key.to_owned(),
@@ -245,22 +243,17 @@ impl ModuleBuilder<'_> {
             }
             "maxLength" if stringy => kw(Name::MaxLength.with_value(count()?), true),
             "minLength" if stringy => kw(Name::MinLength.with_value(count()?), true),
-            "maxItems" if ty == Some("array") => {
-                kw(Name::MaxItems.with_value(count()?), true)
-            }
-            "minItems" if ty == Some("array") => {
-                kw(Name::MinItems.with_value(count()?), true)
-            }
+            "maxItems" if ty == Some("array") => kw(Name::MaxItems.with_value(count()?), true),
+            "minItems" if ty == Some("array") => kw(Name::MinItems.with_value(count()?), true),
             "maxProperties" if ty == Some("object") => {
                 kw(Name::MaxProperties.with_value(count()?), true)
             }
             "minProperties" if ty == Some("object") => {
                 kw(Name::MinProperties.with_value(count()?), true)
             }
-            "pattern" if stringy && pattern_compiles(value.as_str()?) => kw(
-                Name::Pattern.with_value(quoted(value.as_str()?)),
-                true,
-            ),
+            "pattern" if stringy && pattern_compiles(value.as_str()?) => {
+                kw(Name::Pattern.with_value(quoted(value.as_str()?)), true)
+            }
             "format" if stringy || numeric => {
                 kw(Name::Format.with_value(quoted(value.as_str()?)), true)
             }
@@ -285,7 +278,10 @@ impl ModuleBuilder<'_> {
                         .collect::<Option<_>>()?,
                     _ => return None,
                 };
-                kw(Name::Enum.with_value(format!("{{{}}}", text.join(","))), true)
+                kw(
+                    Name::Enum.with_value(format!("{{{}}}", text.join(","))),
+                    true,
+                )
             }
             "title" => Some(Kw {
                 marker: Some(Name::Title.with_value(quoted(value.as_str()?))),
@@ -690,13 +686,9 @@ impl ModuleBuilder<'_> {
         let mut hatch = child.hatch;
         for kw in child.kws {
             // `+default` and `+nullable` are field markers: on a type, the patch says them.
-            let type_level = kw
-                .marker
-                .as_deref()
-                .filter(|m| {
-                    !m.starts_with(&Name::Default.with_value(""))
-                        && *m != Name::Nullable.as_str()
-                });
+            let type_level = kw.marker.as_deref().filter(|m| {
+                !m.starts_with(&Name::Default.with_value("")) && *m != Name::Nullable.as_str()
+            });
             match (&kw.pos[..], type_level, &kw.items_marker) {
                 ([], Some(m), _) => markers.push(m.to_owned()),
                 (["items"], _, Some(m)) => markers.push(m.clone()),
@@ -707,7 +699,7 @@ impl ModuleBuilder<'_> {
             let keys = hatch_keys(&hatch);
             self.warn(path, &keys);
             markers.push(Name::Schema.with_value(
-                serde_json::to_string(&Value::Object(hatch)).expect("JSON serializes")
+                serde_json::to_string(&Value::Object(hatch)).expect("JSON serializes"),
             ));
         }
         self.types.push(TypeDef {
@@ -791,7 +783,7 @@ impl ModuleBuilder<'_> {
                 let keys: Vec<String> = hatch_keys(&hatch);
                 self.warn(&child_path, &keys);
                 markers.push(Name::Schema.with_value(
-                    serde_json::to_string(&Value::Object(hatch)).expect("JSON serializes")
+                    serde_json::to_string(&Value::Object(hatch)).expect("JSON serializes"),
                 ));
             }
             let rust = field_names.claim(&snake(pname));
@@ -892,7 +884,7 @@ impl ModuleBuilder<'_> {
             let keys = hatch_keys(&own.hatch);
             self.warn(path, &keys);
             markers.push(Name::Schema.with_value(
-                serde_json::to_string(&Value::Object(own.hatch)).expect("JSON serializes")
+                serde_json::to_string(&Value::Object(own.hatch)).expect("JSON serializes"),
             ));
         }
         let t = &mut self.types[at];

@@ -1,0 +1,31 @@
+//! [`Error`]: why a run produced no files.
+
+use std::path::PathBuf;
+
+use crate::diagnostics::Diagnostic;
+use crate::output::OutputError;
+
+/// Why a run produced no files.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input has problems; the rendered text lists each with its location.
+    #[error("{rendered}")]
+    Input {
+        /// Every error of the run (and its warnings), sorted by location.
+        diagnostics: Vec<Diagnostic>,
+        /// The diagnostics as the CLI prints them: `file:line:col`, the source line, a
+        /// caret under the marker, the hint, and a closing count.
+        rendered: String,
+    },
+    /// The configuration cannot be read (a missing Cargo.toml, an unknown metadata key).
+    #[error("{path}: {message}")]
+    Config {
+        /// The file at fault.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Writing or checking the output failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
