@@ -34,12 +34,12 @@ mod kubernetes;
 mod markers;
 mod model;
 mod output;
-mod par;
+mod parallel;
 mod pipeline;
+mod read;
 mod resolve;
 mod scaffold;
 mod schema;
-mod source;
 
 pub use config::{Config, ConversionWebhookMetadata, Metadata};
 pub use error::Error;

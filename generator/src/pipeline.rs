@@ -13,7 +13,7 @@ use crate::generators::{self, GeneratorName, rust};
 use crate::kubernetes::{ChosenBy, KubernetesVersion};
 use crate::output::GeneratedFile;
 use crate::schema::SchemaOptions;
-use crate::{model, par, resolve, source};
+use crate::{model, parallel, read, resolve};
 
 /// What a run reads and makes, settled by [`crate::Config`]: every path resolved.
 pub(crate) struct Run {
@@ -131,11 +131,11 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
     let mut diags = Diagnostics::default();
     // Lexically normalized (`a/../b` -> `b`), so module paths derived from file paths
     // agree however the crate directory was spelled.
-    let src_root = source::normalize(&run.crate_dir.join("src"));
+    let src_root = read::normalize(&run.crate_dir.join("src"));
     let mut files = vec![];
     for path in &run.inputs {
-        match source::rust_files(&path) {
-            Ok(found) => files.extend(found.iter().map(|f| source::normalize(f))),
+        match read::rust_files(&path) {
+            Ok(found) => files.extend(found.iter().map(|f| read::normalize(f))),
             Err(e) => diags.push(
                 Diagnostic::new(Location::new(path, 1, 1), format!("cannot read input: {e}"))
                     .with_hint("check `input` in [package.metadata.kube-codegen]"),
@@ -143,7 +143,7 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
         }
     }
     // Our own output is never input, even when it lives under `src/`.
-    let rust_dir = source::normalize(&run.rust_dir);
+    let rust_dir = read::normalize(&run.rust_dir);
     files.retain(|f| !f.starts_with(&rust_dir));
     files.sort();
     files.dedup();
@@ -240,7 +240,7 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
         jobs.extend((0..files.names.len()).map(|i| Job::Yaml(dir, files, i)));
     }
     let rust_dir = run.rust_dir;
-    let mut out = par::map(jobs, |job| match job {
+    let mut out = parallel::map(jobs, |job| match job {
         Job::Rust(file) => {
             let (name, contents) = rust::render(&rust_modules, &rust_options, file);
             GeneratedFile {
@@ -289,26 +289,22 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
 /// Parse every input file into modules placed in the crate's module tree: first at the
 /// paths their file names give, in parallel; then the few files that `mod` declarations
 /// place elsewhere (`#[path]`) again, at their declared paths.
-fn parse_modules(
-    src_root: &Path,
-    files: &[PathBuf],
-    diags: &mut Diagnostics,
-) -> Vec<source::Module> {
+fn parse_modules(src_root: &Path, files: &[PathBuf], diags: &mut Diagnostics) -> Vec<read::Module> {
     // `files` and `src_root` are normalized (see `generate`), as the tree's paths are.
     let mut modules = vec![];
-    for (m, found) in par::map(files.iter().collect(), |f| {
+    for (m, found) in parallel::map(files.iter().collect(), |f| {
         let mut found = Diagnostics::default();
-        let m = source::parse_file(source::module_path_of(src_root, f), true, f, &mut found);
+        let m = read::parse_file(read::module_path_of(src_root, f), true, f, &mut found);
         (m, found)
     }) {
         modules.extend(m);
         diags.0.extend(found.0);
     }
     let mut crate_roots = vec![src_root.join("lib.rs"), src_root.join("main.rs")];
-    if let Ok(bins) = source::rust_files(&src_root.join("bin")) {
+    if let Ok(bins) = read::rust_files(&src_root.join("bin")) {
         crate_roots.extend(bins);
     }
-    let tree = source::module_tree(&modules, files, &crate_roots, src_root);
+    let tree = read::module_tree(&modules, files, &crate_roots, src_root);
     for orphan in &tree.orphans {
         diags.push(
             Diagnostic::warning(
@@ -328,7 +324,7 @@ fn parse_modules(
         let Some((path, visible)) = tree.declared.get(&m.file) else {
             return true;
         };
-        let derived = source::module_path_of(src_root, &m.file);
+        let derived = read::module_path_of(src_root, &m.file);
         if *path == derived {
             // Where its file name says: only the declaration's visibility is news.
             if m.path == derived {
@@ -344,7 +340,7 @@ fn parse_modules(
     for f in reparse {
         let (path, visible) = tree.declared[&f].clone();
         let mut found = Diagnostics::default();
-        let mut parsed = source::parse_file(path, visible, &f, &mut found);
+        let mut parsed = read::parse_file(path, visible, &f, &mut found);
         modules.append(&mut parsed);
         diags.0.extend(found.0);
     }

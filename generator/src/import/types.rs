@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::diagnostics::{Diagnostic, Location};
 use crate::markers::{ITEMS_PREFIX, Name, VALIDATION_PREFIX};
 use crate::schema::QUANTITY_PATTERN;
-use crate::schema::keywords::{cel_compiles, pattern_compiles};
+use crate::schema::marker_keywords::{cel_compiles, pattern_compiles};
 
 use super::naming::{Names, snake, upper_camel};
 
@@ -104,7 +104,7 @@ pub fn doc_safe(d: &str) -> bool {
     !d.is_empty()
         && d.trim() == d
         // A `---` or `TODO` line would end or leave the description when regenerated.
-        && crate::source::doc_conventions(d) == d
+        && crate::read::doc_conventions(d) == d
         && !d.contains('\r')
         && d.split('\n')
             .all(|l| l.trim_end() == l && !l.trim_start().starts_with('+'))

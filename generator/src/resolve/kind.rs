@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::markers::{Marker, Name, split_list};
 use crate::model::*;
-use crate::source as src;
+use crate::read as src;
 
 use super::RawType;
 use super::package::is_dns_subdomain;

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::markers::{Marker, Name};
 use crate::model::*;
-use crate::source::{self as src, AttrArg, AttrValue, ToolAttr};
+use crate::read::{self as src, AttrArg, AttrValue, ToolAttr};
 
 use super::package::is_dns_subdomain;
 

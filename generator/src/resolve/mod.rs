@@ -29,7 +29,7 @@ use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::markers::{self, Level, Marker, Name};
 use crate::model::*;
-use crate::source::{self as src, DocLine, Module};
+use crate::read::{self as src, DocLine, Module};
 
 /// Parse a doc comment's markers at a level, by the run's marker table, collecting errors.
 fn parse_markers(
@@ -478,7 +478,7 @@ mod tests {
     fn markers_controller_gen_model() {
         use crate::diagnostics::Diagnostics;
         use crate::model::WebhookKind;
-        use crate::source;
+        use crate::read as source;
         use std::path::Path;
         let root = Path::new("tests/fixtures/markers_controller_gen/src");
         let mut diags = Diagnostics::default();

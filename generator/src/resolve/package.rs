@@ -4,7 +4,7 @@
 use crate::diagnostics::Diagnostics;
 use crate::markers::{Marker, Name};
 use crate::model::*;
-use crate::source::Module;
+use crate::read::Module;
 
 pub(super) fn is_dns_subdomain(s: &str) -> bool {
     static LABEL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {

@@ -1,7 +1,7 @@
 //! How a type is named: `use` paths made absolute, and the path generated code (in another
 //! module of the crate) reaches a type by.
 
-use crate::source::{self as src, Module};
+use crate::read::{self as src, Module};
 
 /// A `use` path of module `m`, absolute: `use` paths may start at a child module
 /// (`pub use types::*;`), which `source` cannot tell from an external crate.

@@ -8,7 +8,7 @@ use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::markers::{Level, Marker, Name};
 use crate::model::*;
-use crate::source::{self as src, Module, doc_text};
+use crate::read::{self as src, Module, doc_text};
 
 use super::paths::{anchored, public_path};
 use super::{RawType, key, parse_markers};
@@ -139,7 +139,7 @@ impl Resolver<'_> {
         }
         let first = segs[0].as_str();
         if matches!(first, "crate" | "self" | "super") {
-            return crate::source::absolutize(&module.path, &segs);
+            return crate::read::absolutize(&module.path, &segs);
         }
         if let Some(target) = module.uses.get(first) {
             let mut out = anchored(module, target);

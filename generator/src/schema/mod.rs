@@ -6,8 +6,8 @@
 
 pub mod apiext;
 mod embedded;
-pub(crate) mod keywords;
 pub mod kube_derive;
+pub(crate) mod marker_keywords;
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -22,7 +22,7 @@ use crate::markers::{Marker, Name};
 use crate::model::*;
 
 use embedded::drop_uncorrelatable_k8s_rules;
-use keywords::{apply_markers, apply_schema_patches};
+use marker_keywords::{apply_markers, apply_schema_patches};
 
 /// Options that change schema text.
 #[derive(Clone, Debug, Default)]
@@ -95,7 +95,7 @@ impl<'a> SchemaBuilder<'a> {
     }
 
     pub(super) fn describe(&self, doc: &str) -> Option<String> {
-        let doc = crate::source::doc_conventions(doc);
+        let doc = crate::read::doc_conventions(doc);
         let doc = doc.trim();
         if doc.is_empty() {
             return None;

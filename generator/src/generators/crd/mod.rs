@@ -75,7 +75,7 @@ pub struct RenderedCrd {
 /// in the order of [`Api::crd_groups`].
 pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -> Vec<RenderedCrd> {
     let groups: Vec<_> = api.crd_groups().into_iter().collect();
-    let built = crate::par::map(groups, |((group, kind_name), versions)| {
+    let built = crate::parallel::map(groups, |((group, kind_name), versions)| {
         let mut found = Diagnostics::default();
         let crd = build_crd(api, options, &group, &kind_name, versions, &mut found);
         (crd, found)
@@ -568,7 +568,7 @@ fn find_default_marker<'a>(
             .filter(|f| &f.json_name == field)
             .find_map(|f| {
                 // `+kubebuilder:default` wins over `+default` when both are given
-                // (keywords.rs), so it is the one at fault.
+                // (schema/marker_keywords.rs), so it is the one at fault.
                 f.markers
                     .iter()
                     .filter(|m| m.name == Name::KubebuilderDefault || m.name == Name::Default)

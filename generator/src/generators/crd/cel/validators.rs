@@ -71,7 +71,7 @@ fn walk(e: &IdedExpr, checked: &Checked, exempt: bool, out: &mut Vec<String>) {
                 _ => None,
             };
             let invalid = match (function, literal) {
-                ("matches", Some(p)) => crate::schema::keywords::check_regex(p).is_err(),
+                ("matches", Some(p)) => crate::schema::marker_keywords::check_regex(p).is_err(),
                 ("duration", Some(d)) => !valid_duration(d),
                 ("timestamp", Some(t)) => !valid_timestamp(t),
                 _ => false,
