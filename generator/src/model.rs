@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::diagnostics::Location;
 use crate::markers::Marker;
+/// The client verbs are the templates' own: one enum from marker to generated code.
+pub use kube_codegen_templates::input::{ClientVerb, SubresourceVerb};
 
 /// Everything found in one crate.
 #[derive(Debug, Default)]
@@ -215,7 +217,7 @@ pub struct PrintColumn {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CustomMethod {
     pub name: String,
-    pub verb: MethodVerb,
+    pub verb: SubresourceVerb,
     pub subresource: String,
     pub input: Option<String>,
     pub result: Option<String>,
@@ -225,99 +227,8 @@ pub struct CustomMethod {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientOptions {
     /// The verbs to generate, after onlyVerbs/skipVerbs/readonly/noStatus/noVerbs.
-    pub verbs: Vec<Verb>,
+    pub verbs: Vec<ClientVerb>,
     pub methods: Vec<CustomMethod>,
-}
-
-/// A verb of client-go's typed clients, as `+genclient:onlyVerbs`/`skipVerbs` name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Verb {
-    Create,
-    Update,
-    UpdateStatus,
-    Delete,
-    DeleteCollection,
-    Get,
-    List,
-    Watch,
-    Patch,
-    Apply,
-    ApplyStatus,
-}
-
-impl Verb {
-    /// Every verb, in client-go's order.
-    pub const ALL: [Verb; 11] = [
-        Verb::Create,
-        Verb::Update,
-        Verb::UpdateStatus,
-        Verb::Delete,
-        Verb::DeleteCollection,
-        Verb::Get,
-        Verb::List,
-        Verb::Watch,
-        Verb::Patch,
-        Verb::Apply,
-        Verb::ApplyStatus,
-    ];
-
-    /// The name as the markers write it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Create => "create",
-            Verb::Update => "update",
-            Verb::UpdateStatus => "updateStatus",
-            Verb::Delete => "delete",
-            Verb::DeleteCollection => "deleteCollection",
-            Verb::Get => "get",
-            Verb::List => "list",
-            Verb::Watch => "watch",
-            Verb::Patch => "patch",
-            Verb::Apply => "apply",
-            Verb::ApplyStatus => "applyStatus",
-        }
-    }
-
-    /// A verb on the status subresource.
-    pub fn is_status(self) -> bool {
-        matches!(self, Verb::UpdateStatus | Verb::ApplyStatus)
-    }
-
-    /// The verbs `+genclient:readonly` keeps.
-    pub fn is_read(self) -> bool {
-        matches!(self, Verb::Get | Verb::List | Verb::Watch)
-    }
-
-    pub fn parse(s: &str) -> Option<Verb> {
-        Verb::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-}
-
-/// The verb of a `+genclient:method` custom method: a call on a subresource.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MethodVerb {
-    Get,
-    Create,
-    Update,
-    Patch,
-}
-
-impl MethodVerb {
-    pub const ALL: [MethodVerb; 4] = [
-        MethodVerb::Get,
-        MethodVerb::Create,
-        MethodVerb::Update,
-        MethodVerb::Patch,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MethodVerb::Get => "get",
-            MethodVerb::Create => "create",
-            MethodVerb::Update => "update",
-            MethodVerb::Patch => "patch",
-        }
-    }
 }
 
 /// A top-level API type: one version of one CRD.

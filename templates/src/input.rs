@@ -66,7 +66,7 @@ pub struct Method {
 }
 
 /// A verb of a typed client (client-go's), as `+genclient:onlyVerbs`/`skipVerbs` name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClientVerb {
     /// `create`
     Create,
@@ -93,6 +93,57 @@ pub enum ClientVerb {
 }
 
 impl ClientVerb {
+    /// Every verb, in client-go's order.
+    pub const ALL: [ClientVerb; 11] = [
+        ClientVerb::Create,
+        ClientVerb::Update,
+        ClientVerb::UpdateStatus,
+        ClientVerb::Delete,
+        ClientVerb::DeleteCollection,
+        ClientVerb::Get,
+        ClientVerb::List,
+        ClientVerb::Watch,
+        ClientVerb::Patch,
+        ClientVerb::Apply,
+        ClientVerb::ApplyStatus,
+    ];
+
+    /// The name as the markers write it (`updateStatus`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientVerb::Create => "create",
+            ClientVerb::Update => "update",
+            ClientVerb::UpdateStatus => "updateStatus",
+            ClientVerb::Delete => "delete",
+            ClientVerb::DeleteCollection => "deleteCollection",
+            ClientVerb::Get => "get",
+            ClientVerb::List => "list",
+            ClientVerb::Watch => "watch",
+            ClientVerb::Patch => "patch",
+            ClientVerb::Apply => "apply",
+            ClientVerb::ApplyStatus => "applyStatus",
+        }
+    }
+
+    /// The verb a marker names (`updateStatus`), if any.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<ClientVerb> {
+        ClientVerb::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// A verb on the status subresource.
+    #[must_use]
+    pub fn is_status(self) -> bool {
+        matches!(self, ClientVerb::UpdateStatus | ClientVerb::ApplyStatus)
+    }
+
+    /// The verbs `+genclient:readonly` keeps.
+    #[must_use]
+    pub fn is_read(self) -> bool {
+        matches!(self, ClientVerb::Get | ClientVerb::List | ClientVerb::Watch)
+    }
+
     /// The typed client's method for the verb (`update_status`).
     #[must_use]
     pub fn method_name(self) -> &'static str {
@@ -126,6 +177,14 @@ pub enum SubresourceVerb {
 }
 
 impl SubresourceVerb {
+    /// Every verb.
+    pub const ALL: [SubresourceVerb; 4] = [
+        SubresourceVerb::Get,
+        SubresourceVerb::Create,
+        SubresourceVerb::Update,
+        SubresourceVerb::Patch,
+    ];
+
     /// client-go's name: `get`, `create`, `update`, `patch`.
     #[must_use]
     pub fn as_str(self) -> &'static str {

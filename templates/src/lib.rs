@@ -144,18 +144,37 @@ pub(crate) fn ident(text: &str) -> syn::Ident {
         .unwrap_or_else(|_| syn::Ident::new_raw(text, proc_macro2::Span::call_site()))
 }
 
-/// `GetScale` -> `get_scale`, `FooBar` -> `foo_bar`.
+/// A Go or Rust `CamelCase` name in `snake_case`, acronyms kept whole as Go names write
+/// them: `GetScale` -> `get_scale`, `HTTPRoute` -> `http_route`, `Foo2Bar` -> `foo2_bar`,
+/// and a plural acronym stays one word: `CIDRs` -> `cidrs`. Other characters pass through
+/// (callers that need an identifier clean them up). The one snake_case of kube-codegen:
+/// the generated names, the scaffold's file names and the importers' field names all use it.
+#[must_use]
 pub fn snake_case(s: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if c.is_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_uppercase() {
             out.push(c);
+            continue;
         }
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let boundary = match prev {
+            Some(p) if p.is_ascii_lowercase() || p.is_ascii_digit() => true,
+            // The last capital of an acronym starts the next word (`HTTPRoute`), unless
+            // what follows is the acronym's plural `s` (`CIDRs`, `IPsFrom`).
+            Some(p) if p.is_ascii_uppercase() => {
+                let after = chars.get(i + 2).copied();
+                next.is_some_and(|n| n.is_ascii_lowercase())
+                    && !(next == Some('s') && after.is_none_or(|a| !a.is_ascii_lowercase()))
+            }
+            _ => false,
+        };
+        if boundary && !out.ends_with('_') {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
     }
     out
 }
@@ -321,6 +340,14 @@ mod tests {
     #[test]
     fn cases() {
         assert_eq!(snake_case("GetScale"), "get_scale");
+        assert_eq!(snake_case("FooBar"), "foo_bar");
+        assert_eq!(snake_case("HTTPRoute"), "http_route");
+        assert_eq!(snake_case("CronJob"), "cron_job");
+        assert_eq!(snake_case("Foo2Bar"), "foo2_bar");
+        assert_eq!(snake_case("ipv4CIDRs"), "ipv4_cidrs");
+        assert_eq!(snake_case("HTTPSProxy"), "https_proxy");
+        assert_eq!(snake_case("APIsFrom"), "apis_from");
+        assert_eq!(snake_case("already_snake"), "already_snake");
         assert_eq!(
             pascal_case("samplecontroller_v1alpha1"),
             "SamplecontrollerV1alpha1"

@@ -245,12 +245,7 @@ pub(crate) fn packages(
             for m in k.client.iter().flat_map(|c| &c.methods) {
                 methods.push(t::Method {
                     name: m.name.clone(),
-                    verb: match m.verb {
-                        MethodVerb::Get => t::SubresourceVerb::Get,
-                        MethodVerb::Create => t::SubresourceVerb::Create,
-                        MethodVerb::Update => t::SubresourceVerb::Update,
-                        MethodVerb::Patch => t::SubresourceVerb::Patch,
-                    },
+                    verb: m.verb,
                     subresource: m.subresource.clone(),
                     input: m.input.as_deref().map(method_type),
                     result: m.result.as_deref().map(method_type),
@@ -264,10 +259,7 @@ pub(crate) fn packages(
                 short_names: k.short_names.clone(),
                 namespaced: k.scope == Scope::Namespaced,
                 status_subresource: k.status_subresource,
-                verbs: k
-                    .client
-                    .as_ref()
-                    .map(|c| c.verbs.iter().map(|v| client_verb(*v)).collect()),
+                verbs: k.client.as_ref().map(|c| c.verbs.clone()),
                 methods,
                 spec_type,
                 status_type,
@@ -404,21 +396,4 @@ pub(crate) fn unnameable(decl: &TypeDecl) -> Option<Diagnostic> {
         );
     }
     None
-}
-
-/// The templates' name of a client verb.
-fn client_verb(v: Verb) -> t::ClientVerb {
-    match v {
-        Verb::Create => t::ClientVerb::Create,
-        Verb::Update => t::ClientVerb::Update,
-        Verb::UpdateStatus => t::ClientVerb::UpdateStatus,
-        Verb::Delete => t::ClientVerb::Delete,
-        Verb::DeleteCollection => t::ClientVerb::DeleteCollection,
-        Verb::Get => t::ClientVerb::Get,
-        Verb::List => t::ClientVerb::List,
-        Verb::Watch => t::ClientVerb::Watch,
-        Verb::Patch => t::ClientVerb::Patch,
-        Verb::Apply => t::ClientVerb::Apply,
-        Verb::ApplyStatus => t::ClientVerb::ApplyStatus,
-    }
 }

@@ -86,28 +86,10 @@ pub fn upper_camel(json: &str) -> String {
 
 /// `deploymentName` -> `deployment_name`, `HTTPRoute` -> `http_route`, `type` -> `type_`.
 pub fn snake(json: &str) -> String {
-    let chars: Vec<char> = json.chars().collect();
-    let mut out = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_ascii_uppercase() {
-            let prev = i.checked_sub(1).map(|j| chars[j]);
-            let next = chars.get(i + 1).copied();
-            let boundary = match prev {
-                Some(p) if p.is_ascii_lowercase() || p.is_ascii_digit() => true,
-                // `HTTPRoute` -> `http_route`, but a plural acronym stays one word:
-                // `CIDRs` -> `cidrs`.
-                Some(p) if p.is_ascii_uppercase() => {
-                    let after = chars.get(i + 2).copied();
-                    next.is_some_and(|n| n.is_ascii_lowercase())
-                        && !(next == Some('s') && after.is_none_or(|a| !a.is_ascii_lowercase()))
-                }
-                _ => false,
-            };
-            if boundary && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if c.is_ascii_alphanumeric() {
+    // The words are templates' snake_case's; what is no identifier character becomes `_`.
+    let mut out = String::with_capacity(json.len() + 4);
+    for c in kube_codegen_templates::snake_case(json).chars() {
+        if c.is_ascii_alphanumeric() {
             out.push(c);
         } else if !out.is_empty() && !out.ends_with('_') {
             out.push('_');

@@ -3,6 +3,18 @@
 
 pub mod schemas;
 
+/// The annotation a CRD in a Kubernetes-owned group must carry (KEP-1111).
+pub const API_APPROVED: &str = "api-approved.kubernetes.io";
+
+/// Whether the API server treats `group` as Kubernetes-owned (`*.k8s.io`, `*.kubernetes.io`):
+/// it refuses a CRD there without the [`API_APPROVED`] annotation.
+pub fn is_protected_group(group: &str) -> bool {
+    group.ends_with(".k8s.io")
+        || group.ends_with(".kubernetes.io")
+        || group == "k8s.io"
+        || group == "kubernetes.io"
+}
+
 use std::fmt;
 use std::str::FromStr;
 

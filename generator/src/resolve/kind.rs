@@ -345,9 +345,9 @@ fn client_options(
     if !markers.iter().any(|m| m.name == Name::Genclient) {
         return Ok(None);
     }
-    let all: Vec<&str> = Verb::ALL.iter().map(|v| v.as_str()).collect();
-    let parse_verb = |m: &Marker, v: &str| -> Result<Verb, Diagnostic> {
-        Verb::parse(v).ok_or_else(|| {
+    let all: Vec<&str> = ClientVerb::ALL.iter().map(|v| v.as_str()).collect();
+    let parse_verb = |m: &Marker, v: &str| -> Result<ClientVerb, Diagnostic> {
+        ClientVerb::parse(v).ok_or_else(|| {
             let close = all
                 .iter()
                 .max_by(|a, b| strsim::jaro_winkler(a, v).total_cmp(&strsim::jaro_winkler(b, v)));
@@ -358,13 +358,13 @@ fn client_options(
             ))
         })
     };
-    let verb_list = |m: &Marker| -> Result<Vec<Verb>, Diagnostic> {
+    let verb_list = |m: &Marker| -> Result<Vec<ClientVerb>, Diagnostic> {
         m.string_value()?
             .split(',')
             .map(|s| parse_verb(m, s.trim()))
             .collect()
     };
-    let mut verbs: Vec<Verb> = Verb::ALL.to_vec();
+    let mut verbs: Vec<ClientVerb> = ClientVerb::ALL.to_vec();
     let mut methods = vec![];
     for m in markers {
         match m.name {
@@ -419,9 +419,12 @@ fn custom_method(m: &Marker) -> Result<CustomMethod, Diagnostic> {
             }
         }
     }
-    let verbs: Vec<&str> = MethodVerb::ALL.iter().map(|v| v.as_str()).collect();
+    let verbs: Vec<&str> = SubresourceVerb::ALL.iter().map(|v| v.as_str()).collect();
     let verb = verb.unwrap_or_default();
-    let Some(verb) = MethodVerb::ALL.into_iter().find(|v| v.as_str() == verb) else {
+    let Some(verb) = SubresourceVerb::ALL
+        .into_iter()
+        .find(|v| v.as_str() == verb)
+    else {
         return Err(m
             .error(format!(
                 "verb `{verb}` is not supported for `+genclient:method` (a call on a subresource)"

@@ -475,7 +475,7 @@ pub(super) fn derived_kind(
     let singular = singular.unwrap_or_else(|| kind.to_ascii_lowercase());
     let plural = plural.unwrap_or_else(|| to_plural(&singular));
     let status_subresource = status.is_some();
-    let mut verbs = Verb::ALL.to_vec();
+    let mut verbs = ClientVerb::ALL.to_vec();
     if !status_subresource {
         verbs.retain(|v| !v.is_status());
     }

@@ -187,7 +187,7 @@ pub fn create_api(
             "start the group with a letter, e.g. apps.example.com",
         ));
     }
-    let kind_mod = snake_case(kind);
+    let kind_mod = kube_codegen_templates::snake_case(kind);
     let crate_ident = krate.package_name().replace('-', "_");
     let fill = |t: &str| {
         t.replace("{{name}}", krate.package_name())
@@ -399,24 +399,6 @@ fn is_kube_version(v: &str) -> bool {
     !n.is_empty() && !n.starts_with('0') && n.chars().all(|c| c.is_ascii_digit())
 }
 
-fn snake_case(kind: &str) -> String {
-    let mut out = String::new();
-    let chars: Vec<char> = kind.chars().collect();
-    for (i, c) in chars.iter().enumerate() {
-        if c.is_ascii_uppercase() {
-            let prev_lower = i > 0 && !chars[i - 1].is_ascii_uppercase();
-            let next_lower = chars.get(i + 1).is_some_and(char::is_ascii_lowercase);
-            if i > 0 && (prev_lower || next_lower) {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(*c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,6 +413,7 @@ mod tests {
         ] {
             assert!(!is_kube_version(bad), "{bad}");
         }
+        use kube_codegen_templates::snake_case;
         assert_eq!(snake_case("Guestbook"), "guestbook");
         assert_eq!(snake_case("CronJob"), "cron_job");
         assert_eq!(snake_case("HTTPRoute"), "http_route");

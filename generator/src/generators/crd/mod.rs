@@ -15,6 +15,7 @@ use crate::schema::apiext::{
 };
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::kubernetes::API_APPROVED;
 use crate::model::*;
 use crate::schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path};
 
@@ -61,9 +62,6 @@ pub fn version_priority(v: &str) -> (u8, u32, u32, String) {
         None => (0, 0, 0, v.to_owned()),
     }
 }
-
-/// The annotation CRDs in `*.k8s.io` / `*.kubernetes.io` groups must carry (KEP-1111).
-pub const API_APPROVED: &str = "api-approved.kubernetes.io";
 
 /// A rendered CRD with its file name.
 pub struct RenderedCrd {
@@ -305,12 +303,7 @@ fn build_crd(
         return None;
     }
     // The apiserver refuses CRDs in Kubernetes-owned groups without an approval note.
-    if (group.ends_with(".k8s.io")
-        || group.ends_with(".kubernetes.io")
-        || group == "k8s.io"
-        || group == "kubernetes.io")
-        && !annotations.contains_key(API_APPROVED)
-    {
+    if crate::kubernetes::is_protected_group(group) && !annotations.contains_key(API_APPROVED) {
         diags.push(
             Diagnostic::new(first.loc.clone(), format!("group `{group}` is protected: the apiserver rejects {kind_name} without the `{API_APPROVED}` annotation"))
                 .with_hint(format!("add `+kubebuilder:metadata:annotations=\"{API_APPROVED}=<PR URL, or unapproved, experimental-only>\"`, or use a group you own")),

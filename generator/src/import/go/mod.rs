@@ -1491,13 +1491,16 @@ impl Importer<'_> {
         // A protected group's CRD needs the KEP-1111 annotation, which controller-gen users
         // add outside controller-gen; `generate` refuses the CRD without it.
         if let Some(group) = &home.group
-            && crate_is_protected(group)
+            && crate::kubernetes::is_protected_group(group)
             && has_marker(&doc, KIND_MARKERS)
             && fields.iter().any(|f| matches!(strip_pointer(&f.ty), GoType::Named { name, .. } if name == "ObjectMeta"))
-            && !doc.markers().any(|m| m.contains("api-approved.kubernetes.io"))
+            && !doc.markers().any(|m| m.contains(crate::kubernetes::API_APPROVED))
         {
-            let annotation = "annotations=\"api-approved.kubernetes.io=unapproved, experimental-only\"";
-            let marker = Name::Metadata.with_args(annotation);
+            let annotation = format!(
+                "annotations=\"{}=unapproved, experimental-only\"",
+                crate::kubernetes::API_APPROVED
+            );
+            let marker = Name::Metadata.with_args(&annotation);
             // One `+kubebuilder:metadata` marker per kind: a Go one with labels only takes
             // the annotation as another argument.
             let existing = doc
@@ -1621,13 +1624,6 @@ fn optional_type(t: &TypeDecl) -> bool {
     t.doc
         .markers()
         .any(|m| m.trim() == Name::ValidationOptional.as_str())
-}
-
-fn crate_is_protected(group: &str) -> bool {
-    group.ends_with(".k8s.io")
-        || group.ends_with(".kubernetes.io")
-        || group == "k8s.io"
-        || group == "kubernetes.io"
 }
 
 fn no_schema(loc: &Location, what: &str) -> Diagnostic {
