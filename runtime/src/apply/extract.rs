@@ -14,6 +14,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+// Keys are parsed by the codec the fake API server writes managedFields with, so a key
+// means the same here as there; the walk, the matching and the errors are extraction's.
+use super::fieldpath::{self, KeyError, OrdValue, PathElement};
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 
 /// Which part of an object a managedFields entry is about: client-go's `subresource`
@@ -164,29 +168,26 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
         ));
     };
     // `{}` (or only `.`): the value is owned whole (a leaf, an atomic struct or list).
-    if set.keys().all(|k| k == ".") {
+    if fieldpath::entries(set).next().is_none() {
         return Ok(Some(value.clone()));
     }
     let len = path.len();
     let result = match value {
         Value::Object(fields) => {
             let mut out = Map::new();
-            for (key, child) in set {
-                if key == "." {
-                    continue;
-                }
-                let Some(name) = key.strip_prefix("f:") else {
+            for (key, element, child) in fieldpath::entries(set) {
+                let Ok(PathElement::Field(name)) = element else {
                     return Err(malformed(
                         path,
                         format!("`{key}` where the object has a struct or map (expected f:<name>)"),
                     ));
                 };
                 path.push('.');
-                path.push_str(name);
-                if let Some(v) = fields.get(name)
+                path.push_str(&name);
+                if let Some(v) = fields.get(&name)
                     && let Some(owned) = walk(child, v, path)?
                 {
-                    out.insert(name.to_owned(), owned);
+                    out.insert(name, owned);
                 }
                 path.truncate(len);
             }
@@ -195,52 +196,54 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
         Value::Array(items) => {
             // Keep the object's order, not the set's (a set's keys are sorted).
             let mut found: Vec<(usize, Value)> = vec![];
-            for (key, child) in set {
-                if key == "." {
-                    continue;
-                }
+            for (key, element, child) in fieldpath::entries(set) {
                 path.push('[');
                 path.push_str(key);
                 path.push(']');
-                if let Some(keys) = key.strip_prefix("k:") {
-                    let keys: Map<String, Value> = serde_json::from_str(keys).map_err(|e| {
-                        malformed(path, format!("list-map key is not a JSON object: {e}"))
-                    })?;
-                    let hit = items.iter().position(|item| {
-                        keys.iter()
-                            .all(|(k, v)| item.get(k).is_some_and(|iv| iv == v))
-                    });
-                    // Only the key fields the set names are kept. client-go appends the
-                    // others (`WithAppendKeyFields`), but a key the set does not name was
-                    // defaulted by the server (an applier sends every key it sets), as
-                    // `protocol: TCP` of a container port: applying it back would claim it
-                    // and write, breaking "applying the extraction changes nothing"
-                    // (tests/tests/apply_configurations.rs shows it on the API server).
-                    if let Some(i) = hit
-                        && let Some(owned) = walk(child, &items[i], path)?
-                    {
-                        found.push((i, owned));
+                match element {
+                    Ok(PathElement::Key(keys)) => {
+                        // Only the key fields the set names are kept. client-go appends the
+                        // others (`WithAppendKeyFields`), but a key the set does not name was
+                        // defaulted by the server (an applier sends every key it sets), as
+                        // `protocol: TCP` of a container port: applying it back would claim
+                        // it and write, breaking "applying the extraction changes nothing"
+                        // (tests/tests/apply_configurations.rs shows it on the API server).
+                        if let Some(i) = items.iter().position(|item| names_item(&keys, item))
+                            && let Some(owned) = walk(child, &items[i], path)?
+                        {
+                            found.push((i, owned));
+                        }
                     }
-                } else if let Some(v) = key.strip_prefix("v:") {
-                    let v: Value = serde_json::from_str(v)
-                        .map_err(|e| malformed(path, format!("set item is not JSON: {e}")))?;
-                    if let Some(i) = items.iter().position(|item| *item == v) {
-                        found.push((i, v));
+                    Ok(PathElement::Value(v)) => {
+                        if let Some(i) = items.iter().position(|item| *item == v.0) {
+                            found.push((i, v.0));
+                        }
                     }
-                } else if let Some(i) = key.strip_prefix("i:") {
-                    let i: usize = i
-                        .parse()
-                        .map_err(|e| malformed(path, format!("list index: {e}")))?;
-                    if let Some(item) = items.get(i)
-                        && let Some(owned) = walk(child, item, path)?
-                    {
-                        found.push((i, owned));
+                    Ok(PathElement::Index(i)) => {
+                        if let Some(item) = items.get(i)
+                            && let Some(owned) = walk(child, item, path)?
+                        {
+                            found.push((i, owned));
+                        }
                     }
-                } else {
-                    return Err(malformed(
-                        path,
-                        format!("`{key}` where the object has a list (expected k:, v: or i:)"),
-                    ));
+                    Err(KeyError::Key(e)) => {
+                        return Err(malformed(
+                            path,
+                            format!("list-map key is not a JSON object: {e}"),
+                        ));
+                    }
+                    Err(KeyError::Value(e)) => {
+                        return Err(malformed(path, format!("set item is not JSON: {e}")));
+                    }
+                    Err(KeyError::Index(e)) => {
+                        return Err(malformed(path, format!("list index: {e}")));
+                    }
+                    Ok(PathElement::Field(_)) | Err(KeyError::NoType | KeyError::UnknownType) => {
+                        return Err(malformed(
+                            path,
+                            format!("`{key}` where the object has a list (expected k:, v: or i:)"),
+                        ));
+                    }
                 }
                 path.truncate(len);
             }
@@ -256,6 +259,14 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
         }
     };
     Ok(result)
+}
+
+/// Whether the list-map key `keys` names `item`: every key field it lists has that value
+/// in the item. Without the schema, the item's own key fields are unknown, so a key that
+/// lists some of them names it (see the caller).
+fn names_item(keys: &[(String, OrdValue)], item: &Value) -> bool {
+    keys.iter()
+        .all(|(k, v)| item.get(k).is_some_and(|iv| *iv == v.0))
 }
 
 /// Merge `b` into `a` (objects key by key; anything else: `b` wins). Used only to union
