@@ -10,6 +10,8 @@
 //! and applies it again never drops or claims a field by accident; applying an unchanged
 //! extraction changes nothing.
 
+use std::cmp::Ordering;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -215,8 +217,10 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
                         }
                     }
                     Ok(PathElement::Value(v)) => {
-                        if let Some(i) = items.iter().position(|item| *item == v.0) {
-                            found.push((i, v.0));
+                        // The object's item, not the key's JSON: they are equal as SMD
+                        // compares values, not necessarily in how the number is written.
+                        if let Some(i) = items.iter().position(|item| same(item, &v.0)) {
+                            found.push((i, items[i].clone()));
                         }
                     }
                     Ok(PathElement::Index(i)) => {
@@ -263,10 +267,19 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
 
 /// Whether the list-map key `keys` names `item`: every key field it lists has that value
 /// in the item. Without the schema, the item's own key fields are unknown, so a key that
-/// lists some of them names it (see the caller).
+/// lists some of them names it (see the caller); a key that lists none names nothing, as
+/// in SMD, where an item's key always has a field.
 fn names_item(keys: &[(String, OrdValue)], item: &Value) -> bool {
-    keys.iter()
-        .all(|(k, v)| item.get(k).is_some_and(|iv| *iv == v.0))
+    !keys.is_empty()
+        && keys
+            .iter()
+            .all(|(k, v)| item.get(k).is_some_and(|iv| same(iv, &v.0)))
+}
+
+/// Equality as SMD's `value.Equals`: numbers by value, so `80` in the set names the `80.0`
+/// of an `f64` field in the object.
+fn same(a: &Value, b: &Value) -> bool {
+    fieldpath::compare_values(a, b) == Ordering::Equal
 }
 
 /// Merge `b` into `a` (objects key by key; anything else: `b` wins). Used only to union
@@ -391,6 +404,43 @@ mod tests {
         assert_eq!(
             got,
             json!({"spec": {"template": {"spec": {"containers": [{"image": "i2"}]}}}})
+        );
+    }
+
+    /// The fake's decoder and SMD compare values with `value.Equals`, where an int and a
+    /// float of the same value are equal: the API server writes `80` for a port that an
+    /// `f64` field serializes as `80.0`. Extraction compares the same way, and keeps the
+    /// object's own JSON of what it finds.
+    #[test]
+    fn numbers_name_items_by_value() {
+        let object = json!({"spec": {
+            "ports": [{"port": 443.0, "name": "https"}, {"port": 80.0, "name": "http"}],
+            "weights": [1.5, 2.0]
+        }});
+        let fields = json!({"f:spec": {
+            "f:ports": {"k:{\"port\":80}": {".": {}, "f:port": {}, "f:name": {}}},
+            "f:weights": {"v:2": {}}
+        }});
+        let managed = [entry("me", None, fields)];
+        let got = extract_fields(&object, &managed, "me", Subresource::Main).unwrap();
+        assert_eq!(
+            got,
+            json!({"spec": {"ports": [{"port": 80.0, "name": "http"}], "weights": [2.0]}})
+        );
+    }
+
+    /// A list-map key with no fields names no item: SMD builds an item's key from its key
+    /// fields, and an item without any is an error, never `k:{}`.
+    #[test]
+    fn an_empty_list_map_key_names_nothing() {
+        let fields = json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
+            "k:{}": {"f:image": {}}
+        }}}}});
+        let managed = [entry("me", None, fields)];
+        let got = extract_fields(&object(), &managed, "me", Subresource::Main).unwrap();
+        assert_eq!(
+            got,
+            json!({"spec": {"template": {"spec": {"containers": []}}}})
         );
     }
 
