@@ -10,9 +10,15 @@
 //! and applies it again never drops or claims a field by accident; applying an unchanged
 //! extraction changes nothing.
 
+use std::cmp::Ordering;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+// Keys are parsed by the codec the fake API server writes managedFields with, so a key
+// means the same here as there; the walk, the matching and the errors are extraction's.
+use super::fieldpath::{self, KeyError, OrdValue, PathElement};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 
@@ -164,29 +170,26 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
         ));
     };
     // `{}` (or only `.`): the value is owned whole (a leaf, an atomic struct or list).
-    if set.keys().all(|k| k == ".") {
+    if fieldpath::entries(set).next().is_none() {
         return Ok(Some(value.clone()));
     }
     let len = path.len();
     let result = match value {
         Value::Object(fields) => {
             let mut out = Map::new();
-            for (key, child) in set {
-                if key == "." {
-                    continue;
-                }
-                let Some(name) = key.strip_prefix("f:") else {
+            for (key, element, child) in fieldpath::entries(set) {
+                let Ok(PathElement::Field(name)) = element else {
                     return Err(malformed(
                         path,
                         format!("`{key}` where the object has a struct or map (expected f:<name>)"),
                     ));
                 };
                 path.push('.');
-                path.push_str(name);
-                if let Some(v) = fields.get(name)
+                path.push_str(&name);
+                if let Some(v) = fields.get(&name)
                     && let Some(owned) = walk(child, v, path)?
                 {
-                    out.insert(name.to_owned(), owned);
+                    out.insert(name, owned);
                 }
                 path.truncate(len);
             }
@@ -195,52 +198,56 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
         Value::Array(items) => {
             // Keep the object's order, not the set's (a set's keys are sorted).
             let mut found: Vec<(usize, Value)> = vec![];
-            for (key, child) in set {
-                if key == "." {
-                    continue;
-                }
+            for (key, element, child) in fieldpath::entries(set) {
                 path.push('[');
                 path.push_str(key);
                 path.push(']');
-                if let Some(keys) = key.strip_prefix("k:") {
-                    let keys: Map<String, Value> = serde_json::from_str(keys).map_err(|e| {
-                        malformed(path, format!("list-map key is not a JSON object: {e}"))
-                    })?;
-                    let hit = items.iter().position(|item| {
-                        keys.iter()
-                            .all(|(k, v)| item.get(k).is_some_and(|iv| iv == v))
-                    });
-                    // Only the key fields the set names are kept. client-go appends the
-                    // others (`WithAppendKeyFields`), but a key the set does not name was
-                    // defaulted by the server (an applier sends every key it sets), as
-                    // `protocol: TCP` of a container port: applying it back would claim it
-                    // and write, breaking "applying the extraction changes nothing"
-                    // (tests/tests/apply_configurations.rs shows it on the API server).
-                    if let Some(i) = hit
-                        && let Some(owned) = walk(child, &items[i], path)?
-                    {
-                        found.push((i, owned));
+                match element {
+                    Ok(PathElement::Key(keys)) => {
+                        // Only the key fields the set names are kept. client-go appends the
+                        // others (`WithAppendKeyFields`), but a key the set does not name was
+                        // defaulted by the server (an applier sends every key it sets), as
+                        // `protocol: TCP` of a container port: applying it back would claim
+                        // it and write, breaking "applying the extraction changes nothing"
+                        // (tests/tests/apply_configurations.rs shows it on the API server).
+                        if let Some(i) = items.iter().position(|item| names_item(&keys, item))
+                            && let Some(owned) = walk(child, &items[i], path)?
+                        {
+                            found.push((i, owned));
+                        }
                     }
-                } else if let Some(v) = key.strip_prefix("v:") {
-                    let v: Value = serde_json::from_str(v)
-                        .map_err(|e| malformed(path, format!("set item is not JSON: {e}")))?;
-                    if let Some(i) = items.iter().position(|item| *item == v) {
-                        found.push((i, v));
+                    Ok(PathElement::Value(v)) => {
+                        // The object's item, not the key's JSON: they are equal as SMD
+                        // compares values, not necessarily in how the number is written.
+                        if let Some(i) = items.iter().position(|item| same(item, &v.0)) {
+                            found.push((i, items[i].clone()));
+                        }
                     }
-                } else if let Some(i) = key.strip_prefix("i:") {
-                    let i: usize = i
-                        .parse()
-                        .map_err(|e| malformed(path, format!("list index: {e}")))?;
-                    if let Some(item) = items.get(i)
-                        && let Some(owned) = walk(child, item, path)?
-                    {
-                        found.push((i, owned));
+                    Ok(PathElement::Index(i)) => {
+                        if let Some(item) = items.get(i)
+                            && let Some(owned) = walk(child, item, path)?
+                        {
+                            found.push((i, owned));
+                        }
                     }
-                } else {
-                    return Err(malformed(
-                        path,
-                        format!("`{key}` where the object has a list (expected k:, v: or i:)"),
-                    ));
+                    Err(KeyError::Key(e)) => {
+                        return Err(malformed(
+                            path,
+                            format!("list-map key is not a JSON object: {e}"),
+                        ));
+                    }
+                    Err(KeyError::Value(e)) => {
+                        return Err(malformed(path, format!("set item is not JSON: {e}")));
+                    }
+                    Err(KeyError::Index(e)) => {
+                        return Err(malformed(path, format!("list index: {e}")));
+                    }
+                    Ok(PathElement::Field(_)) | Err(KeyError::NoType | KeyError::UnknownType) => {
+                        return Err(malformed(
+                            path,
+                            format!("`{key}` where the object has a list (expected k:, v: or i:)"),
+                        ));
+                    }
                 }
                 path.truncate(len);
             }
@@ -256,6 +263,23 @@ fn walk(set: &Value, value: &Value, path: &mut String) -> Result<Option<Value>, 
         }
     };
     Ok(result)
+}
+
+/// Whether the list-map key `keys` names `item`: every key field it lists has that value
+/// in the item. Without the schema, the item's own key fields are unknown, so a key that
+/// lists some of them names it (see the caller); a key that lists none names nothing, as
+/// in SMD, where an item's key always has a field.
+fn names_item(keys: &[(String, OrdValue)], item: &Value) -> bool {
+    !keys.is_empty()
+        && keys
+            .iter()
+            .all(|(k, v)| item.get(k).is_some_and(|iv| same(iv, &v.0)))
+}
+
+/// Equality as SMD's `value.Equals`: numbers by value, so `80` in the set names the `80.0`
+/// of an `f64` field in the object.
+fn same(a: &Value, b: &Value) -> bool {
+    fieldpath::compare_values(a, b) == Ordering::Equal
 }
 
 /// Merge `b` into `a` (objects key by key; anything else: `b` wins). Used only to union
@@ -380,6 +404,43 @@ mod tests {
         assert_eq!(
             got,
             json!({"spec": {"template": {"spec": {"containers": [{"image": "i2"}]}}}})
+        );
+    }
+
+    /// The fake's decoder and SMD compare values with `value.Equals`, where an int and a
+    /// float of the same value are equal: the API server writes `80` for a port that an
+    /// `f64` field serializes as `80.0`. Extraction compares the same way, and keeps the
+    /// object's own JSON of what it finds.
+    #[test]
+    fn numbers_name_items_by_value() {
+        let object = json!({"spec": {
+            "ports": [{"port": 443.0, "name": "https"}, {"port": 80.0, "name": "http"}],
+            "weights": [1.5, 2.0]
+        }});
+        let fields = json!({"f:spec": {
+            "f:ports": {"k:{\"port\":80}": {".": {}, "f:port": {}, "f:name": {}}},
+            "f:weights": {"v:2": {}}
+        }});
+        let managed = [entry("me", None, fields)];
+        let got = extract_fields(&object, &managed, "me", Subresource::Main).unwrap();
+        assert_eq!(
+            got,
+            json!({"spec": {"ports": [{"port": 80.0, "name": "http"}], "weights": [2.0]}})
+        );
+    }
+
+    /// A list-map key with no fields names no item: SMD builds an item's key from its key
+    /// fields, and an item without any is an error, never `k:{}`.
+    #[test]
+    fn an_empty_list_map_key_names_nothing() {
+        let fields = json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
+            "k:{}": {"f:image": {}}
+        }}}}});
+        let managed = [entry("me", None, fields)];
+        let got = extract_fields(&object(), &managed, "me", Subresource::Main).unwrap();
+        assert_eq!(
+            got,
+            json!({"spec": {"template": {"spec": {"containers": []}}}})
         );
     }
 

@@ -13,6 +13,7 @@
 //!   rebuilt from an object's `managedFields`.
 
 pub mod extract;
+pub(crate) mod fieldpath;
 pub mod meta;
 
 use std::fmt;

@@ -1,109 +1,14 @@
 //! Field paths and sets of field paths, as structured-merge-diff (`sigs.k8s.io/
-//! structured-merge-diff/v6/fieldpath`) defines them, with the `FieldsV1` encoding the API
-//! server writes into `metadata.managedFields`.
-//!
-//! The ordering of path elements and of values is SMD's, because it decides the key order
-//! of `fieldsV1` and the order in which conflicts are listed.
+//! structured-merge-diff/v6/fieldpath`) defines them: the set algebra and the path strings
+//! of conflict messages. The elements, their order and the `FieldsV1` encoding the API
+//! server writes into `metadata.managedFields` are the runtime's one codec,
+//! [`crate::apply::fieldpath`], which extraction reads managedFields with too.
 
-use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// A JSON value with SMD's total order (`value.Compare`): numbers (ints and floats compared
-/// numerically), then strings, booleans, lists, maps, and null last.
-#[derive(Clone, Debug)]
-pub(crate) struct OrdValue(pub Value);
-
-fn rank(v: &Value) -> u8 {
-    match v {
-        Value::Number(_) => 0,
-        Value::String(_) => 1,
-        Value::Bool(_) => 2,
-        Value::Array(_) => 3,
-        Value::Object(_) => 4,
-        Value::Null => 5,
-    }
-}
-
-fn cmp_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Ordering {
-    // SMD keeps ints as int64 and compares them exactly; any float on either side makes it
-    // a float comparison.
-    match (a.as_i64(), b.as_i64()) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        _ => {
-            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-        }
-    }
-}
-
-/// SMD's `value.Compare` on JSON values.
-pub(crate) fn compare_values(a: &Value, b: &Value) -> Ordering {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => cmp_numbers(x, y),
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::Array(x), Value::Array(y)) => {
-            for (l, r) in x.iter().zip(y) {
-                let c = compare_values(l, r);
-                if c != Ordering::Equal {
-                    return c;
-                }
-            }
-            x.len().cmp(&y.len())
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            let mut xs: Vec<_> = x.iter().collect();
-            let mut ys: Vec<_> = y.iter().collect();
-            xs.sort_by(|l, r| l.0.cmp(r.0));
-            ys.sort_by(|l, r| l.0.cmp(r.0));
-            for ((lk, lv), (rk, rv)) in xs.iter().zip(&ys) {
-                let c = lk.cmp(rk).then_with(|| compare_values(lv, rv));
-                if c != Ordering::Equal {
-                    return c;
-                }
-            }
-            xs.len().cmp(&ys.len())
-        }
-        (Value::Null, Value::Null) => Ordering::Equal,
-        _ => rank(a).cmp(&rank(b)),
-    }
-}
-
-impl PartialEq for OrdValue {
-    fn eq(&self, other: &Self) -> bool {
-        compare_values(&self.0, &other.0) == Ordering::Equal
-    }
-}
-impl Eq for OrdValue {}
-impl PartialOrd for OrdValue {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for OrdValue {
-    fn cmp(&self, other: &Self) -> Ordering {
-        compare_values(&self.0, &other.0)
-    }
-}
-
-/// One step of a field path. The variant order is SMD's element order (field names sort
-/// before keys, keys before values, values before indexes).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum PathElement {
-    /// A field of a struct or a key of a map: `f:name`, `.name`.
-    Field(String),
-    /// An item of a `listType=map` list, by its key fields sorted by name:
-    /// `k:{"name":"a"}`, `[name="a"]`.
-    Key(Vec<(String, OrdValue)>),
-    /// An item of a `listType=set` list: `v:"a"`, `[="a"]`.
-    Value(OrdValue),
-    /// An item of a list by position (never written by the API server for the schemas
-    /// emulated here, but valid in `fieldsV1`): `i:0`, `[0]`.
-    Index(usize),
-}
+pub(crate) use crate::apply::fieldpath::{OrdValue, PathElement, Set};
 
 /// SMD's `value.ToString`: how values appear in path strings of conflict messages.
 fn value_string(v: &Value) -> String {
@@ -140,59 +45,6 @@ impl fmt::Display for PathElement {
     }
 }
 
-impl PathElement {
-    /// The `fieldsV1` key: `f:name`, `k:{"a":1,"b":"x"}`, `v:"x"`, `i:0`.
-    pub(crate) fn to_fields_key(&self) -> String {
-        match self {
-            PathElement::Field(name) => format!("f:{name}"),
-            PathElement::Key(fields) => {
-                let body: Vec<String> = fields
-                    .iter()
-                    .map(|(k, v)| {
-                        format!(
-                            "{}:{}",
-                            serde_json::to_string(k).unwrap_or_default(),
-                            serde_json::to_string(&v.0).unwrap_or_default()
-                        )
-                    })
-                    .collect();
-                format!("k:{{{}}}", body.join(","))
-            }
-            PathElement::Value(v) => {
-                format!("v:{}", serde_json::to_string(&v.0).unwrap_or_default())
-            }
-            PathElement::Index(i) => format!("i:{i}"),
-        }
-    }
-
-    /// Parses a `fieldsV1` key (`DeserializePathElement`).
-    pub(crate) fn from_fields_key(s: &str) -> Result<Self, String> {
-        let (kind, rest) = s
-            .split_once(':')
-            .filter(|(k, _)| k.len() == 1)
-            .ok_or_else(|| format!("invalid path element {s:?}: missing type prefix"))?;
-        match kind {
-            "f" => Ok(PathElement::Field(rest.to_string())),
-            "v" => serde_json::from_str::<Value>(rest)
-                .map(|v| PathElement::Value(OrdValue(v)))
-                .map_err(|e| format!("invalid value in {s:?}: {e}")),
-            "k" => {
-                let map: Map<String, Value> =
-                    serde_json::from_str(rest).map_err(|e| format!("invalid key in {s:?}: {e}"))?;
-                let mut fields: Vec<(String, OrdValue)> =
-                    map.into_iter().map(|(k, v)| (k, OrdValue(v))).collect();
-                fields.sort_by(|a, b| a.0.cmp(&b.0));
-                Ok(PathElement::Key(fields))
-            }
-            "i" => rest
-                .parse()
-                .map(PathElement::Index)
-                .map_err(|e| format!("invalid index in {s:?}: {e}")),
-            _ => Err(format!("unknown path element type in {s:?}")),
-        }
-    }
-}
-
 /// A path from the object's root.
 pub(crate) type Path = Vec<PathElement>;
 
@@ -201,23 +53,9 @@ pub(crate) fn path_string(path: &[PathElement]) -> String {
     path.iter().map(ToString::to_string).collect()
 }
 
-/// A set of field paths as a tree (SMD's `fieldpath.Set`): `members` are the paths that end
-/// here, `children` the sets below each element. Children are never empty.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Set {
-    pub members: BTreeSet<PathElement>,
-    pub children: BTreeMap<PathElement, Set>,
-}
-
+/// SMD's set algebra on the codec's [`Set`]: what the field manager computes ownership
+/// with.
 impl Set {
-    pub(crate) fn new() -> Self {
-        Set::default()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.members.is_empty() && self.children.values().all(Set::is_empty)
-    }
-
     /// Adds a path; the empty path is ignored, as in SMD.
     pub(crate) fn insert(&mut self, path: &[PathElement]) {
         match path {
@@ -326,56 +164,6 @@ impl Set {
             child.collect_paths(prefix, out);
             prefix.pop();
         }
-    }
-
-    /// The `fieldsV1` object, as `SetToFields` writes it: keys in element order, `{}` for a
-    /// member without children, and a `"."` entry for a member that also has children.
-    pub(crate) fn to_fields_v1(&self) -> Value {
-        Value::Object(self.fields_v1_contents(false))
-    }
-
-    fn fields_v1_contents(&self, include_self: bool) -> Map<String, Value> {
-        let mut out = Map::new();
-        if include_self && !self.is_empty() {
-            out.insert(".".into(), Value::Object(Map::new()));
-        }
-        let mut keys: BTreeSet<&PathElement> = self.members.iter().collect();
-        keys.extend(self.children.keys());
-        for pe in keys {
-            let member = self.members.contains(pe);
-            let value = match self.children.get(pe).filter(|c| !c.is_empty()) {
-                Some(child) => Value::Object(child.fields_v1_contents(member)),
-                None => Value::Object(Map::new()),
-            };
-            out.insert(pe.to_fields_key(), value);
-        }
-        out
-    }
-
-    /// Parses a `fieldsV1` object (`FieldsToSet`).
-    pub(crate) fn from_fields_v1(v: &Value) -> Result<Set, String> {
-        let map = v
-            .as_object()
-            .ok_or_else(|| "fieldsV1 must be a JSON object".to_string())?;
-        let mut set = Set::new();
-        for (k, child) in map {
-            if k == "." {
-                // The parent marks itself a member; handled by the caller.
-                continue;
-            }
-            let pe = PathElement::from_fields_key(k)?;
-            let obj = child
-                .as_object()
-                .ok_or_else(|| format!("fieldsV1 entry {k:?} must be a JSON object"))?;
-            if obj.is_empty() || obj.contains_key(".") {
-                set.members.insert(pe.clone());
-            }
-            let sub = Set::from_fields_v1(child)?;
-            if !sub.is_empty() {
-                set.children.insert(pe, sub);
-            }
-        }
-        Ok(set)
     }
 }
 
