@@ -13,7 +13,7 @@ use crate::generators::{self, GeneratorName, rust};
 use crate::kubernetes::{ChosenBy, KubernetesVersion};
 use crate::output::GeneratedFile;
 use crate::schema::SchemaOptions;
-use crate::{model, parallel, read, resolve};
+use crate::{parallel, read, resolve};
 
 /// What a run reads and makes, settled by [`crate::Config`]: every path resolved.
 pub(crate) struct Run {
@@ -159,33 +159,18 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
         }
     }
     let kubernetes = run.kubernetes;
-    let mut api = resolve::build(
-        &modules,
-        generators::marker_table(),
-        kubernetes.0,
-        &mut diags,
-    );
-    if run.validate_all_kinds {
-        for p in api.packages.values_mut() {
-            p.validation = Some(model::ValidationScope::All);
-        }
-    }
-    // The syntax trees are done with: free them now, so rendering reuses the memory.
-    drop(modules);
-    resolve::check_duplicates(&api, &mut diags);
-    resolve::check_conversions(&api, &mut diags);
-    if api.packages.is_empty() && !diags.has_errors() {
-        let at = files
+    let options = resolve::Options {
+        table: generators::marker_table(),
+        kubernetes: kubernetes.0,
+        validate_all_kinds: run.validate_all_kinds,
+        first_input: files
             .first()
             .cloned()
-            .unwrap_or_else(|| run.crate_dir.clone());
-        diags.push(
-            Diagnostic::new(Location::new(at, 1, 1), "no group/version module found")
-                .with_hint(
-                    "mark a module with an inner doc comment `//! +groupName=example.com`, or derive kube-derive's `CustomResource` on a spec struct",
-                ),
-        );
-    }
+            .unwrap_or_else(|| run.crate_dir.clone()),
+    };
+    let api = resolve::build(&modules, &options, &mut diags);
+    // The syntax trees are done with: free them now, so rendering reuses the memory.
+    drop(modules);
     // Every selected generator checks and prepares its work before anything is rendered.
     let selected = run.selected;
     let cx = generators::Context::new(&api, &run.schema, &rust_options, &selected);

@@ -24,9 +24,10 @@ use package::package_of;
 use types::Resolver;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use crate::KubernetesVersion;
-use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::markers::{self, Level, Marker, Name};
 use crate::model::*;
 use crate::read::{self as src, DocLine, Module};
@@ -53,14 +54,24 @@ struct RawType<'a> {
     item: &'a src::Item,
 }
 
-/// Build the model from every module of the crate, reading markers by `table` (the
-/// generators' registry builds it).
-pub fn build(
-    modules: &[Module],
-    table: &markers::Table,
-    kubernetes: KubernetesVersion,
-    diags: &mut Diagnostics,
-) -> Api {
+/// What a run tells the resolve stage beside the modules.
+pub struct Options<'a> {
+    /// The markers the run understands (the generators' registry builds it).
+    pub table: &'a markers::Table,
+    /// The Kubernetes version generated for: which k8s-openapi types exist.
+    pub kubernetes: KubernetesVersion,
+    /// Every kind opts into the `validation` generator.
+    pub validate_all_kinds: bool,
+    /// Where to point when the input has no group/version at all: its first file.
+    pub first_input: PathBuf,
+}
+
+/// Build the model from every module of the crate and check it: every problem of the
+/// input is reported here, located.
+pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> Api {
+    let Options {
+        table, kubernetes, ..
+    } = *options;
     // kube-derive kinds: a `#[derive(CustomResource)]` spec names its group/version and
     // kind itself, wherever it is; the kind struct kube-derive generates is added as a
     // source item beside the spec.
@@ -289,6 +300,24 @@ pub fn build(
     }
     api.types = resolver.types;
     kube_derive::check_types(&api, diags);
+    if options.validate_all_kinds {
+        for p in api.packages.values_mut() {
+            p.validation = Some(ValidationScope::All);
+        }
+    }
+    check_duplicates(&api, diags);
+    check_conversions(&api, diags);
+    if api.packages.is_empty() && !diags.has_errors() {
+        diags.push(
+            Diagnostic::new(
+                Location::new(&options.first_input, 1, 1),
+                "no group/version module found",
+            )
+            .with_hint(
+                "mark a module with an inner doc comment `//! +groupName=example.com`, or derive kube-derive's `CustomResource` on a spec struct",
+            ),
+        );
+    }
     api
 }
 
@@ -375,7 +404,7 @@ fn is_kind(markers: &[Marker]) -> bool {
 
 /// Kinds of one group need distinct plurals: the plural names the CRD (`<plural>.<group>`)
 /// and its file, so two kinds sharing one would overwrite each other.
-pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
+fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
     let mut seen: BTreeMap<(&str, &str), &Kind> = BTreeMap::new();
     for p in api.packages.values() {
         for k in &p.kinds {
@@ -406,7 +435,7 @@ pub fn check_duplicates(api: &Api, diags: &mut Diagnostics) {
 /// Conversion markers: the hub (`+kube-codegen:conversion=hub`) is the storage version of
 /// a kind with more than one version, and `+k8s:conversion-gen` on a type says `false`
 /// (a kind cannot opt out: its conversion is what the webhook serves).
-pub fn check_conversions(api: &Api, diags: &mut Diagnostics) {
+fn check_conversions(api: &Api, diags: &mut Diagnostics) {
     for ((group, kind), versions) in api.crd_groups() {
         let versions: Vec<_> = versions.into_iter().filter(|(_, k)| !k.skip).collect();
         for (p, k) in &versions {
@@ -487,12 +516,13 @@ mod tests {
             let path = source::module_path_of(root, &f);
             modules.extend(source::parse_file(path, true, &f, &mut diags));
         }
-        let api = super::build(
-            &modules,
-            crate::generators::marker_table(),
-            crate::KubernetesVersion::NEWEST,
-            &mut diags,
-        );
+        let options = super::Options {
+            table: crate::generators::marker_table(),
+            kubernetes: crate::KubernetesVersion::NEWEST,
+            validate_all_kinds: false,
+            first_input: root.join("lib.rs"),
+        };
+        let api = super::build(&modules, &options, &mut diags);
         assert!(!diags.has_errors(), "{:?}", diags.errors());
         let kinds: Vec<(&str, &str)> = api
             .packages
