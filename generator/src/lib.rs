@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+mod apiext;
 mod config;
 mod diagnostics;
 mod error;
@@ -64,7 +65,10 @@ pub mod __private {
     pub use crate::generators::crd::cel;
     pub use crate::kubernetes::schemas as k8s_schemas;
     pub use crate::output::HEADER as RUST_HEADER;
-    pub use crate::schema::apiext;
+    /// The apiextensions.k8s.io/v1 types CRDs are written with.
+    pub mod apiext {
+        pub use crate::apiext::*;
+    }
     /// The marker table and parser, for the marker fuzzer and the marker-value tests.
     pub mod markers {
         pub use crate::markers::{

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use super::apiext::{JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool};
+use crate::apiext::{JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool};
 
 use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Location};

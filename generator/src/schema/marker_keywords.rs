@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use super::apiext::{
+use crate::apiext::{
     ExternalDocumentation, JSON, JSONSchemaProps, JSONSchemaPropsOrArray, ValidationRule,
 };
 use serde_json::Value;

@@ -4,7 +4,6 @@
 //! every node has a `type` (or int-or-string / preserve-unknown-fields), no `$ref`,
 //! and `oneOf`/`anyOf` carry only `required` lists or the int-or-string pair.
 
-pub mod apiext;
 mod embedded;
 pub mod kube_derive;
 pub(crate) mod marker_keywords;
@@ -12,7 +11,7 @@ pub(crate) mod marker_keywords;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use apiext::{
+use crate::apiext::{
     JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
 };
 use serde_json::Value;

@@ -6,7 +6,7 @@ pub mod cel;
 
 use std::collections::BTreeMap;
 
-use crate::schema::apiext::{
+use crate::apiext::{
     CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
     CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionVersion,
     CustomResourceSubresourceScale, CustomResourceSubresourceStatus, CustomResourceSubresources,
