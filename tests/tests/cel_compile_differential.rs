@@ -1,4 +1,4 @@
-//! Differential test of the generator's CEL compile checks (`kube_codegen`'s `crd::cel`:
+//! Differential test of the generator's CEL compile checks (`kube_codegen_validation::cel::check`:
 //! type checking and static cost estimation of `x-kubernetes-validations`) against the real
 //! API server: CRDs chosen to hit each check go to a dry-run create of the CRD, and to
 //! `check_schema`. The verdicts must agree for every CRD, and so must the cost factors
@@ -16,8 +16,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
-use kube_codegen::__private::cel::check_schema;
 use kube_codegen_envtest::Environment;
+use kube_codegen_runtime::cel::check::check_schema;
 use kube_codegen_runtime::validation::Schema;
 use kube_codegen_tests::{Rng, send_json};
 use serde_json::{Value, json};

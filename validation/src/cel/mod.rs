@@ -12,7 +12,9 @@
 //! cluster. What is not supported is listed in [`UNSUPPORTED`] and in README
 //! ("Defaulting and validation").
 
+pub mod check;
 mod cost;
+mod functions;
 mod library;
 mod unary;
 mod value;
@@ -117,6 +119,22 @@ impl fmt::Display for CompileError {
 }
 
 impl std::error::Error for CompileError {}
+
+/// The functions `source` calls that this evaluator does not implement, sorted, each once
+/// (empty when it runs them all); `None` when `source` does not parse.
+pub fn unsupported_functions(source: &str) -> Option<Vec<String>> {
+    let program = cel::Program::compile(source).ok()?;
+    let refs = program.references();
+    let mut missing: Vec<String> = refs
+        .functions()
+        .into_iter()
+        .filter(|f| !library::is_supported(f))
+        .map(str::to_owned)
+        .collect();
+    missing.sort();
+    missing.dedup();
+    Some(missing)
+}
 
 /// Compiles `source`, refusing functions the evaluator lacks.
 pub fn compile(source: &str) -> Result<Program, CompileError> {

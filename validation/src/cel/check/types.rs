@@ -444,7 +444,7 @@ pub fn escape(ident: &str) -> Option<String> {
     if first.is_ascii_digit() {
         return None;
     }
-    if kube_codegen_validation::cel::RESERVED.contains(&ident) {
+    if crate::cel::RESERVED.contains(&ident) {
         return Some(format!("__{ident}__"));
     }
     if !ident

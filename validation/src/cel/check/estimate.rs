@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::check::Checked;
+use super::checker::Checked;
 use super::types::{Decl, Type};
 
 const SELECT_AND_IDENT_COST: u64 = 1;

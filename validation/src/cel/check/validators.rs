@@ -5,7 +5,7 @@
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::check::Checked;
+use super::checker::Checked;
 use super::types::{OPTIONAL, Type};
 
 /// The functions whose arguments may mix types (`string.format([...])`).
@@ -71,7 +71,7 @@ fn walk(e: &IdedExpr, checked: &Checked, exempt: bool, out: &mut Vec<String>) {
                 _ => None,
             };
             let invalid = match (function, literal) {
-                ("matches", Some(p)) => crate::schema::keywords::check_regex(p).is_err(),
+                ("matches", Some(p)) => super::check_regex(p).is_err(),
                 ("duration", Some(d)) => !valid_duration(d),
                 ("timestamp", Some(t)) => !valid_timestamp(t),
                 _ => false,

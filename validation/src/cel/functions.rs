@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::types::Type;
+use super::check::types::Type;
 
 /// One overload: its id (the cost estimator reads some), whether it is called on a
 /// receiver (the first parameter), its parameters and result.
