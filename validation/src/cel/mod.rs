@@ -16,19 +16,16 @@ pub mod check;
 mod cost;
 mod functions;
 mod library;
+mod limits;
 mod unary;
 mod value;
 
 pub use cost::COST_LIMIT_EXCEEDED;
+pub use limits::{
+    MAX_REQUEST_SIZE_BYTES, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT,
+    STATIC_ESTIMATED_CRD_COST_LIMIT,
+};
 
-/// The API server's limit on one evaluation's cost (`celconfig.PerCallLimit`).
-pub const PER_CALL_LIMIT: u64 = 1_000_000;
-
-/// The API server's cost budget for all rules of one object
-/// (`celconfig.RuntimeCELCostBudget`).
-pub const RUNTIME_COST_BUDGET: i64 = 10_000_000;
-
-pub use library::SUPPORTED_FUNCTIONS;
 pub(crate) use value::time_value;
 pub use value::{json_to_cel, object as value_object_from, type_name};
 
@@ -128,7 +125,7 @@ pub fn unsupported_functions(source: &str) -> Option<Vec<String>> {
     let mut missing: Vec<String> = refs
         .functions()
         .into_iter()
-        .filter(|f| !library::is_supported(f))
+        .filter(|f| !functions::is_supported(f))
         .map(str::to_owned)
         .collect();
     missing.sort();
@@ -142,7 +139,7 @@ pub fn compile(source: &str) -> Result<Program, CompileError> {
         .map_err(|e| CompileError::Syntax(e.to_string()))?;
     let refs = program.references();
     for f in refs.functions() {
-        if !library::is_supported(f) {
+        if !functions::is_supported(f) {
             return Err(CompileError::UnsupportedFunction(f.to_owned()));
         }
     }

@@ -26,6 +26,10 @@ use serde_json::Value;
 
 use types::{Decl, Type, schema_decl};
 
+use super::limits::{
+    MAX_REQUEST_SIZE_BYTES, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT,
+};
+
 /// Whether each pattern compiled, once per distinct pattern: APIs repeat their patterns.
 static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
 
@@ -73,12 +77,6 @@ pub fn syntax_error(source: &str) -> Option<SyntaxError> {
         },
     })
 }
-
-/// `StaticEstimatedCostLimit`: the most one expression may cost (a rule times its
-/// cardinality).
-pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
-/// `StaticEstimatedCRDCostLimit`: the most all expressions of a schema may cost together.
-pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
 
 /// The server's advice with every cost refusal.
 pub const COST_HINT: &str = "try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared";
@@ -297,8 +295,8 @@ impl Walker {
             structs,
         };
         // `maxCardinality(declType.MinSerializedSize)`: as many as fit in a request.
-        let cardinality = cardinality
-            .unwrap_or_else(|| (types::MAX_REQUEST_SIZE_BYTES / (decl.min_size + 1)) as u64);
+        let cardinality =
+            cardinality.unwrap_or_else(|| (MAX_REQUEST_SIZE_BYTES / (decl.min_size + 1)) as u64);
         let where_ = if at.is_empty() {
             "the schema's root".to_string()
         } else {

@@ -7,9 +7,8 @@ use std::fmt;
 
 use serde_json::Value;
 
-/// The largest request the API server takes (`celconfig.MaxRequestSizeBytes`): every
-/// unbounded string, list and map is assumed to fill it.
-pub const MAX_REQUEST_SIZE_BYTES: i64 = 3 * 1024 * 1024;
+use crate::cel::limits::MAX_REQUEST_SIZE_BYTES;
+
 /// `apiservercel.MaxDurationSizeJSON` / `MaxDatetimeSizeJSON` / `JSONDateSize`.
 const MAX_DURATION_SIZE_JSON: i64 = 32;
 const MAX_DATETIME_SIZE_JSON: i64 = 32;
