@@ -338,6 +338,11 @@ spec:
                   type: integer
                   x-kubernetes-validations:
                   - {rule: "self >= oldSelf", message: no decrease}
+              wait:
+                type: string
+                format: duration
+                x-kubernetes-validations:
+                - {rule: "self == duration('2000000003ns')", message: 2000000003ns}
 "#;
 
 /// Hand-picked updates of `EDGE_CRD` (old, new spec): transition rules under maps, whose
@@ -515,6 +520,13 @@ fn embedded_bodies() -> Vec<Value> {
         // Runs of one unary operator count by parity (`!!x` is `x`), as cel-go parses them.
         json!({"truthy": true, "negated": 3}),
         json!({"truthy": false, "negated": -3}),
+        // Durations to the nanosecond, as Go adds them (a float product would make
+        // `2.000000003s` 2000000002ns), Go's `-0` among them.
+        json!({"wait": "2.000000003s"}),
+        json!({"wait": "2000000.003us"}),
+        json!({"wait": "2s3ns"}),
+        json!({"wait": "2.5s"}),
+        json!({"wait": "-0"}),
     ];
     for b in &mut bodies {
         *b = json!({"spec": b.take()});

@@ -42,6 +42,13 @@ fn root() -> Context<'static> {
         "sum" => sum,
         "indexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, false),
         "lastIndexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, true),
+        // Go's `time.ParseDuration`, to the nanosecond (cel-rust's parses through a float).
+        "duration" => |ftx: &FunctionContext, _, args: Vec<Value>| {
+            let s = as_str(&one(args)?)?;
+            super::duration::parse_go(&s)
+                .map(|n| Value::Duration(chrono::Duration::nanoseconds(n)))
+                .map_err(|_| ftx.error(format!("time: invalid duration {s:?}")))
+        },
         "getFullYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::FullYear),
         "getMonth" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Month),
         "getDayOfYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::DayOfYear),

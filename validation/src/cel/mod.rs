@@ -14,6 +14,7 @@
 
 pub mod check;
 mod cost;
+pub(crate) mod duration;
 mod functions;
 mod library;
 mod limits;

@@ -490,3 +490,12 @@ fn zone_names_need_the_time_zones_feature() {
     let p = super::compile("timestamp('2024-01-01T00:00:00Z').getHours('+01:00') == 1").unwrap();
     assert_eq!(p.evaluate(&this, None, false), Ok(Value::Bool(true)));
 }
+
+#[test]
+fn durations_are_go_s_to_the_nanosecond() {
+    is_true(
+        "duration('2.000000003s') == duration('2000000003ns') && duration('1h30m') == duration('90m')",
+        serde_json::json!({}),
+    );
+    assert!(eval("duration('1x') == duration('1s')", serde_json::json!({})).is_err());
+}
