@@ -584,7 +584,39 @@ fn fixed_cases() -> Vec<(&'static str, bool, Value)> {
             json!({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string",
                 "x-kubernetes-validations": [{"rule": "self.contains('a')"}]}}}}),
         ),
+        // Property names and `apiservercel.Escape`: escaped names are fields, a name led by
+        // a digit is none (it cannot be written as one), but `dyn(self)` reads it.
+        (
+            "escaped property names",
+            true,
+            escaped_names(
+                "has(self.a__dash__b) && has(self.a__dot__b) && has(self.__namespace__) && has(self.x__underscores__y)",
+            ),
+        ),
+        (
+            "a digit-led property through dyn",
+            true,
+            escaped_names("dyn(self).exists(k, k == '1a-b') || dyn(self)['1a-b'] == 'x'"),
+        ),
+        (
+            "a digit-led property is no field",
+            false,
+            escaped_names("self.1a == 'x'"),
+        ),
+        (
+            "a digit-led property has no escaped field",
+            false,
+            escaped_names("has(self.__1a__dash__b__)"),
+        ),
     ]
+}
+
+/// An object with property names CEL escapes or cannot name, and `rule`.
+fn escaped_names(rule: &str) -> Value {
+    let s = json!({"type": "string", "maxLength": 5});
+    json!({"type": "object", "properties": {
+        "a-b": s, "a.b": s, "namespace": s, "x__y": s, "1a-b": s, "1st": s, "a b": s,
+    }, "x-kubernetes-validations": [{"rule": rule}]})
 }
 
 /// The cases on the resource root (the CRD's whole schema): rules there see apiVersion,

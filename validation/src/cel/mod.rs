@@ -53,8 +53,7 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[(
 pub const NO_ZONE_DATABASE: &str =
     "time-zone names need kube-codegen-validation's `time-zones` feature";
 
-/// CEL's reserved words: a property so named is reached as `__name__` (Kubernetes'
-/// `apiservercel.Escape`), in the runtime's values and the generator's type checker alike.
+/// CEL's reserved words: a property so named is reached as `__name__` ([`escape`]).
 pub const RESERVED: &[&str] = &[
     "true",
     "false",
@@ -78,6 +77,40 @@ pub const RESERVED: &[&str] = &[
     "void",
     "while",
 ];
+
+/// The CEL name of a property (Kubernetes' `apiservercel.Escape`): `__` becomes
+/// `__underscores__`, `.` `__dot__`, `-` `__dash__`, `/` `__slash__`, a reserved word `w`
+/// `__w__`; `None` for a name CEL cannot reach (empty, led by a digit, or with any other
+/// character). The checker declares no field for such a name; in values the API server
+/// keeps it as it is (`UnstructuredToVal`'s objects), where `dyn(self)` iterates and indexes
+/// it.
+pub fn escape(name: &str) -> Option<String> {
+    let first = name.chars().next()?;
+    if first.is_ascii_digit() {
+        return None;
+    }
+    if RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix("__") {
+            out.push_str("__underscores__");
+            rest = r;
+            continue;
+        }
+        match c {
+            '.' => out.push_str("__dot__"),
+            '-' => out.push_str("__dash__"),
+            '/' => out.push_str("__slash__"),
+            c if c.is_ascii_alphanumeric() || c == '_' => out.push(c),
+            _ => return None,
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(out)
+}
 
 /// A compiled CEL expression.
 pub struct Program {

@@ -492,6 +492,21 @@ fn zone_names_need_the_time_zones_feature() {
 }
 
 #[test]
+fn escapes_as_the_api_server() {
+    assert_eq!(escape("foo-bar").as_deref(), Some("foo__dash__bar"));
+    assert_eq!(escape("a__b").as_deref(), Some("a__underscores__b"));
+    assert_eq!(escape("a___b").as_deref(), Some("a__underscores___b"));
+    assert_eq!(escape("namespace").as_deref(), Some("__namespace__"));
+    assert_eq!(escape("x.y/z").as_deref(), Some("x__dot__y__slash__z"));
+    assert_eq!(escape("_1").as_deref(), Some("_1"));
+    assert_eq!(escape("1a"), None);
+    assert_eq!(escape("1a-b"), None);
+    assert_eq!(escape("a b"), None);
+    assert_eq!(escape("é"), None);
+    assert_eq!(escape(""), None);
+}
+
+#[test]
 fn durations_are_go_s_to_the_nanosecond() {
     is_true(
         "duration('2.000000003s') == duration('2000000003ns') && duration('1h30m') == duration('90m')",

@@ -237,7 +237,7 @@ impl Walker {
                 Some(at.as_str())
             };
             for (name, prop) in props {
-                let from_parent = decl.and_then(|d| match (&d.kind, types::escape(name)) {
+                let from_parent = decl.and_then(|d| match (&d.kind, crate::cel::escape(name)) {
                     (types::DeclKind::Object(fields), Some(n)) => fields.get(&n),
                     _ => None,
                 });
