@@ -60,9 +60,6 @@ pub use pipeline::{FoundGroupVersion, Generated};
 /// `hack/gen-k8s-schemas.sh`. Anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    /// The API server's CEL compile checks (types, cost) on a CRD schema as JSON, for the
-    /// corpus and differential tests.
-    pub use crate::generators::crd::cel;
     pub use crate::kubernetes::schemas as k8s_schemas;
     pub use crate::output::HEADER as RUST_HEADER;
     /// The apiextensions.k8s.io/v1 types CRDs are written with.

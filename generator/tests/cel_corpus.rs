@@ -1,10 +1,10 @@
 //! No false refusals: every CRD the API server accepts (the CRD corpus, the fidelity
 //! goldens controller-gen wrote) and every CRD this crate's snapshots hold must pass the CEL
-//! compile checks (`crd::cel`: type checking, cost estimation) without a problem.
+//! compile checks (`kube_codegen_validation::cel::check`, which the `crd` generator runs: type checking, cost estimation) without a problem.
 
 use std::path::{Path, PathBuf};
 
-use kube_codegen::__private::cel::check_schema;
+use kube_codegen_validation::cel::check::check_schema;
 use serde_json::Value;
 
 fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {

@@ -1,4 +1,4 @@
-//! Differential test of the generator's CEL compile checks (`kube_codegen`'s `crd::cel`:
+//! Differential test of the generator's CEL compile checks (`kube_codegen_validation::cel::check`:
 //! type checking and static cost estimation of `x-kubernetes-validations`) against the real
 //! API server: CRDs chosen to hit each check go to a dry-run create of the CRD, and to
 //! `check_schema`. The verdicts must agree for every CRD, and so must the cost factors
@@ -16,8 +16,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
-use kube_codegen::__private::cel::check_schema;
 use kube_codegen_envtest::Environment;
+use kube_codegen_runtime::cel::check::check_schema;
 use kube_codegen_runtime::validation::Schema;
 use kube_codegen_tests::{Rng, send_json};
 use serde_json::{Value, json};
@@ -584,7 +584,39 @@ fn fixed_cases() -> Vec<(&'static str, bool, Value)> {
             json!({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string",
                 "x-kubernetes-validations": [{"rule": "self.contains('a')"}]}}}}),
         ),
+        // Property names and `apiservercel.Escape`: escaped names are fields, a name led by
+        // a digit is none (it cannot be written as one), but `dyn(self)` reads it.
+        (
+            "escaped property names",
+            true,
+            escaped_names(
+                "has(self.a__dash__b) && has(self.a__dot__b) && has(self.__namespace__) && has(self.x__underscores__y)",
+            ),
+        ),
+        (
+            "a digit-led property through dyn",
+            true,
+            escaped_names("dyn(self).exists(k, k == '1a-b') || dyn(self)['1a-b'] == 'x'"),
+        ),
+        (
+            "a digit-led property is no field",
+            false,
+            escaped_names("self.1a == 'x'"),
+        ),
+        (
+            "a digit-led property has no escaped field",
+            false,
+            escaped_names("has(self.__1a__dash__b__)"),
+        ),
     ]
+}
+
+/// An object with property names CEL escapes or cannot name, and `rule`.
+fn escaped_names(rule: &str) -> Value {
+    let s = json!({"type": "string", "maxLength": 5});
+    json!({"type": "object", "properties": {
+        "a-b": s, "a.b": s, "namespace": s, "x__y": s, "1a-b": s, "1st": s, "a b": s,
+    }, "x-kubernetes-validations": [{"rule": rule}]})
 }
 
 /// The cases on the resource root (the CRD's whole schema): rules there see apiVersion,

@@ -338,6 +338,23 @@ spec:
                   type: integer
                   x-kubernetes-validations:
                   - {rule: "self >= oldSelf", message: no decrease}
+              wait:
+                type: string
+                format: duration
+                x-kubernetes-validations:
+                - {rule: "self == duration('2000000003ns')", message: 2000000003ns}
+              names:
+                type: object
+                properties:
+                  want: {type: string, maxLength: 16}
+                  "1st": {type: string, maxLength: 4}
+                  "1a-b": {type: string, maxLength: 4}
+                  "a-b": {type: string, maxLength: 4}
+                  "a.b": {type: string, maxLength: 4}
+                  "a b": {type: string, maxLength: 4}
+                  namespace: {type: string, maxLength: 4}
+                x-kubernetes-validations:
+                - {rule: "!has(self.want) || dyn(self).exists(k, k == self.want)", message: want names a key}
 "#;
 
 /// Hand-picked updates of `EDGE_CRD` (old, new spec): transition rules under maps, whose
@@ -515,7 +532,29 @@ fn embedded_bodies() -> Vec<Value> {
         // Runs of one unary operator count by parity (`!!x` is `x`), as cel-go parses them.
         json!({"truthy": true, "negated": 3}),
         json!({"truthy": false, "negated": -3}),
+        // Durations to the nanosecond, as Go adds them (a float product would make
+        // `2.000000003s` 2000000002ns), Go's `-0` among them.
+        json!({"wait": "2.000000003s"}),
+        json!({"wait": "2000000.003us"}),
+        json!({"wait": "2s3ns"}),
+        json!({"wait": "2.5s"}),
+        json!({"wait": "-0"}),
     ];
+    // The keys `dyn(self)` sees of an object: the escaped name (`apiservercel.Escape`), or
+    // the name as written where CEL cannot name it (led by a digit, a space).
+    for (want, key) in [
+        ("1st", "1st"),
+        ("1a-b", "1a-b"),
+        ("1a__dash__b", "1a-b"),
+        ("a b", "a b"),
+        ("a__dash__b", "a-b"),
+        ("a-b", "a-b"),
+        ("a__dot__b", "a.b"),
+        ("__namespace__", "namespace"),
+        ("namespace", "namespace"),
+    ] {
+        bodies.push(json!({"names": {"want": want, key: "x"}}));
+    }
     for b in &mut bodies {
         *b = json!({"spec": b.take()});
     }

@@ -54,15 +54,6 @@ pub(super) const MARKERS: &[MarkerSpec] = &[MarkerSpec {
 /// stated in the module itself, so crates without it keep the contract they had.
 const CONTRACT: u32 = 4;
 
-/// Whether a function is one the runtime's evaluator runs (cel-rust reports a qualified
-/// call by its last segment, so that is accepted too, as the runtime does).
-fn supported(name: &str) -> bool {
-    // The evaluator's own list: the runtime re-exports kube-codegen-validation's `cel`.
-    kube_codegen_validation::cel::SUPPORTED_FUNCTIONS
-        .iter()
-        .any(|f| *f == name || f.rsplit_once('.').is_some_and(|(_, last)| last == name))
-}
-
 /// Whether any kind opted in (or a type carries a misplaced marker that `prepare`
 /// reports): without one, the module is not written at all.
 pub(super) fn wanted(api: &Api) -> bool {
@@ -214,27 +205,16 @@ fn check_rules(api: &Api, k: &Kind, schema: &Value, diags: &mut Diagnostics) {
     let mut exprs = BTreeSet::new();
     collect_exprs(schema, &mut exprs);
     for expr in exprs {
-        let problem = match cel::Program::compile(&expr) {
+        // The evaluator's own list: the runtime re-exports kube-codegen-validation's `cel`.
+        let problem = match kube_codegen_validation::cel::unsupported_functions(&expr) {
             // Syntax errors are reported by the `crd` generator at the marker.
-            Err(_) => continue,
-            Ok(p) => {
-                let refs = p.references();
-                let mut missing: Vec<&str> = refs
-                    .functions()
-                    .into_iter()
-                    .filter(|f| !supported(f))
-                    .collect();
-                missing.sort();
-                missing.dedup();
-                if missing.is_empty() {
-                    continue;
-                }
-                missing
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
+            None => continue,
+            Some(missing) if missing.is_empty() => continue,
+            Some(missing) => missing
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         let message = format!(
             "the CEL rule `{expr}` of {} calls {problem}, which kube-codegen's CEL evaluator does not implement",

@@ -2,18 +2,16 @@
 //! defaults and examples (typed like the field), CEL rules (compiled now), one-of rules,
 //! list and map topology; every value checked, errors located at the marker.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use crate::apiext::{
     ExternalDocumentation, JSON, JSONSchemaProps, JSONSchemaPropsOrArray, ValidationRule,
 };
+use kube_codegen_validation::cel::check::{SyntaxError, syntax_error};
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::markers::{Marker, Name, split_list};
 
-use super::{int_or_string, lock};
+use super::int_or_string;
 
 /// Parse a marker value as JSON, falling back to a YAML flow value, then to a plain string.
 pub fn marker_json(raw: &str) -> Value {
@@ -128,42 +126,21 @@ fn need_type(schema: &JSONSchemaProps, m: &Marker, allowed: &[&str]) -> Result<(
         .with_hint("move the marker to a field of the right type"))
 }
 
-/// Whether each `Pattern` compiled, once per distinct pattern: APIs repeat their patterns.
-static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
-
-/// Compile a `Pattern` regex (RE2 syntax, which the regex crate follows) to check it;
-/// `Err` carries the last line of the compiler's message.
-pub(crate) fn check_regex(pattern: &str) -> Result<(), String> {
-    if let Some(r) = lock(&PATTERNS).get(pattern) {
-        return r.clone();
-    }
-    let r = regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
-        e.to_string()
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .trim()
-            .to_owned()
-    });
-    lock(&PATTERNS).insert(pattern.to_owned(), r.clone());
-    r
-}
+/// `Pattern` regexes (RE2 syntax) are checked as the CEL checker checks `matches` literals.
+pub(crate) use kube_codegen_validation::cel::check::check_regex;
 
 /// Compile a CEL expression of an XValidation marker (`rule` or `messageExpression`) as
 /// the apiserver would, so a syntax error is reported here, at the marker, instead of when
 /// the CRD is applied. Only the syntax is checked here: types, field names and cost are
-/// checked on the final schema (`cel::check_schema`), where sizes and types are known.
+/// checked on the final schema (`kube_codegen_validation::cel::check::check_schema`), where
+/// sizes and types are known.
 fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
-    let Err(errors) = cel::Program::compile(expr) else {
+    let Some(SyntaxError {
+        message: msg,
+        column: col,
+    }) = syntax_error(expr)
+    else {
         return Ok(());
-    };
-    let first = errors.errors.first();
-    let (msg, col) = match first {
-        Some(e) => (
-            e.msg.trim_start_matches("Syntax error: ").to_owned(),
-            e.pos.1.max(1) as usize,
-        ),
-        None => (errors.to_string(), 1),
     };
     // The expression with a caret under the first error (CEL columns count characters).
     let line = expr.lines().next().unwrap_or_default();
@@ -707,5 +684,5 @@ pub fn pattern_compiles(pattern: &str) -> bool {
 
 /// Whether a CEL expression passes the syntax check of `XValidation` markers.
 pub fn cel_compiles(expr: &str) -> bool {
-    cel::Program::compile(expr).is_ok()
+    syntax_error(expr).is_none()
 }

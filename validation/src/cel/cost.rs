@@ -32,16 +32,15 @@ use cel::context::VariableResolver;
 use cel::objects::{KeyRef, OptionalValue};
 use cel::{Context, ExecutionError, Value};
 
+use super::functions::{self, Cost};
 use super::library::{Cidr, Ip, NamedFormat, Quantity, Semver, Url};
+use super::limits::{
+    LIST_CREATE_BASE_COST, MAP_CREATE_BASE_COST, REGEX_STRING_LENGTH_COST_FACTOR,
+    SELECT_AND_IDENT_COST, STRING_TRAVERSAL_COST_FACTOR,
+};
 
 /// cel-go's cancellation message, which the API server matches by prefix.
 pub const COST_LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
-
-/// cel-go's `common` cost constants.
-const LIST_CREATE_BASE_COST: u64 = 10;
-const MAP_CREATE_BASE_COST: u64 = 30;
-const STRING_TRAVERSAL_COST_FACTOR: f64 = 0.1;
-const REGEX_STRING_LENGTH_COST_FACTOR: f64 = 0.25;
 
 /// A rule planned for metered evaluation: cel-rust's AST with cel-go's planning decisions
 /// (constant folding, attributes, set membership) made once.
@@ -83,9 +82,11 @@ pub(super) enum Node {
         expr: IdedExpr,
     },
     Fold(Box<Fold>),
-    /// A function or operator call; `name` is the qualified name for `sets.contains(...)`.
+    /// A function or operator call; `name` is the qualified name for `sets.contains(...)`,
+    /// `cost` how the library prices it.
     Call {
         name: String,
+        cost: Cost,
         target: Option<Box<Node>>,
         args: Vec<Node>,
         expr: IdedExpr,
@@ -266,6 +267,7 @@ fn plan_call(e: &IdedExpr, c: &CallExpr, root: &Context) -> Node {
                 }
                 return Node::Call {
                     name: c.func_name.clone(),
+                    cost: functions::cost(&c.func_name),
                     target: None,
                     args: vec![plan(&args[0], root), rhs],
                     expr: call_of(2, None),
@@ -280,13 +282,14 @@ fn plan_call(e: &IdedExpr, c: &CallExpr, root: &Context) -> Node {
         && let Expr::Ident(prefix) = &t.expr
     {
         let qualified = format!("{prefix}.{}", c.func_name);
-        if super::library::SUPPORTED_FUNCTIONS.contains(&qualified.as_str()) {
+        if functions::function(&qualified).is_some_and(|f| f.runs) {
             let planned: Vec<Node> = args.iter().map(|x| plan(x, root)).collect();
             let mut expr = call_of(planned.len(), Some((**t).clone()));
             if let Expr::Call(call) = &mut expr.expr {
                 call.target = Some(t.clone());
             }
             return Node::Call {
+                cost: functions::cost(&qualified),
                 name: qualified,
                 target: None,
                 args: planned,
@@ -313,6 +316,7 @@ fn plan_call(e: &IdedExpr, c: &CallExpr, root: &Context) -> Node {
             }
             Node::Call {
                 name: c.func_name.clone(),
+                cost: functions::cost(&c.func_name),
                 target: Some(p(t)),
                 args: planned,
                 expr,
@@ -320,6 +324,7 @@ fn plan_call(e: &IdedExpr, c: &CallExpr, root: &Context) -> Node {
         }
         None => Node::Call {
             name: c.func_name.clone(),
+            cost: functions::cost(&c.func_name),
             target: None,
             args: planned,
             expr: call_of(args.len(), None),
@@ -406,7 +411,7 @@ impl Meter {
             Node::Ident(e) => {
                 let v = Value::resolve(e, ctx)?;
                 if watched {
-                    self.charge(1)?;
+                    self.charge(SELECT_AND_IDENT_COST)?;
                 }
                 Ok(v)
             }
@@ -429,7 +434,7 @@ impl Meter {
                     (Some(v), false) => v.clone(),
                     (None, _) => Self::delegate(expr, ctx, std::slice::from_ref(&op))?,
                 };
-                self.charge(1)?;
+                self.charge(SELECT_AND_IDENT_COST)?;
                 Ok(v)
             }
             Node::Index {
@@ -440,7 +445,7 @@ impl Meter {
                 let op = self.operand(operand, ctx, watched)?;
                 let i = self.eval(index, ctx, false)?;
                 let v = Self::delegate(expr, ctx, &[op, i])?;
-                self.charge(1)?;
+                self.charge(SELECT_AND_IDENT_COST)?;
                 Ok(v)
             }
             Node::And(a, b) => {
@@ -503,6 +508,7 @@ impl Meter {
             Node::Fold(f) => self.fold(f, ctx),
             Node::Call {
                 name,
+                cost,
                 target,
                 args,
                 expr,
@@ -515,7 +521,7 @@ impl Meter {
                     vals.push(self.eval(a, ctx, true)?);
                 }
                 let result = Self::delegate(expr, ctx, &vals)?;
-                self.charge(call_cost(name, &vals, &result))?;
+                self.charge(call_cost(*cost, name, &vals, &result))?;
                 Ok(result)
             }
             Node::Unsupported(what) => Err(Fail::Error(ExecutionError::function_error(
@@ -533,7 +539,7 @@ impl Meter {
         } else {
             let v = self.eval(operand, ctx, true)?;
             if watched {
-                self.charge(1)?;
+                self.charge(SELECT_AND_IDENT_COST)?;
             }
             Ok(v)
         }
@@ -650,10 +656,11 @@ fn regex_cost(s: &Value, re: &Value) -> u64 {
     str_cost * regex_cost
 }
 
-/// The cost of one call (the receiver is `args[0]`): cel-go's overload trackers (the sets
-/// extension), then the Kubernetes `CostEstimator.CallCost`, then cel-go's
-/// `CostTracker.costCall` defaults, in that order as cel-go consults them.
-pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
+/// The cost of one call (the receiver is `args[0]`) that the library prices as `cost`:
+/// cel-go's overload trackers (the sets extension), then the Kubernetes
+/// `CostEstimator.CallCost`, then cel-go's `CostTracker.costCall` defaults by `name`, in
+/// that order as cel-go consults them.
+pub(super) fn call_cost(cost: Cost, name: &str, args: &[Value], result: &Value) -> u64 {
     let a0 = args.first();
     let a1 = args.get(1);
     // Go's `float64(size) * STRING_TRAVERSAL_COST_FACTOR`, or `float64(size) * 2 * ...`
@@ -666,21 +673,22 @@ pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
     };
     let is_str = |v: Option<&Value>| matches!(v, Some(Value::String(_)));
     let is_bytes = |v: Option<&Value>| matches!(v, Some(Value::Bytes(_)));
-    // cel-go ext/sets.go's trackers.
-    let sets = |factor: f64| match (a0, a1) {
-        (Some(a), Some(b)) => 1 + ((k8s_size(a) * k8s_size(b)) as f64 * factor) as u64,
-        _ => 1,
-    };
-    let k8s: Option<u64> = match name {
-        "sets.contains" | "sets.intersects" => return sets(1.0),
-        "sets.equivalent" => return sets(2.0),
-        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" => {
-            Some(a0.map(traversal_cost).unwrap_or(0))
+    let k8s: Option<u64> = match cost {
+        // cel-go ext/sets.go's trackers.
+        Cost::Sets => {
+            let factor = if name == "sets.equivalent" { 2.0 } else { 1.0 };
+            return match (a0, a1) {
+                (Some(a), Some(b)) => 1 + ((k8s_size(a) * k8s_size(b)) as f64 * factor) as u64,
+                _ => 1,
+            };
         }
-        "url" | "lowerAscii" | "upperAscii" | "substring" | "trim" => k8s_arg0(false),
-        "replace" | "split" => k8s_arg0(true),
-        "join" => a0.map(|_| ceil(k8s_size(result) as f64 * 2.0 * STRING_TRAVERSAL_COST_FACTOR)),
-        "find" | "findAll" => match (a0, a1) {
+        Cost::List => Some(a0.map(traversal_cost).unwrap_or(0)),
+        Cost::Traversal | Cost::Parse => k8s_arg0(false),
+        Cost::DoubleTraversal => k8s_arg0(true),
+        Cost::Join => {
+            a0.map(|_| ceil(k8s_size(result) as f64 * 2.0 * STRING_TRAVERSAL_COST_FACTOR))
+        }
+        Cost::Find => match (a0, a1) {
             (Some(s), Some(re)) => {
                 let str_cost = ceil((1.0 + k8s_size(s) as f64) * STRING_TRAVERSAL_COST_FACTOR);
                 let regex_cost = ceil(k8s_size(re) as f64 * REGEX_STRING_LENGTH_COST_FACTOR);
@@ -688,23 +696,12 @@ pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
             }
             _ => None,
         },
-        "cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity" | "semver" | "isSemver" => {
-            k8s_arg0(false)
-        }
-        "ip" => match a0 {
+        Cost::Ip => match a0 {
             Some(c) if opaque::<Cidr>(c).is_some() => Some(1),
             _ => k8s_arg0(false),
         },
-        "ip.isCanonical" => k8s_arg0(true),
-        "masked"
-        | "prefixLength"
-        | "family"
-        | "isUnspecified"
-        | "isLoopback"
-        | "isLinkLocalMulticast"
-        | "isLinkLocalUnicast"
-        | "isGlobalUnicast" => Some(1),
-        "containsIP" | "containsCIDR" => match (a0, a1) {
+        Cost::Constant => Some(1),
+        Cost::Contains => match (a0, a1) {
             (Some(c), Some(other)) => {
                 let c = k8s_size(c);
                 let mut cost = ceil((c + c) as f64 * STRING_TRAVERSAL_COST_FACTOR);
@@ -718,7 +715,7 @@ pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
             }
             _ => None,
         },
-        "validate" => match (a0.and_then(opaque::<NamedFormat>), a1) {
+        Cost::Validate => match (a0.and_then(opaque::<NamedFormat>), a1) {
             (Some(f), Some(s)) => {
                 let str_cost = ceil((1.0 + k8s_size(s) as f64) * STRING_TRAVERSAL_COST_FACTOR);
                 let regex_cost = ceil(f.max_regex_size() as f64 * REGEX_STRING_LENGTH_COST_FACTOR);
@@ -726,11 +723,7 @@ pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
             }
             _ => None,
         },
-        "format.named" | "sign" | "asInteger" | "isInteger" | "asApproximateFloat"
-        | "isGreaterThan" | "isLessThan" | "compareTo" | "add" | "sub" | "major" | "minor"
-        | "patch" | "getScheme" | "getHostname" | "getHost" | "getPort" | "getEscapedPath"
-        | "getQuery" => Some(1),
-        "_==_" => match a0 {
+        Cost::Equals => match a0 {
             Some(v)
                 if opaque::<Quantity>(v).is_some()
                     || opaque::<Ip>(v).is_some()
@@ -743,7 +736,7 @@ pub(super) fn call_cost(name: &str, args: &[Value], result: &Value) -> u64 {
             }
             _ => None,
         },
-        _ => None,
+        Cost::CelGo => None,
     };
     if let Some(c) = k8s {
         return c;

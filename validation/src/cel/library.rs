@@ -1,6 +1,7 @@
-//! The Kubernetes CEL libraries CRD rules may call, on top of cel-rust's standard
-//! functions: one handler per function name, dispatching on the receiver's and the
-//! arguments' types as the overloads of cel-go and k8s.io/apiserver/pkg/cel/library do.
+//! The Kubernetes CEL libraries CRD rules may call (declared in `functions`), on top of
+//! cel-rust's standard functions: one handler per function name, dispatching on the
+//! receiver's and the arguments' types as the overloads of cel-go and
+//! k8s.io/apiserver/pkg/cel/library do.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -11,166 +12,6 @@ use cel::{Context, ExecutionError, FunctionContext, Value};
 use super::value::type_name;
 
 type Result<T> = std::result::Result<T, ExecutionError>;
-
-/// Every function (and macro) name a rule may call. `format.named`-style names are the
-/// qualified form.
-pub const SUPPORTED_FUNCTIONS: &[&str] = &[
-    // CEL's standard functions and macros (cel-rust).
-    "size",
-    "contains",
-    "startsWith",
-    "endsWith",
-    "matches",
-    "string",
-    "bytes",
-    "double",
-    "int",
-    "uint",
-    "has",
-    "all",
-    "exists",
-    "exists_one",
-    "map",
-    "filter",
-    "min",
-    "max",
-    "optional.none",
-    "optional.of",
-    "optional.ofNonZeroValue",
-    "value",
-    "hasValue",
-    "or",
-    "orValue",
-    "dyn",
-    // Timestamps and durations (cel-rust with chrono; the getters in UTC, as cel-go, or in
-    // the zone of their argument, with chrono-tz's database).
-    "timestamp",
-    "duration",
-    "getFullYear",
-    "getMonth",
-    "getDayOfYear",
-    "getDayOfMonth",
-    "getDate",
-    "getDayOfWeek",
-    "getHours",
-    "getMinutes",
-    "getSeconds",
-    "getMilliseconds",
-    // Kubernetes list library.
-    "isSorted",
-    "sum",
-    "indexOf",
-    "lastIndexOf",
-    // cel-go strings extension (the version Kubernetes enables).
-    "charAt",
-    "lowerAscii",
-    "upperAscii",
-    "replace",
-    "split",
-    "substring",
-    "trim",
-    "join",
-    "strings.quote",
-    "reverse",
-    "format",
-    // Kubernetes regex library.
-    "find",
-    "findAll",
-    // Kubernetes sets library.
-    "sets.contains",
-    "sets.equivalent",
-    "sets.intersects",
-    // Kubernetes URL library.
-    "url",
-    "isURL",
-    "getScheme",
-    "getHost",
-    "getHostname",
-    "getPort",
-    "getEscapedPath",
-    "getQuery",
-    // Kubernetes quantity library.
-    "quantity",
-    "isQuantity",
-    "sign",
-    "isInteger",
-    "asInteger",
-    "asApproximateFloat",
-    "add",
-    "sub",
-    "isGreaterThan",
-    "isLessThan",
-    "compareTo",
-    // Kubernetes IP and CIDR libraries.
-    "ip",
-    "isIP",
-    "ip.isCanonical",
-    "family",
-    "isUnspecified",
-    "isLoopback",
-    "isLinkLocalMulticast",
-    "isLinkLocalUnicast",
-    "isGlobalUnicast",
-    "cidr",
-    "isCIDR",
-    "containsIP",
-    "containsCIDR",
-    "masked",
-    "prefixLength",
-    // Kubernetes format library.
-    "format.named",
-    "format.dns1123Label",
-    "format.dns1123Subdomain",
-    "format.dns1035Label",
-    "format.qualifiedName",
-    "format.dns1123LabelPrefix",
-    "format.dns1123SubdomainPrefix",
-    "format.dns1035LabelPrefix",
-    "format.labelValue",
-    "format.uri",
-    "format.uuid",
-    "format.byte",
-    "format.date",
-    "format.datetime",
-    "validate",
-    // Kubernetes semver library.
-    "semver",
-    "isSemver",
-    "major",
-    "minor",
-    "patch",
-    // CEL operators the parser reports as functions.
-    "_+_",
-    "_-_",
-    "_*_",
-    "_/_",
-    "_%_",
-    "_==_",
-    "_!=_",
-    "_<_",
-    "_<=_",
-    "_>_",
-    "_>=_",
-    "_&&_",
-    "_||_",
-    "!_",
-    "-_",
-    "_?_:_",
-    "_[_]",
-    "@in",
-    "_[?_]",
-    "_?._",
-    "@not_strictly_false",
-];
-
-/// Whether a function name is one the evaluator runs.
-/// cel-rust reports a qualified call (`sets.equivalent(...)`) by its last segment, so a
-/// name is also accepted when it ends a qualified one.
-pub(super) fn is_supported(name: &str) -> bool {
-    SUPPORTED_FUNCTIONS
-        .iter()
-        .any(|f| *f == name || f.rsplit_once('.').is_some_and(|(_, last)| last == name))
-}
 
 thread_local! {
     /// The functions, registered once per thread: a rule's evaluation only adds `self`
@@ -201,6 +42,13 @@ fn root() -> Context<'static> {
         "sum" => sum,
         "indexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, false),
         "lastIndexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, true),
+        // Go's `time.ParseDuration`, to the nanosecond (cel-rust's parses through a float).
+        "duration" => |ftx: &FunctionContext, _, args: Vec<Value>| {
+            let s = as_str(&one(args)?)?;
+            super::duration::parse_go(&s)
+                .map(|n| Value::Duration(chrono::Duration::nanoseconds(n)))
+                .map_err(|_| ftx.error(format!("time: invalid duration {s:?}")))
+        },
         "getFullYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::FullYear),
         "getMonth" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Month),
         "getDayOfYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::DayOfYear),

@@ -12,21 +12,21 @@
 //! cluster. What is not supported is listed in [`UNSUPPORTED`] and in README
 //! ("Defaulting and validation").
 
+pub mod check;
 mod cost;
+pub(crate) mod duration;
+mod functions;
 mod library;
+mod limits;
 mod unary;
 mod value;
 
 pub use cost::COST_LIMIT_EXCEEDED;
+pub use limits::{
+    MAX_REQUEST_SIZE_BYTES, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT,
+    STATIC_ESTIMATED_CRD_COST_LIMIT,
+};
 
-/// The API server's limit on one evaluation's cost (`celconfig.PerCallLimit`).
-pub const PER_CALL_LIMIT: u64 = 1_000_000;
-
-/// The API server's cost budget for all rules of one object
-/// (`celconfig.RuntimeCELCostBudget`).
-pub const RUNTIME_COST_BUDGET: i64 = 10_000_000;
-
-pub use library::SUPPORTED_FUNCTIONS;
 pub(crate) use value::time_value;
 pub use value::{json_to_cel, object as value_object_from, type_name};
 
@@ -53,8 +53,7 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[(
 pub const NO_ZONE_DATABASE: &str =
     "time-zone names need kube-codegen-validation's `time-zones` feature";
 
-/// CEL's reserved words: a property so named is reached as `__name__` (Kubernetes'
-/// `apiservercel.Escape`), in the runtime's values and the generator's type checker alike.
+/// CEL's reserved words: a property so named is reached as `__name__` ([`escape`]).
 pub const RESERVED: &[&str] = &[
     "true",
     "false",
@@ -78,6 +77,40 @@ pub const RESERVED: &[&str] = &[
     "void",
     "while",
 ];
+
+/// The CEL name of a property (Kubernetes' `apiservercel.Escape`): `__` becomes
+/// `__underscores__`, `.` `__dot__`, `-` `__dash__`, `/` `__slash__`, a reserved word `w`
+/// `__w__`; `None` for a name CEL cannot reach (empty, led by a digit, or with any other
+/// character). The checker declares no field for such a name; in values the API server
+/// keeps it as it is (`UnstructuredToVal`'s objects), where `dyn(self)` iterates and indexes
+/// it.
+pub fn escape(name: &str) -> Option<String> {
+    let first = name.chars().next()?;
+    if first.is_ascii_digit() {
+        return None;
+    }
+    if RESERVED.contains(&name) {
+        return Some(format!("__{name}__"));
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix("__") {
+            out.push_str("__underscores__");
+            rest = r;
+            continue;
+        }
+        match c {
+            '.' => out.push_str("__dot__"),
+            '-' => out.push_str("__dash__"),
+            '/' => out.push_str("__slash__"),
+            c if c.is_ascii_alphanumeric() || c == '_' => out.push(c),
+            _ => return None,
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(out)
+}
 
 /// A compiled CEL expression.
 pub struct Program {
@@ -118,13 +151,29 @@ impl fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
+/// The functions `source` calls that this evaluator does not implement, sorted, each once
+/// (empty when it runs them all); `None` when `source` does not parse.
+pub fn unsupported_functions(source: &str) -> Option<Vec<String>> {
+    let program = cel::Program::compile(source).ok()?;
+    let refs = program.references();
+    let mut missing: Vec<String> = refs
+        .functions()
+        .into_iter()
+        .filter(|f| !functions::is_supported(f))
+        .map(str::to_owned)
+        .collect();
+    missing.sort();
+    missing.dedup();
+    Some(missing)
+}
+
 /// Compiles `source`, refusing functions the evaluator lacks.
 pub fn compile(source: &str) -> Result<Program, CompileError> {
     let program = cel::Program::compile(&unary::collapse_runs(source))
         .map_err(|e| CompileError::Syntax(e.to_string()))?;
     let refs = program.references();
     for f in refs.functions() {
-        if !library::is_supported(f) {
+        if !functions::is_supported(f) {
             return Err(CompileError::UnsupportedFunction(f.to_owned()));
         }
     }

@@ -490,3 +490,27 @@ fn zone_names_need_the_time_zones_feature() {
     let p = super::compile("timestamp('2024-01-01T00:00:00Z').getHours('+01:00') == 1").unwrap();
     assert_eq!(p.evaluate(&this, None, false), Ok(Value::Bool(true)));
 }
+
+#[test]
+fn escapes_as_the_api_server() {
+    assert_eq!(escape("foo-bar").as_deref(), Some("foo__dash__bar"));
+    assert_eq!(escape("a__b").as_deref(), Some("a__underscores__b"));
+    assert_eq!(escape("a___b").as_deref(), Some("a__underscores___b"));
+    assert_eq!(escape("namespace").as_deref(), Some("__namespace__"));
+    assert_eq!(escape("x.y/z").as_deref(), Some("x__dot__y__slash__z"));
+    assert_eq!(escape("_1").as_deref(), Some("_1"));
+    assert_eq!(escape("1a"), None);
+    assert_eq!(escape("1a-b"), None);
+    assert_eq!(escape("a b"), None);
+    assert_eq!(escape("é"), None);
+    assert_eq!(escape(""), None);
+}
+
+#[test]
+fn durations_are_go_s_to_the_nanosecond() {
+    is_true(
+        "duration('2.000000003s') == duration('2000000003ns') && duration('1h30m') == duration('90m')",
+        serde_json::json!({}),
+    );
+    assert!(eval("duration('1x') == duration('1s')", serde_json::json!({})).is_err());
+}

@@ -75,28 +75,8 @@ fn rfc3339(s: &str) -> Option<String> {
     Some(format!("{date}T{time}"))
 }
 
-/// Go's `time.ParseDuration` (`1h30m`, `1.5s`, `-2m`), which cel-rust's `duration()`
-/// parses, or strfmt's single `<n> <unit>` form (`3 days`, `1w`).
+/// Go's `time.ParseDuration` (`1h30m`, `1.5s`, `-2m`), or strfmt's single `<n> <unit>`
+/// form (`3 days`, `1w`), as strfmt's `ParseDuration` reads `format: duration`.
 fn go_duration(s: &str) -> Option<Value> {
-    if let Ok(d) = cel::functions::duration(std::sync::Arc::new(s.to_owned())) {
-        return Some(d);
-    }
-    let digits = s.find(|c: char| !c.is_ascii_digit())?;
-    let n: i64 = s[..digits].parse().ok()?;
-    let (unit, times) = match s[digits..].trim_start() {
-        "ns" | "nanosecond" | "nanoseconds" => ("ns", 1),
-        "us" | "microsecond" | "microseconds" => ("us", 1),
-        "ms" | "millisecond" | "milliseconds" => ("ms", 1),
-        "s" | "second" | "seconds" => ("s", 1),
-        "m" | "minute" | "minutes" => ("m", 1),
-        "h" | "hour" | "hours" => ("h", 1),
-        "d" | "day" | "days" => ("h", 24),
-        "w" | "week" | "weeks" => ("h", 24 * 7),
-        _ => return None,
-    };
-    cel::functions::duration(std::sync::Arc::new(format!(
-        "{}{unit}",
-        n.checked_mul(times)?
-    )))
-    .ok()
+    super::duration::parse_strfmt(s).map(|n| Value::Duration(chrono::Duration::nanoseconds(n)))
 }

@@ -192,7 +192,8 @@ pub fn is_date(s: &str) -> bool {
     valid_ymd(y, m, d)
 }
 
-fn valid_ymd(y: i32, m: u32, d: u32) -> bool {
+/// Whether the day exists in the proleptic Gregorian calendar (leap years included).
+pub(crate) fn valid_ymd(y: i32, m: u32, d: u32) -> bool {
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let days = match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -219,11 +220,6 @@ pub fn is_datetime(s: &str) -> bool {
 }
 
 fn is_duration(s: &str) -> bool {
-    static RE: OnceLock<Regex> = OnceLock::new();
     // Go's time.ParseDuration or strfmt's "3 days" form.
-    matches(
-        &RE,
-        r"^(?:[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+|0|[-+]?\d+\s*(?:ns|us|ms|s|m|h|d|w|nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?))$",
-        s,
-    )
+    crate::cel::duration::is_strfmt(s)
 }

@@ -444,3 +444,30 @@ fn defaults_that_break_their_schema_are_reported_as_the_server_does() {
         ]
     );
 }
+
+#[test]
+fn property_names_are_escaped_or_kept_as_the_server_keeps_them() {
+    let s = Schema::from_json(
+        &json!({"type": "object", "properties": {"names": {
+            "type": "object",
+            "properties": {
+                "want": {"type": "string"}, "1a-b": {"type": "string"}, "a-b": {"type": "string"},
+                "a b": {"type": "string"}, "namespace": {"type": "string"},
+            },
+            "x-kubernetes-validations": [{"rule": "dyn(self).exists(k, k == self.want)"}],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let ok = |want: &str, key: &str| {
+        s.validate_value(&json!({"names": {"want": want, key: "x"}}), None)
+            .is_ok()
+    };
+    // Escaped where CEL can name it, as written where it cannot (`UnstructuredToVal`).
+    assert!(ok("a__dash__b", "a-b"));
+    assert!(ok("__namespace__", "namespace"));
+    assert!(ok("1a-b", "1a-b"));
+    assert!(ok("a b", "a b"));
+    assert!(!ok("1a__dash__b", "1a-b"));
+    assert!(!ok("a-b", "a-b"));
+}

@@ -811,7 +811,8 @@ impl Schema {
     }
 
     /// The CEL value of `v` under this schema (`UnstructuredToVal`): `number` fields are
-    /// doubles, `format: byte` strings are bytes, declared property names are escaped, and
+    /// doubles, `format: byte` strings are bytes, declared property names are escaped
+    /// ([`cel::escape`], kept as written where it refuses them), and
     /// the root's metadata shows only `name` and `generateName`.
     pub(super) fn to_cel(&self, v: &Value, root: bool) -> CelValue {
         match v {
@@ -830,7 +831,12 @@ impl Schema {
                             return Some((k.clone(), cel_map(kept)));
                         }
                         match self.properties.get(k) {
-                            Some(p) => Some((escape(k)?, p.to_cel(x, false))),
+                            // As `UnstructuredToVal`'s objects: by the escaped name, or
+                            // as written when CEL cannot name it.
+                            Some(p) => Some((
+                                cel::escape(k).unwrap_or_else(|| k.clone()),
+                                p.to_cel(x, false),
+                            )),
                             None => match self.additional() {
                                 Some(a) => Some((k.clone(), a.to_cel(x, false))),
                                 None => Some((k.clone(), cel::json_to_cel(x))),
@@ -977,32 +983,6 @@ fn normalize_field_path(fp: &str) -> String {
         }
     }
     parts.join(".")
-}
-
-/// Kubernetes' escaping of property names for CEL; `None` for names CEL cannot reach.
-fn escape(name: &str) -> Option<String> {
-    if crate::cel::RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
-    }
-    let mut out = String::new();
-    let mut rest = name;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix("__") {
-            out.push_str("__underscores__");
-            rest = r;
-            continue;
-        }
-        let c = rest.chars().next()?;
-        match c {
-            '.' => out.push_str("__dot__"),
-            '-' => out.push_str("__dash__"),
-            '/' => out.push_str("__slash__"),
-            c if c.is_ascii_alphanumeric() || c == '_' => out.push(c),
-            _ => return None,
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Some(out)
 }
 
 fn base64_decode(s: &str) -> Option<Vec<u8>> {

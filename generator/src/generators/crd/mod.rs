@@ -2,8 +2,6 @@
 //! and kind, merging the kind's versions, with structural schemas ([`schema`]) that embed
 //! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
 
-pub mod cel;
-
 use std::collections::BTreeMap;
 
 use crate::apiext::{
@@ -13,6 +11,8 @@ use crate::apiext::{
     CustomResourceValidation, JSONSchemaProps, ObjectMeta, SelectableField, ServiceReference,
     WebhookClientConfig, WebhookConversion,
 };
+
+use kube_codegen_validation::cel::check::check_schema;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::kubernetes::API_APPROVED;
@@ -475,11 +475,11 @@ fn version_of(
 
 /// Printer columns, scale paths and selectable fields must point at real fields.
 /// The API server type checks and cost-estimates every CEL rule of the final schema when
-/// it takes the CRD ([`cel`]); what it would refuse is an error here, at the XValidation
+/// it takes the CRD ([`check_schema`]); what it would refuse is an error here, at the XValidation
 /// marker that wrote the expression, else at the kind.
 fn check_cel(api: &Api, k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
     let json = serde_json::to_value(schema).expect("schemas serialize");
-    for p in cel::check_schema(&json) {
+    for p in check_schema(&json) {
         let message = format!("{} (in {})", p.message, k.name);
         let d = match (
             &p.expr,

@@ -8,19 +8,15 @@ use std::collections::{BTreeSet, HashMap};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::check::Checked;
+use super::checker::Checked;
 use super::types::{Decl, Type};
+use crate::cel::functions::{self, Cost};
+use crate::cel::limits::{
+    CONST_COST, LIST_CREATE_BASE_COST, MAP_CREATE_BASE_COST, MAX_FORMAT_SIZE,
+    MAX_NAME_FORMAT_REGEX_SIZE, REGEX_STRING_LENGTH_COST_FACTOR, SELECT_AND_IDENT_COST,
+    STRING_TRAVERSAL_COST_FACTOR, STRUCT_CREATE_BASE_COST,
+};
 
-const SELECT_AND_IDENT_COST: u64 = 1;
-const CONST_COST: u64 = 0;
-const LIST_CREATE_BASE_COST: u64 = 10;
-const MAP_CREATE_BASE_COST: u64 = 30;
-const STRUCT_CREATE_BASE_COST: u64 = 40;
-const STRING_TRAVERSAL_COST_FACTOR: f64 = 0.1;
-const REGEX_STRING_LENGTH_COST_FACTOR: f64 = 0.25;
-/// `apiservercel.MaxNameFormatRegexSize` / `MaxFormatSize`.
-const MAX_NAME_FORMAT_REGEX_SIZE: f64 = 128.0;
-const MAX_FORMAT_SIZE: u64 = 64;
 /// The accumulator of macros.
 const ACCUMULATOR: &str = "@result";
 const HIDDEN_ACCUMULATOR: &str = "__result__";
@@ -687,8 +683,8 @@ impl<'a> Coster<'a> {
     ) -> Option<(Est, Option<Est>)> {
         let f = STRING_TRAVERSAL_COST_FACTOR;
         let one = Est::fixed(1);
-        match function {
-            "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "includes" => {
+        match functions::cost(function) {
+            Cost::List => {
                 let t = target?;
                 let mut el_cost = one;
                 if let Some(el) = self.element_node(t) {
@@ -702,15 +698,18 @@ impl<'a> Coster<'a> {
                     Some((self.k8s_size(t).factor(f), None))
                 }
             }
-            "url" if args.len() == 1 => {
-                let sz = self.k8s_size(&args[0]);
+            Cost::Traversal => {
+                let sz = match (target, args) {
+                    (Some(t), _) => self.k8s_size(t),
+                    (None, [arg]) => self.k8s_size(arg),
+                    (None, _) => return None,
+                };
                 Some((sz.factor(f), Some(sz)))
             }
-            "lowerAscii" | "upperAscii" | "substring" | "trim" => {
-                let sz = self.k8s_size(target?);
-                Some((sz.factor(f), Some(sz)))
-            }
-            "replace" if target.is_some() && args.len() >= 2 => {
+            Cost::DoubleTraversal if function == "replace" => {
+                if target.is_none() || args.len() < 2 {
+                    return None;
+                }
                 let sz = self.k8s_size(target?);
                 let to_replace = self.k8s_size(&args[0]);
                 let with = self.k8s_size(&args[1]);
@@ -745,7 +744,7 @@ impl<'a> Coster<'a> {
                 let size = count.mul(with).add(retained);
                 Some((sz.factor(2.0 * f), Some(size)))
             }
-            "split" => {
+            Cost::DoubleTraversal if function == "split" => {
                 let sz = self.k8s_size(target?);
                 let mut max = sz.max;
                 if let Some(Expr::Literal(LiteralValue::Int(i))) =
@@ -755,7 +754,9 @@ impl<'a> Coster<'a> {
                 }
                 Some((sz.factor(2.0 * f), Some(Est { min: 0, max })))
             }
-            "join" => {
+            // `ip.isCanonical`.
+            Cost::DoubleTraversal => Some((self.k8s_size(args.first()?).factor(2.0 * f), None)),
+            Cost::Join => {
                 let t = target?;
                 let list = self.k8s_size(t);
                 let mut sz = Est::fixed(0);
@@ -771,7 +772,7 @@ impl<'a> Coster<'a> {
                 }
                 Some((sz.factor(f), Some(sz)))
             }
-            "find" | "findAll" if target.is_some() && !args.is_empty() => {
+            Cost::Find if target.is_some() && !args.is_empty() => {
                 let sz = self.k8s_size(target?);
                 let str_cost = sz.add(one).factor(f);
                 let regex_cost = self
@@ -785,48 +786,15 @@ impl<'a> Coster<'a> {
                     }),
                 ))
             }
-            "cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity" | "semver" | "isSemver"
-                if !args.is_empty() =>
-            {
-                Some((self.k8s_size(&args[0]).factor(f), None))
-            }
-            "ip" => {
+            Cost::Parse if !args.is_empty() => Some((self.k8s_size(&args[0]).factor(f), None)),
+            Cost::Ip => {
                 if id == "cidr_ip" {
                     return Some((one, None));
                 }
                 Some((self.k8s_size(args.first()?).factor(f), None))
             }
-            "ip.isCanonical" if !args.is_empty() => {
-                Some((self.k8s_size(&args[0]).factor(2.0 * f), None))
-            }
-            "masked"
-            | "prefixLength"
-            | "family"
-            | "isUnspecified"
-            | "isLoopback"
-            | "isLinkLocalMulticast"
-            | "isLinkLocalUnicast"
-            | "isGlobalUnicast"
-            | "format.named"
-            | "sign"
-            | "asInteger"
-            | "isInteger"
-            | "asApproximateFloat"
-            | "isGreaterThan"
-            | "isLessThan"
-            | "compareTo"
-            | "add"
-            | "sub"
-            | "major"
-            | "minor"
-            | "patch"
-            | "getScheme"
-            | "getHostname"
-            | "getHost"
-            | "getPort"
-            | "getEscapedPath"
-            | "getQuery" => Some((one, None)),
-            "containsIP" | "containsCIDR" if !args.is_empty() => {
+            Cost::Constant => Some((one, None)),
+            Cost::Contains if !args.is_empty() => {
                 let sz = Est { min: 4, max: 16 };
                 let mut c = sz.add(sz).factor(f);
                 if function == "containsCIDR" {
@@ -837,13 +805,13 @@ impl<'a> Coster<'a> {
                 }
                 Some((c, None))
             }
-            "validate" if !args.is_empty() => Some((
+            Cost::Validate if !args.is_empty() => Some((
                 self.k8s_size(&args[0])
                     .factor(f)
                     .factor(MAX_NAME_FORMAT_REGEX_SIZE * REGEX_STRING_LENGTH_COST_FACTOR),
                 None,
             )),
-            "_==_" if args.len() == 2 => {
+            Cost::Equals if args.len() == 2 => {
                 let (l, r) = (&args[0], &args[1]);
                 if l.ty != r.ty {
                     return None;

@@ -1,34 +1,82 @@
 //! What the API server checks of a CRD's CEL rules when it takes the CRD
 //! (apiextensions-apiserver pkg/apis/apiextensions/validation: `validation.go`,
 //! `cel_validation.go`; pkg/apiserver/schema/cel/compilation.go): each `rule` and
-//! `messageExpression` type checks against the schema's declared types (`check.rs`), a rule
-//! is a bool and a message a string, `oldSelf` only where old and new values correlate,
-//! `optionalOldSelf` only with `oldSelf`, and the estimated cost (`cost.rs`) of each
-//! expression (a rule's times how often it can run) and of all of them together stays in
-//! the server's budgets.
+//! `messageExpression` type checks against the schema's declared types (`checker.rs`), a
+//! rule is a bool and a message a string, `oldSelf` only where old and new values
+//! correlate, `optionalOldSelf` only with `oldSelf`, and the estimated cost (`estimate.rs`)
+//! of each expression (a rule's times how often it can run) and of all of them together
+//! stays in the server's budgets.
 //!
 //! It works on the schema as JSON (a CRD version's `openAPIV3Schema`), so it runs on any
-//! CRD, generated or not. What it does not model (a function it has no declaration for,
-//! a schema it cannot type) never becomes a refusal: no false refusals, at the price of
-//! letting through what only the server would catch.
+//! CRD, generated or not: the generator runs [`check_schema`] on every CRD it writes. What
+//! it does not model (a function it has no declaration for, a schema it cannot type) never
+//! becomes a refusal: no false refusals, at the price of letting through what only the
+//! server would catch. The functions it declares are the evaluator's (one table for both),
+//! and so are the cost constants.
 
-mod check;
-mod cost;
-mod library;
-mod types;
+mod checker;
+mod estimate;
+pub(super) mod types;
 mod validators;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
 use types::{Decl, Type, schema_decl};
 
-/// `StaticEstimatedCostLimit`: the most one expression may cost (a rule times its
-/// cardinality).
-pub const STATIC_ESTIMATED_COST_LIMIT: u64 = 10_000_000;
-/// `StaticEstimatedCRDCostLimit`: the most all expressions of a schema may cost together.
-pub const STATIC_ESTIMATED_CRD_COST_LIMIT: u64 = 100_000_000;
+use super::limits::{
+    MAX_REQUEST_SIZE_BYTES, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT,
+};
+
+/// Whether each pattern compiled, once per distinct pattern: APIs repeat their patterns.
+static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
+
+/// Compiles a regular expression (RE2 syntax, which the regex crate follows, as the API
+/// server's Go regexps do) to check it: a schema's `pattern`, or the literal pattern of a
+/// rule's `matches`. `Err` carries the last line of the compiler's message.
+pub fn check_regex(pattern: &str) -> Result<(), String> {
+    let lock = || PATTERNS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = lock().get(pattern) {
+        return r.clone();
+    }
+    let r = regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        e.to_string()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    });
+    lock().insert(pattern.to_owned(), r.clone());
+    r
+}
+
+/// Why a CEL expression does not parse: the parser's first error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// The message, without its `Syntax error: ` prefix.
+    pub message: String,
+    /// The column the error is at (1-based, in characters).
+    pub column: usize,
+}
+
+/// Parses `source` as an `x-kubernetes-validations` expression is first read (cel-rust's
+/// parser, without the optional syntax), for a syntax error located at its column.
+pub fn syntax_error(source: &str) -> Option<SyntaxError> {
+    let errors = cel::Program::compile(source).err()?;
+    Some(match errors.errors.first() {
+        Some(e) => SyntaxError {
+            message: e.msg.trim_start_matches("Syntax error: ").to_owned(),
+            column: e.pos.1.max(1) as usize,
+        },
+        None => SyntaxError {
+            message: errors.to_string(),
+            column: 1,
+        },
+    })
+}
 
 /// The server's advice with every cost refusal.
 pub const COST_HINT: &str = "try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared";
@@ -189,7 +237,7 @@ impl Walker {
                 Some(at.as_str())
             };
             for (name, prop) in props {
-                let from_parent = decl.and_then(|d| match (&d.kind, types::escape(name)) {
+                let from_parent = decl.and_then(|d| match (&d.kind, crate::cel::escape(name)) {
                     (types::DeclKind::Object(fields), Some(n)) => fields.get(&n),
                     _ => None,
                 });
@@ -242,13 +290,13 @@ impl Walker {
         let mut structs = BTreeMap::new();
         let self_type = decl.cel_type("selfType", &mut structs);
         // The schema's object types, declared once for all the node's rules.
-        let mut env = check::Env {
+        let mut env = checker::Env {
             vars: HashMap::from([("self", self_type.clone())]),
             structs,
         };
         // `maxCardinality(declType.MinSerializedSize)`: as many as fit in a request.
-        let cardinality = cardinality
-            .unwrap_or_else(|| (types::MAX_REQUEST_SIZE_BYTES / (decl.min_size + 1)) as u64);
+        let cardinality =
+            cardinality.unwrap_or_else(|| (MAX_REQUEST_SIZE_BYTES / (decl.min_size + 1)) as u64);
         let where_ = if at.is_empty() {
             "the schema's root".to_string()
         } else {
@@ -545,7 +593,7 @@ fn repeated_unary(src: &str) -> bool {
 }
 
 /// Parses, checks and costs one expression.
-fn compile(src: &str, env: &check::Env, decl: &Decl) -> Compiled {
+fn compile(src: &str, env: &checker::Env, decl: &Decl) -> Compiled {
     let expr = match cel::parser::Parser::new()
         .enable_optional_syntax(true)
         .parse(src)
@@ -574,7 +622,7 @@ fn compile(src: &str, env: &check::Env, decl: &Decl) -> Compiled {
             unknown: true,
         };
     }
-    let checked = check::check(&expr, env);
+    let checked = checker::check(&expr, env);
     let invalid = if checked.errors.is_empty() {
         validators::validate(&expr, &checked)
     } else {
@@ -586,7 +634,7 @@ fn compile(src: &str, env: &check::Env, decl: &Decl) -> Compiled {
         Outcome::Errors(invalid)
     } else {
         let cost = (!checked.unknown).then(|| {
-            let (est, unbounded) = cost::estimate(&expr, &checked, decl);
+            let (est, unbounded) = estimate::estimate(&expr, &checked, decl);
             (est.max, unbounded)
         });
         Outcome::Typed(checked.type_of(expr.id), cost)

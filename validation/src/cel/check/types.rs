@@ -7,9 +7,9 @@ use std::fmt;
 
 use serde_json::Value;
 
-/// The largest request the API server takes (`celconfig.MaxRequestSizeBytes`): every
-/// unbounded string, list and map is assumed to fill it.
-pub const MAX_REQUEST_SIZE_BYTES: i64 = 3 * 1024 * 1024;
+use crate::cel::escape;
+use crate::cel::limits::MAX_REQUEST_SIZE_BYTES;
+
 /// `apiservercel.MaxDurationSizeJSON` / `MaxDatetimeSizeJSON` / `JSONDateSize`.
 const MAX_DURATION_SIZE_JSON: i64 = 32;
 const MAX_DATETIME_SIZE_JSON: i64 = 32;
@@ -438,54 +438,10 @@ fn with_type_and_object_meta(s: &Value) -> Value {
     out
 }
 
-/// The CEL name of a property (`apiservercel.Escape`); `None` if it cannot be reached.
-pub fn escape(ident: &str) -> Option<String> {
-    let first = ident.chars().next()?;
-    if first.is_ascii_digit() {
-        return None;
-    }
-    if kube_codegen_validation::cel::RESERVED.contains(&ident) {
-        return Some(format!("__{ident}__"));
-    }
-    if !ident
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
-    {
-        return None;
-    }
-    let mut out = String::new();
-    let mut rest = ident;
-    while let Some(c) = rest.chars().next() {
-        if rest.starts_with("__") {
-            out.push_str("__underscores__");
-            rest = &rest[2..];
-            continue;
-        }
-        match c {
-            '.' => out.push_str("__dot__"),
-            '-' => out.push_str("__dash__"),
-            '/' => out.push_str("__slash__"),
-            c => out.push(c),
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn escapes_as_the_server() {
-        assert_eq!(escape("foo-bar").as_deref(), Some("foo__dash__bar"));
-        assert_eq!(escape("a__b").as_deref(), Some("a__underscores__b"));
-        assert_eq!(escape("namespace").as_deref(), Some("__namespace__"));
-        assert_eq!(escape("x.y/z").as_deref(), Some("x__dot__y__slash__z"));
-        assert_eq!(escape("1a"), None);
-        assert_eq!(escape("a b"), None);
-    }
 
     #[test]
     fn sizes_follow_the_server() {

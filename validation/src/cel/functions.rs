@@ -1,13 +1,267 @@
-//! The function declarations a CRD rule is checked against: CEL's standard library and
-//! the Kubernetes libraries of the API server's environment (cel-go checker/decls,
-//! k8s.io/apiserver pkg/cel/library, cel-go ext strings v2 and sets), as far as the
-//! runtime's evaluator runs them. A function missing here is not an error: the checker
-//! types its call as unknown and makes no verdict on it.
+//! The function library of CRD rules, declared once for the checker, the evaluator and both
+//! cost models: CEL's standard library and the Kubernetes libraries of the API server's
+//! environment (cel-go checker/decls, k8s.io/apiserver pkg/cel/library, cel-go ext strings
+//! v2 and sets).
+//!
+//! [`FUNCTIONS`] names every function (and macro) a rule may call, whether the evaluator
+//! runs it and how the Kubernetes cost estimator prices its calls ([`Cost`], which the
+//! runtime cost and the static estimate both read); [`ROWS`] declares the overloads the
+//! checker types calls against. A function without overloads is not an error to the
+//! checker: it types its call as unknown and makes no verdict on it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use super::types::Type;
+use super::check::types::Type;
+
+/// How the Kubernetes `CostEstimator` (k8s.io/apiserver pkg/cel/library/cost.go) prices a
+/// call, in `EstimateCallCost` (the static estimate) and `CallCost` (the runtime cost)
+/// alike; the size read is the receiver's, or the first argument's for a global function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cost {
+    /// Not the Kubernetes estimator's: cel-go's own price, by overload.
+    CelGo,
+    /// cel-go's sets extension (runtime only; the estimate is cel-go's default).
+    Sets,
+    /// A traversal of a list (each element's size for strings and bytes).
+    List,
+    /// One traversal of a string, the result as long (`url`, `lowerAscii`...).
+    Traversal,
+    /// Two traversals of a string (`replace`, `split`, `ip.isCanonical`).
+    DoubleTraversal,
+    /// `join`: the result's size.
+    Join,
+    /// A regex over a string (`find`, `findAll`).
+    Find,
+    /// A traversal of a string to parse it (`cidr`, `isIP`, `quantity`, `semver`...).
+    Parse,
+    /// `ip`: a parse of a string, or 1 as `cidr.ip()`.
+    Ip,
+    /// 1: accessors and comparisons of the library's types (IPs and CIDRs, quantities,
+    /// URLs, semvers, `format.named`).
+    Constant,
+    /// `containsIP`, `containsCIDR`: both addresses, and a string argument's parse.
+    Contains,
+    /// A named format's `validate`: its regex over the string.
+    Validate,
+    /// `_==_`: 1 between values of the library's types, else cel-go's.
+    Equals,
+}
+
+/// One function of the library.
+#[derive(Debug)]
+pub(crate) struct Function {
+    /// As called; qualified (`sets.contains`) for namespaced functions.
+    pub name: &'static str,
+    /// Whether the evaluator runs it (else it only declares its overloads for the checker,
+    /// and [`super::compile`] refuses a rule that calls it).
+    pub runs: bool,
+    pub cost: Cost,
+}
+
+const fn runs(name: &'static str, cost: Cost) -> Function {
+    Function {
+        name,
+        runs: true,
+        cost,
+    }
+}
+
+const fn declared(name: &'static str, cost: Cost) -> Function {
+    Function {
+        name,
+        runs: false,
+        cost,
+    }
+}
+
+use Cost::*;
+
+/// Every function, macro and operator a rule may call, once.
+pub(crate) const FUNCTIONS: &[Function] = &[
+    // CEL's standard functions and macros (cel-rust).
+    runs("size", CelGo),
+    runs("contains", CelGo),
+    runs("startsWith", CelGo),
+    runs("endsWith", CelGo),
+    runs("matches", CelGo),
+    runs("string", CelGo),
+    runs("bytes", CelGo),
+    runs("double", CelGo),
+    runs("int", CelGo),
+    runs("uint", CelGo),
+    declared("bool", CelGo),
+    declared("type", CelGo),
+    runs("has", CelGo),
+    runs("all", CelGo),
+    runs("exists", CelGo),
+    runs("exists_one", CelGo),
+    runs("map", CelGo),
+    runs("filter", CelGo),
+    runs("optional.none", CelGo),
+    runs("optional.of", CelGo),
+    runs("optional.ofNonZeroValue", CelGo),
+    runs("value", CelGo),
+    runs("hasValue", CelGo),
+    runs("or", CelGo),
+    runs("orValue", CelGo),
+    runs("dyn", CelGo),
+    // Timestamps and durations (the getters in UTC, as cel-go, or in the zone of their
+    // argument, with chrono-tz's database).
+    runs("timestamp", CelGo),
+    runs("duration", CelGo),
+    runs("getFullYear", CelGo),
+    runs("getMonth", CelGo),
+    runs("getDayOfYear", CelGo),
+    runs("getDayOfMonth", CelGo),
+    runs("getDate", CelGo),
+    runs("getDayOfWeek", CelGo),
+    runs("getHours", CelGo),
+    runs("getMinutes", CelGo),
+    runs("getSeconds", CelGo),
+    runs("getMilliseconds", CelGo),
+    // Kubernetes list library.
+    runs("isSorted", List),
+    runs("sum", List),
+    runs("min", List),
+    runs("max", List),
+    runs("indexOf", List),
+    runs("lastIndexOf", List),
+    declared("includes", List),
+    // cel-go strings extension (the version Kubernetes enables).
+    runs("charAt", CelGo),
+    runs("lowerAscii", Traversal),
+    runs("upperAscii", Traversal),
+    runs("replace", DoubleTraversal),
+    runs("split", DoubleTraversal),
+    runs("substring", Traversal),
+    runs("trim", Traversal),
+    runs("join", Join),
+    runs("strings.quote", CelGo),
+    runs("reverse", CelGo),
+    runs("format", CelGo),
+    // Kubernetes regex library.
+    runs("find", Find),
+    runs("findAll", Find),
+    // Kubernetes sets library.
+    runs("sets.contains", Sets),
+    runs("sets.equivalent", Sets),
+    runs("sets.intersects", Sets),
+    // Kubernetes URL library.
+    runs("url", Traversal),
+    runs("isURL", CelGo),
+    runs("getScheme", Constant),
+    runs("getHost", Constant),
+    runs("getHostname", Constant),
+    runs("getPort", Constant),
+    runs("getEscapedPath", Constant),
+    runs("getQuery", Constant),
+    // Kubernetes quantity library.
+    runs("quantity", Parse),
+    runs("isQuantity", Parse),
+    runs("sign", Constant),
+    runs("isInteger", Constant),
+    runs("asInteger", Constant),
+    runs("asApproximateFloat", Constant),
+    runs("add", Constant),
+    runs("sub", Constant),
+    runs("isGreaterThan", Constant),
+    runs("isLessThan", Constant),
+    runs("compareTo", Constant),
+    // Kubernetes IP and CIDR libraries.
+    runs("ip", Ip),
+    runs("isIP", Parse),
+    runs("ip.isCanonical", DoubleTraversal),
+    runs("family", Constant),
+    runs("isUnspecified", Constant),
+    runs("isLoopback", Constant),
+    runs("isLinkLocalMulticast", Constant),
+    runs("isLinkLocalUnicast", Constant),
+    runs("isGlobalUnicast", Constant),
+    runs("cidr", Parse),
+    runs("isCIDR", Parse),
+    runs("containsIP", Contains),
+    runs("containsCIDR", Contains),
+    runs("masked", Constant),
+    runs("prefixLength", Constant),
+    // Kubernetes format library.
+    runs("format.named", Constant),
+    runs("format.dns1123Label", CelGo),
+    runs("format.dns1123Subdomain", CelGo),
+    runs("format.dns1035Label", CelGo),
+    runs("format.qualifiedName", CelGo),
+    runs("format.dns1123LabelPrefix", CelGo),
+    runs("format.dns1123SubdomainPrefix", CelGo),
+    runs("format.dns1035LabelPrefix", CelGo),
+    runs("format.labelValue", CelGo),
+    runs("format.uri", CelGo),
+    runs("format.uuid", CelGo),
+    runs("format.byte", CelGo),
+    runs("format.date", CelGo),
+    runs("format.datetime", CelGo),
+    runs("validate", Validate),
+    // Kubernetes semver library.
+    runs("semver", Parse),
+    runs("isSemver", Parse),
+    runs("major", Constant),
+    runs("minor", Constant),
+    runs("patch", Constant),
+    // CEL operators the parser reports as functions.
+    runs("_+_", CelGo),
+    runs("_-_", CelGo),
+    runs("_*_", CelGo),
+    runs("_/_", CelGo),
+    runs("_%_", CelGo),
+    runs("_==_", Equals),
+    runs("_!=_", CelGo),
+    runs("_<_", CelGo),
+    runs("_<=_", CelGo),
+    runs("_>_", CelGo),
+    runs("_>=_", CelGo),
+    runs("_&&_", CelGo),
+    runs("_||_", CelGo),
+    runs("!_", CelGo),
+    runs("-_", CelGo),
+    runs("_?_:_", CelGo),
+    runs("_[_]", CelGo),
+    runs("@in", CelGo),
+    runs("_[?_]", CelGo),
+    runs("_?._", CelGo),
+    runs("@not_strictly_false", CelGo),
+];
+
+/// The function of that name.
+pub(crate) fn function(name: &str) -> Option<&'static Function> {
+    static BY_NAME: OnceLock<HashMap<&'static str, &'static Function>> = OnceLock::new();
+    BY_NAME
+        .get_or_init(|| FUNCTIONS.iter().map(|f| (f.name, f)).collect())
+        .get(name)
+        .copied()
+}
+
+/// How calls of `name` are priced ([`Cost::CelGo`] for what the library does not name).
+pub(crate) fn cost(name: &str) -> Cost {
+    function(name).map_or(Cost::CelGo, |f| f.cost)
+}
+
+/// Whether the evaluator runs `name`. cel-rust reports a qualified call
+/// (`sets.equivalent(...)`) by its last segment, so a name is also accepted when it ends a
+/// qualified one.
+pub(crate) fn is_supported(name: &str) -> bool {
+    static NAMES: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            FUNCTIONS
+                .iter()
+                .filter(|f| f.runs)
+                .flat_map(|f| {
+                    let last = f.name.rsplit_once('.').map(|(_, last)| last);
+                    std::iter::once(f.name).chain(last)
+                })
+                .collect()
+        })
+        .contains(name)
+}
 
 /// One overload: its id (the cost estimator reads some), whether it is called on a
 /// receiver (the first parameter), its parameters and result.
@@ -19,15 +273,16 @@ pub struct Overload {
     pub result: Type,
 }
 
-/// `(id, function, member, parameters, result)`, types written as CEL prints them;
-/// single capital letters are type parameters.
+/// An overload the checker declares: `(id, function, member, parameters, result)`, types
+/// written as CEL prints them; single capital letters are type parameters. Orderings
+/// (`_<_`...) are added by [`functions`].
 type Row = (&'static str, &'static str, bool, &'static str, &'static str);
 
 const G: bool = false;
 const M: bool = true;
 
 #[rustfmt::skip]
-const ROWS: &[Row] = &[
+pub(crate) const ROWS: &[Row] = &[
     // Operators.
     ("conditional", "_?_:_", G, "bool, A, A", "A"),
     ("logical_and", "_&&_", G, "bool, bool", "bool"),
@@ -277,7 +532,7 @@ const ORDERED: &[&str] = &[
 ];
 const NUMERIC: &[&str] = &["int", "uint", "double"];
 
-/// The declarations by function name.
+/// The checker's overloads by function name.
 pub fn functions() -> &'static HashMap<&'static str, Vec<Overload>> {
     static FNS: OnceLock<HashMap<&'static str, Vec<Overload>>> = OnceLock::new();
     FNS.get_or_init(|| {
@@ -394,5 +649,22 @@ mod tests {
         let fns = super::functions();
         assert!(fns["_<_"].iter().any(|o| o.id == "less_int64_double"));
         assert_eq!(fns["_[?_]"].len(), 4);
+    }
+
+    #[test]
+    fn every_function_is_named_once() {
+        let mut seen = std::collections::HashSet::new();
+        for f in super::FUNCTIONS {
+            assert!(seen.insert(f.name), "{} twice", f.name);
+        }
+        for name in super::functions().keys() {
+            assert!(
+                super::function(name).is_some(),
+                "{name} has overloads but no entry"
+            );
+        }
+        assert!(super::is_supported("equivalent"));
+        assert!(!super::is_supported("includes"));
+        assert!(!super::is_supported("nope"));
     }
 }

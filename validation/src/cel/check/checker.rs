@@ -1,13 +1,13 @@
 //! CEL type checking as cel-go's checker does it (checker/checker.go, checker/types.go):
 //! types every node of a parsed expression against the declared variables and
-//! [`library`](super::library), unifying overload type parameters, and records the overloads
+//! [`functions`](super::super::functions), unifying overload type parameters, and records the overloads
 //! each call may take (the cost estimator reads them).
 
 use std::collections::{BTreeMap, HashMap};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
-use super::library::{Overload, functions};
+use super::super::functions::{Overload, functions};
 use super::types::Type;
 
 /// The declared environment: variables and the schema's object types (fields by name).
