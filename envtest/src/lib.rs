@@ -52,6 +52,7 @@
 
 mod binaries;
 mod crds;
+mod detached;
 mod environment;
 mod error;
 mod pki;
@@ -60,6 +61,7 @@ mod shared;
 pub use binaries::{
     BIN_DIR_ENV, Binaries, CACHE_ENV, ETCD_VERSION, KUBERNETES_VERSION, cache_bin_dir, cache_root,
 };
+pub use detached::{DetachedEnvironment, DetachedStatus, Ports};
 pub use environment::{Builder, Environment};
 pub use error::{Component, Error};
 pub use shared::SharedEnvironment;
