@@ -2,9 +2,9 @@
 //! 127.0.0.1 and localhost, and the ServiceAccount token signing key.
 //!
 //! Generated in-process with `rcgen` (ECDSA P-256, pure Rust on `ring`, which kube's
-//! rustls already builds) rather than with the `openssl` command `hack/testenv.sh` runs:
-//! users' test machines need no openssl, and a P-256 key takes microseconds where an RSA
-//! 2048 one takes tens of milliseconds per environment.
+//! rustls already builds) rather than with the `openssl` command: users' test machines
+//! need no openssl, and a P-256 key takes microseconds where an RSA 2048 one takes tens
+//! of milliseconds per environment.
 
 use std::fs;
 use std::path::{Path, PathBuf};
