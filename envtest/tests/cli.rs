@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -341,15 +341,39 @@ async fn mistakes_are_reported_before_anything_starts() {
     );
 }
 
+/// SIGTERMs the foreground `up` and waits for it (also when the test fails half-way).
+struct Foreground(Child);
+
+impl Foreground {
+    fn terminate(&mut self) -> ExitStatus {
+        let pid = libc::pid_t::try_from(self.0.id()).expect("a pid");
+        // SAFETY: kill(2) on our own child, which is not reaped before the wait below.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+        self.0.wait().expect("up exits")
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            self.terminate();
+        }
+    }
+}
+
 #[tokio::test]
 async fn up_in_the_foreground_runs_until_sigterm_and_cleans_up() {
-    let mut child = cli()
-        .arg("up")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start up");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut up = Foreground(
+        cli()
+            .arg("up")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start up"),
+    );
+    let mut lines = BufReader::new(up.0.stdout.take().unwrap()).lines();
     let kubeconfig = PathBuf::from(
         lines
             .next()
@@ -360,12 +384,7 @@ async fn up_in_the_foreground_runs_until_sigterm_and_cleans_up() {
     let c = client(&kubeconfig).await;
     assert_eq!(readyz(&c).await.as_deref(), Some("ok"));
 
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(pid, libc::SIGTERM);
-    }
-    let status = child.wait().expect("up exits");
+    let status = up.terminate();
     assert!(status.success(), "{status}");
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
