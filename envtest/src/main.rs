@@ -42,35 +42,44 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Start a control plane, install the CRDs and print the kubeconfig path (the last
-    /// line on stdout). Without --detach: in a temporary directory on free ports, until
-    /// SIGINT or SIGTERM, then stop it and remove the directory. With --detach: in --dir
-    /// on fixed ports, in the background, and exit; `down` stops it. A detached control
-    /// plane that already runs in --dir as asked is kept (only the CRDs are applied).
+    /// Start a control plane; print its kubeconfig path (the last line on stdout)
+    ///
+    /// Without --detach: in a temporary directory on free ports, until SIGINT or SIGTERM,
+    /// then stop it and remove the directory. With --detach: in --dir on fixed ports, in
+    /// the background, and exit once it is ready; `down` stops it. A detached control
+    /// plane that already runs in --dir as asked is kept, data and all (only the CRDs are
+    /// applied); anything else there is stopped and a new one starts from an empty etcd.
     Up(UpArgs),
-    /// Stop the detached control plane in --dir and remove its files (logs included).
+    /// Stop the detached control plane in --dir and remove its files (logs included)
     Down(DirArg),
-    /// Print `export KUBECONFIG=...` and `export PATH=<binaries>:"$PATH"` (for the
-    /// pinned kubectl) for a shell to eval.
+    /// Print KUBECONFIG and PATH (the pinned kubectl first) for a shell to eval
+    ///
+    /// `eval "$(kube-codegen-envtest env)"` sets `KUBECONFIG` to --dir's kubeconfig and
+    /// puts the directory of the binaries (with the kubectl of the server's version)
+    /// first on `PATH`.
     Env(DirArg),
-    /// Show which processes of the detached control plane run; exit status 0 only if all
-    /// do and the API server is ready, else 1.
+    /// Show the detached control plane's processes; exit 0 only if all run and it is ready
+    ///
+    /// Exit status 1 if a process does not run, /readyz is not ok, or none was started.
     Status(DirArg),
-    /// SIGKILL the detached control plane's kube-apiserver (etcd keeps the data) and wait
-    /// until its port is free.
+    /// SIGKILL the detached control plane's kube-apiserver (etcd keeps the data)
+    ///
+    /// Waits until its port is free, so a start right after does not race the old
+    /// process.
     KillApiserver(DirArg),
-    /// Start the detached control plane's kube-apiserver again, with its first command
-    /// line, if it is not running; wait for /readyz.
+    /// Start the detached control plane's kube-apiserver again and wait for /readyz
+    ///
+    /// With the command line it was first started with, if it is not running; its log is
+    /// appended to.
     StartApiserver(TimedDirArg),
-    /// kill-apiserver, then start-apiserver.
+    /// kill-apiserver, then start-apiserver: an API server crash and recovery
     #[command(alias = "restart-apiserver")]
     ApiserverRestart(TimedDirArg),
-    /// Find the cached binaries, or build them from Go modules (needs Go; 6-8 min cold);
-    /// prints their directory.
+    /// Find the cached binaries, or build them (needs Go; 6-8 min cold); print their directory
     Build,
-    /// Print the directory the binaries are found in (fails, with the hint, if missing).
+    /// Print the directory the binaries are found in (fails, with the hint, if missing)
     Path,
-    /// Print the pinned versions: `kubernetes v1.x.y` and `etcd v3.x.y`, one a line.
+    /// Print the pinned versions, `kubernetes v1.x.y` and `etcd v3.x.y`, one a line
     Versions,
 }
 
