@@ -14,7 +14,7 @@
 # result; the tool checks that re-inlining gives controller-gen's output exactly, and that
 # an older version's delta gives its full data back.
 # For a new Kubernetes version: bump k8s-openapi, add the version to KubernetesVersion, to
-# MODULES below and to K8S_VERSION in hack/testenv.sh, then run this script.
+# MODULES below and to KUBERNETES_VERSION in envtest/src/binaries.rs, then run this script.
 # VERSIONS="1.36 1.37" regenerates only those (the newest must be among them when any is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,14 +22,16 @@ cd "$(dirname "$0")/.."
 # of bench/lib.sh's settings.
 eval "$(bash -c '. bench/lib.sh && declare -p ANCHOR_BIN CONTROLLER_TOOLS_VERSION GO')"
 # The Go modules per Kubernetes version: the newest patch the Go proxy served when this was
-# written, and for the newest version the one hack/testenv.sh runs.
+# written, and for the newest version the one the test control plane runs (the pin in
+# envtest/src/binaries.rs, as `kube-codegen-envtest versions` prints it).
+pinned=$(hack/testenv.sh versions)
 declare -A MODULES=(
   [1.33]=v0.33.13 [1.34]=v0.34.13 [1.35]=v0.35.10 [1.36]=v0.36.6
-  [1.37]=v0.$(sed -n 's/^K8S_VERSION=v1\.//p' hack/testenv.sh)
+  [1.37]=v0.$(sed -n 's/^kubernetes v1\.//p' <<<"$pinned")
 )
 NEWEST=1.37
 VERSIONS=${VERSIONS:-1.33 1.34 1.35 1.36 1.37}
-[[ ${MODULES[$NEWEST]} =~ ^v0\.37\.[0-9]+$ ]] || { echo "K8S_VERSION in hack/testenv.sh is not 1.37.x" >&2; exit 1; }
+[[ ${MODULES[$NEWEST]} =~ ^v0\.37\.[0-9]+$ ]] || { echo "KUBERNETES_VERSION in envtest/src/binaries.rs is not 1.37.x" >&2; exit 1; }
 data=generator/src/kubernetes/schemas
 tool_target=${GEN_K8S_SCHEMAS_TARGET:-$HOME/.cache/kube-codegen/target-k8s-schemas}
 

@@ -22,7 +22,8 @@ cargo run -q -p kube-codegen -- check sample-api
 cargo run -q -p kube-codegen -- check sample-api --crd-dir ../sample-controller/config/crd
 # The e2e suite runs the real sample-controller binary.
 cargo build -q -p sample-controller
-cargo test --workspace --no-fail-fast "$@"
+# The envtest command's own tests (envtest/tests/cli.rs) need the command built.
+cargo test --workspace --no-fail-fast --features kube-codegen-envtest/cli "$@"
 # The evaluator as the generator builds it, without the time-zone database (the workspace
 # build above unifies features and turns it on).
 cargo test -p kube-codegen-validation --no-default-features --lib

@@ -1,9 +1,8 @@
-//! Finding, and building from Go modules, the pinned control-plane binaries.
-//!
-//! The layout and the build are those of the repository's `hack/testenv.sh` (this is its
-//! port): binaries live in `${KUBE_CODEGEN_CACHE:-~/.cache/kube-codegen}/k8s-<version>/bin`,
-//! so a machine that ran one of the two has them for the other, and both take the same
-//! lock file while building.
+//! Finding, and building from Go modules, the pinned control-plane binaries: the one
+//! place that pins their versions and builds them (kube-codegen's `hack/testenv.sh` runs
+//! this crate's command). They live in
+//! `${KUBE_CODEGEN_CACHE:-~/.cache/kube-codegen}/k8s-<version>/bin`, outside any clone, so
+//! every checkout and test run on the machine shares one build.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,8 +23,7 @@ pub const ETCD_VERSION: &str = "v3.7.0";
 /// optionally `kube-controller-manager`); it wins over the cache.
 pub const BIN_DIR_ENV: &str = "KUBE_CODEGEN_ENVTEST_BIN";
 
-/// Environment variable naming the cache root (default `~/.cache/kube-codegen`), shared
-/// with `hack/testenv.sh`.
+/// Environment variable naming the cache root (default `~/.cache/kube-codegen`).
 pub const CACHE_ENV: &str = "KUBE_CODEGEN_CACHE";
 
 pub(crate) const HINT: &str = "build the pinned binaries once (needs Go, about 6-8 min on 2 cores): \
@@ -133,8 +131,8 @@ impl Binaries {
     /// with the machine's Go toolchain (`$GO`, `/usr/local/go/bin/go` or `go` on `PATH`):
     /// a temporary module requiring `k8s.io/kubernetes` [`KUBERNETES_VERSION`] and the etcd
     /// server [`ETCD_VERSION`], version-stamped as upstream does. One build at a time per
-    /// cache (a lock file, the same `hack/testenv.sh` takes); a second caller waits and
-    /// then finds the result. Cold, with module downloads, it takes 6-8 minutes on 2 cores.
+    /// cache (a lock file in it); a second caller, from any process, waits and then finds
+    /// the result. Cold, with module downloads, it takes 6-8 minutes on 2 cores.
     /// `KUBE_CODEGEN_ENVTEST_BIN` is not consulted: this always fills the cache.
     ///
     /// Blocking; from async code call it in `tokio::task::spawn_blocking`.
@@ -152,7 +150,7 @@ impl Binaries {
         let lock_path = cache.join(".build.lock");
         let lock = fs::File::create(&lock_path)
             .map_err(Error::io(format!("opening {}", lock_path.display())))?;
-        // flock(2), as `flock 9` in hack/testenv.sh: the two builders exclude each other.
+        // flock(2): two test jobs, or CI and a developer, starting at once build once.
         lock.lock()
             .map_err(Error::io(format!("locking {}", lock_path.display())))?;
         // Whoever held the lock before us may have built everything.
@@ -163,8 +161,9 @@ impl Binaries {
         Self::from_cache_complete()
     }
 
-    /// The cache counts as complete only with all four binaries `hack/testenv.sh` builds
-    /// (it checks for kubectl too), so the two never disagree about what is cached.
+    /// The cache counts as complete only with all four binaries the build makes: a
+    /// detached control plane runs the controller manager, and `env` puts the kubectl of
+    /// the same version on PATH.
     fn from_cache_complete() -> Result<Self, Error> {
         let found = Self::from_dir(cache_bin_dir())?;
         for extra in ["kube-controller-manager", "kubectl"] {
@@ -249,7 +248,8 @@ fn run(cmd: &mut Command) -> Result<Output, Error> {
     }
 }
 
-/// The port of `write_module` and `build_pinned` of `hack/testenv.sh`.
+/// The build: a temporary Go module in the cache that requires `k8s.io/kubernetes` and
+/// the etcd server, with the staging modules replaced by their published releases.
 mod build {
     use super::*;
 

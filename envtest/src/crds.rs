@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde::Deserialize;
 
 use crate::error::Error;
@@ -108,24 +108,44 @@ fn parse(name: &str, text: &str, crds: &mut Vec<CustomResourceDefinition>) -> Re
     Ok(())
 }
 
+/// What [`install`] does with a CRD that exists already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Existing {
+    /// Fail (a fresh control plane has none: a clash is a mistake in the sources).
+    Fail,
+    /// Update it (server-side apply, forced): a detached control plane that is kept.
+    Apply,
+}
+
 /// Creates the CRDs, then waits until each is `Established` and its resources are in
 /// discovery (a client that lists them right after would otherwise get a 404).
 pub(crate) async fn install(
     client: &kube::Client,
     crds: &[CustomResourceDefinition],
     deadline: Instant,
+    existing: Existing,
 ) -> Result<(), Error> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let mut crd = crd.clone();
         crd.metadata.resource_version = None;
+        crd.metadata.managed_fields = None;
         crd.status = None;
-        api.create(&PostParams::default(), &crd)
-            .await
-            .map_err(Error::kube(format!(
-                "creating CustomResourceDefinition {name}"
-            )))?;
+        match existing {
+            Existing::Fail => api.create(&PostParams::default(), &crd).await.map(drop),
+            Existing::Apply => api
+                .patch(
+                    &name,
+                    &PatchParams::apply("kube-codegen-envtest").force(),
+                    &Patch::Apply(&crd),
+                )
+                .await
+                .map(drop),
+        }
+        .map_err(Error::kube(format!(
+            "installing CustomResourceDefinition {name}"
+        )))?;
     }
     for crd in crds {
         let name = crd.metadata.name.clone().unwrap_or_default();

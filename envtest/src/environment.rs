@@ -16,6 +16,7 @@ use tempfile::TempDir;
 
 use crate::binaries::Binaries;
 use crate::crds::{self, CrdSource};
+use crate::detached::{self, DetachedEnvironment, Ports};
 use crate::error::{Component, Error};
 use crate::pki;
 
@@ -24,6 +25,9 @@ const HOST: Ipv4Addr = Ipv4Addr::LOCALHOST;
 /// our choosing it (bind port 0, close) and the component binding it.
 const PORT_RETRIES: usize = 3;
 const LOG_TAIL_LINES: usize = 25;
+/// The files of an environment's directory that are not the PKI's.
+pub(crate) const KUBECONFIG: &str = "kubeconfig";
+pub(crate) const TOKENS_CSV: &str = "tokens.csv";
 
 /// Configures an [`Environment`]; made by [`Environment::builder`].
 #[derive(Debug, Clone)]
@@ -35,6 +39,7 @@ pub struct Builder {
     controller_manager: bool,
     timeout: Duration,
     apiserver_args: Vec<String>,
+    controller_manager_args: Vec<String>,
     /// The processes die with the thread that starts them (Linux: PR_SET_PDEATHSIG), set
     /// by [`SharedEnvironment`](crate::SharedEnvironment) only: its starting thread lives
     /// as long as the process, so even a SIGKILLed test binary leaves nothing behind.
@@ -50,6 +55,7 @@ impl Default for Builder {
             controller_manager: false,
             timeout: Duration::from_secs(60),
             apiserver_args: Vec::new(),
+            controller_manager_args: Vec::new(),
             die_with_thread: false,
         }
     }
@@ -116,6 +122,13 @@ impl Builder {
         self
     }
 
+    /// An extra kube-controller-manager flag (with [`controller_manager`](Self::controller_manager));
+    /// later flags win.
+    pub fn controller_manager_arg(mut self, arg: impl Into<String>) -> Self {
+        self.controller_manager_args.push(arg.into());
+        self
+    }
+
     /// Starts etcd, kube-apiserver (and kube-controller-manager if asked) on free loopback
     /// ports in a temporary directory of this environment's own, waits until they are
     /// ready, installs the CRDs and waits until they are `Established` and served.
@@ -132,6 +145,100 @@ impl Builder {
     ///
     /// Whatever was started is stopped again before the error is returned.
     pub async fn start(self) -> Result<Environment, Error> {
+        let (binaries, kcm, crds) = self.prepare()?;
+        let mut attempt = 0;
+        let started = loop {
+            attempt += 1;
+            match self
+                .start_once(&binaries, kcm.as_deref(), &crds, &Home::Temp)
+                .await
+            {
+                Err(Error::Startup { ref tail, .. })
+                    if attempt < PORT_RETRIES && tail.contains("address already in use") => {}
+                other => break other?,
+            }
+        };
+        Ok(Environment {
+            client: started.client,
+            config: started.config,
+            kubeconfig_path: started.kubeconfig_path,
+            apiserver_port: started.ports.apiserver,
+            etcd_port: started.ports.etcd,
+            binaries,
+            dir: started.dir,
+            running: Mutex::new(started.running),
+        })
+    }
+
+    /// Starts a control plane that outlives this process: as [`start`](Self::start), but
+    /// in `dir` (created if missing; certificates, kubeconfig, `<component>.log`,
+    /// `<component>.pid`, etcd data, and `state.json` with each process's command line)
+    /// on the given fixed `ports`, each process in a session of its own so that neither
+    /// the end of this process nor a Ctrl-C in its terminal stops it. The returned handle
+    /// (as [`DetachedEnvironment::at`] of `dir`, from any process later) stops it.
+    ///
+    /// If `dir` already holds a control plane that runs, is ready and was started with
+    /// the same command lines (binaries, ports, controller manager, extra flags), it is
+    /// kept, data and all, and only the CRDs are applied (server-side apply, so they are
+    /// created or updated). Otherwise whatever still runs there (a partial, unhealthy or
+    /// differently started control plane) is stopped and a new one starts from an empty
+    /// etcd.
+    ///
+    /// Blocks the calling thread briefly while stopping what ran before, if anything did.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start), and [`Error::PortInUse`] when one of `ports` is taken by
+    /// something this directory did not start. A failed start stops what it started and
+    /// keeps the logs in `dir` (the error names the log and quotes its tail).
+    pub async fn start_detached(
+        self,
+        dir: impl Into<PathBuf>,
+        ports: Ports,
+    ) -> Result<DetachedEnvironment, Error> {
+        let (binaries, kcm, crds) = self.prepare()?;
+        let handle = DetachedEnvironment::at(dir);
+        let dir = handle.dir().to_owned();
+        fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        let wanted = self.command_lines(&binaries, kcm.as_deref(), &dir, ports);
+        let same = handle.state().ok().flatten().is_some_and(|s| s == wanted);
+        if same && handle.is_up().await {
+            if !crds.is_empty() {
+                let client = handle.client().await?;
+                crds::install(
+                    &client,
+                    &crds,
+                    Instant::now() + self.timeout,
+                    crds::Existing::Apply,
+                )
+                .await?;
+            }
+            return Ok(handle);
+        }
+        // Partial, unhealthy or started differently: from scratch.
+        handle.stop_processes()?;
+        for port in wanted.ports_used() {
+            if detached::port_in_use(port) {
+                return Err(Error::PortInUse { port });
+            }
+        }
+        // Every start from the down state is an empty cluster with fresh logs.
+        detached::remove_run_files(&dir)?;
+        let started = self
+            .start_once(
+                &binaries,
+                kcm.as_deref(),
+                &crds,
+                &Home::Detached { dir: &dir, ports },
+            )
+            .await?;
+        started.running.release();
+        Ok(handle)
+    }
+
+    /// The binaries, the controller manager's executable if asked for, and the CRDs,
+    /// checked before anything starts.
+    fn prepare(&self) -> Result<(Binaries, Option<PathBuf>, Vec<CustomResourceDefinition>), Error> {
         let binaries = match &self.binaries {
             Some(b) => b.clone(),
             None => Binaries::find()?,
@@ -142,55 +249,27 @@ impl Builder {
             None
         };
         let crds = crds::load(&self.crds)?;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.start_once(&binaries, kcm.as_deref(), &crds).await {
-                Err(Error::Startup { ref tail, .. })
-                    if attempt < PORT_RETRIES && tail.contains("address already in use") => {}
-                other => return other,
-            }
-        }
+        Ok((binaries, kcm, crds))
     }
 
-    async fn start_once(
+    /// The one place that knows each process's command line: a first start and a restart
+    /// (of a detached control plane from another process, too) run the same server. It
+    /// depends only on its inputs, so a detached start can tell whether what runs in its
+    /// directory is what it would start.
+    fn command_lines(
         &self,
         binaries: &Binaries,
         kcm: Option<&Path>,
-        crds: &[CustomResourceDefinition],
-    ) -> Result<Environment, Error> {
-        let deadline = Instant::now() + self.timeout;
-        let dir = tempfile::Builder::new()
-            .prefix("kube-codegen-envtest-")
-            .tempdir()
-            .map_err(Error::io("creating the environment's temp dir"))?;
-        let root = dir.path().to_owned();
-        let mut running = Running {
-            processes: Vec::new(),
-            dir: Some(dir),
-            die_with_thread: self.die_with_thread,
-        };
-        let [etcd_port, etcd_peer_port, apiserver_port, kcm_port] = free_ports()?;
-        let pki = pki::write(&root)?;
-        let token = random_token();
-        let tokens_csv = root.join("tokens.csv");
-        // token,user,uid,"groups": system:masters bypasses RBAC entirely.
-        pki::write_private(
-            &tokens_csv,
-            &format!(
-                "{token},kube-codegen-envtest-admin,kube-codegen-envtest-admin,\"system:masters\"\n"
-            ),
-        )?;
-        let server = format!("https://{HOST}:{apiserver_port}");
-        let kubeconfig_path = root.join("kubeconfig");
-        write_kubeconfig(&kubeconfig_path, &server, &pki.ca_crt, &token)?;
-
-        let etcd_url = format!("http://{HOST}:{etcd_port}");
-        let peer_url = format!("http://{HOST}:{etcd_peer_port}");
-        running.spawn(
-            Component::Etcd,
-            binaries.etcd(),
-            &[
+        root: &Path,
+        ports: Ports,
+    ) -> CommandLines {
+        let pki = pki::paths(root);
+        let etcd_url = format!("http://{HOST}:{}", ports.etcd);
+        let peer_url = format!("http://{HOST}:{}", ports.etcd_peer);
+        let etcd = CommandLine {
+            component: Component::Etcd,
+            program: binaries.etcd().to_owned(),
+            args: vec![
                 "--name=default".into(),
                 format!("--data-dir={}", root.join("etcd-data").display()),
                 format!("--listen-client-urls={etcd_url}"),
@@ -201,10 +280,126 @@ impl Builder {
                 // The data lives as long as the environment; fsync only slows tests down.
                 "--unsafe-no-fsync".into(),
             ],
-            &root,
+        };
+        let mut apiserver_args = vec![
+            format!("--etcd-servers={etcd_url}"),
+            format!("--bind-address={HOST}"),
+            format!("--advertise-address={HOST}"),
+            format!("--secure-port={}", ports.apiserver),
+            // The reconciler publishing the apiserver's address as the endpoints of the
+            // `kubernetes` Service refuses a loopback address and the server exits.
+            "--endpoint-reconciler-type=none".into(),
+            format!("--cert-dir={}", root.join("apiserver-certs").display()),
+            format!("--tls-cert-file={}", pki.apiserver_crt.display()),
+            format!("--tls-private-key-file={}", pki.apiserver_key.display()),
+            format!("--client-ca-file={}", pki.ca_crt.display()),
+            format!("--token-auth-file={}", root.join(TOKENS_CSV).display()),
+            "--authorization-mode=Node,RBAC".into(),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+            format!("--service-account-key-file={}", pki.sa_pub.display()),
+            format!(
+                "--service-account-signing-key-file={}",
+                pki.sa_key.display()
+            ),
+            "--service-cluster-ip-range=10.96.0.0/16".into(),
+            "--allow-privileged=true".into(),
+        ];
+        apiserver_args.extend(self.apiserver_args.iter().cloned());
+        let apiserver = CommandLine {
+            component: Component::KubeApiserver,
+            program: binaries.kube_apiserver().to_owned(),
+            args: apiserver_args,
+        };
+        let controller_manager = kcm.map(|kcm| {
+            let mut args = vec![
+                format!("--kubeconfig={}", root.join(KUBECONFIG).display()),
+                format!("--bind-address={HOST}"),
+                format!("--secure-port={}", ports.controller_manager),
+                format!("--cert-dir={}", root.join("kcm-certs").display()),
+                "--leader-elect=false".into(),
+                // Every controller that is on by default; each uses its own
+                // ServiceAccount, as in kubeadm clusters, so their RBAC is exercised.
+                "--controllers=*".into(),
+                "--use-service-account-credentials=true".into(),
+                format!(
+                    "--service-account-private-key-file={}",
+                    pki.sa_key.display()
+                ),
+                format!("--root-ca-file={}", pki.ca_crt.display()),
+                format!("--cluster-signing-cert-file={}", pki.ca_crt.display()),
+                format!("--cluster-signing-key-file={}", pki.ca_key.display()),
+            ];
+            args.extend(self.controller_manager_args.iter().cloned());
+            CommandLine {
+                component: Component::KubeControllerManager,
+                program: kcm.to_owned(),
+                args,
+            }
+        });
+        CommandLines {
+            binaries: binaries.dir().to_owned(),
+            ports,
+            etcd,
+            apiserver,
+            controller_manager,
+        }
+    }
+
+    async fn start_once(
+        &self,
+        binaries: &Binaries,
+        kcm: Option<&Path>,
+        crds: &[CustomResourceDefinition],
+        home: &Home<'_>,
+    ) -> Result<Started, Error> {
+        let deadline = Instant::now() + self.timeout;
+        let (root, ports, temp) = match home {
+            Home::Temp => {
+                let dir = tempfile::Builder::new()
+                    .prefix("kube-codegen-envtest-")
+                    .tempdir()
+                    .map_err(Error::io("creating the environment's temp dir"))?;
+                let [etcd, etcd_peer, apiserver, controller_manager] = free_ports()?;
+                let ports = Ports {
+                    etcd,
+                    etcd_peer,
+                    apiserver,
+                    controller_manager,
+                };
+                (dir.path().to_owned(), ports, Some(dir))
+            }
+            Home::Detached { dir, ports } => ((*dir).to_owned(), *ports, None),
+        };
+        let detached = matches!(home, Home::Detached { .. });
+        let mut running = Running {
+            processes: Vec::new(),
+            dir: temp,
+            die_with_thread: self.die_with_thread,
+            pid_dir: detached.then(|| root.clone()),
+        };
+        let lines = self.command_lines(binaries, kcm, &root, ports);
+        if detached {
+            // Before any process starts: `down` and `status` from another process read it,
+            // also while this start is still under way or after it was interrupted.
+            detached::write_state(&root, &lines)?;
+        }
+        let pki = pki::write(&root)?;
+        let token = random_token();
+        // token,user,uid,"groups": system:masters bypasses RBAC entirely.
+        pki::write_private(
+            &root.join(TOKENS_CSV),
+            &format!(
+                "{token},kube-codegen-envtest-admin,kube-codegen-envtest-admin,\"system:masters\"\n"
+            ),
         )?;
+        let server = format!("https://{HOST}:{}", ports.apiserver);
+        let kubeconfig_path = root.join(KUBECONFIG);
+        write_kubeconfig(&kubeconfig_path, &server, &pki.ca_crt, &token)?;
+
+        running.spawn(&lines.etcd, &root)?;
         // The apiserver retries etcd itself, but a dead etcd (its port taken) would then
         // only show as an apiserver timeout: wait for etcd's port first.
+        let etcd_port = ports.etcd;
         running
             .wait_for(
                 Component::Etcd,
@@ -220,36 +415,7 @@ impl Builder {
             )
             .await?;
 
-        let mut apiserver_args = vec![
-            format!("--etcd-servers={etcd_url}"),
-            format!("--bind-address={HOST}"),
-            format!("--advertise-address={HOST}"),
-            format!("--secure-port={apiserver_port}"),
-            // The reconciler publishing the apiserver's address as the endpoints of the
-            // `kubernetes` Service refuses a loopback address and the server exits.
-            "--endpoint-reconciler-type=none".into(),
-            format!("--cert-dir={}", root.join("apiserver-certs").display()),
-            format!("--tls-cert-file={}", pki.apiserver_crt.display()),
-            format!("--tls-private-key-file={}", pki.apiserver_key.display()),
-            format!("--client-ca-file={}", pki.ca_crt.display()),
-            format!("--token-auth-file={}", tokens_csv.display()),
-            "--authorization-mode=Node,RBAC".into(),
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-            format!("--service-account-key-file={}", pki.sa_pub.display()),
-            format!(
-                "--service-account-signing-key-file={}",
-                pki.sa_key.display()
-            ),
-            "--service-cluster-ip-range=10.96.0.0/16".into(),
-            "--allow-privileged=true".into(),
-        ];
-        apiserver_args.extend(self.apiserver_args.iter().cloned());
-        running.spawn(
-            Component::KubeApiserver,
-            binaries.kube_apiserver(),
-            &apiserver_args,
-            &root,
-        )?;
+        running.spawn(&lines.apiserver, &root)?;
         let config = load_config(&kubeconfig_path).await?;
         let client = kube::Client::try_from(config.clone())
             .map_err(Error::kube("making a client from the kubeconfig"))?;
@@ -263,32 +429,10 @@ impl Builder {
         // CRDs before the controller manager: its garbage collector learns the kinds that
         // exist when it starts, and one installed later only on its next discovery, up to
         // 30 s on: owners of a CRD kind would not be collected until then.
-        crds::install(&client, crds, deadline).await?;
+        crds::install(&client, crds, deadline, crds::Existing::Fail).await?;
 
-        if let Some(kcm) = kcm {
-            running.spawn(
-                Component::KubeControllerManager,
-                kcm,
-                &[
-                    format!("--kubeconfig={}", kubeconfig_path.display()),
-                    format!("--bind-address={HOST}"),
-                    format!("--secure-port={kcm_port}"),
-                    format!("--cert-dir={}", root.join("kcm-certs").display()),
-                    "--leader-elect=false".into(),
-                    // Every controller that is on by default; each uses its own
-                    // ServiceAccount, as in kubeadm clusters, so their RBAC is exercised.
-                    "--controllers=*".into(),
-                    "--use-service-account-credentials=true".into(),
-                    format!(
-                        "--service-account-private-key-file={}",
-                        pki.sa_key.display()
-                    ),
-                    format!("--root-ca-file={}", pki.ca_crt.display()),
-                    format!("--cluster-signing-cert-file={}", pki.ca_crt.display()),
-                    format!("--cluster-signing-key-file={}", pki.ca_key.display()),
-                ],
-                &root,
-            )?;
+        if let Some(kcm) = &lines.controller_manager {
+            running.spawn(kcm, &root)?;
             // The serviceaccount controller making `default` in `default`: the
             // controllers run and can write.
             let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), "default");
@@ -303,16 +447,92 @@ impl Builder {
                 .await?;
         }
 
-        Ok(Environment {
+        Ok(Started {
             client,
             config,
             kubeconfig_path,
-            apiserver_port,
-            etcd_port,
-            binaries: binaries.clone(),
+            ports,
             dir: root,
-            running: Mutex::new(running),
+            running,
         })
+    }
+}
+
+/// Where a start puts its files and which ports it takes.
+enum Home<'a> {
+    /// A temporary directory of its own and free ports: an [`Environment`].
+    Temp,
+    /// A given directory and fixed ports, the processes outliving the caller: a
+    /// [`DetachedEnvironment`].
+    Detached { dir: &'a Path, ports: Ports },
+}
+
+/// What a start hands to [`Environment`] or, released, leaves running detached.
+struct Started {
+    client: kube::Client,
+    config: kube::Config,
+    kubeconfig_path: PathBuf,
+    ports: Ports,
+    dir: PathBuf,
+    running: Running,
+}
+
+/// How one process is started.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct CommandLine {
+    #[serde(with = "component_name")]
+    pub(crate) component: Component,
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+}
+
+/// Every process of one control plane, in start order; a detached one keeps them in its
+/// `state.json`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct CommandLines {
+    /// The binaries' directory (its `kubectl` is the one `env` puts on PATH).
+    pub(crate) binaries: PathBuf,
+    pub(crate) ports: Ports,
+    pub(crate) etcd: CommandLine,
+    pub(crate) apiserver: CommandLine,
+    pub(crate) controller_manager: Option<CommandLine>,
+}
+
+impl CommandLines {
+    /// In start order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &CommandLine> {
+        [&self.etcd, &self.apiserver]
+            .into_iter()
+            .chain(self.controller_manager.as_ref())
+    }
+
+    /// The ports these processes listen on (the controller manager's only if it runs).
+    pub(crate) fn ports_used(&self) -> Vec<u16> {
+        let p = self.ports;
+        let mut used = vec![p.etcd, p.etcd_peer, p.apiserver];
+        if self.controller_manager.is_some() {
+            used.push(p.controller_manager);
+        }
+        used
+    }
+}
+
+/// [`Component`] in `state.json` as its executable's name.
+mod component_name {
+    use super::Component;
+
+    pub(super) fn serialize<S: serde::Serializer>(c: &Component, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(c.binary_name())
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Component, D::Error> {
+        let name = <String as serde::Deserialize>::deserialize(d)?;
+        Component::ALL
+            .into_iter()
+            .find(|c| c.binary_name() == name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown component {name:?}")))
     }
 }
 
@@ -519,7 +739,12 @@ impl Environment {
             .process(Component::KubeApiserver)
             .expect("an environment always has an apiserver");
         if p.child.try_wait().ok().flatten().is_some() {
-            p.child = start_process(&p.program, &p.args, &self.dir, &p.log, die_with_thread)?;
+            let session = if die_with_thread {
+                Session::DieWithThread
+            } else {
+                Session::Inherit
+            };
+            p.child = start_process(&p.command_line, &self.dir, &p.log, session)?;
         }
         let client = &self.client;
         running
@@ -575,6 +800,10 @@ struct Running {
     dir: Option<TempDir>,
     /// See [`Builder::die_with_thread`].
     die_with_thread: bool,
+    /// Set for a detached start: each process gets a session of its own and a
+    /// `<component>.pid` file here as soon as it is started (so that `down` from another
+    /// process finds it even if this start is interrupted).
+    pid_dir: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -583,32 +812,43 @@ struct Process {
     child: Child,
     log: PathBuf,
     /// How it was started, to start it again the same way (restart_apiserver).
-    program: PathBuf,
-    args: Vec<String>,
+    command_line: CommandLine,
 }
 
 impl Running {
-    fn spawn(
-        &mut self,
-        component: Component,
-        program: &Path,
-        args: &[String],
-        dir: &Path,
-    ) -> Result<(), Error> {
+    fn spawn(&mut self, command_line: &CommandLine, dir: &Path) -> Result<(), Error> {
+        let component = command_line.component;
         let log = dir.join(format!("{component}.log"));
-        let child = start_process(program, args, dir, &log, self.die_with_thread)?;
+        let session = if self.pid_dir.is_some() {
+            Session::New
+        } else if self.die_with_thread {
+            Session::DieWithThread
+        } else {
+            Session::Inherit
+        };
+        let child = start_process(command_line, dir, &log, session)?;
+        let pid = child.id();
         self.processes.push(Process {
             component,
             child,
             log,
-            program: program.to_owned(),
-            args: args.to_vec(),
+            command_line: command_line.clone(),
         });
+        if let Some(pid_dir) = &self.pid_dir {
+            detached::write_pid(pid_dir, component, pid)?;
+        }
         Ok(())
     }
 
     fn process(&mut self, component: Component) -> Option<&mut Process> {
         self.processes.iter_mut().find(|p| p.component == component)
+    }
+
+    /// Leaves the processes running: a detached start that succeeded. Their `Child`
+    /// handles are dropped without a wait; whoever stops them later reaps them if they are
+    /// its children (see `detached`), and once this process exits, init does.
+    fn release(mut self) {
+        self.processes.clear();
     }
 
     /// Polls `ready` until it says yes, failing when the component exits or the deadline
@@ -661,6 +901,8 @@ impl Running {
                     what: format!("waiting for {} (pid {}) to exit", p.component, p.child.id()),
                     source: e,
                 });
+            } else if let Some(pid_dir) = &self.pid_dir {
+                detached::remove_pid(pid_dir, p.component);
             }
         }
         if let Some(dir) = self.dir.take() {
@@ -683,15 +925,26 @@ impl Drop for Running {
     }
 }
 
-/// Starts a process with its output appended to `log` (a restart keeps the earlier log);
-/// with `die_with_thread` (Linux only) the kernel SIGKILLs it when the calling thread ends.
-fn start_process(
-    program: &Path,
-    args: &[String],
+/// Which session a started process belongs to, and so what ends it besides a kill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Session {
+    /// The caller's: a Ctrl-C in its terminal reaches the process too.
+    Inherit,
+    /// The caller's, and (Linux only) the kernel SIGKILLs the process when the calling
+    /// thread ends.
+    DieWithThread,
+    /// A new session (setsid): it outlives the caller and its terminal.
+    New,
+}
+
+/// Starts a process with its output appended to `log` (a restart keeps the earlier log).
+pub(crate) fn start_process(
+    command_line: &CommandLine,
     dir: &Path,
     log: &Path,
-    die_with_thread: bool,
+    session: Session,
 ) -> Result<Child, Error> {
+    let program = &command_line.program;
     let file = fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -701,13 +954,15 @@ fn start_process(
         .try_clone()
         .map_err(Error::io(format!("opening {}", log.display())))?;
     let mut cmd = Command::new(program);
-    cmd.args(args)
+    cmd.args(&command_line.args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(file)
         .stderr(file2);
-    if die_with_thread {
-        kill_with_parent_thread(&mut cmd);
+    match session {
+        Session::Inherit => {}
+        Session::DieWithThread => kill_with_parent_thread(&mut cmd),
+        Session::New => new_session(&mut cmd),
     }
     cmd.spawn()
         .map_err(Error::io(format!("starting {}", program.display())))
@@ -740,8 +995,24 @@ fn kill_with_parent_thread(cmd: &mut Command) {
 #[cfg(not(target_os = "linux"))]
 fn kill_with_parent_thread(_cmd: &mut Command) {}
 
+/// Puts the child in a session (and process group) of its own, as `setsid` does, so a
+/// Ctrl-C or hang-up of the starting terminal never reaches it.
+fn new_session(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: runs in the forked child before exec; setsid is async-signal-safe and
+    // the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// True once the API server's `/readyz` says `ok`.
-async fn apiserver_ready(client: &kube::Client) -> bool {
+pub(crate) async fn apiserver_ready(client: &kube::Client) -> bool {
     match http::Request::get("/readyz").body(Vec::new()) {
         Ok(req) => client.request_text(req).await.is_ok_and(|b| b == "ok"),
         Err(_) => false,
@@ -804,7 +1075,7 @@ current-context: kube-codegen-envtest
     pki::write_private(path, &text)
 }
 
-async fn load_config(path: &Path) -> Result<kube::Config, Error> {
+pub(crate) async fn load_config(path: &Path) -> Result<kube::Config, Error> {
     let err = |source| Error::Kubeconfig {
         path: path.to_owned(),
         source,
@@ -816,7 +1087,7 @@ async fn load_config(path: &Path) -> Result<kube::Config, Error> {
 }
 
 /// The last lines of a log (at most its last 64 KiB).
-fn tail(path: &Path) -> String {
+pub(crate) fn tail(path: &Path) -> String {
     let Ok(mut f) = fs::File::open(path) else {
         return format!("(cannot read {})", path.display());
     };

@@ -15,6 +15,9 @@ pub enum Component {
 }
 
 impl Component {
+    /// Every component, in start order.
+    pub const ALL: [Self; 3] = [Self::Etcd, Self::KubeApiserver, Self::KubeControllerManager];
+
     /// The executable's file name.
     #[must_use]
     pub const fn binary_name(self) -> &'static str {
@@ -124,6 +127,45 @@ pub enum Error {
         /// The underlying error.
         #[source]
         source: kube::config::KubeconfigError,
+    },
+    /// A port a [detached](crate::DetachedEnvironment) control plane is to listen on is
+    /// taken by a process it did not start.
+    #[error(
+        "port {HOST}:{port} is in use by something else (not by a process of this control \
+         plane's directory); stop that, or choose other ports (`--port-offset`, \
+         KUBE_CODEGEN_TESTENV_PORT_OFFSET)",
+        HOST = "127.0.0.1"
+    )]
+    PortInUse {
+        /// The port.
+        port: u16,
+    },
+    /// A [detached](crate::DetachedEnvironment) control plane lacks what an operation
+    /// needs (it was never started, or etcd is not running).
+    #[error("{problem} in {}; start it with `up`", dir.display())]
+    NotRunning {
+        /// The control plane's directory.
+        dir: PathBuf,
+        /// What is missing.
+        problem: String,
+    },
+    /// A process of a [detached](crate::DetachedEnvironment) control plane did not exit
+    /// after SIGKILL.
+    #[error("{component} (pid {pid}) did not exit after SIGKILL")]
+    Stop {
+        /// The process at fault.
+        component: Component,
+        /// Its process id.
+        pid: u32,
+    },
+    /// A [detached](crate::DetachedEnvironment) control plane's `state.json` could not be
+    /// read.
+    #[error("reading {}: {message}", path.display())]
+    State {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
     },
     /// A request to the API server failed.
     #[error("{what}: {source}")]

@@ -32,7 +32,7 @@
 //! The pinned [`KUBERNETES_VERSION`] and [`ETCD_VERSION`] are built once from Go modules
 //! with the machine's Go toolchain ([`Binaries::build`], or `kube-codegen-envtest build`)
 //! and cached in `~/.cache/kube-codegen/k8s-v1.37.2/bin` (`$KUBE_CODEGEN_CACHE` moves the
-//! root), the layout kube-codegen's own `hack/testenv.sh` uses. [`Binaries::find`] (what
+//! root), outside any clone. [`Binaries::find`] (what
 //! [`Builder::start`] calls) looks in `$KUBE_CODEGEN_ENVTEST_BIN` first, then in the cache;
 //! it never builds, so a test never spends minutes compiling Kubernetes by surprise: a
 //! missing binary is an error that says how to build it.
@@ -48,10 +48,22 @@
 //! binary (each in its own namespace): started by the first test that asks, stopped when
 //! the process exits, and on Linux tied to the process's life so that even a SIGKILLed
 //! test binary leaves no etcd or kube-apiserver behind.
+//!
+//! # Detached
+//!
+//! [`Builder::start_detached`] starts a control plane that outlives the process: in a
+//! directory of your choosing, on fixed [`Ports`], each process in a session of its own.
+//! Its whole state is that directory (pid files, logs, certificates, kubeconfig, etcd
+//! data, and each process's command line), so a [`DetachedEnvironment`] from any later
+//! process reports on it, crashes and restarts its API server, or stops it. The
+//! `kube-codegen-envtest` command (feature `cli`) exposes it as `up --detach`, `status`,
+//! `env`, `kill-apiserver`, `start-apiserver`, `apiserver-restart` and `down`, for shells,
+//! benchmarks and test runners of other languages.
 #![deny(missing_docs)]
 
 mod binaries;
 mod crds;
+mod detached;
 mod environment;
 mod error;
 mod pki;
@@ -60,6 +72,7 @@ mod shared;
 pub use binaries::{
     BIN_DIR_ENV, Binaries, CACHE_ENV, ETCD_VERSION, KUBERNETES_VERSION, cache_bin_dir, cache_root,
 };
+pub use detached::{DetachedEnvironment, DetachedStatus, Ports};
 pub use environment::{Builder, Environment};
 pub use error::{Component, Error};
 pub use shared::SharedEnvironment;

@@ -2,9 +2,9 @@
 //! 127.0.0.1 and localhost, and the ServiceAccount token signing key.
 //!
 //! Generated in-process with `rcgen` (ECDSA P-256, pure Rust on `ring`, which kube's
-//! rustls already builds) rather than with the `openssl` command `hack/testenv.sh` runs:
-//! users' test machines need no openssl, and a P-256 key takes microseconds where an RSA
-//! 2048 one takes tens of milliseconds per environment.
+//! rustls already builds) rather than with the `openssl` command: users' test machines
+//! need no openssl, and a P-256 key takes microseconds where an RSA 2048 one takes tens
+//! of milliseconds per environment.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -45,6 +45,19 @@ pub(crate) fn write_private(path: &Path, contents: &str) -> Result<(), Error> {
         .map_err(Error::io(format!("writing {}", path.display())))
 }
 
+/// Where [`write`] puts the files in `dir`: known before they exist, so the processes'
+/// command lines can be made (and compared with a running control plane's) first.
+pub(crate) fn paths(dir: &Path) -> Pki {
+    Pki {
+        ca_crt: dir.join("ca.crt"),
+        ca_key: dir.join("ca.key"),
+        apiserver_crt: dir.join("apiserver.crt"),
+        apiserver_key: dir.join("apiserver.key"),
+        sa_key: dir.join("sa.key"),
+        sa_pub: dir.join("sa.pub"),
+    }
+}
+
 pub(crate) fn write(dir: &Path) -> Result<Pki, Error> {
     let ca_key = KeyPair::generate().map_err(cert_err)?;
     let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(cert_err)?;
@@ -71,14 +84,7 @@ pub(crate) fn write(dir: &Path) -> Result<Pki, Error> {
 
     let sa_key = KeyPair::generate().map_err(cert_err)?;
 
-    let pki = Pki {
-        ca_crt: dir.join("ca.crt"),
-        ca_key: dir.join("ca.key"),
-        apiserver_crt: dir.join("apiserver.crt"),
-        apiserver_key: dir.join("apiserver.key"),
-        sa_key: dir.join("sa.key"),
-        sa_pub: dir.join("sa.pub"),
-    };
+    let pki = paths(dir);
     write_private(&pki.ca_crt, &ca_cert.pem())?;
     write_private(&pki.ca_key, &ca_key.serialize_pem())?;
     write_private(&pki.apiserver_crt, &server_cert.pem())?;
