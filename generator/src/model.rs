@@ -24,6 +24,18 @@ pub struct Api {
     pub webhook_configurations: Vec<WebhookConfiguration>,
     /// The Kubernetes version generated for: the schemas of embedded k8s-openapi types.
     pub kubernetes: crate::KubernetesVersion,
+    /// The CRDs, built and checked (when the `crd` generator runs): one per group and kind.
+    pub crds: std::sync::Arc<Vec<Crd>>,
+    /// The schema of each kind opted into generated validation, as JSON text without
+    /// descriptions, by the kind's type key (when the `validation` generator runs).
+    pub validation: BTreeMap<String, String>,
+}
+
+/// One CRD and the file it goes to.
+#[derive(Debug)]
+pub struct Crd {
+    pub file_name: String,
+    pub crd: crate::apiext::CustomResourceDefinition,
 }
 
 impl Api {

@@ -167,13 +167,18 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
             .first()
             .cloned()
             .unwrap_or_else(|| run.crate_dir.clone()),
+        crds: run
+            .selected
+            .contains(&GeneratorName::Crd)
+            .then_some(&run.schema),
+        validation: run.selected.contains(&GeneratorName::Validation),
     };
     let api = resolve::build(&modules, &options, &mut diags);
     // The syntax trees are done with: free them now, so rendering reuses the memory.
     drop(modules);
     // Every selected generator checks and prepares its work before anything is rendered.
     let selected = run.selected;
-    let cx = generators::Context::new(&api, &run.schema, &rust_options, &selected);
+    let cx = generators::Context::new(&api, &rust_options, &selected);
     let mut rust_modules = vec![];
     let mut yaml = vec![];
     let mut made: Vec<(GeneratorName, usize)> = vec![];

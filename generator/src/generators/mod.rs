@@ -32,7 +32,6 @@ use kube_codegen_templates::input as t;
 use crate::diagnostics::Diagnostics;
 use crate::markers::MarkerSpec;
 use crate::model::Api;
-use crate::schema::SchemaOptions;
 
 /// A generator, by the name users select it with (`generators = ["crd", "client"]` in
 /// Cargo metadata, [`crate::Config::generators`], `--generators crd,client`).
@@ -247,7 +246,6 @@ pub(crate) fn with_requirements(selected: &[GeneratorName]) -> Vec<GeneratorName
 /// share made once.
 pub(crate) struct Context<'a> {
     pub api: &'a Api,
-    pub schema: &'a SchemaOptions,
     pub rust: &'a rust::RustOptions,
     /// The generators of this run (with their requirements), for the few whose output
     /// calls another's: the fake clientset turns on the `validation` module's admission.
@@ -256,15 +254,9 @@ pub(crate) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub fn new(
-        api: &'a Api,
-        schema: &'a SchemaOptions,
-        rust: &'a rust::RustOptions,
-        selected: &'a [GeneratorName],
-    ) -> Self {
+    pub fn new(api: &'a Api, rust: &'a rust::RustOptions, selected: &'a [GeneratorName]) -> Self {
         Context {
             api,
-            schema,
             rust,
             selected,
             packages: OnceCell::new(),

@@ -12,20 +12,15 @@
 //! keyword so that generated code, the fake and a differential test against the API server
 //! share one implementation of the server's semantics.
 //!
-//! `prepare` refuses, at the marker that wrote it, a CEL rule the runtime's evaluator
-//! cannot run (a function it lacks) or that does not compile: generated validation would
-//! otherwise disagree with the cluster.
-
-use std::collections::BTreeSet;
+//! Which kinds opted in, their schemas, and the checks (a CEL rule the runtime's evaluator
+//! cannot run is refused at the marker that wrote it) are resolve's: [`Api::validation`].
 
 use quote::quote;
-use serde_json::Value;
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::diagnostics::Diagnostics;
 use crate::markers::{Args, MarkerSpec, Name, PT};
-use crate::model::{Api, Kind, Package};
-use crate::schema::SchemaBuilder;
+use crate::model::Api;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Validation,
@@ -66,35 +61,17 @@ pub(super) fn wanted(api: &Api) -> bool {
             .any(|p| p.validation.is_some() && p.kinds.iter().any(|k| !k.skip))
 }
 
-/// A kind opted in by its own marker, its package's, or the global switch.
-fn opted_in(api: &Api, p: &Package, k: &Kind) -> bool {
-    !k.skip
-        && (p.validation.is_some()
-            || api
-                .types
-                .get(&k.type_key)
-                .is_some_and(|d| d.markers.iter().any(|m| m.name == MARKER)))
-}
-
-fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    check_placement(cx.api, diags);
+fn prepare(cx: &Context, _diags: &mut Diagnostics) -> RenderRust {
     let mut impls = vec![];
     let mut registrations = vec![];
     for p in cx.api.packages.values() {
-        for k in p.kinds.iter().filter(|k| opted_in(cx.api, p, k)) {
-            // Problems building the schema are the `crd` generator's to report (it runs
-            // whenever this one does).
-            let mut builder = SchemaBuilder::new(cx.api, p, cx.schema);
-            let Ok(schema) = builder.kind_schema(k) else {
+        for k in &p.kinds {
+            let Some(text) = cx.api.validation.get(&k.type_key) else {
                 continue;
             };
-            let mut json = serde_json::to_value(&schema).expect("schemas serialize");
-            strip_docs(&mut json);
-            check_rules(cx.api, k, &json, diags);
             let ty: syn::Type =
                 syn::parse_str(&super::rust::type_path(cx.api, cx.rust, &k.type_key))
                     .expect("type paths parse");
-            let text = serde_json::to_string(&json).expect("JSON serializes");
             let (group, version, plural) = (&p.group, &p.version, &k.plural);
             registrations.push(quote! {
                 server.register_admission(
@@ -152,103 +129,4 @@ fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
     }
     .to_string();
     Box::new(move || code.parse().expect("generated validation code parses"))
-}
-
-/// The marker means something only on a kind: anywhere else it would be a silent no-op.
-fn check_placement(api: &Api, diags: &mut Diagnostics) {
-    let kinds: BTreeSet<&str> = api
-        .packages
-        .values()
-        .flat_map(|p| &p.kinds)
-        .map(|k| k.type_key.as_str())
-        .collect();
-    for (key, d) in &api.types {
-        if kinds.contains(key.as_str()) {
-            continue;
-        }
-        for m in d.markers.iter().filter(|m| m.name == MARKER) {
-            diags.push(
-                m.error(format!("`+{MARKER}` on `{}`, which is not a kind", d.name))
-                    .with_hint("put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`), or in the group/version module's inner doc comment (`//! +kube-codegen:validation`) for every kind of it; the whole object, nested types included, is then validated"),
-            );
-        }
-    }
-}
-
-/// Descriptions and examples do not validate anything: left out of the embedded schema.
-fn strip_docs(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            for k in ["description", "example", "title", "externalDocs"] {
-                m.remove(k);
-            }
-            for (k, x) in m.iter_mut() {
-                // `properties` maps names to schemas: a property may be called `description`.
-                if k == "properties" {
-                    if let Value::Object(props) = x {
-                        props.values_mut().for_each(strip_docs);
-                    }
-                } else if k != "default" && k != "enum" {
-                    strip_docs(x);
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_docs),
-        _ => {}
-    }
-}
-
-/// Every CEL expression of the schema must compile and call only functions the runtime's
-/// evaluator has; each offender is reported at the marker that wrote it (found by its
-/// text), else at the kind.
-fn check_rules(api: &Api, k: &Kind, schema: &Value, diags: &mut Diagnostics) {
-    let mut exprs = BTreeSet::new();
-    collect_exprs(schema, &mut exprs);
-    for expr in exprs {
-        // The evaluator's own list: the runtime re-exports kube-codegen-validation's `cel`.
-        let problem = match kube_codegen_validation::cel::unsupported_functions(&expr) {
-            // Syntax errors are reported by the `crd` generator at the marker.
-            None => continue,
-            Some(missing) if missing.is_empty() => continue,
-            Some(missing) => missing
-                .iter()
-                .map(|f| format!("`{f}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
-        let message = format!(
-            "the CEL rule `{expr}` of {} calls {problem}, which kube-codegen's CEL evaluator does not implement",
-            k.name
-        );
-        let d = match super::crd::find_xvalidation_marker(api, &expr, None) {
-            Some(m) => m.error(message),
-            None => Diagnostic::new(k.loc.clone(), message),
-        };
-        diags.push(d.with_hint(
-            "generated validation would disagree with the API server: rewrite the rule with supported functions (README, \"Defaulting and validation\"), or do not opt the kind into validation (`+kube-codegen:validation` on it or its group/version, `--validate-all-kinds`)",
-        ));
-    }
-}
-
-fn collect_exprs(v: &Value, out: &mut BTreeSet<String>) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::Array(rules)) = m.get("x-kubernetes-validations") {
-                for r in rules {
-                    for key in ["rule", "messageExpression"] {
-                        if let Some(Value::String(s)) = r.get(key) {
-                            out.insert(s.clone());
-                        }
-                    }
-                }
-            }
-            for (k, x) in m {
-                if k != "default" && k != "enum" {
-                    collect_exprs(x, out);
-                }
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| collect_exprs(x, out)),
-        _ => {}
-    }
 }

@@ -12,12 +12,14 @@
 //! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
 //! - [`paths`]: how generated code names a type (re-exports of private modules).
 
+mod crd;
 mod kind;
 mod kube_derive;
 mod manifests;
 mod package;
 mod paths;
 mod types;
+mod validation;
 
 use kind::kind_of;
 use package::package_of;
@@ -31,6 +33,7 @@ use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::markers::{self, Level, Marker, Name};
 use crate::model::*;
 use crate::read::{self as src, DocLine, Module};
+use crate::schema::SchemaOptions;
 
 /// Parse a doc comment's markers at a level, by the run's marker table, collecting errors.
 fn parse_markers(
@@ -64,6 +67,11 @@ pub struct Options<'a> {
     pub validate_all_kinds: bool,
     /// Where to point when the input has no group/version at all: its first file.
     pub first_input: PathBuf,
+    /// Build and check the CRDs with these schema options (the `crd` generator runs).
+    pub crds: Option<&'a SchemaOptions>,
+    /// Check the opt-ins into generated validation and give each its schema (the
+    /// `validation` generator runs; it needs the CRDs).
+    pub validation: bool,
 }
 
 /// Build the model from every module of the crate and check it: every problem of the
@@ -318,6 +326,14 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
             ),
         );
     }
+    // The CRDs are checked even beside other errors, so one run reports every problem (a
+    // CRD's schema errors beside the model's); generated validation only on a sound model.
+    if let Some(schema) = options.crds {
+        api.crds = std::sync::Arc::new(crd::build_crds(&api, schema, diags));
+        if options.validation && !diags.has_errors() {
+            api.validation = validation::schemas(&api, schema, diags);
+        }
+    }
     api
 }
 
@@ -521,6 +537,8 @@ mod tests {
             kubernetes: crate::KubernetesVersion::NEWEST,
             validate_all_kinds: false,
             first_input: root.join("lib.rs"),
+            crds: None,
+            validation: false,
         };
         let api = super::build(&modules, &options, &mut diags);
         assert!(!diags.has_errors(), "{:?}", diags.errors());

@@ -1,8 +1,14 @@
-//! The `crd` generator: one CustomResourceDefinition (apiextensions.k8s.io/v1) per group
-//! and kind, merging the kind's versions, with structural schemas ([`schema`]) that embed
-//! Kubernetes' own types ([`k8s_types`]), rendered as YAML.
+//! The CRDs of the API: one CustomResourceDefinition (apiextensions.k8s.io/v1) per group
+//! and kind, merging the kind's versions, with structural schemas ([`crate::schema`]) that
+//! embed Kubernetes' own types. Building them is where the schema markers are checked (a
+//! bound on a field of the wrong type, a bad list-map key), and the CRD as a whole is checked
+//! as the API server checks it when it takes the CRD: storage versions, printer columns and
+//! scale paths, CEL rules (types and cost), defaults against their own schema, protected
+//! groups, the conversion webhook. The `crd` generator only writes what this builds.
 
 use std::collections::BTreeMap;
+
+use kube_codegen_validation::cel::check::check_schema;
 
 use crate::apiext::{
     CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
@@ -11,41 +17,14 @@ use crate::apiext::{
     CustomResourceValidation, JSONSchemaProps, ObjectMeta, SelectableField, ServiceReference,
     WebhookClientConfig, WebhookConversion,
 };
-
-use kube_codegen_validation::cel::check::check_schema;
-
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::kubernetes::API_APPROVED;
+use crate::markers::Name;
 use crate::model::*;
 use crate::schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path};
 
-use super::{Context, Generator, GeneratorName, Output, RenderYaml};
-use crate::markers::{Args, F, MarkerSpec, Name, T, TF};
-
-pub(super) const GENERATOR: Generator = Generator {
-    name: GeneratorName::Crd,
-    id: "crd",
-    about: "CustomResourceDefinition YAML with structural schemas and controller-gen's markers (controller-gen's `crd`).",
-    requires: &[],
-    markers: MARKERS,
-    output: Output::Yaml {
-        dir: "crds",
-        default_dir: "crds",
-        prepare,
-    },
-};
-
-/// Build (and so check) every CRD; render each on demand.
-fn prepare(cx: &Context, diags: &mut crate::diagnostics::Diagnostics) -> RenderYaml {
-    let crds = build_crds(cx.api, cx.schema, diags);
-    RenderYaml {
-        names: crds.iter().map(|c| c.file_name.clone()).collect(),
-        render: Box::new(move |i| to_yaml(&crds[i].crd)),
-    }
-}
-
 /// Kubernetes version priority: GA > beta > alpha, then higher numbers first, then by name.
-pub fn version_priority(v: &str) -> (u8, u32, u32, String) {
+fn version_priority(v: &str) -> (u8, u32, u32, String) {
     static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"^v(\d+)(?:(alpha|beta)(\d+))?$").expect("static regex")
     });
@@ -63,15 +42,9 @@ pub fn version_priority(v: &str) -> (u8, u32, u32, String) {
     }
 }
 
-/// A rendered CRD with its file name.
-pub struct RenderedCrd {
-    pub file_name: String,
-    pub crd: CustomResourceDefinition,
-}
-
 /// Build all CRDs, collecting every problem. CRDs are built in parallel; the result is
 /// in the order of [`Api::crd_groups`].
-pub fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -> Vec<RenderedCrd> {
+pub(super) fn build_crds(api: &Api, options: &SchemaOptions, diags: &mut Diagnostics) -> Vec<Crd> {
     let groups: Vec<_> = api.crd_groups().into_iter().collect();
     let built = crate::parallel::map(groups, |((group, kind_name), versions)| {
         let mut found = Diagnostics::default();
@@ -94,7 +67,7 @@ fn build_crd(
     kind_name: &str,
     mut versions: Vec<(&Package, &Kind)>,
     diags: &mut Diagnostics,
-) -> Option<RenderedCrd> {
+) -> Option<Crd> {
     versions.retain(|(_, k)| !k.skip);
     if versions.is_empty() {
         return None;
@@ -344,7 +317,7 @@ fn build_crd(
             conversion,
         },
     };
-    Some(RenderedCrd {
+    Some(Crd {
         file_name: format!("{group}_{}.yaml", first.plural),
         crd,
     })
@@ -704,375 +677,6 @@ fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
     }
 }
 
-/// YAML for a CRD, with the generated-file header.
-pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
-    let mut value = serde_json::to_value(crd).expect("CRDs always serialize");
-    integral_floats_to_ints(&mut value);
-    let mut quoted = Vec::new();
-    hide_yaml11_scalars(&mut value, &mut quoted);
-    let mut body = serde_yaml::to_string(&value).expect("JSON values always serialize");
-    // Placeholders end in `Z`, so `…QUOTE1Z` never matches inside `…QUOTE12Z`.
-    for (i, original) in quoted.iter().enumerate() {
-        body = body.replace(
-            &placeholder(i),
-            &format!("'{}'", original.replace('\'', "''")),
-        );
-    }
-    format!("{}\n{body}", crate::YAML_HEADER)
-}
-
-/// serde_yaml writes YAML 1.2, where `y`, `no`, `on` and `1_000` are plain strings; kubectl
-/// and client-go read YAML through go-yaml v2, which follows YAML 1.1 and reads them as
-/// booleans and numbers, so an enum value `y` would arrive as `true`. Such strings, keys
-/// included, are swapped for placeholders that serialize plain, then quoted in the text.
-fn hide_yaml11_scalars(v: &mut serde_json::Value, quoted: &mut Vec<String>) {
-    let mut hide = |s: &mut String| {
-        if yaml11_reads_as_non_string(s) {
-            quoted.push(std::mem::replace(s, placeholder(quoted.len())));
-        }
-    };
-    match v {
-        serde_json::Value::String(s) => hide(s),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| hide_yaml11_scalars(x, quoted)),
-        serde_json::Value::Object(o) => {
-            let entries = std::mem::take(o);
-            for (mut k, mut x) in entries {
-                if yaml11_reads_as_non_string(&k) {
-                    quoted.push(std::mem::replace(&mut k, placeholder(quoted.len())));
-                }
-                hide_yaml11_scalars(&mut x, quoted);
-                o.insert(k, x);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn placeholder(i: usize) -> String {
-    format!("KUBECODEGENYAMLQUOTE{i}Z")
-}
-
-/// Plain scalars that go-yaml v2 (YAML 1.1) resolves to something other than a string and
-/// serde_yaml (YAML 1.2) leaves unquoted: the 1.1 booleans, numbers with `_` separators and
-/// base-60 numbers.
-fn yaml11_reads_as_non_string(s: &str) -> bool {
-    const BOOLS: &[&str] = &[
-        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
-        "OFF",
-    ];
-    static NUMBER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"^[-+]?(0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?|\.[0-9_]+([eE][-+]?[0-9]+)?|[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?)$",
-        )
-        .expect("static regex")
-    });
-    BOOLS.contains(&s) || (s.contains(['_', ':']) && NUMBER.is_match(s))
-}
-
-/// `minimum: 1` rather than `minimum: 1.0`: JSONSchemaProps keeps bounds as f64, but
-/// people (and controller-gen) write whole numbers as integers.
-fn integral_floats_to_ints(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Number(n) => {
-            if let Some(f) = n
-                .as_f64()
-                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15)
-            {
-                *n = serde_json::Number::from(f as i64);
-            }
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(integral_floats_to_ints),
-        serde_json::Value::Object(o) => o.values_mut().for_each(integral_floats_to_ints),
-        _ => {}
-    }
-}
-
-/// controller-gen's CRD markers: validation, schema shape, defaults, subresources, printer
-/// columns, versions.
-pub(super) const MARKERS: &[MarkerSpec] = &[
-    MarkerSpec {
-        name: Name::SubresourceStatus,
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::SubresourceScale,
-        args: Args::Named(&["!specpath", "!statuspath", "selectorpath"]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::PrintColumn,
-        args: Args::Named(&[
-            "!name",
-            "!type",
-            "!JSONPath",
-            "description",
-            "format",
-            "priority",
-        ]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::StorageVersion,
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::DeprecatedVersion,
-        args: Args::Named(&["warning"]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::SkipVersion,
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::UnservedVersion,
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::SelectableField,
-        args: Args::Named(&["!JSONPath"]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::Metadata,
-        args: Args::Named(&["annotations", "labels"]),
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::Minimum,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Maximum,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::ExclusiveMinimum,
-        args: Args::OptionalBool,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::ExclusiveMaximum,
-        args: Args::OptionalBool,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MultipleOf,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MinLength,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MaxLength,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Pattern,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MinItems,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MaxItems,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::UniqueItems,
-        args: Args::OptionalBool,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MinProperties,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MaxProperties,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Enum,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Format,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Type,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::XValidation,
-        args: Args::Named(&[
-            "!rule",
-            "message",
-            "messageExpression",
-            "reason",
-            "fieldPath",
-            "optionalOldSelf",
-        ]),
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::XPreserveUnknownFields,
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::XEmbeddedResource,
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::XIntOrString,
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Schemaless,
-        args: Args::Flag,
-        levels: F,
-    },
-    MarkerSpec {
-        name: Name::PreserveUnknownFields,
-        args: Args::Flag,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::KubebuilderDefault,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Example,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Title,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::Default,
-        args: Args::Value,
-        levels: F,
-    },
-    MarkerSpec {
-        name: Name::Nullable,
-        args: Args::Flag,
-        levels: F,
-    },
-    // The raw-schema escape hatch: a JSON merge patch (RFC 7386) applied last to the
-    // node's schema, for what no other marker can say (written by `import crd`).
-    MarkerSpec {
-        name: Name::Schema,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::ListType,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::ListMapKey,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::MapType,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::StructType,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::EmbeddedResource,
-        args: Args::Flag,
-        levels: F,
-    },
-    MarkerSpec {
-        name: Name::AtMostOneOf,
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::ExactlyOneOf,
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::AtLeastOneOf,
-        args: Args::Value,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::ExternalDocs,
-        args: Args::Named(&["!url", "description"]),
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::K8sListType,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::K8sListMapKey,
-        args: Args::Value,
-        levels: TF,
-    },
-    MarkerSpec {
-        name: Name::K8sEnum,
-        args: Args::Flag,
-        levels: T,
-    },
-    MarkerSpec {
-        name: Name::K8sImmutable,
-        args: Args::Flag,
-        levels: F,
-    },
-    MarkerSpec {
-        name: Name::K8sMaxItems,
-        args: Args::Value,
-        levels: F,
-    },
-    MarkerSpec {
-        name: Name::K8sMinimum,
-        args: Args::Value,
-        levels: F,
-    },
-    MarkerSpec {
-        name: Name::K8sMaximum,
-        args: Args::Value,
-        levels: F,
-    },
-];
-
 #[cfg(test)]
 mod base64_tests {
     #[test]
@@ -1093,33 +697,6 @@ mod base64_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn yaml_1_1_booleans_and_numbers_are_quoted() {
-        let mut crd = CustomResourceDefinition::default();
-        crd.metadata.name = Some("y".into());
-        crd.metadata.labels = Some(
-            [
-                ("on", "no"),
-                ("plain", "1_000"),
-                ("time", "12:30"),
-                ("ok", "yes please"),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect(),
-        );
-        let yaml = to_yaml(&crd);
-        assert!(yaml.contains("name: 'y'\n"), "{yaml}");
-        assert!(yaml.contains("'on': 'no'\n"), "{yaml}");
-        assert!(yaml.contains("plain: '1_000'\n"), "{yaml}");
-        assert!(yaml.contains("time: '12:30'\n"), "{yaml}");
-        assert!(yaml.contains("ok: yes please\n"), "{yaml}");
-        // The strings survive a round trip through a YAML reader.
-        let back: CustomResourceDefinition =
-            serde_yaml::from_str(yaml.trim_start_matches(crate::YAML_HEADER)).unwrap();
-        assert_eq!(back.metadata, crd.metadata);
-    }
 
     #[test]
     fn versions_sort_by_kubernetes_priority() {
