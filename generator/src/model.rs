@@ -512,3 +512,11 @@ pub struct TypeDecl {
     pub rust_path: Option<Vec<String>>,
     pub loc: Location,
 }
+
+impl TypeDecl {
+    /// Whether server-side apply gets a configuration of its own for the type (every field
+    /// optional): a struct serialized field by field. Anything else is applied as it is.
+    pub fn has_apply_configuration(&self) -> bool {
+        matches!(self.shape, Shape::Struct(_)) && !self.serde.transparent
+    }
+}

@@ -167,27 +167,30 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
             .first()
             .cloned()
             .unwrap_or_else(|| run.crate_dir.clone()),
-        crds: run
-            .selected
-            .contains(&GeneratorName::Crd)
-            .then_some(&run.schema),
-        validation: run.selected.contains(&GeneratorName::Validation),
+        selected: &run.selected,
+        schema: &run.schema,
     };
     let api = resolve::build(&modules, &options, &mut diags);
     // The syntax trees are done with: free them now, so rendering reuses the memory.
     drop(modules);
-    // Every selected generator checks and prepares its work before anything is rendered.
+    // Every problem of the input is resolve's to find; with one, nothing is generated.
+    if diags.has_errors() {
+        let rendered = diags.render();
+        return Err(Error::Input {
+            diagnostics: diags.sorted(),
+            rendered,
+        });
+    }
+    // Every selected generator prepares its work from the checked model, which it cannot
+    // refuse, before anything is rendered.
     let selected = run.selected;
     let cx = generators::Context::new(&api, &rust_options, &selected);
     let mut rust_modules = vec![];
     let mut yaml = vec![];
     let mut made: Vec<(GeneratorName, usize)> = vec![];
-    // YAML generators check even a model with errors, so one run reports every problem
-    // (a CRD's schema errors beside the model's); Rust generators need a sound model, and
-    // their checks would only repeat what is already reported.
     for name in &selected {
         if let generators::Output::Yaml { prepare, .. } = &generators::generator(*name).output {
-            let files = prepare(&cx, &mut diags);
+            let files = prepare(&cx);
             made.push((*name, files.names.len()));
             yaml.push((run.yaml_dirs[name].clone(), files));
         }
@@ -199,24 +202,16 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
             cost,
             prepare,
         } = &generators::generator(*name).output
-            && !diags.has_errors()
             && generators::generator(*name).wanted(&api)
         {
             rust_modules.push(rust::RustModule {
                 module,
                 doc,
                 cost: *cost,
-                render: prepare(&cx, &mut diags),
+                render: prepare(&cx),
             });
             made.push((*name, 1));
         }
-    }
-    if diags.has_errors() {
-        let rendered = diags.render();
-        return Err(Error::Input {
-            diagnostics: diags.sorted(),
-            rendered,
-        });
     }
     // Every output file is rendered on its own, so they are rendered in parallel: the
     // Rust files first (the costliest), then the YAML files.

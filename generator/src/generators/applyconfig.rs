@@ -22,7 +22,6 @@ use kube_codegen_templates::input::{
 };
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 use crate::model::*;
 
 pub(super) const GENERATOR: Generator = Generator {
@@ -41,8 +40,8 @@ pub(super) const GENERATOR: Generator = Generator {
     },
 };
 
-fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    let (packages, k8s) = packages(cx.api, cx.rust, diags);
+fn prepare(cx: &Context) -> RenderRust {
+    let (packages, k8s) = packages(cx.api, cx.rust);
     Box::new(move || kube_codegen_templates::applyconfig::apply_configurations(&packages, &k8s))
 }
 
@@ -61,8 +60,6 @@ struct Builder<'a> {
     names: BTreeMap<String, String>,
     taken: BTreeSet<String>,
     structs: Vec<Building>,
-    /// Leaf types already checked (each is reported once).
-    checked: BTreeSet<String>,
 }
 
 /// The apply configurations of every group/version, and those of the Kubernetes types
@@ -70,7 +67,6 @@ struct Builder<'a> {
 pub(crate) fn packages(
     api: &Api,
     options: &super::rust::RustOptions,
-    diags: &mut Diagnostics,
 ) -> (Vec<ApplyPackage>, Vec<ApplyStruct>) {
     let accessors = super::rust::accessors(api);
     let mut k8s = K8sBuilder::new(api.kubernetes);
@@ -83,7 +79,6 @@ pub(crate) fn packages(
             names: BTreeMap::new(),
             taken: BTreeSet::new(),
             structs: vec![],
-            checked: BTreeSet::new(),
         };
         for k in &pkg.kinds {
             let api_version = if group.is_empty() {
@@ -99,7 +94,6 @@ pub(crate) fn packages(
                     namespaced: k.scope == Scope::Namespaced,
                     status_subresource: k.status_subresource,
                 }),
-                diags,
             );
         }
         let structs = b.finish();
@@ -115,7 +109,7 @@ pub(crate) fn packages(
 
 impl Builder<'_> {
     /// The configuration of struct `key`, built once per group/version.
-    fn visit(&mut self, key: &str, kind: Option<ApplyKind>, diags: &mut Diagnostics) -> String {
+    fn visit(&mut self, key: &str, kind: Option<ApplyKind>) -> String {
         if let Some(name) = self.names.get(key) {
             return name.clone();
         }
@@ -123,7 +117,7 @@ impl Builder<'_> {
         let name = self.name_for(decl);
         self.names.insert(key.to_owned(), name.clone());
         let Shape::Struct(fields) = &decl.shape else {
-            unreachable!("only structs get apply configurations (see `is_config`)")
+            unreachable!("only structs get apply configurations (see `has_apply_configuration`)")
         };
         let index = self.structs.len();
         self.structs.push(Building {
@@ -148,7 +142,7 @@ impl Builder<'_> {
             } else {
                 ApplyRole::Field
             };
-            let ty = self.map_type(&f.ty, &mut deps, &mut debug, &mut partial_eq, diags);
+            let ty = self.map_type(&f.ty, &mut deps, &mut debug, &mut partial_eq);
             out_fields.push(ApplyField {
                 rust_name: f.rust_name.clone(),
                 json_name: f.json_name.clone(),
@@ -205,7 +199,6 @@ impl Builder<'_> {
         deps: &mut Vec<String>,
         debug: &mut bool,
         partial_eq: &mut bool,
-        diags: &mut Diagnostics,
     ) -> ApplyType {
         let plain = |p: &str| ApplyType::Plain(p.to_owned());
         match ty {
@@ -218,14 +211,14 @@ impl Builder<'_> {
             TypeRef::Float => plain("f32"),
             TypeRef::Double => plain("f64"),
             TypeRef::Option(inner) | TypeRef::Alias { target: inner, .. } => {
-                self.map_type(inner, deps, debug, partial_eq, diags)
+                self.map_type(inner, deps, debug, partial_eq)
             }
-            TypeRef::List { item, .. } | TypeRef::Array { item, .. } => ApplyType::List(Box::new(
-                self.map_type(item, deps, debug, partial_eq, diags),
-            )),
-            TypeRef::Map(value) => ApplyType::Map(Box::new(
-                self.map_type(value, deps, debug, partial_eq, diags),
-            )),
+            TypeRef::List { item, .. } | TypeRef::Array { item, .. } => {
+                ApplyType::List(Box::new(self.map_type(item, deps, debug, partial_eq)))
+            }
+            TypeRef::Map(value) => {
+                ApplyType::Map(Box::new(self.map_type(value, deps, debug, partial_eq)))
+            }
             TypeRef::Json | TypeRef::Opaque => plain("::serde_json::Value"),
             TypeRef::IntOrString => {
                 plain("::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString")
@@ -238,26 +231,15 @@ impl Builder<'_> {
             TypeRef::K8s(p) => self.k8s.reference(p, "super::k8s::"),
             TypeRef::Local(key) => {
                 let decl = &self.api.types[key];
-                if is_config(decl) {
-                    let name = self.visit(key, None, diags);
+                if decl.has_apply_configuration() {
+                    let name = self.visit(key, None);
                     deps.push(name.clone());
                     return ApplyType::Config(name);
                 }
                 *debug &= decl.derives.iter().any(|d| d == "Debug");
                 *partial_eq &= decl.derives.iter().any(|d| d == "PartialEq");
-                self.check_nameable(key, decl, diags);
                 ApplyType::Plain(super::rust::type_path(self.api, self.options, key))
             }
-        }
-    }
-
-    /// A type used as it is must be nameable from the generated module.
-    fn check_nameable(&mut self, key: &str, decl: &TypeDecl, diags: &mut Diagnostics) {
-        if !self.checked.insert(key.to_owned()) {
-            return;
-        }
-        if let Some(d) = super::rust::unnameable(decl) {
-            diags.push(d);
         }
     }
 
@@ -461,13 +443,6 @@ fn field_name(json: &str) -> String {
         out.insert(0, '_');
     }
     out
-}
-
-/// Whether a local type gets an apply configuration of its own: a struct with named
-/// fields on the wire. Everything else (enums, newtypes, `transparent`, `into`) is one
-/// value on the wire and is applied whole.
-fn is_config(decl: &TypeDecl) -> bool {
-    matches!(decl.shape, Shape::Struct(_)) && !decl.serde.transparent
 }
 
 /// The first paragraph of a doc comment, marker lines left out, on one line, made safe for

@@ -1,7 +1,6 @@
 //! The `client` generator: the typed clientset: a client per kind with client-go's verbs (client-gen).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 use crate::markers::{Args, MarkerSpec, Name, T};
 
 pub(super) const GENERATOR: Generator = Generator {
@@ -19,8 +18,8 @@ pub(super) const GENERATOR: Generator = Generator {
     },
 };
 
-fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    let packages = cx.rust_packages(diags);
+fn prepare(cx: &Context) -> RenderRust {
+    let packages = cx.rust_packages();
     Box::new(move || kube_codegen_templates::client::clientset(&packages))
 }
 

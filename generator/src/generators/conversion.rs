@@ -19,7 +19,6 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 use crate::markers::{Args, MarkerSpec, Name, PT, T};
 use crate::model::*;
 
@@ -66,7 +65,7 @@ pub(super) fn wanted(api: &Api) -> bool {
         .any(|k| k.conversion_hub.is_some() && !k.skip)
 }
 
-fn prepare(cx: &Context, _diags: &mut Diagnostics) -> RenderRust {
+fn prepare(cx: &Context) -> RenderRust {
     // Token streams cannot cross threads; the code is built here as text and parsed back
     // by the renderer.
     let code = render(cx).to_string();

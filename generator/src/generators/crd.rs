@@ -22,7 +22,7 @@ pub(super) const GENERATOR: Generator = Generator {
 };
 
 /// Render each CRD resolve built, on demand.
-fn prepare(cx: &Context, _diags: &mut crate::diagnostics::Diagnostics) -> RenderYaml {
+fn prepare(cx: &Context) -> RenderYaml {
     let crds = cx.api.crds.clone();
     RenderYaml {
         names: crds.iter().map(|c| c.file_name.clone()).collect(),

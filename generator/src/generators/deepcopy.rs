@@ -3,7 +3,6 @@
 //! must derive `Clone` and be reachable from the generated module.
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 use crate::markers::{Args, MarkerSpec, Name, PT};
 
 pub(super) const GENERATOR: Generator = Generator {
@@ -20,8 +19,8 @@ pub(super) const GENERATOR: Generator = Generator {
     },
 };
 
-fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    let copy_types = super::rust::copy_types(cx.api, cx.rust, diags);
+fn prepare(cx: &Context) -> RenderRust {
+    let copy_types = super::rust::copy_types(cx.api, cx.rust);
     Box::new(move || kube_codegen_templates::deepcopy::deepcopy(&copy_types))
 }
 

@@ -1,7 +1,6 @@
 //! The `fake` generator: a fake clientset over an in-memory API server, for unit tests (client-gen's fake).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Fake,
@@ -17,8 +16,8 @@ pub(super) const GENERATOR: Generator = Generator {
     },
 };
 
-fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    let packages = cx.rust_packages(diags);
+fn prepare(cx: &Context) -> RenderRust {
+    let packages = cx.rust_packages();
     // The fake answers as the API server would: where the `validation` module exists, its
     // admission is on from the start, so a unit test cannot store what the cluster refuses
     // unless it says so (`server.set_admission(false)`).

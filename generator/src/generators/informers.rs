@@ -1,7 +1,6 @@
 //! The `informers` generator: shared informers: one watch per kind, shared by every handler (informer-gen).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Informers,
@@ -17,7 +16,7 @@ pub(super) const GENERATOR: Generator = Generator {
     },
 };
 
-fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    let packages = cx.rust_packages(diags);
+fn prepare(cx: &Context) -> RenderRust {
+    let packages = cx.rust_packages();
     Box::new(move || kube_codegen_templates::informers::informers(&packages))
 }

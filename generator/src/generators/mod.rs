@@ -29,7 +29,6 @@ use std::sync::Arc;
 
 use kube_codegen_templates::input as t;
 
-use crate::diagnostics::Diagnostics;
 use crate::markers::MarkerSpec;
 use crate::model::Api;
 
@@ -166,14 +165,14 @@ pub(crate) enum Output {
         /// Relative rendering cost: costlier modules are rendered first, so parallel
         /// rendering finishes the big files first and fills in with the small ones.
         cost: u8,
-        prepare: fn(&Context, &mut Diagnostics) -> RenderRust,
+        prepare: fn(&Context) -> RenderRust,
     },
     /// Files of YAML in the generator's own directory: `<out-dir>/<dir>` when an output
     /// directory is set (build.rs), else `<crate>/<default_dir>`, unless configured.
     Yaml {
         dir: &'static str,
         default_dir: &'static str,
-        prepare: fn(&Context, &mut Diagnostics) -> RenderYaml,
+        prepare: fn(&Context) -> RenderYaml,
     },
 }
 
@@ -268,13 +267,13 @@ impl<'a> Context<'a> {
         self.selected.contains(&name) && generator(name).wanted(self.api)
     }
 
-    /// The group/versions and kinds as the Rust templates take them, converted and checked
-    /// once for every Rust generator (problems are reported by the first to ask).
-    pub fn rust_packages(&self, diags: &mut Diagnostics) -> Arc<Vec<t::Package>> {
+    /// The group/versions and kinds as the Rust templates take them, converted once for
+    /// every Rust generator.
+    pub fn rust_packages(&self) -> Arc<Vec<t::Package>> {
         if let Some(p) = self.packages.get() {
             return p.clone();
         }
-        let p = Arc::new(rust::packages(self.api, self.rust, diags));
+        let p = Arc::new(rust::packages(self.api, self.rust));
         let _ = self.packages.set(p.clone());
         p
     }

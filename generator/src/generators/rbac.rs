@@ -8,7 +8,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::{Context, Generator, GeneratorName, Output, RenderYaml};
-use crate::diagnostics::Diagnostics;
 use crate::markers::{Args, MarkerSpec, Name, PT, RBAC_ARGS};
 use crate::model::RbacRule;
 
@@ -32,7 +31,7 @@ pub(crate) const DEFAULT_ROLE_NAME: &str = "manager-role";
 /// controller-gen writes every role into one file.
 const FILE_NAME: &str = "role.yaml";
 
-fn prepare(cx: &Context, _diags: &mut Diagnostics) -> RenderYaml {
+fn prepare(cx: &Context) -> RenderYaml {
     let roles = roles(&cx.api.rbac_rules);
     if roles.is_empty() {
         return RenderYaml {

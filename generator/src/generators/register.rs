@@ -1,7 +1,6 @@
 //! The `register` generator: `kube::Resource` impls, list types, constants and the registry of kinds per group/version (register-gen).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Register,
@@ -17,7 +16,7 @@ pub(super) const GENERATOR: Generator = Generator {
     },
 };
 
-fn prepare(cx: &Context, diags: &mut Diagnostics) -> RenderRust {
-    let packages = cx.rust_packages(diags);
+fn prepare(cx: &Context) -> RenderRust {
+    let packages = cx.rust_packages();
     Box::new(move || kube_codegen_templates::register::register(&packages))
 }

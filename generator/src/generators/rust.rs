@@ -1,5 +1,6 @@
 //! What the Rust generators share: converting the model into the templates crate's inputs
-//! (checking what generated code relies on: public fields, `Clone`, reachable paths), and
+//! (what generated code relies on, public fields, `Clone`, reachable paths, resolve has
+//! checked), and
 //! laying the selected generators' modules out as files (`mod.rs` and one file per module,
 //! or one file of inline modules for build.rs).
 
@@ -7,7 +8,6 @@ use std::collections::BTreeMap;
 
 use kube_codegen_templates::input::{self as t, CopyField, CopyShape, CopyType};
 
-use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::*;
 
 /// How generated Rust refers to the API types and how it is laid out.
@@ -190,11 +190,7 @@ fn method_type(raw: &str) -> String {
     raw.to_owned()
 }
 
-pub(crate) fn packages(
-    api: &Api,
-    options: &RustOptions,
-    diags: &mut Diagnostics,
-) -> Vec<t::Package> {
+pub(crate) fn packages(api: &Api, options: &RustOptions) -> Vec<t::Package> {
     let accessors = accessors(api);
     let mut out = vec![];
     for ((group, version), pkg) in &api.packages {
@@ -232,15 +228,6 @@ pub(crate) fn packages(
                     TypeRef::Option(inner) => rust_type(api, options, inner),
                     _ => None,
                 });
-            if field("metadata").is_some_and(|m| m.rust_name != "metadata") {
-                diags.push(
-                    Diagnostic::new(
-                        k.loc.clone(),
-                        format!("`{}`'s ObjectMeta field must be named `metadata`", k.name),
-                    )
-                    .with_hint("kube::Resource::meta() reads `self.metadata`"),
-                );
-            }
             let mut methods = vec![];
             for m in k.client.iter().flat_map(|c| &c.methods) {
                 methods.push(t::Method {
@@ -301,11 +288,7 @@ fn contains_local(ty: &TypeRef) -> bool {
     }
 }
 
-pub(crate) fn copy_types(
-    api: &Api,
-    options: &RustOptions,
-    diags: &mut Diagnostics,
-) -> Vec<CopyType> {
+pub(crate) fn copy_types(api: &Api, options: &RustOptions) -> Vec<CopyType> {
     let mut out = vec![];
     for (key, decl) in &api.types {
         // An alias is another name for a type that has (or needs) no impl of its own, and
@@ -313,43 +296,16 @@ pub(crate) fn copy_types(
         if matches!(decl.shape, Shape::Alias(_)) {
             continue;
         }
-        if !decl.derives.iter().any(|d| d == "Clone") {
-            diags.push(
-                Diagnostic::new(
-                    decl.loc.clone(),
-                    format!("`{}` must derive Clone", decl.name),
-                )
-                .with_hint("generated DeepCopy builds on Clone: add `#[derive(Clone)]`"),
-            );
-            continue;
-        }
-        if let Some(d) = unnameable(decl) {
-            diags.push(d);
-        }
         let shape = match &decl.shape {
-            Shape::Struct(fields) => {
-                for f in fields.iter().filter(|f| !f.visible) {
-                    diags.push(
-                        Diagnostic::new(
-                            f.loc.clone(),
-                            format!(
-                                "field `{}` of `{}` must be `pub` or `pub(crate)`",
-                                f.rust_name, decl.name
-                            ),
-                        )
-                        .with_hint("generated deep-copy code in another module reads it"),
-                    );
-                }
-                CopyShape::Struct(
-                    fields
-                        .iter()
-                        .map(|f| CopyField {
-                            name: f.rust_name.clone(),
-                            deep: contains_local(&f.ty),
-                        })
-                        .collect(),
-                )
-            }
+            Shape::Struct(fields) => CopyShape::Struct(
+                fields
+                    .iter()
+                    .map(|f| CopyField {
+                        name: f.rust_name.clone(),
+                        deep: contains_local(&f.ty),
+                    })
+                    .collect(),
+            ),
             Shape::Newtype(inner) => CopyShape::Newtype {
                 deep: contains_local(inner),
             },
@@ -364,36 +320,4 @@ pub(crate) fn copy_types(
         });
     }
     out
-}
-
-/// Why generated code cannot name `decl`, if it cannot: a private type, or one in a private
-/// module nothing re-exports. Every generator that refers to a type as it is reports this
-/// diagnostic, the same one, so a run with several of them reports it once.
-pub(crate) fn unnameable(decl: &TypeDecl) -> Option<Diagnostic> {
-    if !decl.visible {
-        return Some(
-            Diagnostic::new(
-                decl.loc.clone(),
-                format!("`{}` must be `pub` or `pub(crate)`", decl.name),
-            )
-            .with_hint("generated code in another module refers to it"),
-        );
-    }
-    if decl.rust_path.is_none() {
-        let module = decl.module_path.join("::");
-        return Some(
-            Diagnostic::new(
-                decl.loc.clone(),
-                format!(
-                    "`{}` cannot be named from generated code: module `{module}` is private and no reachable module re-exports it",
-                    decl.name
-                ),
-            )
-            .with_hint(format!(
-                "re-export it from the group/version module (`pub use {}::*;`) or declare the module `pub mod`",
-                decl.module_path.last().map_or("types", String::as_str)
-            )),
-        );
-    }
-    None
 }

@@ -18,7 +18,6 @@
 use quote::quote;
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
-use crate::diagnostics::Diagnostics;
 use crate::markers::{Args, MarkerSpec, Name, PT};
 use crate::model::Api;
 
@@ -61,7 +60,7 @@ pub(super) fn wanted(api: &Api) -> bool {
             .any(|p| p.validation.is_some() && p.kinds.iter().any(|k| !k.skip))
 }
 
-fn prepare(cx: &Context, _diags: &mut Diagnostics) -> RenderRust {
+fn prepare(cx: &Context) -> RenderRust {
     let mut impls = vec![];
     let mut registrations = vec![];
     for p in cx.api.packages.values() {

@@ -18,6 +18,7 @@ mod kube_derive;
 mod manifests;
 mod package;
 mod paths;
+mod rust;
 mod types;
 mod validation;
 
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 
 use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::generators::{self, GeneratorName};
 use crate::markers::{self, Level, Marker, Name};
 use crate::model::*;
 use crate::read::{self as src, DocLine, Module};
@@ -67,11 +69,10 @@ pub struct Options<'a> {
     pub validate_all_kinds: bool,
     /// Where to point when the input has no group/version at all: its first file.
     pub first_input: PathBuf,
-    /// Build and check the CRDs with these schema options (the `crd` generator runs).
-    pub crds: Option<&'a SchemaOptions>,
-    /// Check the opt-ins into generated validation and give each its schema (the
-    /// `validation` generator runs; it needs the CRDs).
-    pub validation: bool,
+    /// The generators that run: what they build on is checked (the CRDs, the Rust types).
+    pub selected: &'a [GeneratorName],
+    /// What changes schema text (the CRDs are built here).
+    pub schema: &'a SchemaOptions,
 }
 
 /// Build the model from every module of the crate and check it: every problem of the
@@ -327,14 +328,47 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
         );
     }
     // The CRDs are checked even beside other errors, so one run reports every problem (a
-    // CRD's schema errors beside the model's); generated validation only on a sound model.
-    if let Some(schema) = options.crds {
-        api.crds = std::sync::Arc::new(crd::build_crds(&api, schema, diags));
-        if options.validation && !diags.has_errors() {
-            api.validation = validation::schemas(&api, schema, diags);
+    // CRD's schema errors beside the model's).
+    if options.selected.contains(&GeneratorName::Crd) {
+        api.crds = std::sync::Arc::new(crd::build_crds(&api, options.schema, diags));
+    }
+    check_generated_rust(&mut api, options, diags);
+    api
+}
+
+/// What the Rust generators build on, for those that run, in registry order: each needs a
+/// sound model, so the checks stop at the first problem (what comes after would only
+/// repeat it).
+fn check_generated_rust(api: &mut Api, options: &Options, diags: &mut Diagnostics) {
+    let mut kinds_checked = false;
+    for &name in options.selected {
+        let generator = generators::generator(name);
+        if !generator.is_rust() || !generator.wanted(api) {
+            continue;
+        }
+        if diags.has_errors() {
+            break;
+        }
+        match name {
+            GeneratorName::Applyconfigurations => rust::check_apply_configurations(api, diags),
+            GeneratorName::Deepcopy => rust::check_deep_copies(api, diags),
+            // The typed clients, listers and informers, through the register module.
+            GeneratorName::Client
+            | GeneratorName::Fake
+            | GeneratorName::Informers
+            | GeneratorName::Listers
+            | GeneratorName::Register
+                if !kinds_checked =>
+            {
+                rust::check_kinds(api, diags);
+                kinds_checked = true;
+            }
+            GeneratorName::Validation => {
+                api.validation = validation::schemas(api, options.schema, diags);
+            }
+            _ => {}
         }
     }
-    api
 }
 
 fn key(path: &[String], name: &str) -> String {
@@ -537,8 +571,8 @@ mod tests {
             kubernetes: crate::KubernetesVersion::NEWEST,
             validate_all_kinds: false,
             first_input: root.join("lib.rs"),
-            crds: None,
-            validation: false,
+            selected: &[],
+            schema: &Default::default(),
         };
         let api = super::build(&modules, &options, &mut diags);
         assert!(!diags.has_errors(), "{:?}", diags.errors());
