@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::diagnostics::Location;
 use crate::markers::Marker;
+/// What serde's container attributes say, as the read stage found them.
+pub use crate::read::SerdeContainer;
 /// The client verbs are the templates' own: one enum from marker to generated code.
 pub use kube_codegen_templates::input::{ClientVerb, SubresourceVerb};
 
@@ -358,19 +360,6 @@ impl TypeRef {
             other => other,
         }
     }
-}
-
-/// serde container attributes that change the wire shape.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SerdeContainer {
-    pub rename_all: Option<String>,
-    pub rename_all_fields: Option<String>,
-    pub tag: Option<String>,
-    pub content: Option<String>,
-    pub untagged: bool,
-    pub transparent: bool,
-    pub deny_unknown_fields: bool,
-    pub default: bool,
 }
 
 #[derive(Clone, Debug)]

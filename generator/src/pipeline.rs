@@ -167,7 +167,12 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
             .first()
             .cloned()
             .unwrap_or_else(|| run.crate_dir.clone()),
-        selected: &run.selected,
+        checks: &run
+            .selected
+            .iter()
+            .flat_map(|g| generators::generator(*g).checks)
+            .copied()
+            .collect::<Vec<_>>(),
         schema: &run.schema,
     };
     let api = resolve::build(&modules, &options, &mut diags);

@@ -23,6 +23,7 @@ use kube_codegen_templates::input::{
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::model::*;
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Applyconfigurations,
@@ -32,6 +33,7 @@ pub(super) const GENERATOR: Generator = Generator {
     requires: &[GeneratorName::Register],
     // controller-gen's `+kubebuilder:ac:generate` switches are accepted by the core table.
     markers: &[],
+    checks: &[Check::ApplyConfigurations],
     output: Output::Rust {
         module: "applyconfigurations",
         doc: " Apply configurations for server-side apply.",

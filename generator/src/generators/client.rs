@@ -2,6 +2,7 @@
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::markers::{Args, MarkerSpec, Name, T};
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Client,
@@ -10,6 +11,7 @@ pub(super) const GENERATOR: Generator = Generator {
     // The typed `apply` verbs take the kinds' apply configurations.
     requires: &[GeneratorName::Register, GeneratorName::Applyconfigurations],
     markers: MARKERS,
+    checks: &[Check::Kinds],
     output: Output::Rust {
         module: "clientset",
         doc: " Typed clients for every `+genclient` kind.",

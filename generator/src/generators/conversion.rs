@@ -28,6 +28,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "Conversions between the versions of a kind (hub and spoke) and the dispatch table of a conversion webhook, for kinds marked `+kube-codegen:conversion=hub` (conversion-gen).",
     requires: &[],
     markers: MARKERS,
+    checks: &[],
     output: Output::Rust {
         module: "conversion",
         doc: " Conversions between the versions of each multi-version kind.",

@@ -7,6 +7,7 @@ use crate::apiext::CustomResourceDefinition;
 
 use super::{Context, Generator, GeneratorName, Output, RenderYaml};
 use crate::markers::{Args, F, MarkerSpec, Name, T, TF};
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Crd,
@@ -14,6 +15,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "CustomResourceDefinition YAML with structural schemas and controller-gen's markers (controller-gen's `crd`).",
     requires: &[],
     markers: MARKERS,
+    checks: &[Check::Crds],
     output: Output::Yaml {
         dir: "crds",
         default_dir: "crds",

@@ -4,6 +4,7 @@
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::markers::{Args, MarkerSpec, Name, PT};
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Deepcopy,
@@ -11,6 +12,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "`DeepCopy` for every API type; `deep_copy_into` reuses the destination's allocations (deepcopy-gen).",
     requires: &[],
     markers: MARKERS,
+    checks: &[Check::DeepCopies],
     output: Output::Rust {
         module: "deepcopy",
         doc: " `DeepCopy` for every API type.",

@@ -1,6 +1,7 @@
 //! The `fake` generator: a fake clientset over an in-memory API server, for unit tests (client-gen's fake).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Fake,
@@ -8,6 +9,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "A fake clientset over an in-memory API server, for unit tests (client-gen's fake).",
     requires: &[GeneratorName::Client, GeneratorName::Register],
     markers: &[],
+    checks: &[Check::Kinds],
     output: Output::Rust {
         module: "fake",
         doc: " A fake `Clientset` over an in-memory API server, for unit tests.",

@@ -1,6 +1,7 @@
 //! The `informers` generator: shared informers: one watch per kind, shared by every handler (informer-gen).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Informers,
@@ -8,6 +9,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "Shared informers: one watch per kind, shared by every handler (informer-gen).",
     requires: &[GeneratorName::Listers, GeneratorName::Register],
     markers: &[],
+    checks: &[Check::Kinds],
     output: Output::Rust {
         module: "informers",
         doc: " Shared informers: one watch per kind, shared by every handler.",

@@ -1,6 +1,7 @@
 //! The `listers` generator: typed listers over informer caches, by namespace and index (lister-gen).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Listers,
@@ -8,6 +9,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "Typed listers over informer caches, by namespace and index (lister-gen).",
     requires: &[GeneratorName::Register],
     markers: &[],
+    checks: &[Check::Kinds],
     output: Output::Rust {
         module: "listers",
         doc: " Typed listers over informer caches.",

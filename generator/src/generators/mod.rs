@@ -31,6 +31,7 @@ use kube_codegen_templates::input as t;
 
 use crate::markers::MarkerSpec;
 use crate::model::Api;
+use crate::resolve::Check;
 
 /// A generator, by the name users select it with (`generators = ["crd", "client"]` in
 /// Cargo metadata, [`crate::Config::generators`], `--generators crd,client`).
@@ -124,6 +125,9 @@ pub(crate) struct Generator {
     pub requires: &'static [GeneratorName],
     /// The markers whose meaning this generator owns.
     pub markers: &'static [MarkerSpec],
+    /// What its output builds on beyond the model's own rules, which resolve checks when
+    /// it runs.
+    pub checks: &'static [Check],
     pub output: Output,
 }
 

@@ -17,6 +17,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "A ClusterRole (a Role per namespace) from `+kubebuilder:rbac` markers (controller-gen's `rbac`).",
     requires: &[],
     markers: MARKERS,
+    checks: &[],
     output: Output::Yaml {
         dir: "rbac",
         default_dir: "config/rbac",

@@ -1,6 +1,7 @@
 //! The `register` generator: `kube::Resource` impls, list types, constants and the registry of kinds per group/version (register-gen).
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Register,
@@ -8,6 +9,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "`kube::Resource` impls, list types, constants and the registry of kinds per group/version (register-gen).",
     requires: &[],
     markers: &[],
+    checks: &[Check::Kinds],
     output: Output::Rust {
         module: "register",
         doc: " `kube::Resource` impls, list types, constants and the registry of kinds.",

@@ -20,6 +20,7 @@ use quote::quote;
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::markers::{Args, MarkerSpec, Name, PT};
 use crate::model::Api;
+use crate::resolve::Check;
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Validation,
@@ -27,6 +28,7 @@ pub(super) const GENERATOR: Generator = Generator {
     about: "Defaulting and validation per kind as the API server does them (`set_defaults()`, `validate()`, `validate_update()`), with CEL rules evaluated, for kinds marked `+kube-codegen:validation`, every kind of a group/version whose module carries it, or all with `--validate-all-kinds` (defaulter-gen, validation-gen).",
     requires: &[GeneratorName::Crd],
     markers: MARKERS,
+    checks: &[Check::Validation],
     output: Output::Rust {
         module: "validation",
         doc: " Defaulting and validation of each kind marked `+kube-codegen:validation`.",

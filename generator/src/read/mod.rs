@@ -12,7 +12,19 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-use crate::model::SerdeContainer;
+
+/// serde container attributes that change the wire shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SerdeContainer {
+    pub rename_all: Option<String>,
+    pub rename_all_fields: Option<String>,
+    pub tag: Option<String>,
+    pub content: Option<String>,
+    pub untagged: bool,
+    pub transparent: bool,
+    pub deny_unknown_fields: bool,
+    pub default: bool,
+}
 
 /// A `mod name;` declaration, whose module lives in another file.
 #[derive(Clone, Debug)]

@@ -31,7 +31,6 @@ use std::path::PathBuf;
 
 use crate::KubernetesVersion;
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-use crate::generators::{self, GeneratorName};
 use crate::markers::{self, Level, Marker, Name};
 use crate::model::*;
 use crate::read::{self as src, DocLine, Module};
@@ -69,8 +68,9 @@ pub struct Options<'a> {
     pub validate_all_kinds: bool,
     /// Where to point when the input has no group/version at all: its first file.
     pub first_input: PathBuf,
-    /// The generators that run: what they build on is checked (the CRDs, the Rust types).
-    pub selected: &'a [GeneratorName],
+    /// What the generators that run build on, to check beside the model, in registry
+    /// order (each generator declares its own).
+    pub checks: &'a [Check],
     /// What changes schema text (the CRDs are built here).
     pub schema: &'a SchemaOptions,
 }
@@ -329,46 +329,46 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     }
     // The CRDs are checked even beside other errors, so one run reports every problem (a
     // CRD's schema errors beside the model's).
-    if options.selected.contains(&GeneratorName::Crd) {
+    if options.checks.contains(&Check::Crds) {
         api.crds = std::sync::Arc::new(crd::build_crds(&api, options.schema, diags));
     }
-    check_generated_rust(&mut api, options, diags);
-    api
-}
-
-/// What the Rust generators build on, for those that run, in registry order: each needs a
-/// sound model, so the checks stop at the first problem (what comes after would only
-/// repeat it).
-fn check_generated_rust(api: &mut Api, options: &Options, diags: &mut Diagnostics) {
-    let mut kinds_checked = false;
-    for &name in options.selected {
-        let generator = generators::generator(name);
-        if !generator.is_rust() || !generator.wanted(api) {
+    // What generated Rust builds on needs a sound model, so these stop at the first problem
+    // (what comes after would only repeat it).
+    let mut done = vec![Check::Crds];
+    for &check in options.checks {
+        if done.contains(&check) {
             continue;
         }
         if diags.has_errors() {
             break;
         }
-        match name {
-            GeneratorName::Applyconfigurations => rust::check_apply_configurations(api, diags),
-            GeneratorName::Deepcopy => rust::check_deep_copies(api, diags),
-            // The typed clients, listers and informers, through the register module.
-            GeneratorName::Client
-            | GeneratorName::Fake
-            | GeneratorName::Informers
-            | GeneratorName::Listers
-            | GeneratorName::Register
-                if !kinds_checked =>
-            {
-                rust::check_kinds(api, diags);
-                kinds_checked = true;
-            }
-            GeneratorName::Validation => {
-                api.validation = validation::schemas(api, options.schema, diags);
-            }
-            _ => {}
+        done.push(check);
+        match check {
+            Check::Crds => {}
+            Check::ApplyConfigurations => rust::check_apply_configurations(&api, diags),
+            Check::Kinds => rust::check_kinds(&api, diags),
+            Check::DeepCopies => rust::check_deep_copies(&api, diags),
+            Check::Validation => api.validation = validation::schemas(&api, options.schema, diags),
         }
     }
+    api
+}
+
+/// What a generator's output builds on beyond the model's own rules, checked here for the
+/// generators that run: each declares its own in the registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The CRDs, built and checked as the API server checks them (they are built here).
+    Crds,
+    /// Types apply configurations hold as they are can be named from generated code.
+    ApplyConfigurations,
+    /// Each kind's `ObjectMeta` field is `metadata` (`kube::Resource::meta()`).
+    Kinds,
+    /// Types derive `Clone` and their fields can be read from generated code.
+    DeepCopies,
+    /// The opt-ins into generated validation, with each one's schema (kept in the model)
+    /// and rules the runtime's evaluator runs.
+    Validation,
 }
 
 fn key(path: &[String], name: &str) -> String {
@@ -571,7 +571,7 @@ mod tests {
             kubernetes: crate::KubernetesVersion::NEWEST,
             validate_all_kinds: false,
             first_input: root.join("lib.rs"),
-            selected: &[],
+            checks: &[],
             schema: &Default::default(),
         };
         let api = super::build(&modules, &options, &mut diags);
