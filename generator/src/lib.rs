@@ -7,9 +7,12 @@
 //! `file:line:col`; errors stop generation ([`Error::Input`]), warnings are returned with
 //! the files ([`Generated::warnings`]).
 //!
-//! Inside, one private module per stage: `source` reads Rust files and follows the module
-//! tree, `markers` parses markers by one table, `resolve` builds the model and checks all
-//! input, `generators` holds one module per generator and their registry, `output` writes.
+//! Inside, one private module per stage, run by `pipeline`: `read` reads Rust files and
+//! follows the module tree, `markers` parses markers by the table the generators' registry
+//! hands it, `resolve` builds the model and checks every input (the CRDs included),
+//! `generators` holds one module per generator and their registry, `output` writes. The
+//! schema builder (`schema`), the Kubernetes data (`kubernetes`) and the model (`model`)
+//! sit below them; README's "The generator's house" draws it.
 //!
 //! ```no_run
 //! // build.rs

@@ -1,4 +1,4 @@
-//! The `crd` generator: writes the CRDs resolve built and checked ([`Api::crds`]: one per
+//! The `crd` generator: writes the CRDs resolve built and checked ([`crate::model::Api::crds`]: one per
 //! group and kind, merging the kind's versions) as YAML, as controller-gen writes them.
 //! It owns the CRD markers ([`MARKERS`]): what they mean is the schema's
 //! ([`crate::schema`]) and resolve's.

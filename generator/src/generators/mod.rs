@@ -2,12 +2,13 @@
 //! returns files; [`REGISTRY`] lists them, and nothing outside this file names one. Adding a
 //! generator is its module plus a line here: it declares its name, what it needs, the
 //! markers whose meaning it owns (the marker table, [`marker_table`], is
-//! [`crate::markers::CORE_MARKERS`] plus every generator's) and what it makes, a Rust module or files of YAML.
+//! [`crate::markers::CORE_MARKERS`] plus every generator's), the checks its output builds
+//! on ([`Check`], which resolve runs for the generators that run) and what it makes, a Rust
+//! module or files of YAML.
 //!
-//! Every generator works in two steps, so that no output is rendered from input that fails
-//! a check: `prepare` checks what the generator needs beyond the model's own rules (deep-copy
-//! needs `Clone`, a CRD needs a structural schema) and reports problems as located
-//! diagnostics; the renderer it returns then cannot fail, and runs on any thread.
+//! A generator gets a model that passed every check: its `prepare` turns it into a
+//! renderer and has no diagnostics to report into, so it cannot refuse it; the renderer
+//! runs on any thread.
 
 pub(crate) mod crd;
 pub(crate) mod rust;

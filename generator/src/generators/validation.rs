@@ -13,7 +13,7 @@
 //! share one implementation of the server's semantics.
 //!
 //! Which kinds opted in, their schemas, and the checks (a CEL rule the runtime's evaluator
-//! cannot run is refused at the marker that wrote it) are resolve's: [`Api::validation`].
+//! cannot run is refused at the marker that wrote it) are resolve's: [`crate::model::Api::validation`].
 
 use quote::quote;
 

@@ -1,5 +1,6 @@
-//! Stage 2: turn parsed modules into the [`Api`] model, checking every input on the way
-//! (renderers never reject input). All problems are collected, not just the first.
+//! Stage 2: turn parsed modules into the [`Api`] model, checking every input on the way:
+//! generators get a model they cannot refuse. All problems are collected, not just the
+//! first.
 //!
 //! - this module: which modules are group/versions and which structs are kinds in them
 //!   (membership follows the module tree), and checks across kinds;
@@ -10,7 +11,13 @@
 //! - [`kube_derive`]: a `#[derive(CustomResource)]` spec's `#[kube(...)]` keys, read into
 //!   the same kind (kube-derive input, no marker needed), and the other derives' attributes;
 //! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
-//! - [`paths`]: how generated code names a type (re-exports of private modules).
+//! - [`paths`]: how generated code names a type (re-exports of private modules);
+//! - [`crd`]: the CRDs, built from the schemas and checked as the API server checks them;
+//! - [`rust`]: what generated Rust needs of the types (nameable, `Clone`, `metadata`);
+//! - [`validation`]: the kinds opted into generated validation, their schemas and rules.
+//!
+//! The last three are [`Check`]s: each generator declares those its output builds on, and
+//! they run for the generators that run.
 
 mod crd;
 mod kind;

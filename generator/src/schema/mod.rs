@@ -1,4 +1,5 @@
-//! Stage 3a: OpenAPI v3 structural schemas for kinds, from the model and its markers.
+//! OpenAPI v3 structural schemas for kinds, from the model and its markers (what resolve
+//! builds the CRDs from).
 //!
 //! Rules that keep every schema *structural* (what apiextensions.k8s.io/v1 demands):
 //! every node has a `type` (or int-or-string / preserve-unknown-fields), no `$ref`,
