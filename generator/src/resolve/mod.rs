@@ -14,7 +14,7 @@
 //! - [`paths`]: how generated code names a type (re-exports of private modules);
 //! - [`crd`]: the CRDs, built from the schemas and checked as the API server checks them;
 //! - [`rust`]: what generated Rust needs of the types (nameable, `Clone`, `metadata`);
-//! - [`validation`]: the kinds opted into generated validation, their schemas and rules.
+//! - [`validation_optins`]: the kinds opted into generated validation, their schemas and rules.
 //!
 //! The last three are [`Check`]s: each generator declares those its output builds on, and
 //! they run for the generators that run.
@@ -27,7 +27,7 @@ mod package;
 mod paths;
 mod rust;
 mod types;
-mod validation;
+mod validation_optins;
 
 use kind::kind_of;
 use package::package_of;
@@ -355,7 +355,9 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
             Check::ApplyConfigurations => rust::check_apply_configurations(&api, diags),
             Check::Kinds => rust::check_kinds(&api, diags),
             Check::DeepCopies => rust::check_deep_copies(&api, diags),
-            Check::Validation => api.validation = validation::schemas(&api, options.schema, diags),
+            Check::Validation => {
+                api.validation = validation_optins::schemas(&api, options.schema, diags)
+            }
         }
     }
     api
