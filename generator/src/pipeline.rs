@@ -1,7 +1,8 @@
 //! The run: read -> resolve -> generate -> render, in one place. [`crate::Config`] turns
 //! its settings into a [`Run`] (paths resolved, the generators selected, the Kubernetes
-//! version chosen); [`run`] reads the inputs, builds and checks the model, lets every
-//! selected generator check and prepare its work, and renders the files in parallel.
+//! version chosen); [`run`] reads the inputs, builds and checks the model (with the checks
+//! the selected generators declare), lets each prepare its work from the checked model,
+//! and renders the files in parallel.
 //! Writing them is the caller's ([`crate::output`]).
 
 use std::collections::BTreeMap;
@@ -134,7 +135,7 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
     let src_root = read::normalize(&run.crate_dir.join("src"));
     let mut files = vec![];
     for path in &run.inputs {
-        match read::rust_files(&path) {
+        match read::rust_files(path) {
             Ok(found) => files.extend(found.iter().map(|f| read::normalize(f))),
             Err(e) => diags.push(
                 Diagnostic::new(Location::new(path, 1, 1), format!("cannot read input: {e}"))

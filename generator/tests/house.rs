@@ -291,9 +291,7 @@ fn top_level_modules_import_without_a_cycle() {
             if let Some(at) = line.find("crate::{") {
                 // A group may span lines: read on from here.
                 let rest: String = f.code.lines().skip(n).collect::<Vec<_>>().join("\n");
-                let start = rest.find("crate::{").unwrap_or(0) + "crate::".len();
-                let _ = at;
-                heads.extend(group_heads(&rest[start..]));
+                heads.extend(group_heads(&rest[at + "crate::".len()..]));
             }
             for head in heads {
                 let to = if modules.contains(&head) {
@@ -343,7 +341,7 @@ fn top_level_modules_import_without_a_cycle() {
         report.push_str(&format!("\ncycle among {scc:?}:\n"));
         for a in scc {
             for (b, at) in edges.get(a).into_iter().flatten() {
-                if scc.contains(b) && !(a == "lib") {
+                if scc.contains(b) && a != "lib" {
                     report.push_str(&format!(
                         "  {a} -> {b}: {}\n",
                         at[..at.len().min(3)].join(", ")
