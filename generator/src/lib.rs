@@ -63,6 +63,10 @@ pub use pipeline::{FoundGroupVersion, Generated};
 /// `hack/gen-k8s-schemas.sh`. Anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    /// `import go`'s data of Kubernetes' named non-struct types, and the function that
+    /// reads it from their Go sources (the test that keeps the data fresh calls it).
+    #[cfg(feature = "import-go")]
+    pub use crate::import::go::{K8sNamedTypes, extract_k8s_named_types};
     pub use crate::kubernetes::schemas as k8s_schemas;
     pub use crate::output::HEADER as RUST_HEADER;
     /// The apiextensions.k8s.io/v1 types CRDs are written with.

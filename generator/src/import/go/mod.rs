@@ -16,7 +16,10 @@
 //! - required-ness as controller-gen reads Go: `omitempty`/`+optional` make a field optional,
 //!   which in Rust is an `Option`, a `#[serde(default)]` or a `skip_serializing_if`.
 
+mod k8s_named;
 mod parse;
+
+pub use k8s_named::{Data as K8sNamedTypes, extract as extract_k8s_named_types};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -145,6 +148,67 @@ struct Resolved {
     shape: Shape,
     /// `+kube-codegen:schema` patches for what no Rust type says (Go's `int` has no format).
     markers: Vec<String>,
+    /// The doc of the Go type, where the Rust type does not carry it (a Kubernetes named
+    /// type mapped to a `String`): controller-gen describes an undocumented field, or the
+    /// items of a list, by the type's doc.
+    doc: Option<Vec<String>>,
+}
+
+impl Resolved {
+    /// `*T`: an `Option<T>`.
+    fn pointer(inner: Resolved) -> Resolved {
+        Resolved {
+            rust: format!("Option<{}>", inner.rust),
+            shape: Shape::Opt,
+            markers: inner.markers,
+            doc: inner.doc,
+        }
+    }
+
+    /// The patches of a type nested under `key` (`items`, `additionalProperties`), with
+    /// its doc as the description there.
+    fn nested_markers(&self, key: &str) -> Vec<String> {
+        let description = self.doc.as_ref().map(|doc| {
+            let text = doc
+                .iter()
+                .map(|l| l.trim_end())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let text = crate::read::doc_conventions(text.trim()).trim().to_owned();
+            Name::Schema.with_value(serde_json::json!({ "description": text }))
+        });
+        self.markers
+            .iter()
+            .chain(&description)
+            .map(|m| patch_under(m, key))
+            .collect()
+    }
+
+    /// `[]T` (of values; a list of pointers is a list of values in JSON).
+    fn list(item: Resolved) -> Resolved {
+        Resolved {
+            rust: format!("Vec<{}>", item.rust),
+            shape: Shape::List,
+            markers: item.nested_markers("items"),
+            doc: None,
+        }
+    }
+
+    /// `map[K]V`.
+    fn map(
+        key: Resolved,
+        value: Resolved,
+        uses: &mut FileUses,
+        local: &BTreeSet<String>,
+    ) -> Resolved {
+        let map = uses.name("std::collections::BTreeMap", local);
+        Resolved {
+            rust: format!("{map}<{}, {}>", key.rust, value.rust),
+            shape: Shape::Map,
+            markers: value.nested_markers("additionalProperties"),
+            doc: None,
+        }
+    }
 }
 
 /// Where a Go `pkg.Name` points to.
@@ -153,6 +217,9 @@ enum External {
     Rust(String, Shape),
     /// Another package of this import (its index).
     Package(usize),
+    /// A Kubernetes named type that is not a struct (`corev1.ResourceList`), of the
+    /// package with this import path: it is what its underlying type is.
+    K8s(String, &'static k8s_named::Named),
 }
 
 /// Per-file state while emitting: the `use` lines it needs.
@@ -225,7 +292,6 @@ fn known_external(import: &str, name: &str) -> Option<(String, Shape)> {
             "k8s_openapi::apimachinery::pkg::runtime::RawExtension".into(),
             Shape::Struct { default: true },
         )),
-        ("k8s.io/apimachinery/pkg/types", "UID" | "NodeName" | "PatchType") => s("String".into()),
         ("k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1", "JSON") => Some((
             "k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON".into(),
             Shape::Struct { default: true },
@@ -248,17 +314,19 @@ fn known_external(import: &str, name: &str) -> Option<(String, Shape)> {
 
 /// The doc comment of a Go type the importer maps to a plain Rust type: controller-gen
 /// describes an undocumented field by its type's doc, which the Rust type does not carry.
-fn external_doc(import: &str, name: &str) -> Option<&'static str> {
+fn external_doc(import: &str, name: &str) -> Option<Vec<String>> {
+    if let Some(named) = k8s_named::lookup(import, name) {
+        return Some(named.doc.clone());
+    }
     match (import, name) {
-        ("k8s.io/apimachinery/pkg/types", "UID") => Some(
-            "UID is a type that holds unique ID values, including UUIDs.  Because we\n\
-             don't ONLY use UUIDs, this is an alias to string.  Being a type captures\n\
-             intent and helps make sure that UIDs and names do not get conflated.",
-        ),
         ("time", "Duration") => Some(
-            "A Duration represents the elapsed time between two instants\n\
-             as an int64 nanosecond count. The representation limits the\n\
-             largest representable duration to approximately 290 years.",
+            [
+                "A Duration represents the elapsed time between two instants",
+                "as an int64 nanosecond count. The representation limits the",
+                "largest representable duration to approximately 290 years.",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
         ),
         _ => None,
     }
@@ -517,6 +585,9 @@ impl Importer<'_> {
         if let Some(i) = self.package_of_import(import, true) {
             return Ok(External::Package(i));
         }
+        if let Some(named) = k8s_named::lookup(import, name) {
+            return Ok(External::K8s(import.clone(), named));
+        }
         if let Some((path, shape)) = known_external(import, name) {
             return Ok(External::Rust(path, shape));
         }
@@ -592,6 +663,7 @@ impl Importer<'_> {
             rust,
             shape,
             markers: vec![],
+            doc: None,
         };
         match ty {
             GoType::Named { pkg: None, name, loc } => {
@@ -636,8 +708,16 @@ impl Importer<'_> {
             } => match self.external(p, f, alias, name, loc)? {
                 External::Rust(path, shape) => {
                     let rust = if path.contains("::") { uses.name(&path, local) } else { path };
-                    Ok(r(rust, shape))
+                    let import = &self.pkgs[p].files[f].imports[alias];
+                    Ok(Resolved {
+                        doc: external_doc(import, name),
+                        ..r(rust, shape)
+                    })
                 }
+                External::K8s(import, named) => Ok(Resolved {
+                    doc: Some(named.doc.clone()).filter(|d| !d.is_empty()),
+                    ..self.resolve_k8s(&import, &named.ty, loc, uses, local)?
+                }),
                 External::Package(q) => {
                     let other = &self.pkgs[q];
                     let Some((_, decl)) = other.type_decl(name) else {
@@ -656,14 +736,7 @@ impl Importer<'_> {
                     Ok(r(uses.name(&path, local), shape))
                 }
             },
-            GoType::Pointer(inner) => {
-                let i = self.resolve(p, f, inner, uses, local, depth)?;
-                Ok(Resolved {
-                    rust: format!("Option<{}>", i.rust),
-                    shape: Shape::Opt,
-                    markers: i.markers,
-                })
-            }
+            GoType::Pointer(inner) => Ok(Resolved::pointer(self.resolve(p, f, inner, uses, local, depth)?)),
             GoType::Slice(inner) | GoType::Array(inner) => {
                 // []byte is base64 in Go's JSON: k8s-openapi's ByteString.
                 if matches!(&**inner, GoType::Named { pkg: None, name, .. } if name == "byte" || name == "uint8")
@@ -676,30 +749,12 @@ impl Importer<'_> {
                     GoType::Pointer(i) => i,
                     other => other,
                 };
-                let i = self.resolve(p, f, inner, uses, local, depth)?;
-                Ok(Resolved {
-                    rust: format!("Vec<{}>", i.rust),
-                    shape: Shape::List,
-                    markers: i
-                        .markers
-                        .iter()
-                        .map(|m| patch_under(m, "items"))
-                        .collect(),
-                })
+                Ok(Resolved::list(self.resolve(p, f, inner, uses, local, depth)?))
             }
             GoType::Map(k, v) => {
                 let k = self.resolve(p, f, k, uses, local, depth)?;
                 let v = self.resolve(p, f, v, uses, local, depth)?;
-                let map = uses.name("std::collections::BTreeMap", local);
-                Ok(Resolved {
-                    rust: format!("{map}<{}, {}>", k.rust, v.rust),
-                    shape: Shape::Map,
-                    markers: v
-                        .markers
-                        .iter()
-                        .map(|m| patch_under(m, "additionalProperties"))
-                        .collect(),
-                })
+                Ok(Resolved::map(k, v, uses, local))
             }
             GoType::Struct(_, loc) => Err(Diagnostic::new(
                 loc.clone(),
@@ -717,6 +772,95 @@ impl Importer<'_> {
                 format!("`{what}` has no Rust equivalent the importer knows (generics, channels and functions have no JSON form)"),
             )
             .with_hint("use a concrete named type")),
+        }
+    }
+
+    /// The Rust type of the underlying type of a Kubernetes named type of package `import`
+    /// ([`k8s_named`]): built-ins, the package's other named types, k8s-openapi's structs
+    /// and the containers of those.
+    fn resolve_k8s(
+        &self,
+        import: &str,
+        ty: &k8s_named::Ty,
+        at: &Location,
+        uses: &mut FileUses,
+        local: &BTreeSet<String>,
+    ) -> Result<Resolved, Diagnostic> {
+        use k8s_named::Ty;
+        match ty {
+            Ty::Named { pkg, name } => {
+                let import = match pkg {
+                    None => import,
+                    Some(alias) => k8s_named::import_of(import, alias).ok_or_else(|| {
+                        Diagnostic::new(
+                            at.clone(),
+                            format!("`{alias}.{name}` in {import}: the importer's data of Kubernetes' types lacks the import"),
+                        )
+                    })?,
+                };
+                if pkg.is_none()
+                    && let Some((rust, shape, format)) = builtin(name)
+                {
+                    let mut out = Resolved {
+                        rust: rust.to_owned(),
+                        shape,
+                        markers: vec![],
+                        doc: None,
+                    };
+                    if let Some(fmt) = format {
+                        out.markers
+                            .push(Name::Schema.with_value(format!("{{\"format\":{fmt}}}")));
+                    }
+                    return Ok(out);
+                }
+                if let Some(named) = k8s_named::lookup(import, name) {
+                    return self.resolve_k8s(import, &named.ty, at, uses, local);
+                }
+                let Some((path, shape)) = known_external(import, name) else {
+                    return Err(Diagnostic::new(
+                        at.clone(),
+                        format!("`{name}` of {import} is no type the importer maps"),
+                    ));
+                };
+                let rust = if path.contains("::") {
+                    uses.name(&path, local)
+                } else {
+                    path
+                };
+                Ok(Resolved {
+                    rust,
+                    shape,
+                    markers: vec![],
+                    doc: None,
+                })
+            }
+            Ty::Pointer(inner) => Ok(Resolved::pointer(
+                self.resolve_k8s(import, inner, at, uses, local)?,
+            )),
+            Ty::Slice(inner) | Ty::Array(inner) => {
+                if matches!(&**inner, Ty::Named { pkg: None, name } if name == "byte" || name == "uint8")
+                    && matches!(ty, Ty::Slice(_))
+                {
+                    return Ok(Resolved {
+                        rust: uses.name("k8s_openapi::ByteString", local),
+                        shape: Shape::Scalar,
+                        markers: vec![],
+                        doc: None,
+                    });
+                }
+                let inner = match &**inner {
+                    Ty::Pointer(i) => i,
+                    other => other,
+                };
+                Ok(Resolved::list(
+                    self.resolve_k8s(import, inner, at, uses, local)?,
+                ))
+            }
+            Ty::Map(k, v) => {
+                let k = self.resolve_k8s(import, k, at, uses, local)?;
+                let v = self.resolve_k8s(import, v, at, uses, local)?;
+                Ok(Resolved::map(k, v, uses, local))
+            }
         }
     }
 
@@ -742,7 +886,7 @@ impl Importer<'_> {
                 loc,
             } => match self.external(p, f, alias, name, loc).ok()? {
                 External::Package(q) => (q, name),
-                External::Rust(..) => return None,
+                External::Rust(..) | External::K8s(..) => return None,
             },
             _ => return None,
         };
@@ -1387,17 +1531,9 @@ impl Importer<'_> {
                 .lines
                 .iter()
                 .all(|l| l.trim().is_empty() || l.trim_start().starts_with('+'))
-                && let GoType::Named {
-                    pkg: Some(alias),
-                    name: n,
-                    ..
-                } = strip_pointer(&fd.ty)
-                && let Some(text) = pkg.files[cfi]
-                    .imports
-                    .get(alias)
-                    .and_then(|i| external_doc(i, n))
+                && let Some(text) = &resolved.doc
             {
-                let mut lines: Vec<String> = text.lines().map(|l| format!(" {l}")).collect();
+                let mut lines: Vec<String> = text.iter().map(|l| format!(" {l}")).collect();
                 lines.append(&mut doc.lines);
                 doc.lines = lines;
             }
