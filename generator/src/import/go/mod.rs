@@ -1817,16 +1817,24 @@ fn doc_lines(out: &mut String, indent: &str, doc: &Doc) {
             continue;
         }
         blank = empty;
-        let _ = writeln!(out, "{indent}///{}", l.trim_end());
+        doc_line(out, indent, l);
     }
     if !doc.upper_markers.is_empty() {
         if !doc.lines.is_empty() {
             let _ = writeln!(out, "{indent}///");
         }
         for l in &doc.upper_markers {
-            let _ = writeln!(out, "{indent}///{}", l.trim_end());
+            doc_line(out, indent, l);
         }
     }
+}
+
+/// One Go comment line (the text after `//`) as a Rust doc line. Text that starts with `/`
+/// (Go's `/// ALB keeps ...`) gets a space first: `////` is a plain comment in Rust, and its
+/// description would be lost. Read back, one leading space off, the text is Go's.
+fn doc_line(out: &mut String, indent: &str, text: &str) {
+    let sep = if text.starts_with('/') { " " } else { "" };
+    let _ = writeln!(out, "{indent}///{sep}{}", text.trim_end());
 }
 
 fn field_text(doc: &Doc, attrs: &[String], name: &str, ty: &str) -> String {

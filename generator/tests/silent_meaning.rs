@@ -1,0 +1,137 @@
+//! Changes of meaning nothing would warn about (issue 28, class 6): each case checks the
+//! value written, or the warning, where an earlier release silently wrote something else.
+
+use std::path::{Path, PathBuf};
+
+use kube_codegen::{Config, GoImportOptions, GoPackageInput, KubernetesVersion, import_go};
+
+/// A crate whose `src/lib.rs` is `lib`, under a fresh temporary directory.
+fn krate(name: &str, lib: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    (tmp, dir)
+}
+
+const HEAD: &str = "//! +groupName=meaning.example.com\n//! +versionName=v1\n\n\
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
+    use kube::core::TypeMeta;\nuse serde::{Deserialize, Serialize};\n\n\
+    /// +genclient\n/// +kubebuilder:object:root=true\n\
+    #[derive(Clone, Serialize, Deserialize)]\npub struct Thing {\n    #[serde(flatten)]\n    \
+    pub types: TypeMeta,\n    pub metadata: ObjectMeta,\n    pub spec: ThingSpec,\n}\n\n";
+
+/// The CRD `generate` writes for the crate, as JSON, and the run's warnings.
+fn crd(dir: &Path) -> (serde_json::Value, String) {
+    let generated = Config::from_crate(dir)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let file = generated
+        .files
+        .iter()
+        .find(|f| {
+            f.path.extension().is_some_and(|e| e == "yaml")
+                && f.contents.contains("kind: CustomResourceDefinition")
+        })
+        .expect("a CRD");
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&file.contents).unwrap();
+    (
+        serde_json::to_value(yaml).unwrap(),
+        generated.render_warnings(),
+    )
+}
+
+fn spec_props(crd: &serde_json::Value) -> &serde_json::Value {
+    &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+}
+
+/// `Enum=a;b;""` keeps the empty value: Go clients send `""` for a field without
+/// `omitempty`, and an enum without it makes the API server refuse them.
+#[test]
+fn an_enum_keeps_its_empty_value() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:Enum=a;b;\"\"\n    pub mode: String,\n    \
+         /// +kubebuilder:validation:Enum=a;b;\n    pub trailing: String,\n}}\n"
+    );
+    let (_tmp, dir) = krate("enums", &lib);
+    let (crd, _) = crd(&dir);
+    let props = spec_props(&crd);
+    assert_eq!(props["mode"]["enum"], serde_json::json!(["a", "b", ""]));
+    // An empty item without quotes is no value (a trailing `;`).
+    assert_eq!(props["trailing"]["enum"], serde_json::json!(["a", "b"]));
+}
+
+/// controller-gen ignores `+kubebuilder:default` on a type (a field marker): applying it
+/// would default every field of that type. Ignored here too, with a warning.
+#[test]
+fn a_default_on_a_type_is_ignored_with_a_warning() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         pub mode: Mode,\n    /// +kubebuilder:default=b\n    pub other: Mode,\n}}\n\n\
+         /// +kubebuilder:default=a\npub type Mode = String;\n"
+    );
+    let (_tmp, dir) = krate("defaults", &lib);
+    let (crd, warnings) = crd(&dir);
+    let props = spec_props(&crd);
+    assert!(props["mode"].get("default").is_none(), "{}", props["mode"]);
+    assert_eq!(props["other"]["default"], "b");
+    assert!(
+        warnings.contains("on a type is ignored, as controller-gen ignores it"),
+        "{warnings}"
+    );
+}
+
+/// A Go doc line that starts with `/` (`/// ALB keeps ...`) stays a doc line in the port
+/// (`////` would be a plain comment in Rust) and the description is Go's text.
+#[test]
+fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
+    let go = "// +groupName=meaning.example.com\n// +versionName=v1\npackage v1\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\ntype Thing struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+        \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+        type ThingSpec struct {\n\
+        \t/// ALB keeps the connection open.\n\
+        \tIdle string `json:\"idle\"`\n}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ported");
+    let imported = import_go(
+        &[GoPackageInput {
+            dir: tmp.path().join("v1"),
+            files: vec![(tmp.path().join("v1/types.go"), go.to_owned())],
+            import_path: Some("meaning.example.com/api/v1".into()),
+        }],
+        &GoImportOptions {
+            out: out.clone(),
+            crate_name: "ported".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    imported.write().unwrap();
+    let rust = imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("types.rs"))
+        .expect("types.rs");
+    assert!(
+        rust.contents
+            .contains("/// / ALB keeps the connection open."),
+        "{}",
+        rust.contents
+    );
+    let (crd, _) = crd(&out);
+    assert_eq!(
+        spec_props(&crd)["idle"]["description"],
+        "/ ALB keeps the connection open."
+    );
+}
