@@ -397,8 +397,13 @@ fn version_of(
     schema: JSONSchemaProps,
     storage: bool,
 ) -> CustomResourceDefinitionVersion {
-    let subresources =
-        (k.status_subresource || k.scale.is_some()).then(|| CustomResourceSubresources {
+    // controller-gen's printer column marker makes the version's subresources an empty
+    // object when it has none, so a kind with columns gets `subresources: {}` too;
+    // kube-derive writes subresources only with the status subresource.
+    let columns_open_subresources =
+        !k.print_columns.is_empty() && matches!(k.dialect, SchemaDialect::ControllerGen);
+    let subresources = (k.status_subresource || k.scale.is_some() || columns_open_subresources)
+        .then(|| CustomResourceSubresources {
             // An empty object, not null: `status: {}` switches the subresource on.
             status: k
                 .status_subresource
@@ -418,7 +423,8 @@ fn version_of(
             json_path: c.json_path.clone(),
             description: c.description.clone(),
             format: c.format.clone(),
-            priority: c.priority,
+            // `priority` is `omitempty` in Go: 0, the default, is not written.
+            priority: c.priority.filter(|p| *p != 0),
         })
         .collect();
     let selectable: Vec<_> = k

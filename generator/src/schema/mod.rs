@@ -270,7 +270,13 @@ impl<'a> SchemaBuilder<'a> {
                         let mut inner = self.decl_schema(key, &f.loc)?;
                         embedded_rules
                             .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
-                        if inner.type_.as_deref() != Some("object") || inner.properties.is_none() {
+                        // A struct without fields has no `properties` (as controller-gen writes
+                        // it) and flattens to nothing; an object of any other kind does not
+                        // flatten.
+                        let is_struct = matches!(self.api.types[key].shape, Shape::Struct(_));
+                        if inner.type_.as_deref() != Some("object")
+                            || (inner.properties.is_none() && !is_struct)
+                        {
                             return Err(Diagnostic::new(
                                 f.loc.clone(),
                                 format!(
@@ -346,7 +352,8 @@ impl<'a> SchemaBuilder<'a> {
                     });
             }
         }
-        schema.properties = Some(properties);
+        // controller-gen writes no `properties` for a struct without fields.
+        schema.properties = (!properties.is_empty()).then_some(properties);
         if !required.is_empty() {
             required.sort();
             required.dedup();
