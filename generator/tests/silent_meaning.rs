@@ -135,3 +135,74 @@ fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
         "/ ALB keeps the connection open."
     );
 }
+
+/// `import go` of `files` (name, text) as one package, then `generate` on the port.
+fn import_and_generate(
+    files: &[(&str, &str)],
+) -> (kube_codegen::GoImported, serde_json::Value, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ported");
+    let imported = import_go(
+        &[GoPackageInput {
+            dir: tmp.path().join("v1"),
+            files: files
+                .iter()
+                .map(|(n, t)| (tmp.path().join("v1").join(n), (*t).to_owned()))
+                .collect(),
+            import_path: Some("meaning.example.com/api/v1".into()),
+        }],
+        &GoImportOptions {
+            out: out.clone(),
+            crate_name: "ported".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    imported.write().unwrap();
+    let (crd, warnings) = crd(&out);
+    (imported, crd, warnings)
+}
+
+const GO_KIND: &str = "// +groupName=meaning.example.com\npackage v1\n\n\
+    import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+    // +kubebuilder:object:root=true\ntype Thing struct {\n\
+    \tmetav1.TypeMeta `json:\",inline\"`\n\
+    \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+    \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+    type ThingSpec struct {\n\
+    \tName string `json:\"name\"`\n\
+    \t// Cache is the controller's, not the API's.\n\
+    \tCache map[string]any `json:\"-\"`\n}\n";
+
+/// controller-gen walks only what the kinds reach: register.go's unexported helper (with
+/// a `runtime.Object` field, which has no port) and a type nothing uses with an interface
+/// field are left out, said in the summary, instead of stopping the import. A field that
+/// is not serialized (`json:"-"`) is not part of the schema, whatever its type.
+#[test]
+fn what_no_kind_reaches_does_not_stop_an_import() {
+    let register = "package v1\n\n\
+        import \"k8s.io/apimachinery/pkg/runtime\"\n\n\
+        type typeInfo struct {\n\tItemType runtime.Object\n}\n\n\
+        // Hook is the controller's; no kind holds one.\n\
+        type Hook struct {\n\tRun Runner `json:\"run\"`\n}\n\n\
+        type Runner interface{ Run() }\n";
+    let (imported, crd, _) =
+        import_and_generate(&[("thing_types.go", GO_KIND), ("register.go", register)]);
+    assert!(
+        imported
+            .summary
+            .contains("not ported, as no kind reaches them: v1.typeInfo (unexported); v1.Hook ("),
+        "{}",
+        imported.summary
+    );
+    let props = spec_props(&crd);
+    assert!(
+        props.get("cache").is_none() && props["name"]["type"] == "string",
+        "{props}"
+    );
+    let warnings = imported.render_warnings();
+    assert!(
+        warnings.contains("field `Cache` is not ported: it is not serialized (`json:\"-\"`)"),
+        "{warnings}"
+    );
+}

@@ -223,7 +223,7 @@ enum External {
 }
 
 /// Per-file state while emitting: the `use` lines it needs.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct FileUses {
     /// Name -> full path, imported with `use`.
     named: BTreeMap<String, String>,
@@ -409,6 +409,11 @@ struct Importer<'a> {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     options: &'a GoImportOptions,
+    /// The types the kinds reach, (package, Go name): what controller-gen walks for CRDs.
+    reached: BTreeSet<(usize, String)>,
+    /// Types no kind reaches that were left out (unexported, or with no Rust port), with
+    /// why, for the summary.
+    unreached: Vec<(usize, String, String)>,
 }
 
 /// Import the Go packages of `inputs` into files of the crate at `options.out`.
@@ -426,10 +431,13 @@ pub fn import_go(
         errors: vec![],
         warnings: vec![],
         options,
+        reached: BTreeSet::new(),
+        unreached: vec![],
     };
     imp.read(inputs);
     if imp.errors.is_empty() {
         imp.layout();
+        imp.reached = imp.reachable();
     }
     if !imp.errors.is_empty() {
         return Err(imp.fail());
@@ -560,6 +568,63 @@ impl Importer<'_> {
             }
             taken.insert(module.clone());
             p.module = module;
+        }
+    }
+
+    /// The types the kinds (`+genclient`, `+kubebuilder:object:root`) reach through their
+    /// fields, in every package: what controller-gen walks for the CRDs.
+    fn reachable(&self) -> BTreeSet<(usize, String)> {
+        let mut stack = vec![];
+        for (pi, p) in self.pkgs.iter().enumerate() {
+            for f in &p.files {
+                for item in &f.items {
+                    if let Item::Type(t) = item
+                        && has_marker(&t.doc, KIND_MARKERS)
+                    {
+                        stack.push((pi, t.name.clone()));
+                    }
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        while let Some((pi, name)) = stack.pop() {
+            if let Some((fi, decl)) = self.pkgs[pi].type_decl(&name)
+                && seen.insert((pi, name))
+            {
+                self.reach(pi, fi, &decl.ty, &mut stack);
+            }
+        }
+        seen
+    }
+
+    /// The declared types `ty` (in file `fi` of package `pi`) names, onto `stack`.
+    fn reach(&self, pi: usize, fi: usize, ty: &GoType, stack: &mut Vec<(usize, String)>) {
+        match ty {
+            GoType::Named {
+                pkg: None, name, ..
+            } => stack.push((pi, name.clone())),
+            GoType::Named {
+                pkg: Some(alias),
+                name,
+                loc,
+            } => {
+                if let Ok(External::Package(q)) = self.external(pi, fi, alias, name, loc) {
+                    stack.push((q, name.clone()));
+                }
+            }
+            GoType::Pointer(i) | GoType::Slice(i) | GoType::Array(i) => {
+                self.reach(pi, fi, i, stack)
+            }
+            GoType::Map(k, v) => {
+                self.reach(pi, fi, k, stack);
+                self.reach(pi, fi, v, stack);
+            }
+            GoType::Struct(fields, _) => {
+                for f in fields.iter().filter(|f| !tag_of(f).skip) {
+                    self.reach(pi, fi, &f.ty, stack);
+                }
+            }
+            GoType::Interface { .. } | GoType::Unsupported { .. } => {}
         }
     }
 
@@ -1023,6 +1088,7 @@ impl Importer<'_> {
         mod_names.claim("generated");
         let mut errors = vec![];
         let mut warnings = vec![];
+        let mut unreached = vec![];
         let mut bodies = vec![];
         for (fi, f) in pkg.files.iter().enumerate() {
             let base = f
@@ -1030,8 +1096,14 @@ impl Importer<'_> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let (body, items) =
-                self.emit_file(pi, fi, &mut const_names, &mut errors, &mut warnings);
+            let (body, items) = self.emit_file(
+                pi,
+                fi,
+                &mut const_names,
+                &mut errors,
+                &mut warnings,
+                &mut unreached,
+            );
             // doc.go (package clause and comments only) is mod.rs itself.
             if base == "doc" && items == 0 && body.trim().is_empty() {
                 continue;
@@ -1042,6 +1114,8 @@ impl Importer<'_> {
         }
         self.errors.extend(errors);
         self.warnings.extend(warnings);
+        self.unreached
+            .extend(unreached.into_iter().map(|(n, why)| (pi, n, why)));
         let pkg = &self.pkgs[pi];
         for (m, fi, body) in bodies {
             let f = &pkg.files[fi];
@@ -1148,6 +1222,7 @@ impl Importer<'_> {
         const_names: &mut naming::Names,
         errors: &mut Vec<Diagnostic>,
         warnings: &mut Vec<Diagnostic>,
+        unreached: &mut Vec<(String, String)>,
     ) -> (String, usize) {
         let pkg = &self.pkgs[pi];
         let file = &pkg.files[fi];
@@ -1217,12 +1292,34 @@ impl Importer<'_> {
                             );
                         }
                     }
-                    match self.emit_type(pi, fi, t, &mut uses, &local, &mut body, warnings) {
+                    // controller-gen walks only what the kinds reach: a type outside that is
+                    // left out when Go keeps it private (a helper of register.go) or when it
+                    // has no Rust port, and the summary says so.
+                    let reached = self.reached.contains(&(pi, t.name.clone()));
+                    if !reached && !exported(&t.name) {
+                        unreached.push((t.name.clone(), "unexported".to_owned()));
+                        continue;
+                    }
+                    let mut text = String::new();
+                    let mut found = vec![];
+                    // A type left out must not leave its `use` lines behind.
+                    let uses_before = (!reached).then(|| uses.clone());
+                    match self.emit_type(pi, fi, t, &mut uses, &local, &mut text, &mut found) {
                         Ok(()) => {
+                            body.push_str(&text);
+                            warnings.extend(found);
                             items += 1;
                             serde_used |= matches!(t.ty, GoType::Struct(..));
                         }
-                        Err(e) => errors.extend(e),
+                        Err(e) if !reached => {
+                            let why = e.first().map(|d| d.message.clone()).unwrap_or_default();
+                            unreached.push((t.name.clone(), why));
+                            uses = uses_before.expect("kept for a type no kind reaches");
+                        }
+                        Err(e) => {
+                            warnings.extend(found);
+                            errors.extend(e);
+                        }
                     }
                 }
             }
@@ -1517,6 +1614,23 @@ impl Importer<'_> {
             }
             let resolved = match self.resolve(cpi, cfi, &fd.ty, uses, local, 0) {
                 Ok(r) => r,
+                // `json:"-"`: not part of the JSON, so not of the schema; a Go type that has
+                // no Rust port does not stop the run, as it does not stop controller-gen.
+                Err(e) if tag.skip => {
+                    let _ = writeln!(
+                        lines,
+                        "    // Go field `{go_name}` (`json:\"-\"`, not serialized) is not ported: {}",
+                        e.message
+                    );
+                    warnings.push(
+                        Diagnostic::warning(
+                            fd.loc.clone(),
+                            format!("field `{go_name}` is not ported: it is not serialized (`json:\"-\"`) and {}", e.message),
+                        )
+                        .with_hint("keep what the controller needs of it in a type of your own"),
+                    );
+                    continue;
+                }
                 Err(e) => {
                     errors.push(e);
                     continue;
@@ -1700,6 +1814,10 @@ impl Importer<'_> {
                 for item in &f.items {
                     match item {
                         Item::Type(td) if matches!(td.ty, GoType::Interface { .. }) => i += 1,
+                        Item::Type(td)
+                            if self.unreached.iter().any(|(q, n, _)| {
+                                std::ptr::eq(&self.pkgs[*q], p) && *n == td.name
+                            }) => {}
                         Item::Type(_) => t += 1,
                         Item::Consts(cs) => c += cs.len(),
                     }
@@ -1729,6 +1847,19 @@ impl Importer<'_> {
             consts += c;
             dropped += d;
             ifaces += i;
+        }
+        if !self.unreached.is_empty() {
+            let names: Vec<String> = self
+                .unreached
+                .iter()
+                .map(|(p, n, why)| format!("{}.{n} ({why})", self.pkgs[*p].name))
+                .collect();
+            let _ = writeln!(
+                out,
+                "kube-codegen: not ported, as no kind reaches {}: {}",
+                if names.len() == 1 { "it" } else { "them" },
+                names.join("; ")
+            );
         }
         let _ = write!(
             out,
