@@ -264,7 +264,6 @@ error_cases! {
     bad_printcolumn_type,
     bad_printcolumn_format,
     bad_printcolumn_priority,
-    printcolumn_missing_field,
     bad_scope,
     bad_short_name,
     non_namespaced_contradicts_scope,

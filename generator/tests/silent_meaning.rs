@@ -206,3 +206,25 @@ fn what_no_kind_reaches_does_not_stop_an_import() {
         "{warnings}"
     );
 }
+
+/// A printer column to a field the schema lacks: the API server and controller-gen take
+/// it (kubectl shows the column empty), so it is a warning, not an error.
+#[test]
+fn a_printer_column_to_a_missing_field_is_a_warning() {
+    let lib = HEAD.replace(
+        "/// +genclient\n",
+        "/// +genclient\n/// +kubebuilder:printcolumn:name=\"Replicas\",type=integer,JSONPath=\".spec.replica\"\n",
+    ) + "#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {\n    pub replicas: i32,\n}\n";
+    let (_tmp, dir) = krate("columns", &lib);
+    let (crd, warnings) = crd(&dir);
+    assert_eq!(
+        crd["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"],
+        ".spec.replica"
+    );
+    assert!(
+        warnings.contains(
+            "printcolumn `Replicas` JSONPath `.spec.replica`: `.spec` has no field `replica`"
+        ),
+        "{warnings}"
+    );
+}

@@ -600,12 +600,17 @@ pub(crate) fn find_xvalidation_marker<'a>(
 }
 
 fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
+    // The API server (and controller-gen) take a column to a field the schema lacks, and
+    // kubectl shows it empty: said, not refused.
     for c in &k.print_columns {
         if let Err(e) = lookup_path(schema, &c.json_path) {
             diags.push(
-                Diagnostic::new(
+                Diagnostic::warning(
                     c.loc.clone(),
-                    format!("printcolumn `{}` JSONPath `{}`: {e}", c.name, c.json_path),
+                    format!(
+                        "printcolumn `{}` JSONPath `{}`: {e}, so kubectl shows the column empty",
+                        c.name, c.json_path
+                    ),
                 )
                 .with_hint("point JSONPath at a field of the kind"),
             );
