@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use super::{naming, plural};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-use crate::markers::Name;
+use crate::markers::{Level, Name};
 use crate::{Error, GeneratedFile, KubernetesVersion};
 use parse::{ConstDecl, Doc, Field, GoFile, GoType, Item, TypeDecl};
 
@@ -569,6 +569,51 @@ impl Importer<'_> {
             taken.insert(module.clone());
             p.module = module;
         }
+    }
+
+    /// `doc` with every marker `generate` would refuse at `level` (one controller-gen
+    /// ignores: `+versionName` on a struct, a typo such as `+optional.`, `UniqueItems:true`)
+    /// moved to a plain comment, with a warning at `at`: the importer never writes Rust that
+    /// `generate` refuses, and says what it did not carry.
+    fn checked_doc(
+        doc: &Doc,
+        level: crate::markers::Level,
+        at: &Location,
+        warnings: &mut Vec<Diagnostic>,
+    ) -> Doc {
+        let table = crate::generators::marker_table();
+        let mut out = doc.clone();
+        let mut refused = |line: &String| -> bool {
+            let Some(marker) = line.trim_start().strip_prefix('+') else {
+                return false;
+            };
+            match crate::markers::parse_line(line, level, at.clone(), table) {
+                Err(d) if d.is_error() => {
+                    out.comments.push(format!(
+                        "Go marker `+{marker}` not carried over: {} (controller-gen ignores it).",
+                        d.message
+                    ));
+                    warnings.push(
+                        Diagnostic::warning(
+                            at.clone(),
+                            format!(
+                                "`+{marker}` is not carried over, as controller-gen ignores it: {}",
+                                d.message
+                            ),
+                        )
+                        .with_marker(marker)
+                        .with_hint(d.hint.clone().unwrap_or_else(|| {
+                            "it is kept in the port as a plain comment".to_owned()
+                        })),
+                    );
+                    true
+                }
+                _ => false,
+            }
+        };
+        out.lines.retain(|l| !refused(l));
+        out.upper_markers.retain(|l| !refused(l));
+        out
     }
 
     /// The types the kinds (`+genclient`, `+kubebuilder:object:root`) reach through their
@@ -1548,7 +1593,7 @@ impl Importer<'_> {
                 let r = self
                     .resolve(pi, fi, other, uses, local, 0)
                     .map_err(|e| vec![e])?;
-                let mut doc = t.doc.clone();
+                let mut doc = Self::checked_doc(&t.doc, Level::Type, &t.loc, warnings);
                 doc.lines.extend(r.markers.iter().map(|m| format!(" +{m}")));
                 doc_lines(body, "", &doc);
                 if !exported(&t.name) {
@@ -1660,6 +1705,7 @@ impl Importer<'_> {
                 }
             } else if embedded && tag.name.is_none() || tag.inline {
                 // Go's encoding/json inlines an embedded struct without a JSON name.
+                let doc = Self::checked_doc(&doc, Level::Field, &fd.loc, warnings);
                 lines.push_str(&field_text(&doc, &["flatten".to_owned()], &rust_field, &ty));
                 continue;
             } else {
@@ -1725,6 +1771,7 @@ impl Importer<'_> {
                      // added); like Go's decoder, serde still reads a missing one as None.\n",
                 );
             }
+            let doc = Self::checked_doc(&doc, Level::Field, &fd.loc, warnings);
             lines.push_str(&field_text(&doc, &attrs, &rust_field, &ty));
             if let Some(tr) = &fd.trailing {
                 let _ = writeln!(lines, "    {tr}");
@@ -1777,6 +1824,7 @@ impl Importer<'_> {
                     .with_hint("replace `unapproved, experimental-only` with the URL of the API review that approved the group"),
             );
         }
+        let doc = Self::checked_doc(&doc, Level::Type, &t.loc, warnings);
         doc_lines(body, "", &doc);
         if !exported(&t.name) {
             let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);
@@ -1939,6 +1987,9 @@ fn embedded_name(t: &GoType) -> Option<String> {
 
 /// Doc comment lines, verbatim after `//`, markers in place.
 fn doc_lines(out: &mut String, indent: &str, doc: &Doc) {
+    for c in &doc.comments {
+        let _ = writeln!(out, "{indent}// {c}");
+    }
     // Go's doc text (`CommentGroup.Text`, which controller-gen reads) has no run of blank
     // lines: one stays.
     let mut blank = false;

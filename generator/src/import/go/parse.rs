@@ -50,6 +50,9 @@ pub struct Doc {
     /// Marker lines of the group above that one (separated by a blank line), which
     /// controller-gen reads as the declaration's markers too.
     pub upper_markers: Vec<String>,
+    /// Lines the port writes as plain comments above the doc: markers `generate` would
+    /// refuse (set by the importer, never by the parser).
+    pub comments: Vec<String>,
 }
 
 impl Doc {
@@ -203,6 +206,7 @@ fn doc_of(src: &str, n: Node) -> Doc {
             .into_iter()
             .filter(|l| is_marker(l))
             .collect(),
+        comments: vec![],
     }
 }
 

@@ -1,5 +1,7 @@
-//! Changes of meaning nothing would warn about (issue 28, class 6): each case checks the
-//! value written, or the warning, where an earlier release silently wrote something else.
+//! Input from elsewhere, as real APIs write it (issue 28): what controller-gen and the API
+//! server take, `generate` and `import go` take too, and what they change or drop is said.
+//! Each case checks the value written or the warning, where an earlier release stopped, or
+//! silently wrote something else.
 
 use std::path::{Path, PathBuf};
 
@@ -226,5 +228,59 @@ fn a_printer_column_to_a_missing_field_is_a_warning() {
             "printcolumn `Replicas` JSONPath `.spec.replica`: `.spec` has no field `replica`"
         ),
         "{warnings}"
+    );
+}
+
+/// The importer never writes Rust that `generate` refuses: a marker controller-gen
+/// ignores (a package marker on a struct, as kubebuilder's CronJob tutorial writes
+/// `+versionName`; a typo such as `+optional.`; `UniqueItems:true` with a colon) is carried
+/// as a plain comment, with a warning, and the port generates.
+#[test]
+fn markers_controller_gen_ignores_are_carried_as_comments() {
+    let go = "// +groupName=meaning.example.com\npackage v1\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\n// +versionName=v1\ntype Thing struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+        \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+        type ThingSpec struct {\n\
+        \t// +optional.\n\
+        \tName string `json:\"name,omitempty\"`\n\
+        \t// +kubebuilder:validation:UniqueItems:true\n\
+        \tTags []string `json:\"tags,omitempty\"`\n}\n";
+    let (imported, crd, _) = import_and_generate(&[("types.go", go)]);
+    let rust = &imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("types.rs"))
+        .expect("types.rs")
+        .contents;
+    for marker in [
+        "+versionName=v1",
+        "+optional.",
+        "+kubebuilder:validation:UniqueItems:true",
+    ] {
+        assert!(
+            rust.contains(&format!("// Go marker `{marker}` not carried over")),
+            "{marker}:\n{rust}"
+        );
+        assert!(
+            !rust.contains(&format!("/// {marker}")),
+            "{marker} is still a doc marker:\n{rust}"
+        );
+    }
+    let warnings = imported.render_warnings();
+    assert_eq!(
+        warnings
+            .matches("is not carried over, as controller-gen ignores it")
+            .count(),
+        3,
+        "{warnings}"
+    );
+    let props = spec_props(&crd);
+    assert!(
+        props["tags"].get("uniqueItems").is_none(),
+        "{}",
+        props["tags"]
     );
 }
