@@ -37,7 +37,7 @@ pub struct GoFile {
 /// A declaration the importer ports.
 #[derive(Debug)]
 pub enum Item {
-    Type(TypeDecl),
+    Type(Box<TypeDecl>),
     /// One `const ( ... )` block (or a single const).
     Consts(Vec<ConstDecl>),
 }
@@ -489,7 +489,7 @@ pub fn parse(path: &Path, text_: String) -> Result<GoFile, Diagnostic> {
                         doc_of(src, *c)
                     };
                     if let Some(t) = parse_type_spec(path, src, s, doc) {
-                        file.items.push(Item::Type(t));
+                        file.items.push(Item::Type(Box::new(t)));
                     }
                 }
             }
