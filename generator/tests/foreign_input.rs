@@ -284,3 +284,27 @@ fn markers_controller_gen_ignores_are_carried_as_comments() {
         props["tags"]
     );
 }
+
+/// controller-gen's `crd:maxDescLen=0` writes no description at all, where an earlier
+/// release wrote `description: ''` on every node.
+#[test]
+fn max_description_len_zero_writes_no_description() {
+    let lib = format!(
+        "{HEAD}/// The spec.\n#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// A name.\n    pub name: String,\n    \
+         /// The pod to run.\n    pub pod: k8s_openapi::api::core::v1::PodTemplateSpec,\n}}\n"
+    );
+    let (_tmp, dir) = krate("descriptions", &lib);
+    let generated = Config::from_crate(&dir)
+        .unwrap()
+        .emit_rust(false)
+        .max_description_len(0)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let crd = generated
+        .files
+        .iter()
+        .find(|f| f.contents.contains("kind: CustomResourceDefinition"))
+        .expect("a CRD");
+    assert!(!crd.contents.contains("description"), "{}", crd.contents);
+}

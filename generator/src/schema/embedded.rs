@@ -25,26 +25,8 @@ impl SchemaBuilder<'_> {
         path: &str,
         loc: &Location,
     ) -> Result<JSONSchemaProps, Diagnostic> {
-        let mut props = self.k8s_schema_cached(path, loc)?;
-        // `--max-description-len` cuts Kubernetes' descriptions too (they are most of a
-        // CRD embedding a pod template), as controller-gen's maxDescLen does.
-        if self.options.max_description_len.is_some() {
-            self.cut_descriptions(&mut props);
-        }
-        Ok(props)
-    }
-
-    fn cut_descriptions(&self, s: &mut JSONSchemaProps) {
-        s.description = s.description.as_deref().and_then(|d| self.describe(d));
-        for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
-            self.cut_descriptions(p);
-        }
-        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut s.items {
-            self.cut_descriptions(item);
-        }
-        if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
-            self.cut_descriptions(v);
-        }
+        // `--max-description-len` cuts these too, with the rest of the kind's schema.
+        self.k8s_schema_cached(path, loc)
     }
 
     fn k8s_schema_cached(
