@@ -298,6 +298,11 @@ fn known_external(import: &str, name: &str) -> Option<(String, Shape)> {
         )),
         // Go's time.Duration is an int64 of nanoseconds in JSON.
         ("time", "Duration") => s("i64".into()),
+        // Raw JSON, of any shape: API types hold it under `+kubebuilder:pruning:PreserveUnknownFields`
+        // (and `Schemaless`), which controller-gen honours.
+        ("encoding/json", "RawMessage") => s("serde_json::Value".into()),
+        // A JSON number kept as its text.
+        ("encoding/json", "Number") => s("serde_json::Number".into()),
         _ => {
             let rest = import.strip_prefix("k8s.io/api/")?;
             let (group, version) = rest.split_once('/')?;
