@@ -308,3 +308,26 @@ fn max_description_len_zero_writes_no_description() {
         .expect("a CRD");
     assert!(!crd.contents.contains("description"), "{}", crd.contents);
 }
+
+/// A Kubernetes type's transition rules under a list the API server cannot correlate
+/// (an atomic list) are left out, as the server refuses them there, and the run says so.
+#[test]
+fn transition_rules_left_out_under_an_atomic_list_are_said() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         pub jobs: Vec<k8s_openapi::api::batch::v1::JobSchedulingConfiguration>,\n}}\n"
+    );
+    let (_tmp, dir) = krate("transitions", &lib);
+    let (crd, warnings) = crd(&dir);
+    let item = &spec_props(&crd)["jobs"]["items"];
+    assert!(
+        !item.to_string().contains("oldSelf"),
+        "no transition rule under the atomic list: {item}"
+    );
+    assert!(
+        warnings.contains(
+            "the transition rule `self == oldSelf` of an embedded Kubernetes type at `.spec.jobs[*].disruptionMode` in Thing is left out"
+        ),
+        "{warnings}"
+    );
+}

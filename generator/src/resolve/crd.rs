@@ -201,6 +201,18 @@ fn build_crd(
                 if builder.unresolved {
                     continue;
                 }
+                for (path, rule) in &builder.dropped_rules {
+                    diags.push(
+                        Diagnostic::warning(
+                            k.loc.clone(),
+                            format!(
+                                "the transition rule `{rule}` of an embedded Kubernetes type at `{path}` in {} is left out: it sits under a list or map the API server cannot correlate, where it refuses transition rules",
+                                k.name
+                            ),
+                        )
+                        .with_hint("the CRD controller-gen writes keeps it, and the API server refuses that CRD; nothing to change here"),
+                    );
+                }
                 schema
             }
             SchemaDialect::KubeDerive { doc } => {

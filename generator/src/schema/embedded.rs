@@ -119,37 +119,58 @@ fn fill_recursion_holes(s: &mut JSONSchemaProps) {
 /// controller-gen keeps them wherever the type lands, so its CRD with a `[]batchv1.JobSpec`
 /// is refused (controller-tools#1473). Drop those rules there, and only there; a rule the
 /// user wrote is not Kubernetes' and stays.
-pub(super) fn drop_uncorrelatable_k8s_rules(s: &mut JSONSchemaProps, correlatable: bool) {
+pub(super) fn drop_uncorrelatable_k8s_rules(
+    s: &mut JSONSchemaProps,
+    correlatable: bool,
+    path: &str,
+    dropped: &mut Vec<(String, String)>,
+) {
     if !correlatable && let Some(rules) = &mut s.x_kubernetes_validations {
         let k8s = crate::kubernetes::schemas::transition_rules();
-        rules.retain(|r| !serde_json::to_value(r).is_ok_and(|v| k8s.contains(&v)));
+        rules.retain(|r| {
+            let keep = !serde_json::to_value(r).is_ok_and(|v| k8s.contains(&v));
+            if !keep {
+                dropped.push((
+                    if path.is_empty() {
+                        ".".into()
+                    } else {
+                        path.to_owned()
+                    },
+                    r.rule.clone(),
+                ));
+            }
+            keep
+        });
         if rules.is_empty() {
             s.x_kubernetes_validations = None;
         }
     }
     let in_props = correlatable && s.x_kubernetes_map_type.as_deref() != Some("atomic");
-    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
-        drop_uncorrelatable_k8s_rules(p, in_props);
+    for (name, p) in s.properties.iter_mut().flat_map(|p| p.iter_mut()) {
+        drop_uncorrelatable_k8s_rules(p, in_props, &format!("{path}.{name}"), dropped);
     }
     let in_items = correlatable && s.x_kubernetes_list_type.as_deref() == Some("map");
+    let items = format!("{path}[*]");
     match &mut s.items {
-        Some(JSONSchemaPropsOrArray::Schema(item)) => drop_uncorrelatable_k8s_rules(item, in_items),
-        Some(JSONSchemaPropsOrArray::Schemas(items)) => items
+        Some(JSONSchemaPropsOrArray::Schema(item)) => {
+            drop_uncorrelatable_k8s_rules(item, in_items, &items, dropped)
+        }
+        Some(JSONSchemaPropsOrArray::Schemas(all)) => all
             .iter_mut()
-            .for_each(|i| drop_uncorrelatable_k8s_rules(i, in_items)),
+            .for_each(|i| drop_uncorrelatable_k8s_rules(i, in_items, &items, dropped)),
         None => {}
     }
     if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
-        drop_uncorrelatable_k8s_rules(v, correlatable);
+        drop_uncorrelatable_k8s_rules(v, correlatable, &format!("{path}[*]"), dropped);
     }
     for alt in [&mut s.all_of, &mut s.any_of, &mut s.one_of]
         .into_iter()
         .flatten()
         .flatten()
     {
-        drop_uncorrelatable_k8s_rules(alt, correlatable);
+        drop_uncorrelatable_k8s_rules(alt, correlatable, path, dropped);
     }
     if let Some(not) = &mut s.not {
-        drop_uncorrelatable_k8s_rules(not, correlatable);
+        drop_uncorrelatable_k8s_rules(not, correlatable, path, dropped);
     }
 }

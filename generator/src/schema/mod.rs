@@ -81,6 +81,9 @@ pub struct SchemaBuilder<'a> {
     stack: Vec<String>,
     /// A type could not be resolved (already reported), so the schema is incomplete.
     pub unresolved: bool,
+    /// Kubernetes' transition rules left out of the kind's schema (path, rule): they sit
+    /// where the API server cannot correlate old and new values, and refuses them.
+    pub dropped_rules: Vec<(String, String)>,
 }
 
 impl<'a> SchemaBuilder<'a> {
@@ -91,6 +94,7 @@ impl<'a> SchemaBuilder<'a> {
             default_optional: package.default_optional.clone(),
             stack: vec![],
             unresolved: false,
+            dropped_rules: vec![],
         }
     }
 
@@ -128,7 +132,7 @@ impl<'a> SchemaBuilder<'a> {
                 schema.required = None;
             }
         }
-        drop_uncorrelatable_k8s_rules(&mut schema, true);
+        drop_uncorrelatable_k8s_rules(&mut schema, true, "", &mut self.dropped_rules);
         // The kind's own patch again, now that apiVersion, kind and metadata are in: it may
         // change those too (a merge patch applied twice is applied once).
         if let Some(decl) = self.api.types.get(&kind.type_key) {
