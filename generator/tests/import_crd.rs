@@ -254,17 +254,22 @@ const COMPILED: &[&str] = &[
     "crossplane/compositions.apiextensions.crossplane.io.yaml",
 ];
 
+/// A kind with a top-level field besides `spec` and `status`.
+const TOP_LEVEL_FIELD: &str = "tests/fixtures/import_crd/applications.example.io.yaml";
+
 /// Imported types and everything `generate` writes for them (clientset, fake, listers,
 /// informers, apply configurations, deep copy) compile together, in one crate, against the
 /// real runtime. The dependencies' target directory is shared with kubernetes_versions.rs.
 #[test]
 fn imported_crates_compile_with_their_generated_clients() {
     let all = std::env::var_os("KUBE_CODEGEN_IMPORT_ALL").is_some();
-    let files: Vec<PathBuf> = if all {
+    let mut files: Vec<PathBuf> = if all {
         projects().into_iter().flat_map(|(_, f)| f).collect()
     } else {
         COMPILED.iter().map(|f| corpus().join(f)).collect()
     };
+    // A top-level field besides spec and status (Argo CD's `operation`): `new` all the same.
+    files.push(Path::new(TOP_LEVEL_FIELD).canonicalize().unwrap());
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let krate = root.join("import_crd_compile");
     let imported = import_into(&files, &krate, "imported");
@@ -343,7 +348,9 @@ fn sample(node: &Value) -> Value {
 
 /// One sample object per kind and version of the crate at `krate` (from the CRDs
 /// `generate` wrote), and `tests/samples.rs` that reads each into its Rust type and writes
-/// it back: the JSON must come back unchanged. Returns the number of samples.
+/// it back: the JSON must come back unchanged. A kind with a `spec` has `new(name, spec)`
+/// (README promises it for every kind), which sets its `apiVersion` and `kind`. Returns
+/// the number of samples.
 fn write_sample_tests(krate: &Path) -> usize {
     let mut crds = BTreeMap::new();
     for f in std::fs::read_dir(krate.join("crds")).unwrap() {
@@ -398,11 +405,20 @@ fn write_sample_tests(krate: &Path) -> usize {
                     serde_json::to_string_pretty(&obj).unwrap(),
                 )
                 .unwrap();
+                let new = if ver["schema"]["openAPIV3Schema"]["properties"]["spec"].is_object() {
+                    format!(
+                        "    let built = imported::apis::{gm}::{vm}::{kind}::new(\"sample\", Default::default());\n    \
+                         assert_eq!((built.types.api_version.as_str(), built.types.kind.as_str()), ({api_version:?}, {kind:?}));\n",
+                        api_version = format!("{group}/{version}"),
+                    )
+                } else {
+                    String::new()
+                };
                 tests += &format!(
                     "\n#[test]\nfn {gm}_{vm}_{lower}() {{\n    \
                      let json: serde_json::Value = serde_json::from_str(include_str!(\"samples/{file}\")).unwrap();\n    \
                      let typed: imported::apis::{gm}::{vm}::{kind} = serde_json::from_value(json.clone()).unwrap();\n    \
-                     assert_eq!(serde_json::to_value(&typed).unwrap(), json);\n}}\n",
+                     assert_eq!(serde_json::to_value(&typed).unwrap(), json);\n{new}}}\n",
                     lower = kind.to_lowercase(),
                 );
                 count += 1;

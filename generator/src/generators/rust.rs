@@ -205,23 +205,10 @@ pub(crate) fn packages(api: &Api, options: &RustOptions) -> Vec<t::Package> {
                     .iter()
                     .find(|f| f.json_name == json && !f.skip && !f.flatten)
             };
-            let type_meta = fields
-                .iter()
-                .find(|f| f.flatten && f.ty == TypeRef::TypeMeta);
-            // `new(name, spec)` needs to know every field: TypeMeta, metadata, spec, Option status.
-            let known = fields.iter().all(|f| {
-                (f.flatten && f.ty == TypeRef::TypeMeta)
-                    || matches!(f.json_name.as_str(), "metadata" | "spec")
-                    || (f.json_name == "status" && f.ty.is_option())
-            });
             let spec_type = field("spec")
-                .and_then(|f| rust_type(api, options, &f.ty))
-                .filter(|_| {
-                    known
-                        && type_meta.is_some_and(|t| t.rust_name == "types")
-                        && field("metadata").is_some_and(|m| m.rust_name == "metadata")
-                        && field("spec").is_some_and(|f| f.rust_name == "spec")
-                });
+                .filter(|f| f.rust_name == "spec")
+                .and_then(|f| rust_type(api, options, &f.ty));
+            let constructor = constructor(decl, fields, |ty| rust_type(api, options, ty));
             let status_type = field("status")
                 .filter(|f| f.rust_name == "status")
                 .and_then(|f| match &f.ty {
@@ -249,6 +236,7 @@ pub(crate) fn packages(api: &Api, options: &RustOptions) -> Vec<t::Package> {
                 verbs: k.client.as_ref().map(|c| c.verbs.clone()),
                 methods,
                 spec_type,
+                constructor,
                 status_type,
                 derived: matches!(k.dialect, SchemaDialect::KubeDerive { .. }),
                 // Named after the struct, as the applyconfigurations generator names it:
@@ -274,6 +262,59 @@ pub(crate) fn packages(api: &Api, options: &RustOptions) -> Vec<t::Package> {
         });
     }
     out
+}
+
+/// What `new(name, spec)` takes and how it starts a kind's fields besides its
+/// `types: TypeMeta` and `metadata` (README: "Writing API types"): `spec` is the argument
+/// (`Some(spec)` for `spec: Option<T>`), an `Option` starts as `None`, a field with
+/// `#[serde(default)]` or `#[serde(skip)]` at its type's default, and, when the kind is
+/// `Default`, any other field from the kind's default. `None` (no `new`) when those three
+/// are missing or a field has nothing to start from: the caller would have to pass it, and
+/// a constructor with more arguments than `name` and `spec` is a struct literal by another
+/// name.
+fn constructor(
+    decl: &TypeDecl,
+    fields: &[Field],
+    rust_type: impl Fn(&TypeRef) -> Option<String>,
+) -> Option<t::Constructor> {
+    let named = |rust: &str, json: &str| {
+        fields
+            .iter()
+            .find(|f| f.rust_name == rust && f.json_name == json && !f.skip && !f.flatten)
+    };
+    let type_meta = fields
+        .iter()
+        .any(|f| f.flatten && f.ty == TypeRef::TypeMeta && f.rust_name == "types");
+    let spec = named("spec", "spec")?;
+    if !type_meta || named("metadata", "metadata").is_none() {
+        return None;
+    }
+    let (spec, spec_optional) = match &spec.ty {
+        TypeRef::Option(inner) => (rust_type(inner)?, true),
+        ty => (rust_type(ty)?, false),
+    };
+    let kind_default = decl.serde.default || decl.derives.iter().any(|d| d == "Default");
+    let mut out = t::Constructor {
+        spec,
+        spec_optional,
+        ..t::Constructor::default()
+    };
+    for f in fields {
+        if matches!(f.rust_name.as_str(), "types" | "metadata" | "spec") {
+            continue;
+        }
+        if f.ty.is_option() {
+            out.fields.push((f.rust_name.clone(), t::FieldStart::None));
+        } else if (f.has_default || f.skip) && f.default_fn.is_none() && !decl.serde.default {
+            out.fields
+                .push((f.rust_name.clone(), t::FieldStart::Default));
+        } else if kind_default {
+            out.rest_from_default = true;
+        } else {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 fn contains_local(ty: &TypeRef) -> bool {
