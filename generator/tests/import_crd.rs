@@ -361,7 +361,13 @@ fn write_sample_tests(krate: &Path) -> usize {
             &mut crds,
         );
     }
-    let mut tests = String::from("// Each imported kind: a sample object in, the same JSON out.\n");
+    // The front door every kube-codegen crate has, from the lib.rs the import wrote.
+    let mut tests = String::from(
+        "#[test]\nfn front_door() {\n    \
+         let _: fn(kube::Client) -> imported::Clientset = imported::Clientset::new;\n    \
+         let _: fn(kube::Client) -> imported::SharedInformerFactory = imported::SharedInformerFactory::new;\n}\n\n\
+         // Each imported kind: a sample object in, the same JSON out.\n",
+    );
     let mut count = 0;
     std::fs::create_dir_all(krate.join("tests/samples")).unwrap();
     for g in std::fs::read_dir(krate.join("src/apis")).unwrap() {

@@ -314,7 +314,10 @@ pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported
     if !options.has_lib_rs {
         files.push(GeneratedFile {
             path: options.out.join("src/lib.rs"),
-            contents: render::lib_rs(),
+            contents: render::lib_rs(
+                "from CRDs with `kube-codegen import crd`",
+                &BTreeSet::from(["apis".to_owned()]),
+            ),
         });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));

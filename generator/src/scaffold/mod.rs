@@ -188,6 +188,10 @@ pub fn create_api(
         ));
     }
     let kind_mod = kube_codegen_templates::snake_case(kind);
+    // As `generate` names them: the kind's resource (controller-gen's default plural) and
+    // its group/version's accessor on the clientset.
+    let plural = kube_codegen_templates::pluralize(&kind.to_ascii_lowercase());
+    let accessor = format!("{}_{version}", first_label.replace('-', "_"));
     let crate_ident = krate.package_name().replace('-', "_");
     let fill = |t: &str| {
         t.replace("{{name}}", krate.package_name())
@@ -213,13 +217,11 @@ pub fn create_api(
                     "informer_for"
                 },
             )
+            .replace("{{plural}}", &plural)
+            .replace("{{accessor}}", &accessor)
             .replace(
-                "{{test_api}}",
-                if *cluster_scoped {
-                    "Api::all(client.clone())"
-                } else {
-                    "Api::namespaced(client.clone(), \"default\")"
-                },
+                "{{namespace_arg}}",
+                if *cluster_scoped { "" } else { "\"default\"" },
             )
             .replace(
                 "{{scope}}",
