@@ -451,6 +451,7 @@ fn import_crd_errors() {
                 existing: Default::default(),
                 has_cargo_toml: false,
                 has_lib_rs: false,
+                runtime: kube_codegen::RuntimeSource::registry(),
             },
         )
         .expect_err("bad input must not import");
@@ -500,6 +501,7 @@ fn import_go_errors() {
                 out: PathBuf::from("out"),
                 crate_name: "out".into(),
                 kubernetes: KubernetesVersion::NEWEST,
+                runtime: kube_codegen::RuntimeSource::registry(),
             },
         )
         .expect_err("bad input must not import");

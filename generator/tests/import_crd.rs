@@ -73,6 +73,7 @@ pub fn import_into(files: &[PathBuf], dir: &Path, name: &str) -> kube_codegen::I
             existing: BTreeMap::new(),
             has_cargo_toml: false,
             has_lib_rs: false,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap_or_else(|e| panic!("import of {name} failed:\n{e}"));
@@ -465,6 +466,7 @@ fn snapshots_of_imported_crates() {
                 existing: BTreeMap::new(),
                 has_cargo_toml: false,
                 has_lib_rs: false,
+                runtime: kube_codegen::RuntimeSource::registry(),
             },
         )
         .unwrap();
@@ -520,6 +522,109 @@ fn files_below(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     out
+}
+
+/// An imported crate builds as `import crd` writes it, with no hand edit: this
+/// kube-codegen, built from a checkout, names the checkout's runtime by path (and says so),
+/// and k8s-openapi gets the feature of the crate's `kubernetes-version` (without one its
+/// build script panics). Flags choose otherwise, and amend an existing crate's Cargo.toml.
+#[test]
+fn an_imported_crate_builds_as_written() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_crd_as_written");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let crd = corpus().join("cert-manager/certificates.cert-manager.io.yaml");
+    let (ok, err) = kube_codegen(
+        &root,
+        &["import", "crd", crd.to_str().unwrap(), "--out", "api"],
+        None,
+    );
+    assert!(ok, "{err}");
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("runtime");
+    assert!(
+        err.contains(&format!(
+            "the crate takes kube-codegen-runtime from {}: the checkout this kube-codegen was built from",
+            runtime.display()
+        )),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(root.join("api/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "kube-codegen-runtime = {{ path = {:?} }}",
+            runtime.display().to_string()
+        )),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains(r#"features = ["std", "v1_37"]"#),
+        "{manifest}"
+    );
+    let (ok, err) = kube_codegen(&root, &["generate", "api"], None);
+    assert!(ok, "{err}");
+    // Offline, with the versions this repository resolves; the build is shared with
+    // kubernetes_versions.rs and the other compile tests.
+    std::fs::copy("../Cargo.lock", root.join("api/Cargo.lock")).unwrap();
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--offline", "--quiet"])
+        .current_dir(root.join("api"))
+        .env(
+            "CARGO_TARGET_DIR",
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kubernetes_versions/target"),
+        )
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the imported crate does not build as written:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Asked for a registry release: a re-import into the crate rewrites its entry.
+    let (ok, err) = kube_codegen(
+        &root,
+        &[
+            "import",
+            "crd",
+            crd.to_str().unwrap(),
+            "--out",
+            "api",
+            "--runtime-version",
+            "0.1.0",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("the crate takes kube-codegen-runtime 0.1.0 from the registry, as asked"),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(root.join("api/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("kube-codegen-runtime = \"0.1.0\"\n"),
+        "{manifest}"
+    );
+    // A path that is not the runtime: refused, nothing written.
+    let (ok, err) = kube_codegen(
+        &root,
+        &[
+            "import",
+            "crd",
+            crd.to_str().unwrap(),
+            "--out",
+            "other",
+            "--runtime-path",
+            ".",
+        ],
+        None,
+    );
+    assert!(!ok);
+    assert!(err.contains("not the kube-codegen-runtime crate"), "{err}");
+    assert!(!root.join("other").exists());
 }
 
 /// The CLI: import a directory, generate, import again (nothing changes), refuse to
@@ -622,6 +727,7 @@ fn a_crd_read_from_a_cluster_imports_quietly() {
             existing: BTreeMap::new(),
             has_cargo_toml: false,
             has_lib_rs: false,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap();

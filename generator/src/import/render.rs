@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::types::{FieldDef, TypeDef};
+use crate::kubernetes::KubernetesVersion;
+use crate::runtime_source::RuntimeSource;
 
 /// First line of every Rust file the importer writes: `output::is_generated` knows it, so
 /// a later import may replace the file and nothing else.
@@ -154,7 +156,17 @@ pub fn lib_rs(origin: &str, modules: &BTreeSet<String>) -> String {
 
 /// `Cargo.toml` of a new crate, written once (never replaced): `input` is what `generate`
 /// scans, `docs_from` says where the doc comments came from (they are prose, not doc tests).
-pub fn cargo_toml(name: &str, kubernetes: &str, input: &str, docs_from: &str) -> String {
+/// It builds as written: the runtime from `runtime`, and k8s-openapi with the feature of
+/// the crate's Kubernetes version (k8s-openapi's build fails without one), as `init` writes.
+pub fn cargo_toml(
+    name: &str,
+    kubernetes: KubernetesVersion,
+    input: &str,
+    docs_from: &str,
+    runtime: &RuntimeSource,
+) -> String {
+    let feature = kubernetes.k8s_openapi_feature();
+    let runtime = runtime.runtime_dependency();
     format!(
         r#"[package]
 name = "{name}"
@@ -172,9 +184,9 @@ crd-dir = "crds"
 kubernetes-version = "{kubernetes}"
 
 [dependencies]
-k8s-openapi = {{ version = "0.29", default-features = false, features = ["std"] }}
+k8s-openapi = {{ version = "0.29", default-features = false, features = ["std", "{feature}"] }}
 kube = {{ version = "5", default-features = false, features = ["client", "rustls-tls", "ring", "runtime", "jsonpatch"] }}
-kube-codegen-runtime = "0.1"
+{runtime}
 serde = {{ version = "1", features = ["derive"] }}
 serde_json = "1"
 "#

@@ -53,6 +53,8 @@ pub struct GoImportOptions {
     pub crate_name: String,
     /// Written into a new crate's metadata (`kubernetes-version`).
     pub kubernetes: KubernetesVersion,
+    /// Where a new crate's Cargo.toml takes kube-codegen-runtime from.
+    pub runtime: crate::RuntimeSource,
 }
 
 /// An import's result, in memory.
@@ -862,9 +864,10 @@ impl Importer<'_> {
                 path: self.options.out.join("Cargo.toml"),
                 contents: super::render::cargo_toml(
                     &self.options.crate_name,
-                    &self.options.kubernetes.to_string(),
+                    self.options.kubernetes,
                     "src",
                     "Go doc comments",
+                    &self.options.runtime,
                 ),
             });
         }
