@@ -42,6 +42,7 @@ mod parallel;
 mod pipeline;
 mod read;
 mod resolve;
+mod runtime_source;
 mod scaffold;
 mod schema;
 
@@ -96,8 +97,9 @@ pub mod __private {
 
 pub use diagnostics::{Diagnostic, Diagnostics, Location, Severity};
 pub use output::{CheckReport, GeneratedFile, OutputError, WriteReport, is_generated};
+pub use runtime_source::{ManifestEntryError, RuntimeSource};
 pub use scaffold::{
-    ApiOptions, CrateFiles, RuntimeSource, ScaffoldError, ScaffoldFile, create_api as scaffold_api,
+    ApiOptions, CrateFiles, ScaffoldError, ScaffoldFile, create_api as scaffold_api,
     init as scaffold_init,
 };
 pub use schema::{ConversionWebhook, SchemaOptions};

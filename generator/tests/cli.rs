@@ -635,3 +635,77 @@ fn validate_all_kinds_opts_every_kind_in() {
     );
     sb.ok(&["check", "crate"]);
 }
+
+/// `init` and `create api` write crates that build as written: this kube-codegen, built
+/// from a checkout, names the checkout's runtime and envtest by path and says so;
+/// `--runtime-version` and `--runtime-path` mean the same on `create api` as on `init`
+/// (there they rewrite the crate's entries, undone with the rest if generation fails).
+#[test]
+fn init_and_create_api_name_the_runtime_they_were_built_with() {
+    let sandbox = Sandbox::new("tests/fixtures/foo");
+    let dir = sandbox.tmp.path().join("op");
+    let dir_s = dir.to_str().unwrap();
+    let err = sandbox.ok(&["init", dir_s]);
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("runtime");
+    assert!(
+        err.contains(&format!(
+            "the crate takes kube-codegen-runtime from {}: the checkout this kube-codegen was built from",
+            runtime.display()
+        )),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let envtest = runtime.with_file_name("envtest");
+    for line in [
+        format!(
+            "kube-codegen-runtime = {{ path = {:?} }}",
+            runtime.display().to_string()
+        ),
+        format!(
+            "kube-codegen-envtest = {{ path = {:?} }}",
+            envtest.display().to_string()
+        ),
+    ] {
+        assert!(manifest.contains(&line), "{line} not in\n{manifest}");
+    }
+
+    let api = |extra: &[&str]| {
+        let mut args = vec![
+            "create",
+            "api",
+            "--dir",
+            dir_s,
+            "--group",
+            "webapp.example.com",
+            "--version",
+            "v1",
+        ];
+        args.extend_from_slice(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let args = api(&["--kind", "Guestbook", "--runtime-version", "0.1.0"]);
+    let err = sandbox.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        err.contains("the crate takes kube-codegen-runtime 0.1.0 from the registry, as asked"),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("kube-codegen-runtime = \"0.1.0\"\n")
+            && manifest.contains("kube-codegen-envtest = \"0.1.0\"\n"),
+        "{manifest}"
+    );
+    // A path that is not the runtime: refused before anything is written.
+    let before = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    let args = api(&["--kind", "Other", "--runtime-path", dir_s]);
+    let err = sandbox.fails(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(err.contains("not the kube-codegen-runtime crate"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/lib.rs")).unwrap(),
+        before
+    );
+    assert!(!dir.join("src/controllers/other.rs").exists());
+}

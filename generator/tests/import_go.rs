@@ -399,6 +399,7 @@ fn a_hand_written_lib_rs_is_kept_and_named_in_a_warning() {
             out: krate.clone(),
             crate_name: "mine".into(),
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap();

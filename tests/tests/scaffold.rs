@@ -87,8 +87,16 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
     let krate_s = krate.to_str().unwrap();
     let runtime = repo_root().join("runtime");
 
-    let out = ok(&["init", krate_s, "--runtime-path", runtime.to_str().unwrap()]);
+    // README's command, no flag: a kube-codegen built from this checkout names its runtime.
+    let out = ok(&["init", krate_s]);
     assert!(out.contains("created crate `guestbook-operator`"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "the crate takes kube-codegen-runtime from {}",
+            runtime.canonicalize()?.display()
+        )),
+        "{out}"
+    );
     // A second init into the now non-empty directory refuses and writes nothing.
     let (success, out) = run(&["init", krate_s]);
     assert!(!success && out.contains("is not empty"), "{out}");
