@@ -116,6 +116,7 @@ fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
             out: out.clone(),
             crate_name: "ported".into(),
             kubernetes: KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -157,6 +158,7 @@ fn import_and_generate(
             out: out.clone(),
             crate_name: "ported".into(),
             kubernetes: KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
