@@ -217,8 +217,37 @@ struct FieldDef {
     markers: Vec<String>,
 }
 
+/// A DNS label as Kubernetes takes it in a group name or a resource's plural, including
+/// the ones Rust cannot take as they are: a leading digit (`1password`), a keyword that
+/// cannot be raw (`self`, `crate`, `super`), one that can (`type`, `gen`), a dash. The
+/// harness once named every group `fuzz.example.com` and every resource by the
+/// generator's own plural, so names like these never reached the renderers (issue 30).
+fn dns_label() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "fuzz",
+            "1password",
+            "0",
+            "9x",
+            "self",
+            "crate",
+            "super",
+            "type",
+            "gen",
+            "fn",
+            "r",
+            "a-b",
+            "x--1",
+        ])
+        .prop_map(str::to_owned),
+        "[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?",
+    ]
+}
+
 #[derive(Clone, Debug)]
 struct KindDef {
+    /// `+kubebuilder:resource:path=` (the plural), when set.
+    plural: Option<String>,
     markers: Vec<String>,
     spec_attr: &'static str,
     fields: Vec<FieldDef>,
@@ -344,9 +373,11 @@ fn kind() -> impl Strategy<Value = KindDef> {
         prop::collection::vec(field(), 0..6),
         any::<bool>(),
         prop::bool::weighted(0.95),
+        prop::option::weighted(0.4, dns_label()),
     )
         .prop_map(
-            |(markers, spec_attr, fields, with_status, with_type_meta)| KindDef {
+            |(markers, spec_attr, fields, with_status, with_type_meta, plural)| KindDef {
+                plural,
                 markers,
                 spec_attr,
                 fields,
@@ -358,7 +389,7 @@ fn kind() -> impl Strategy<Value = KindDef> {
 
 fn api() -> impl Strategy<Value = ApiDef> {
     (
-        prop::bool::weighted(0.95),
+        prop::option::weighted(0.95, dns_label()),
         prop::collection::vec(
             prop_oneof![
                 Just("+versionName=v1".to_owned()),
@@ -373,8 +404,8 @@ fn api() -> impl Strategy<Value = ApiDef> {
     )
         .prop_map(
             |(group, mut package_markers, kinds, enum_shape, inner_fields)| {
-                if group {
-                    package_markers.insert(0, "+groupName=fuzz.example.com".to_owned());
+                if let Some(label) = group {
+                    package_markers.insert(0, format!("+groupName={label}.example.com"));
                 }
                 ApiDef {
                     package_markers,
@@ -413,6 +444,9 @@ fn render(api: &ApiDef) -> String {
         s.push_str(&format!("/// Kind{k} is a kind.\n///\n"));
         for m in &kind.markers {
             s.push_str(&format!("/// {}\n", m.replace(['\n', '\r'], " ")));
+        }
+        if let Some(plural) = &kind.plural {
+            s.push_str(&format!("/// +kubebuilder:resource:path={plural}\n"));
         }
         s.push_str(&format!(
             "/// +genclient\n/// +kubebuilder:object:root=true\n\
