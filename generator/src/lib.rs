@@ -65,6 +65,8 @@ pub use pipeline::{FoundGroupVersion, Generated};
 pub mod __private {
     pub use crate::kubernetes::schemas as k8s_schemas;
     pub use crate::output::HEADER as RUST_HEADER;
+    /// The input's nesting limits and the stack they are sized for, for the tests at them.
+    pub use crate::{parallel::STACK_SIZE, read::MAX_SOURCE_NESTING, resolve::MAX_TYPE_NESTING};
     /// The apiextensions.k8s.io/v1 types CRDs are written with.
     pub mod apiext {
         pub use crate::apiext::*;

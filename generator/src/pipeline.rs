@@ -127,8 +127,13 @@ impl Generated {
     }
 }
 
-/// Run the pipeline: every file in memory, or every problem of the input.
+/// Run the pipeline: every file in memory, or every problem of the input. It runs on a
+/// thread of its own, whose stack the deepest input within the limits needs.
 pub(crate) fn run(run: Run) -> Result<Generated, Error> {
+    Error::on_run_stack(|| run_here(run))
+}
+
+fn run_here(run: Run) -> Result<Generated, Error> {
     let mut diags = Diagnostics::default();
     // Lexically normalized (`a/../b` -> `b`), so module paths derived from file paths
     // agree however the crate directory was spelled.

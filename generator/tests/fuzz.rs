@@ -556,3 +556,80 @@ proptest! {
         generate_checks_out(&dir, &source)?;
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Nesting: as deep as the limits and past them (issue 30: 40 nested `Vec`s aborted on a
+// worker's stack, 100 nested structs on the calling thread's).
+
+/// A field type of random wrappers, `depth` deep.
+fn wrapped(wrappers: &[u8], inner: &str) -> String {
+    let mut ty = inner.to_owned();
+    for w in wrappers.iter().rev() {
+        ty = match w % 4 {
+            0 => format!("Option<{ty}>"),
+            1 => format!("Vec<{ty}>"),
+            2 => format!("BTreeMap<String, {ty}>"),
+            _ => format!("Box<{ty}>"),
+        };
+    }
+    ty
+}
+
+/// Code that nests without a type: brackets and prefix operators, `n` deep.
+fn nested_code(shapes: &[u8]) -> String {
+    let mut open = String::new();
+    let mut close = String::new();
+    for s in shapes {
+        match s % 5 {
+            0 => {
+                open.push('(');
+                close.insert(0, ')');
+            }
+            1 => open.push_str("- "),
+            2 => open.push_str("|x: i32| "),
+            3 => {
+                open.push_str("{ ");
+                close.insert_str(0, " }");
+            }
+            _ => open.push_str("! "),
+        }
+    }
+    format!("pub fn nested() {{ let _ = {open}1{close}; }}\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
+
+    /// A kind with a chain of structs, a field of wrappers and nested code, each from
+    /// nothing to past its limit: files, or one located error per limit passed.
+    #[test]
+    fn nesting_never_aborts(
+        chain in 0..120usize,
+        wrappers in prop::collection::vec(any::<u8>(), 0..300),
+        code in prop::collection::vec(any::<u8>(), 0..300),
+    ) {
+        let mut s = String::from(
+            "//! +groupName=fuzz.example.com\n//! +versionName=v1\n\n\
+             use std::collections::BTreeMap;\n\n\
+             use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
+             use kube::core::TypeMeta;\nuse serde::{Deserialize, Serialize};\n\n\
+             /// +kubebuilder:object:root=true\n\
+             #[derive(Clone, Debug, Default, Serialize, Deserialize)]\n\
+             pub struct Kind0 {\n    #[serde(flatten)]\n    pub types: TypeMeta,\n    \
+             pub metadata: ObjectMeta,\n    pub spec: S0,\n}\n",
+        );
+        for i in 0..=chain {
+            let next = if i == chain { "String".to_owned() } else { format!("S{}", i + 1) };
+            let ty = if i == chain { wrapped(&wrappers, &next) } else { format!("Option<{next}>") };
+            s.push_str(&format!(
+                "\n#[derive(Clone, Debug, Default, Serialize, Deserialize)]\npub struct S{i} {{\n    pub f: {ty},\n}}\n"
+            ));
+        }
+        s.push_str(&nested_code(&code));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("crate");
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/lib.rs"), &s).unwrap();
+        generate_checks_out(&dir, &s)?;
+    }
+}

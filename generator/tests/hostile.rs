@@ -150,3 +150,201 @@ fn an_imported_crd_with_such_names_generates() {
     assert!(clientset.contains("pub fn _1things("), "{clientset}");
     assert!(clientset.contains("pub fn self_("), "{clientset}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 3: nesting.
+
+use kube_codegen::__private::{MAX_SOURCE_NESTING, MAX_TYPE_NESTING};
+
+/// The head of a group/version module with one kind, `Thing`, whose spec is `spec`.
+fn kind_with_spec(spec: &str) -> String {
+    format!(
+        "//! +groupName=deep.example.com\n//! +versionName=v1\n\n\
+         use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
+         use kube::core::TypeMeta;\nuse serde::{{Deserialize, Serialize}};\n\n\
+         /// +kubebuilder:object:root=true\n\
+         #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n\
+         pub struct Thing {{\n    #[serde(flatten)]\n    pub types: TypeMeta,\n    \
+         pub metadata: ObjectMeta,\n    pub spec: {spec},\n}}\n"
+    )
+}
+
+/// A chain of `n` structs `S0`..: each holds the next in an `Option` (3 levels each).
+fn struct_chain(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        let field = if i + 1 < n {
+            format!("pub next: Option<S{}>", i + 1)
+        } else {
+            "pub leaf: String".to_owned()
+        };
+        s.push_str(&format!(
+            "\n#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n\
+             pub struct S{i} {{\n    {field},\n}}\n"
+        ));
+    }
+    s
+}
+
+fn wrap(wrapper: &str, n: usize, inner: &str) -> String {
+    format!(
+        "{}{inner}{}",
+        format!("{wrapper}<").repeat(n),
+        ">".repeat(n)
+    )
+}
+
+/// Input nested just within both limits generates, called from a test thread (a 2 MiB
+/// stack) and on every worker: a kind whose types nest ~253 levels (84 structs in
+/// `Option`s), a field of 250 nested `Vec`s beside it, and code that nests 250 deep.
+/// Before, a 40-deep `Vec<Vec<…>>` aborted on 2 MiB worker stacks, and 100 nested structs
+/// or 200 nested `Option`s overflowed the calling thread (exit 134).
+#[test]
+fn nesting_within_the_limits_generates_on_a_small_stack() {
+    assert_eq!((MAX_SOURCE_NESTING, MAX_TYPE_NESTING), (256, 256));
+    let mut lib = kind_with_spec("Option<S0>");
+    lib.push_str(&struct_chain(84));
+    lib.push_str(&format!(
+        "\n#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n\
+         pub struct Deep {{\n    pub v: {},\n}}\n",
+        wrap("Vec", 250, "u8")
+    ));
+    lib.push_str(&format!(
+        "\npub fn parens() -> i32 {{ {}1{} }}\n",
+        "(".repeat(250),
+        ")".repeat(250)
+    ));
+    let tmp = api_crate(&[("src/lib.rs", lib)]);
+    let files = generated_text(&tmp.path().join("crate"));
+    let crd = &files
+        .iter()
+        .find(|(p, _)| p.extension().is_some_and(|e| e == "yaml") && !p.ends_with("role.yaml"))
+        .expect("the CRD")
+        .1;
+    // The schema holds every level: 84 `next` properties, one inside the other.
+    assert_eq!(crd.matches("next:").count(), 83, "{crd}");
+    assert!(crd.contains("leaf:"));
+}
+
+/// Past the limits: an error located where the limit is passed, never an abort. The shapes
+/// of issue 30 (nested structs, `Option`s, inline modules) and what else `syn` recurses
+/// on without brackets.
+#[test]
+fn nesting_past_the_limits_is_a_located_error() {
+    let spec = "ThingSpec";
+    let spec_struct = "\n#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n\
+                       pub struct ThingSpec {\n    pub name: String,\n}\n";
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "100 structs, each in an Option (300 levels)",
+            format!("{}{}", kind_with_spec("Option<S0>"), struct_chain(100)),
+            "nest 301 levels deep, more than 256",
+        ),
+        (
+            "300 nested Options",
+            kind_with_spec(&wrap("Option", 300, "String")),
+            "nests more than 256 levels deep here",
+        ),
+        (
+            "300 nested inline modules",
+            format!(
+                "{}{spec_struct}{}pub struct X;\n{}",
+                kind_with_spec(spec),
+                "pub mod m {\n".repeat(300),
+                "}\n".repeat(300)
+            ),
+            "nests more than 256 levels deep here",
+        ),
+        (
+            "20,000 nested closures",
+            format!(
+                "{}{spec_struct}pub fn f() {{ let _ = {}1; }}\n",
+                kind_with_spec(spec),
+                "|x| ".repeat(20_000)
+            ),
+            "nests more than 256 levels deep here",
+        ),
+        (
+            "20,000 returns",
+            format!(
+                "{}{spec_struct}pub fn f() {{ {}; }}\n",
+                kind_with_spec(spec),
+                "return ".repeat(20_000)
+            ),
+            "nests more than 256 levels deep here",
+        ),
+        (
+            "20,000 pointer types",
+            format!(
+                "{}{spec_struct}pub type P = {}u8;\n",
+                kind_with_spec(spec),
+                "*const ".repeat(20_000)
+            ),
+            "nests more than 256 levels deep here",
+        ),
+        (
+            "20,000 function types",
+            format!(
+                "{}{spec_struct}pub type F = {}u8;\n",
+                kind_with_spec(spec),
+                "fn() -> ".repeat(20_000)
+            ),
+            "nests more than 256 levels deep here",
+        ),
+    ];
+    for (what, lib, message) in cases {
+        let tmp = api_crate(&[("src/lib.rs", lib)]);
+        let dir = tmp.path().join("crate");
+        match Config::new().crate_dir(&dir).generate() {
+            Err(Error::Input {
+                diagnostics,
+                rendered,
+            }) => {
+                assert_eq!(diagnostics.len(), 1, "{what}: {rendered}");
+                let d = &diagnostics[0];
+                assert!(d.message.contains(message), "{what}: {rendered}");
+                assert_eq!(d.loc.file, dir.join("src/lib.rs"), "{what}");
+                assert!(d.loc.line > 1 && d.loc.column >= 1, "{what}: {rendered}");
+            }
+            Ok(_) => panic!("{what}: generated"),
+            Err(e) => panic!("{what}: {e:?}"),
+        }
+    }
+}
+
+/// `import go` of a field 300 `[]` deep writes a crate (the importers are another matter);
+/// `generate` of it fails with a located error instead of aborting on the stack's end.
+#[test]
+fn generate_of_an_imported_go_type_nested_300_deep_fails_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("deep");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("types.go"),
+        format!(
+            "// +groupName=deep.example.com\npackage v1\n\n\
+             import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+             // +kubebuilder:object:root=true\ntype Thing struct {{\n\
+             \tmetav1.TypeMeta   `json:\",inline\"`\n\
+             \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+             \tSpec ThingSpec `json:\"spec\"`\n}}\n\n\
+             type ThingSpec struct {{\n\tA {}string `json:\"a\"`\n}}\n",
+            "[]".repeat(300)
+        ),
+    )
+    .unwrap();
+    let out = kube_codegen(tmp.path(), &["import", "go", "deep", "--out", "api"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = kube_codegen(tmp.path(), &["generate", "api"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("nests more than 256 levels deep here"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--> api/src/apis/"), "{stderr}");
+}
