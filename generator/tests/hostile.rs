@@ -348,3 +348,98 @@ fn generate_of_an_imported_go_type_nested_300_deep_fails_cleanly() {
     );
     assert!(stderr.contains("--> api/src/apis/"), "{stderr}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 4: symlink loops.
+
+/// Run the binary, killing it after `secs`: `None` when it did not finish.
+fn kube_codegen_within(cwd: &Path, args: &[&str], secs: u64) -> Option<Output> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// `ln -s . src/a; ln -s . src/b` (and the same in the CRD directory, whose stale files a
+/// run looks for, and in a directory `import crd` reads): each directory is read once,
+/// with a warning naming the symlink. Walks followed the loops round, through an
+/// exponential number of paths, until they were killed.
+#[test]
+#[cfg(unix)]
+fn symlink_loops_are_read_once() {
+    use std::os::unix::fs::symlink;
+    let tmp = api_crate(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"loops\"\nversion = \"0.0.0\"\n".into(),
+        ),
+        (
+            "src/lib.rs",
+            group_module("loops.example.com", &[("Thing", "things")]),
+        ),
+    ]);
+    let krate = tmp.path().join("crate");
+    for dir in ["src", "crds"] {
+        std::fs::create_dir_all(krate.join(dir)).unwrap();
+        symlink(".", krate.join(dir).join("a")).unwrap();
+        symlink(".", krate.join(dir).join("b")).unwrap();
+    }
+    let out = kube_codegen_within(tmp.path(), &["generate", "crate"], 60)
+        .expect("generate finishes within 60 s");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for link in ["a", "b"] {
+        assert!(
+            stderr.contains(&format!(
+                "warning: directory read once: it is {} again (a symlink)",
+                std::fs::canonicalize(krate.join("src")).unwrap().display()
+            )) && stderr.contains(&format!("--> crate/src/{link}:1:1")),
+            "{stderr}"
+        );
+    }
+    assert!(krate.join("crds/loops.example.com_things.yaml").is_file());
+    let out = kube_codegen_within(tmp.path(), &["check", "crate"], 60)
+        .expect("check finishes within 60 s");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // `import crd DIR`, the CRD just generated in a directory that loops.
+    let crds = tmp.path().join("in");
+    std::fs::create_dir_all(&crds).unwrap();
+    std::fs::copy(
+        krate.join("crds/loops.example.com_things.yaml"),
+        crds.join("things.yaml"),
+    )
+    .unwrap();
+    symlink(".", crds.join("a")).unwrap();
+    symlink(".", crds.join("b")).unwrap();
+    let out = kube_codegen_within(
+        tmp.path(),
+        &["import", "crd", "in", "--out", "imported"],
+        60,
+    )
+    .expect("import crd finishes within 60 s");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("imported 1 CRD"), "{stderr}");
+    assert!(
+        stderr.contains("warning: in/a: directory read once"),
+        "{stderr}"
+    );
+}

@@ -577,7 +577,7 @@ mod tests {
         let root = Path::new("tests/fixtures/markers_controller_gen/src");
         let mut diags = Diagnostics::default();
         let mut modules = vec![];
-        for f in source::rust_files(root).unwrap() {
+        for f in source::rust_files(root).unwrap().files {
             let path = source::module_path_of(root, &f);
             modules.extend(source::parse_file(path, true, &f, &mut diags));
         }
