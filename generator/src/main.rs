@@ -289,22 +289,19 @@ fn read_inputs(args: &[PathBuf]) -> Result<Vec<kube_codegen::ImportInput>, Strin
         }
         let mut files = vec![];
         if a.is_dir() {
-            let mut stack = vec![a.clone()];
-            while let Some(d) = stack.pop() {
-                let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-                for e in entries {
-                    let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else if p
-                        .extension()
-                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-                    {
-                        files.push(p);
-                    }
-                }
+            let walk = kube_codegen::__private::files_below(a, |p| {
+                p.extension()
+                    .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+            })
+            .map_err(|e| format!("{}: {e}", a.display()))?;
+            for (dir, same) in walk.revisits {
+                eprintln!(
+                    "warning: {}: directory read once: it is {} again (a symlink), whose files are read already",
+                    dir.display(),
+                    same.display()
+                );
             }
-            files.sort();
+            files = walk.files;
         } else {
             files.push(a.clone());
         }

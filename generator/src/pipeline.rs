@@ -127,8 +127,13 @@ impl Generated {
     }
 }
 
-/// Run the pipeline: every file in memory, or every problem of the input.
+/// Run the pipeline: every file in memory, or every problem of the input. It runs on a
+/// thread of its own, whose stack the deepest input within the limits needs.
 pub(crate) fn run(run: Run) -> Result<Generated, Error> {
+    Error::on_run_stack(|| run_here(run))
+}
+
+fn run_here(run: Run) -> Result<Generated, Error> {
     let mut diags = Diagnostics::default();
     // Lexically normalized (`a/../b` -> `b`), so module paths derived from file paths
     // agree however the crate directory was spelled.
@@ -136,7 +141,18 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
     let mut files = vec![];
     for path in &run.inputs {
         match read::rust_files(path) {
-            Ok(found) => files.extend(found.iter().map(|f| read::normalize(f))),
+            Ok(found) => {
+                files.extend(found.files.iter().map(|f| read::normalize(f)));
+                for (dir, same) in found.revisits {
+                    diags.push(Diagnostic::warning(
+                        Location::new(&dir, 1, 1),
+                        format!(
+                            "directory read once: it is {} again (a symlink), whose files are read already",
+                            same.display()
+                        ),
+                    ));
+                }
+            }
             Err(e) => diags.push(
                 Diagnostic::new(Location::new(path, 1, 1), format!("cannot read input: {e}"))
                     .with_hint("check `input` in [package.metadata.kube-codegen]"),
@@ -293,7 +309,7 @@ fn parse_modules(src_root: &Path, files: &[PathBuf], diags: &mut Diagnostics) ->
     }
     let mut crate_roots = vec![src_root.join("lib.rs"), src_root.join("main.rs")];
     if let Ok(bins) = read::rust_files(&src_root.join("bin")) {
-        crate_roots.extend(bins);
+        crate_roots.extend(bins.files);
     }
     let tree = read::module_tree(&modules, files, &crate_roots, src_root);
     for orphan in &tree.orphans {

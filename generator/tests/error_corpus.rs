@@ -325,6 +325,9 @@ error_cases! {
     invalid_version_name,
     // files
     parse_error,
+    // nesting: past the limits the stack is sized for
+    nested_types_too_deep,
+    nested_code_too_deep,
     // several at once
     many_errors,
 }

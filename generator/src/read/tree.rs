@@ -152,24 +152,8 @@ pub fn module_tree(
     tree
 }
 
-/// Collect all `.rs` files below `dir` (or `dir` itself if it is a file), sorted.
-pub fn rust_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    if dir.is_file() {
-        out.push(dir.to_owned());
-        return Ok(out);
-    }
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+/// All `.rs` files below `dir` (or `dir` itself if it is a file), sorted, each directory
+/// read once (symlinks into loops are not followed round).
+pub fn rust_files(dir: &Path) -> std::io::Result<crate::walk::Walk> {
+    crate::walk::files_below(dir, |p| p.extension().is_some_and(|e| e == "rs"))
 }

@@ -433,6 +433,14 @@ pub fn import_go(
     inputs: &[GoPackageInput],
     options: &GoImportOptions,
 ) -> Result<GoImported, Error> {
+    // Parsing and converting recurse as deep as the Go types nest.
+    Error::on_run_stack(|| import_go_here(inputs, options))
+}
+
+fn import_go_here(
+    inputs: &[GoPackageInput],
+    options: &GoImportOptions,
+) -> Result<GoImported, Error> {
     let mut imp = Importer {
         pkgs: vec![],
         errors: vec![],
