@@ -108,9 +108,15 @@ struct Options {
     /// Licence text placed under the header of generated Rust files (overrides `header-file`).
     #[arg(long)]
     header_file: Option<PathBuf>,
-    /// Cut schema descriptions to this many characters.
+    /// Cut schema descriptions to this many bytes, as controller-gen's `crd:maxDescLen` (0
+    /// writes none).
     #[arg(long)]
     max_description_len: Option<usize>,
+    /// Write an embedded ObjectMeta (a pod template's `metadata`) with its validatable
+    /// fields, as controller-gen's `crd:generateEmbeddedObjectMeta=true` (overrides
+    /// `generate-embedded-object-meta`).
+    #[arg(long)]
+    generate_embedded_object_meta: bool,
     /// The Kubernetes version to generate for, e.g. 1.35 (overrides `kubernetes-version`;
     /// default: the crate's k8s-openapi feature, else the newest supported).
     #[arg(long, value_name = "1.NN")]
@@ -163,6 +169,9 @@ impl Options {
         }
         if self.validate_all_kinds {
             c = c.validate_all_kinds(true);
+        }
+        if self.generate_embedded_object_meta {
+            c = c.generate_embedded_object_meta(true);
         }
         if let Some(v) = self.kubernetes_version {
             c = c.kubernetes_version(v);

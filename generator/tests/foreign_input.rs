@@ -333,3 +333,53 @@ fn transition_rules_left_out_under_an_atomic_list_are_said() {
         "{warnings}"
     );
 }
+
+/// controller-gen's `crd:generateEmbeddedObjectMeta=true`: a pod template's `metadata`
+/// gets the fields a CRD may validate, so a CEL rule over its labels compiles; without it
+/// the rule is refused, as the API server refuses controller-gen's CRD.
+#[test]
+fn generate_embedded_object_meta_lets_rules_read_a_templates_labels() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:XValidation:rule=\"has(self.metadata.labels)\",message=\"labels\"\n    \
+         pub template: k8s_openapi::api::core::v1::PodTemplateSpec,\n}}\n"
+    );
+    let (_tmp, dir) = krate("objectmeta", &lib);
+    let refused = Config::from_crate(&dir)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .expect_err("the rule reads a field a bare metadata object lacks");
+    assert!(refused.to_string().contains("labels"), "{refused}");
+    let generated = Config::from_crate(&dir)
+        .unwrap()
+        .emit_rust(false)
+        .generate_embedded_object_meta(true)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let crd = generated
+        .files
+        .iter()
+        .find(|f| f.contents.contains("kind: CustomResourceDefinition"))
+        .expect("a CRD");
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&crd.contents).unwrap();
+    let crd = serde_json::to_value(yaml).unwrap();
+    let meta = &spec_props(&crd)["template"]["properties"]["metadata"];
+    assert_eq!(
+        meta["properties"]["labels"],
+        serde_json::json!({"type": "object", "additionalProperties": {"type": "string"}})
+    );
+    assert_eq!(
+        meta["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["annotations", "finalizers", "labels", "name", "namespace"]
+    );
+    // The kind's own metadata stays the API server's.
+    assert_eq!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"],
+        serde_json::json!({"type": "object"})
+    );
+}

@@ -14,7 +14,8 @@ use super::{SchemaBuilder, lock, typed};
 
 /// Schemas of k8s-openapi types by Kubernetes version and path, once per process: each is a
 /// pure function of the two, and expanding one is costly (PodSpec inlines dozens of types).
-type Cache = BTreeMap<(KubernetesVersion, String), JSONSchemaProps>;
+/// Keyed by version, path and whether embedded `ObjectMeta` is written in full.
+type Cache = BTreeMap<(KubernetesVersion, String, bool), JSONSchemaProps>;
 static K8S_SCHEMAS: Mutex<Cache> = Mutex::new(BTreeMap::new());
 
 impl SchemaBuilder<'_> {
@@ -35,7 +36,8 @@ impl SchemaBuilder<'_> {
         loc: &Location,
     ) -> Result<JSONSchemaProps, Diagnostic> {
         let version = self.api.kubernetes;
-        let key = (version, path.to_owned());
+        let full_meta = self.options.generate_embedded_object_meta;
+        let key = (version, path.to_owned(), full_meta);
         if let Some(s) = lock(&K8S_SCHEMAS).get(&key) {
             return Ok(s.clone());
         }
@@ -45,7 +47,12 @@ impl SchemaBuilder<'_> {
                 format!("no schema for k8s-openapi type `{path}`: {e}"),
             )
         };
-        let value = crate::kubernetes::schemas::schema(version, path).map_err(fail)?;
+        let value = if full_meta {
+            crate::kubernetes::schemas::schema_with_object_meta(version, path)
+        } else {
+            crate::kubernetes::schemas::schema(version, path)
+        }
+        .map_err(fail)?;
         let mut props: JSONSchemaProps =
             serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
         fill_recursion_holes(&mut props);

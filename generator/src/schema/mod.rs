@@ -34,6 +34,10 @@ pub struct SchemaOptions {
     pub conversion_webhook: Option<ConversionWebhook>,
     /// The CA bundle (PEM) for the conversion webhook's `caBundle`.
     pub ca_bundle: Option<Vec<u8>>,
+    /// Write an embedded `ObjectMeta` (a pod template's `metadata`) with the fields a CRD
+    /// may validate, as controller-gen's `crd:generateEmbeddedObjectMeta=true` does, instead
+    /// of a bare object (a kind's own `metadata` stays the API server's).
+    pub generate_embedded_object_meta: bool,
 }
 
 /// How the API server reaches a conversion webhook (`clientConfig`).
@@ -463,6 +467,10 @@ impl<'a> SchemaBuilder<'a> {
                 format: Some("byte".into()),
                 ..typed("string")
             },
+            TypeRef::ObjectMeta if self.options.generate_embedded_object_meta => {
+                serde_json::from_value(crate::kubernetes::schemas::embedded_object_meta())
+                    .expect("a schema")
+            }
             TypeRef::ObjectMeta => typed("object"),
             TypeRef::TypeMeta => {
                 return Err(Diagnostic::new(loc.clone(), "TypeMeta must be flattened")
