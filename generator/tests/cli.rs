@@ -708,3 +708,29 @@ fn init_and_create_api_name_the_runtime_they_were_built_with() {
     );
     assert!(!dir.join("src/controllers/other.rs").exists());
 }
+
+/// `kube-codegen generators` lists every generator with its description, the descriptions
+/// in one column.
+#[test]
+fn generators_are_listed_in_aligned_columns() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .arg("generators")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 11, "{text}");
+    let starts: std::collections::BTreeSet<usize> = lines
+        .iter()
+        .map(|l| {
+            let name = l.split_whitespace().next().unwrap();
+            name.len() + l[name.len()..].len() - l[name.len()..].trim_start().len()
+        })
+        .collect();
+    assert_eq!(
+        starts.len(),
+        1,
+        "descriptions start in different columns:\n{text}"
+    );
+}
