@@ -13,6 +13,7 @@
 //! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
 //! - [`paths`]: how generated code names a type (re-exports of private modules);
 //! - [`crd`]: the CRDs, built from the schemas and checked as the API server checks them;
+//!   [`derived_default`]: a spec's derived `Default` against its CRD (a warning);
 //! - [`rust`]: what generated Rust needs of the types (nameable, `Clone`, `metadata`);
 //! - [`validation_optins`]: the kinds opted into generated validation, their schemas and rules.
 //!
@@ -20,6 +21,7 @@
 //! they run for the generators that run.
 
 mod crd;
+mod derived_default;
 mod kind;
 mod kube_derive;
 mod manifests;
