@@ -254,8 +254,13 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Init(args) => Ok(scaffold_cli::init(args)),
         Command::Create { what } => Ok(scaffold_cli::create(what)),
         Command::Generators => {
+            // One column for the names, as wide as the longest, so the descriptions align.
+            let width = GeneratorName::all()
+                .map(|g| g.as_str().len())
+                .max()
+                .unwrap_or_default();
             for g in GeneratorName::all() {
-                println!("{:<10} {}", g.as_str(), g.about());
+                println!("{:<width$}  {}", g.as_str(), g.about());
             }
             Ok(ExitCode::SUCCESS)
         }

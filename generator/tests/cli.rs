@@ -709,3 +709,100 @@ fn init_and_create_api_name_the_runtime_they_were_built_with() {
     );
     assert!(!dir.join("src/controllers/other.rs").exists());
 }
+
+/// `kube-codegen generators` lists every generator with its description, the descriptions
+/// in one column.
+#[test]
+fn generators_are_listed_in_aligned_columns() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .arg("generators")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 11, "{text}");
+    let starts: std::collections::BTreeSet<usize> = lines
+        .iter()
+        .map(|l| {
+            let name = l.split_whitespace().next().unwrap();
+            name.len() + l[name.len()..].len() - l[name.len()..].trim_start().len()
+        })
+        .collect();
+    assert_eq!(
+        starts.len(),
+        1,
+        "descriptions start in different columns:\n{text}"
+    );
+}
+
+/// A `+kubebuilder:default` that a derived `Default` contradicts is said at the field: an
+/// object built from `Default` (as the scaffold's example is) sends the derived value, and
+/// the server defaults only absent fields. A hand-written `Default` that agrees is quiet.
+#[test]
+fn a_default_marker_that_derive_default_contradicts_is_a_warning() {
+    let sandbox = Sandbox::new("tests/fixtures/foo");
+    let dir = sandbox.tmp.path().join("op");
+    let dir_s = dir.to_str().unwrap();
+    sandbox.ok(&["init", dir_s]);
+    sandbox.ok(&[
+        "create",
+        "api",
+        "--dir",
+        dir_s,
+        "--group",
+        "webapp.example.com",
+        "--version",
+        "v1",
+        "--kind",
+        "Widget",
+    ]);
+    let types = dir.join("src/apis/webapp/v1.rs");
+    let text = std::fs::read_to_string(&types).unwrap();
+    let field = "    pub foo: Option<String>,\n";
+    let with_replicas = text.replacen(
+        field,
+        &format!(
+            "{field}    /// +kubebuilder:validation:Minimum=1\n    /// +kubebuilder:default=1\n    pub replicas: i32,\n"
+        ),
+        1,
+    );
+    assert_ne!(with_replicas, text, "the scaffold's example field moved");
+    std::fs::write(&types, &with_replicas).unwrap();
+    let line = with_replicas
+        .lines()
+        .position(|l| l == "    pub replicas: i32,")
+        .unwrap()
+        + 1;
+    let err = sandbox.ok(&["generate", dir_s]);
+    assert!(
+        err.contains(
+            "warning: `WidgetSpec`'s derived `Default` starts `spec.replicas` at 0, not at its default 1"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("--> {}:{line}:9", types.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains("implement `Default` for `WidgetSpec` by hand"),
+        "{err}"
+    );
+
+    // Made to agree by hand: nothing to say.
+    let by_hand = with_replicas
+        .replacen(
+            "#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n#[serde(rename_all = \"camelCase\")]\npub struct WidgetSpec",
+            "#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]\n#[serde(rename_all = \"camelCase\")]\npub struct WidgetSpec",
+            1,
+        )
+        + "\nimpl Default for WidgetSpec {\n    fn default() -> Self {\n        WidgetSpec { foo: None, replicas: 1 }\n    }\n}\n";
+    assert!(
+        !by_hand.contains("Default, PartialEq, Serialize, Deserialize)]\n#[serde(rename_all = \"camelCase\")]\npub struct WidgetSpec"),
+        "the scaffold's derive moved:\n{by_hand}"
+    );
+    std::fs::write(&types, &by_hand).unwrap();
+    let err = sandbox.ok(&["generate", dir_s]);
+    assert!(!err.contains("derived `Default`"), "{err}");
+}

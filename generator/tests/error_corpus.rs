@@ -232,6 +232,7 @@ error_cases! {
     bad_enum_for_integer,
     default_wrong_type,
     invalid_pattern,
+    pattern_backslash_in_quotes,
     xvalidation_bad_reason,
     xvalidation_missing_rule,
     xvalidation_cel_check,

@@ -134,14 +134,15 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
         types
     );
 
-    // Build it as its user would: offline, with the versions this repository resolves,
-    // in a target dir of its own that survives between runs.
+    // Build it as its user's CI would: offline, with the versions this repository
+    // resolves, every warning an error, in a target dir of its own that survives between
+    // runs.
     std::fs::copy(repo_root().join("Cargo.lock"), krate.join("Cargo.lock"))?;
     let build = Command::new(env!("CARGO"))
         .args(["build", "--offline", "--quiet"])
         .current_dir(&krate)
         .env("CARGO_TARGET_DIR", root.join("target"))
-        .env_remove("RUSTFLAGS")
+        .env("RUSTFLAGS", "-D warnings")
         .output()?;
     assert!(
         build.status.success(),
@@ -156,7 +157,7 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
         .args(["test", "--offline", "--quiet"])
         .current_dir(&krate)
         .env("CARGO_TARGET_DIR", root.join("target"))
-        .env_remove("RUSTFLAGS")
+        .env("RUSTFLAGS", "-D warnings")
         .output()?;
     assert!(
         test.status.success(),

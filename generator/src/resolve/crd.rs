@@ -234,6 +234,7 @@ fn build_crd(
         } else {
             check_paths(k, &schema, diags);
             check_cel(api, k, &schema, diags);
+            super::derived_default::check(api, k, &schema, diags);
         }
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }

@@ -73,7 +73,7 @@ pub(super) fn kind_of(
             if !matches!(ty, Ok(TypeRef::ObjectMeta)) {
                 diags.push(
                     Diagnostic::new(
-                        f.metadata_loc.clone().unwrap_or_else(|| f.loc.clone()),
+                        f.loc.clone(),
                         format!("`{name}.metadata` must be an ObjectMeta"),
                     )
                     .with_hint("use `k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`"),

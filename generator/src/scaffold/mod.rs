@@ -213,13 +213,15 @@ pub fn create_api(
             )
             .replace(
                 "{{client}}",
-                if *cluster_scoped {
-                    "let client = ResourceClient::<{{Kind}}>::cluster(ctx.client.clone());"
-                } else {
-                    "let namespace = req.key.namespace().unwrap_or_default();\n        let client = ResourceClient::<{{Kind}}>::namespaced(ctx.client.clone(), namespace);"
-                },
+                &format!(
+                    "ctx.clientset\n            .{accessor}()\n            .{plural}({})",
+                    if *cluster_scoped {
+                        ""
+                    } else {
+                        "req.key.namespace().unwrap_or_default()"
+                    }
+                ),
             )
-            // Last: the `{{client}}` text names `{{Kind}}` too.
             .replace("{{Kind}}", kind)
     };
 
