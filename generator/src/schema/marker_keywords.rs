@@ -155,16 +155,22 @@ fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
 }
 
 /// Apply the validation and schema-shaping markers of a type or field. As in controller-gen,
-/// the `kubebuilder:validation:items:<X>` forms go last, onto the array's items.
-pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
+/// the `kubebuilder:validation:items:<X>` forms go last, onto the array's items. What the
+/// API server takes but is surely not meant (bounds no value meets, an enum value twice)
+/// goes into `warnings`.
+pub fn apply_markers(
+    schema: &mut JSONSchemaProps,
+    markers: &[Marker],
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(), Diagnostic> {
     let (items, own): (Vec<&Marker>, Vec<&Marker>) = markers.iter().partition(|m| m.items);
-    apply_own_markers(schema, &own)?;
+    apply_own_markers(schema, &own, warnings)?;
     let Some(first) = items.first() else {
         return Ok(());
     };
     match &mut schema.items {
         Some(JSONSchemaPropsOrArray::Schema(item)) if schema.type_.as_deref() == Some("array") => {
-            apply_own_markers(item, &items)
+            apply_own_markers(item, &items, warnings)
         }
         _ => Err(first
             .error(format!(
@@ -176,12 +182,133 @@ pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result
     }
 }
 
+/// A lower bound above its upper bound, which no value meets: the API server takes the
+/// CRD and then refuses every object that sets the field. A warning at the marker that made
+/// the pair, here or where the node's other markers were applied.
+fn check_bounds_meet(
+    schema: &JSONSchemaProps,
+    markers: &[&Marker],
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let count = |n: Option<i64>| n.map(|n| n as f64);
+    let exclusive =
+        schema.exclusive_minimum == Some(true) || schema.exclusive_maximum == Some(true);
+    let pairs = [
+        (
+            count(schema.min_length),
+            count(schema.max_length),
+            [Name::MinLength, Name::MaxLength],
+            false,
+        ),
+        (
+            count(schema.min_items),
+            count(schema.max_items),
+            [Name::MinItems, Name::MaxItems],
+            false,
+        ),
+        (
+            count(schema.min_properties),
+            count(schema.max_properties),
+            [Name::MinProperties, Name::MaxProperties],
+            false,
+        ),
+        (
+            schema.minimum,
+            schema.maximum,
+            [Name::Minimum, Name::Maximum],
+            exclusive,
+        ),
+    ];
+    for (min, max, names, exclusive) in pairs {
+        let (Some(min), Some(max)) = (min, max) else {
+            continue;
+        };
+        if min < max || (min == max && !exclusive) {
+            continue;
+        }
+        let at = |name: Name| {
+            markers.iter().rev().find(|m| {
+                m.name == name
+                    || (name == Name::Maximum && m.name == Name::K8sMaximum)
+                    || (name == Name::Minimum && m.name == Name::K8sMinimum)
+                    || (name == Name::MaxItems && m.name == Name::K8sMaxItems)
+            })
+        };
+        let Some(m) = at(names[1]).or_else(|| at(names[0])) else {
+            continue;
+        };
+        let [low, high] =
+            names.map(|n| n.as_str().rsplit(':').next().unwrap_or_default().to_owned());
+        warnings.push(
+            m.warning(format!(
+                "no value meets these bounds: {low} {min} is {} {high} {max}",
+                if min == max { "equal to the exclusive" } else { "above" }
+            ))
+            .with_hint("the API server takes the CRD and then refuses every object that sets this field; swap or fix the bounds"),
+        );
+    }
+}
+
+/// A `Minimum`/`Maximum` on an integer field beyond what its Rust type holds. Checked
+/// against kube-apiserver v1.37, which takes such a CRD: a bound outside the field's
+/// `format` (`int32`, `int64`) makes it refuse every object that sets the field ("Maximum
+/// boundary value must be of type integer with format int32"); one inside the format but
+/// outside the Rust type lets it take values the field cannot hold (`Maximum=300` on a
+/// `u8`), or none the field holds (`Maximum=-1` on a `u32`). A warning at the marker.
+pub(super) fn check_int_range(
+    schema: &JSONSchemaProps,
+    int: crate::model::RustInt,
+    markers: &[Marker],
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let (lo, hi) = int.range();
+    let format = match schema.format.as_deref() {
+        Some("int32") => Some((f64::from(i32::MIN), f64::from(i32::MAX))),
+        Some("int64") => Some((i64::MIN as f64, i64::MAX as f64)),
+        _ => None,
+    };
+    for m in markers.iter().filter(|m| !m.items) {
+        let (bound, upper) = match m.name {
+            Name::Minimum | Name::K8sMinimum => (schema.minimum, false),
+            Name::Maximum | Name::K8sMaximum => (schema.maximum, true),
+            _ => continue,
+        };
+        let Some(b) = bound.filter(|b| *b < lo || *b > hi) else {
+            continue;
+        };
+        let hint = if format.is_some_and(|(flo, fhi)| b < flo || b > fhi) {
+            format!(
+                "the bound is no `{}` itself, and the API server refuses every object that sets the field (\"{} boundary value must be of type integer with format {}\"): give a bound within the type",
+                schema.format.as_deref().unwrap_or_default(),
+                if upper { "Maximum" } else { "Minimum" },
+                schema.format.as_deref().unwrap_or_default()
+            )
+        } else if upper == (b > hi) {
+            "the API server takes values as far as the bound, past what the field holds, and an object with one does not deserialize: give a bound within the type, or a wider type".to_owned()
+        } else {
+            "no value the field holds meets the bound: the API server refuses every object that sets the field".to_owned()
+        };
+        warnings.push(
+            m.warning(format!(
+                "`+{}` is beyond what the field's `{}` holds ({lo} to {hi})",
+                m.written_name(),
+                int.name()
+            ))
+            .with_hint(hint),
+        );
+    }
+}
+
 /// Whether one of these markers is present.
 fn has(markers: &[&Marker], names: &[Name]) -> bool {
     markers.iter().any(|m| names.contains(&m.name))
 }
 
-fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
+fn apply_own_markers(
+    schema: &mut JSONSchemaProps,
+    markers: &[&Marker],
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(), Diagnostic> {
     // Type and Schemaless reshape the node, so they go first.
     for m in markers.iter().filter(|m| m.name == Name::Type) {
         let t = m.string_value()?;
@@ -200,7 +327,19 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
     // (controller-gen's apply priorities 10 and 9).
     let kubebuilder_default = has(markers, &[Name::KubebuilderDefault]);
     for m in markers.iter().copied() {
-        let num = |w: &str| m.parse_value::<f64>(w);
+        // JSON has no NaN or infinity: such a bound would be written `null`, and lost.
+        let num = |w: &str| -> Result<f64, Diagnostic> {
+            let n = m.parse_value::<f64>(w)?;
+            if !n.is_finite() {
+                return Err(m
+                    .error(format!(
+                        "`+{}` is not a finite number (it reads as {n})",
+                        m.written_name()
+                    ))
+                    .with_hint("JSON has no NaN or infinity: the CRD could not hold the bound; give a finite number"));
+            }
+            Ok(n)
+        };
         // controller-gen refuses a fractional bound on an integer.
         let integral = |n: f64| -> Result<f64, Diagnostic> {
             if schema.type_.as_deref() == Some("integer") && n.fract() != 0.0 {
@@ -292,9 +431,23 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
                         .error("`+kubebuilder:validation:Enum` needs at least one value")
                         .with_hint("separate values with `;`, e.g. `Enum=Always;Never`"));
                 }
-                let mut values = vec![];
+                let mut values: Vec<JSON> = vec![];
                 for i in items {
-                    values.push(JSON(typed_value(schema, m, &i)?));
+                    let v = JSON(typed_value(schema, m, &i)?);
+                    // Kept, as controller-gen and the API server keep it.
+                    if values.contains(&v) {
+                        warnings.push(
+                            m.warning(format!(
+                                "`+{}` lists `{}` twice",
+                                m.written_name(),
+                                i.trim()
+                            ))
+                            .with_hint(
+                                "each value once is enough; perhaps another value was meant",
+                            ),
+                        );
+                    }
+                    values.push(v);
                 }
                 schema.enum_ = Some(values);
             }
@@ -449,6 +602,7 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
             _ => {}
         }
     }
+    check_bounds_meet(schema, markers, warnings);
     // The one-of rules go after the XValidation rules, in controller-gen's order.
     for kind in [OneOf::AtMost, OneOf::Exactly, OneOf::AtLeast] {
         for m in markers.iter().filter(|m| m.name == kind.marker()) {

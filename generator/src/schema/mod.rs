@@ -81,6 +81,8 @@ pub struct SchemaBuilder<'a> {
     stack: Vec<String>,
     /// A type could not be resolved (already reported), so the schema is incomplete.
     pub unresolved: bool,
+    /// What the API server takes but is surely not meant (see `apply_markers`).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl<'a> SchemaBuilder<'a> {
@@ -91,6 +93,7 @@ impl<'a> SchemaBuilder<'a> {
             default_optional: package.default_optional.clone(),
             stack: vec![],
             unresolved: false,
+            warnings: vec![],
         }
     }
 
@@ -170,7 +173,7 @@ impl<'a> SchemaBuilder<'a> {
         {
             schema.description = Some(doc);
         }
-        apply_markers(&mut schema, &decl.markers)?;
+        apply_markers(&mut schema, &decl.markers, &mut self.warnings)?;
         // controller-gen's flattener puts the rules of inline-embedded structs after the
         // embedding struct's own (pkg/crd/flatten.go, measured against it in the import_go
         // shapes fixture).
@@ -369,7 +372,17 @@ impl<'a> SchemaBuilder<'a> {
         let by_name = matches!(f.ty, TypeRef::Local(_) | TypeRef::K8s(_))
             || matches!(&f.ty, TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)));
         let type_schema = (by_name && !schemaless).then(|| schema.clone());
-        apply_markers(&mut schema, &f.markers)?;
+        apply_markers(&mut schema, &f.markers, &mut self.warnings)?;
+        // The field's own integer (through `Option`), whose range its bounds should keep to.
+        let scalar = match f.ty.unalias() {
+            TypeRef::Option(inner) => inner.unalias(),
+            other => other,
+        };
+        if matches!(scalar, TypeRef::Int32 | TypeRef::Int64)
+            && let [int] = f.ints.as_slice()
+        {
+            marker_keywords::check_int_range(&schema, *int, &f.markers, &mut self.warnings);
+        }
         if let Some(type_schema) = type_schema {
             keep_both(&type_schema, &mut schema, &f.markers);
         }
