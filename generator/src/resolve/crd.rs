@@ -196,8 +196,8 @@ fn build_crd(
             SchemaDialect::ControllerGen => {
                 let mut builder = SchemaBuilder::new(api, p, options);
                 let schema = builder.kind_schema(k);
-                diags.0.append(&mut builder.warnings);
-                let Some(schema) = diags.collect(schema) else {
+                diags.0.append(&mut builder.found);
+                let Some(schema) = schema else {
                     continue;
                 };
                 if builder.unresolved {

@@ -22,4 +22,15 @@ pub struct ThingSpec {
     /// +kubebuilder:validation:Minimum=NaN
     //~^ ERROR `+kubebuilder:validation:Minimum` is not a finite number (it reads as NaN)
     pub ratio: f64,
+    /// +kubebuilder:validation:Maximum=inf
+    //~^ ERROR `+kubebuilder:validation:Maximum` is not a finite number (it reads as inf)
+    /// +kubebuilder:validation:Minimum=-inf
+    //~^ ERROR `+kubebuilder:validation:Minimum` is not a finite number (it reads as -inf)
+    pub scale: f64,
+    /// +kubebuilder:validation:Maximum=1e400
+    //~^ ERROR `+kubebuilder:validation:Maximum` is not a finite number (it reads as inf)
+    pub huge: f32,
+    /// +kubebuilder:validation:MultipleOf=NaN
+    //~^ ERROR `+kubebuilder:validation:MultipleOf` is not a finite number (it reads as NaN)
+    pub step: f64,
 }
