@@ -164,7 +164,7 @@ fn run_here(run: Run) -> Result<Generated, Error> {
     files.retain(|f| !f.starts_with(&rust_dir));
     files.sort();
     files.dedup();
-    let modules = parse_modules(&src_root, &files, &mut diags);
+    let modules = parse_modules(&src_root, &files, &rust_dir, &mut diags);
     let mut rust_options = run.rust;
     if let Some(path) = &run.header_file {
         match std::fs::read_to_string(path) {
@@ -296,7 +296,12 @@ fn run_here(run: Run) -> Result<Generated, Error> {
 /// Parse every input file into modules placed in the crate's module tree: first at the
 /// paths their file names give, in parallel; then the few files that `mod` declarations
 /// place elsewhere (`#[path]`) again, at their declared paths.
-fn parse_modules(src_root: &Path, files: &[PathBuf], diags: &mut Diagnostics) -> Vec<read::Module> {
+fn parse_modules(
+    src_root: &Path,
+    files: &[PathBuf],
+    rust_dir: &Path,
+    diags: &mut Diagnostics,
+) -> Vec<read::Module> {
     // `files` and `src_root` are normalized (see `generate`), as the tree's paths are.
     let mut modules = vec![];
     for (m, found) in parallel::map(files.iter().collect(), |f| {
@@ -312,6 +317,24 @@ fn parse_modules(src_root: &Path, files: &[PathBuf], diags: &mut Diagnostics) ->
         crate_roots.extend(bins.files);
     }
     let tree = read::module_tree(&modules, files, &crate_roots, src_root);
+    // The module of our own output (`pub mod generated;`) is there once this run writes it.
+    let ours = |p: &PathBuf| p.starts_with(rust_dir);
+    for (decl, looked_at) in tree.missing.iter().filter(|(_, l)| !l.iter().any(ours)) {
+        let looked_at: Vec<String> = looked_at.iter().map(|p| p.display().to_string()).collect();
+        let message = format!(
+            "file not found for module `{}`: {}",
+            decl.name,
+            looked_at.join(" or ")
+        );
+        diags.push(if decl.cfg {
+            Diagnostic::warning(decl.loc.clone(), message)
+                .with_hint("rustc refuses the declaration unless its `cfg` leaves it out; the module is not read")
+        } else {
+            Diagnostic::new(decl.loc.clone(), message).with_hint(
+                "rustc refuses the declaration too: create the file, give `#[path]`, or remove the declaration",
+            )
+        });
+    }
     for orphan in &tree.orphans {
         diags.push(
             Diagnostic::warning(

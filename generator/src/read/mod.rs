@@ -36,6 +36,10 @@ pub struct ModDecl {
     /// Names of the inline modules around the declaration inside its file
     /// (`mod a { mod b; }` in `x.rs` loads `x/a/b.rs`).
     pub inline_parents: Vec<String>,
+    /// Under `#[cfg(…)]` (or `#[cfg_attr(…)]`): rustc may leave it out.
+    pub cfg: bool,
+    /// The declaration's name, where it is written.
+    pub loc: Location,
 }
 
 /// One doc comment line with where it starts.
@@ -565,6 +569,11 @@ fn collect_module(
                         path_attr: path_attr(&m.attrs),
                         visible: mod_visible,
                         inline_parents: inline_parents.clone(),
+                        cfg: m
+                            .attrs
+                            .iter()
+                            .any(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")),
+                        loc: Location::of_span(file, m.ident.span()),
                     });
                 }
             }

@@ -195,7 +195,9 @@ fn build_crd(
         let schema = match &k.dialect {
             SchemaDialect::ControllerGen => {
                 let mut builder = SchemaBuilder::new(api, p, options);
-                let Some(schema) = diags.collect(builder.kind_schema(k)) else {
+                let schema = builder.kind_schema(k);
+                diags.0.append(&mut builder.found);
+                let Some(schema) = schema else {
                     continue;
                 };
                 if builder.unresolved {

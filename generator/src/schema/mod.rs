@@ -88,6 +88,10 @@ pub struct SchemaBuilder<'a> {
     /// Kubernetes' transition rules left out of the kind's schema (path, rule): they sit
     /// where the API server cannot correlate old and new values, and refuses them.
     pub dropped_rules: Vec<(String, String)>,
+    /// Every error of the schemas built, beside the first (a builder goes on past an
+    /// error to the next marker, field or variant, so one run reports them all), and the
+    /// warnings (see `apply_markers`).
+    pub found: Vec<Diagnostic>,
 }
 
 impl<'a> SchemaBuilder<'a> {
@@ -99,6 +103,7 @@ impl<'a> SchemaBuilder<'a> {
             stack: vec![],
             unresolved: false,
             dropped_rules: vec![],
+            found: vec![],
         }
     }
 
@@ -110,8 +115,21 @@ impl<'a> SchemaBuilder<'a> {
         (!doc.is_empty()).then(|| doc.to_owned())
     }
 
-    /// The full schema of a kind: apiVersion, kind, metadata, then its own fields.
-    pub fn kind_schema(&mut self, kind: &Kind) -> Result<JSONSchemaProps, Diagnostic> {
+    /// The full schema of a kind: apiVersion, kind, metadata, then its own fields; `None`
+    /// when it has an error, every one of them in [`SchemaBuilder::found`].
+    pub fn kind_schema(&mut self, kind: &Kind) -> Option<JSONSchemaProps> {
+        let schema = self.kind_schema_or_first_error(kind);
+        match schema {
+            Ok(_) if self.found.iter().any(Diagnostic::is_error) => None,
+            Ok(schema) => Some(schema),
+            Err(d) => {
+                self.found.push(d);
+                None
+            }
+        }
+    }
+
+    fn kind_schema_or_first_error(&mut self, kind: &Kind) -> Result<JSONSchemaProps, Diagnostic> {
         let mut schema = self.decl_schema(&kind.type_key, &kind.loc)?;
         let props = schema.properties.get_or_insert_with(BTreeMap::new);
         props.insert(
@@ -179,7 +197,7 @@ impl<'a> SchemaBuilder<'a> {
         {
             schema.description = Some(doc);
         }
-        apply_markers(&mut schema, &decl.markers)?;
+        apply_markers(&mut schema, &decl.markers, &mut self.found);
         // controller-gen's flattener puts the rules of inline-embedded structs after the
         // embedding struct's own (pkg/crd/flatten.go, measured against it in the import_go
         // shapes fixture).
@@ -272,76 +290,16 @@ impl<'a> SchemaBuilder<'a> {
         let mut properties = BTreeMap::new();
         let mut required = vec![];
         for f in fields.iter().filter(|f| !f.skip) {
-            if f.flatten {
-                match f.ty.unalias() {
-                    TypeRef::TypeMeta => continue,
-                    TypeRef::Local(key) => {
-                        let mut inner = self.decl_schema(key, &f.loc)?;
-                        embedded_rules
-                            .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
-                        // A struct without fields has no `properties` (as controller-gen writes
-                        // it) and flattens to nothing; an object of any other kind does not
-                        // flatten.
-                        let is_struct = matches!(self.api.types[key].shape, Shape::Struct(_));
-                        if inner.type_.as_deref() != Some("object")
-                            || (inner.properties.is_none() && !is_struct)
-                        {
-                            return Err(Diagnostic::new(
-                                f.loc.clone(),
-                                format!(
-                                    "cannot flatten `{}`: it is not a struct with fields",
-                                    f.rust_name
-                                ),
-                            ));
-                        }
-                        for (k, v) in inner.properties.unwrap_or_default() {
-                            if properties.insert(k.clone(), v).is_some() {
-                                return Err(Diagnostic::new(
-                                    f.loc.clone(),
-                                    format!(
-                                        "flattened field `{}` repeats property `{k}`",
-                                        f.rust_name
-                                    ),
-                                ));
-                            }
-                        }
-                        if f.ty.is_option() || f.has_default {
-                            continue;
-                        }
-                        required.extend(inner.required.unwrap_or_default());
-                    }
-                    TypeRef::Map(_) | TypeRef::Json => {
-                        schema.x_kubernetes_preserve_unknown_fields = Some(true)
-                    }
-                    TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
-                        let TypeRef::Local(key) = &**inner else {
-                            unreachable!()
-                        };
-                        let mut inner = self.decl_schema(key, &f.loc)?;
-                        embedded_rules
-                            .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
-                        properties.extend(inner.properties.unwrap_or_default());
-                    }
-                    _ => return Err(Diagnostic::new(
-                        f.loc.clone(),
-                        format!("cannot flatten field `{}` of this type", f.rust_name),
-                    )
-                    .with_hint(
-                        "flatten a struct (its fields merge) or a map (unknown fields are kept)",
-                    )),
-                }
-                continue;
-            }
-            let prop = self.field_schema(f)?;
-            if self.is_required(f)? {
-                required.push(f.json_name.clone());
-            }
-            if properties.insert(f.json_name.clone(), prop).is_some() {
-                return Err(Diagnostic::new(
-                    f.loc.clone(),
-                    format!("two fields serialize as `{}`", f.json_name),
-                )
-                .with_hint("check #[serde(rename)] attributes"));
+            // A field in error is left out, and the others go on.
+            let field = self.object_field(
+                f,
+                &mut schema,
+                &mut properties,
+                &mut required,
+                &mut embedded_rules,
+            );
+            if let Err(d) = field {
+                self.found.push(d);
             }
         }
         // An optional `+k8s:immutable` field could be unset, which its own rule cannot see:
@@ -371,6 +329,89 @@ impl<'a> SchemaBuilder<'a> {
         Ok((schema, embedded_rules))
     }
 
+    /// One field of an object: its property (or, flattened, the properties it brings) and
+    /// whether it is required.
+    fn object_field(
+        &mut self,
+        f: &Field,
+        object: &mut JSONSchemaProps,
+        properties: &mut BTreeMap<String, JSONSchemaProps>,
+        required: &mut Vec<String>,
+        embedded_rules: &mut Vec<ValidationRule>,
+    ) -> Result<(), Diagnostic> {
+        if f.flatten {
+            match f.ty.unalias() {
+                TypeRef::TypeMeta => return Ok(()),
+                TypeRef::Local(key) => {
+                    let mut inner = self.decl_schema(key, &f.loc)?;
+                    embedded_rules
+                        .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
+                    // A struct without fields has no `properties` (as controller-gen writes
+                    // it) and flattens to nothing; an object of any other kind does not
+                    // flatten.
+                    let is_struct = matches!(self.api.types[key].shape, Shape::Struct(_));
+                    if inner.type_.as_deref() != Some("object")
+                        || (inner.properties.is_none() && !is_struct)
+                    {
+                        return Err(Diagnostic::new(
+                            f.loc.clone(),
+                            format!(
+                                "cannot flatten `{}`: it is not a struct with fields",
+                                f.rust_name
+                            ),
+                        ));
+                    }
+                    for (k, v) in inner.properties.unwrap_or_default() {
+                        if properties.insert(k.clone(), v).is_some() {
+                            return Err(Diagnostic::new(
+                                f.loc.clone(),
+                                format!("flattened field `{}` repeats property `{k}`", f.rust_name),
+                            ));
+                        }
+                    }
+                    if f.ty.is_option() || f.has_default {
+                        return Ok(());
+                    }
+                    required.extend(inner.required.unwrap_or_default());
+                }
+                TypeRef::Map(_) | TypeRef::Json => {
+                    object.x_kubernetes_preserve_unknown_fields = Some(true)
+                }
+                TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
+                    let TypeRef::Local(key) = &**inner else {
+                        unreachable!()
+                    };
+                    let mut inner = self.decl_schema(key, &f.loc)?;
+                    embedded_rules
+                        .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
+                    properties.extend(inner.properties.unwrap_or_default());
+                }
+                _ => {
+                    return Err(Diagnostic::new(
+                        f.loc.clone(),
+                        format!("cannot flatten field `{}` of this type", f.rust_name),
+                    )
+                    .with_hint(
+                        "flatten a struct (its fields merge) or a map (unknown fields are kept)",
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        let prop = self.field_schema(f)?;
+        if self.is_required(f)? {
+            required.push(f.json_name.clone());
+        }
+        if properties.insert(f.json_name.clone(), prop).is_some() {
+            return Err(Diagnostic::new(
+                f.loc.clone(),
+                format!("two fields serialize as `{}`", f.json_name),
+            )
+            .with_hint("check #[serde(rename)] attributes"));
+        }
+        Ok(())
+    }
+
     fn field_schema(&mut self, f: &Field) -> Result<JSONSchemaProps, Diagnostic> {
         let schemaless = f.markers.iter().any(|m| m.name == Name::Schemaless);
         let mut schema = if schemaless {
@@ -385,7 +426,17 @@ impl<'a> SchemaBuilder<'a> {
         let by_name = matches!(f.ty, TypeRef::Local(_) | TypeRef::K8s(_))
             || matches!(&f.ty, TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)));
         let type_schema = (by_name && !schemaless).then(|| schema.clone());
-        apply_markers(&mut schema, &f.markers)?;
+        apply_markers(&mut schema, &f.markers, &mut self.found);
+        // The field's own integer (through `Option`), whose range its bounds should keep to.
+        let scalar = match f.ty.unalias() {
+            TypeRef::Option(inner) => inner.unalias(),
+            other => other,
+        };
+        if matches!(scalar, TypeRef::Int32 | TypeRef::Int64)
+            && let [int] = f.ints.as_slice()
+        {
+            marker_keywords::check_int_range(&schema, *int, &f.markers, &mut self.found);
+        }
         if let Some(type_schema) = type_schema {
             keep_both(&type_schema, &mut schema, &f.markers);
         }
@@ -540,7 +591,13 @@ impl<'a> SchemaBuilder<'a> {
                 let mut props = BTreeMap::new();
                 let mut one_of = vec![];
                 for v in variants {
-                    let schema = self.variant_schema(decl, v)?;
+                    let schema = match self.variant_schema(decl, v) {
+                        Ok(schema) => schema,
+                        Err(d) => {
+                            self.found.push(d);
+                            continue;
+                        }
+                    };
                     props.insert(v.json_name.clone(), schema);
                     one_of.push(JSONSchemaProps {
                         required: Some(vec![v.json_name.clone()]),
@@ -595,19 +652,28 @@ impl<'a> SchemaBuilder<'a> {
         for v in variants {
             let fields = match &v.shape {
                 VariantShape::Unit => continue,
-                _ => self.variant_schema(decl, v)?,
+                _ => match self.variant_schema(decl, v) {
+                    Ok(fields) => fields,
+                    Err(d) => {
+                        self.found.push(d);
+                        continue;
+                    }
+                },
             };
             if fields.type_.as_deref() != Some("object") {
-                return Err(Diagnostic::new(
+                self.found.push(Diagnostic::new(
                     v.loc.clone(),
                     format!(
                         "variant `{}::{}` must hold a struct to be internally tagged",
                         decl.name, v.rust_name
                     ),
                 ));
+                continue;
             }
             for (k, p) in fields.properties.unwrap_or_default() {
-                merge_property(&mut props, k, p, &v.loc)?;
+                if let Err(d) = merge_property(&mut props, k, p, &v.loc) {
+                    self.found.push(d);
+                }
             }
         }
         if props.contains_key(tag) {
@@ -642,7 +708,14 @@ impl<'a> SchemaBuilder<'a> {
     ) -> Result<JSONSchemaProps, Diagnostic> {
         let mut schemas = vec![];
         for v in variants {
-            schemas.push((v, self.variant_schema(decl, v)?));
+            match self.variant_schema(decl, v) {
+                Ok(schema) => schemas.push((v, schema)),
+                Err(d) => self.found.push(d),
+            }
+        }
+        if schemas.is_empty() {
+            // Every variant in error (reported): an empty schema stands in.
+            return Ok(JSONSchemaProps::default());
         }
         let types: std::collections::BTreeSet<Option<String>> =
             schemas.iter().map(|(_, s)| s.type_.clone()).collect();
@@ -668,7 +741,9 @@ impl<'a> SchemaBuilder<'a> {
             let mut props = BTreeMap::new();
             for (v, s) in schemas {
                 for (k, p) in s.properties.unwrap_or_default() {
-                    merge_property(&mut props, k, p, &v.loc)?;
+                    if let Err(d) = merge_property(&mut props, k, p, &v.loc) {
+                        self.found.push(d);
+                    }
                 }
             }
             return Ok(JSONSchemaProps {
