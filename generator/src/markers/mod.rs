@@ -385,7 +385,7 @@ fn unknown_marker(body: &str, loc: Location, table: &Table) -> Result<Option<Mar
     .with_marker(body)
     .with_hint(
         "markers of other tools are left alone, as controller-gen leaves markers it does not \
-         know; see the marker reference in README.md for the ones kube-codegen uses",
+         know; `kube-codegen markers` lists the ones kube-codegen uses",
     ))
 }
 

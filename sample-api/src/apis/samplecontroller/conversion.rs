@@ -5,6 +5,7 @@
 use super::{v1alpha1, v1beta1};
 use crate::generated::conversion::FooV1alpha1ManualConversion;
 
+// ANCHOR: manual
 impl FooV1alpha1ManualConversion for v1alpha1::Foo {
     fn foo_spec_replicas_to_hub(src: &v1alpha1::FooSpec, out: &mut v1beta1::FooSpec) {
         match (src.replicas, &mut out.scale) {
@@ -24,3 +25,4 @@ impl FooV1alpha1ManualConversion for v1alpha1::Foo {
         out.replicas = src.scale.as_ref().and_then(|s| s.replicas);
     }
 }
+// ANCHOR_END: manual

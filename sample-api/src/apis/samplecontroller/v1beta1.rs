@@ -1,7 +1,7 @@
 //! The v1beta1 version of the samplecontroller API: Foo's scale moves into `spec.scale`,
 //! which also holds what v1alpha1 cannot (`minReadySeconds`). v1beta1 is the storage
 //! version and the conversion hub; v1alpha1 is served as a spoke, converted by the
-//! generated `generated::conversion` (README "Multi-version APIs and conversion").
+//! generated `generated::conversion` (docs/src/guide/conversion.md).
 //!
 //! +groupName=samplecontroller.k8s.io
 
@@ -9,6 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::TypeMeta;
 use serde::{Deserialize, Serialize};
 
+// ANCHOR: hub
 /// Foo is a specification for a Foo resource.
 ///
 /// +genclient
@@ -31,6 +32,7 @@ pub struct Foo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<FooStatus>,
 }
+// ANCHOR_END: hub
 
 /// FooSpec is the spec for a Foo resource.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
