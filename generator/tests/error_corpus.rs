@@ -320,6 +320,7 @@ error_cases! {
     no_storage_version,
     two_storage_versions,
     versions_disagree_on_scope,
+    webhook_patch_and_configuration,
     no_served_version,
     duplicate_group_version,
     version_without_group,

@@ -24,6 +24,7 @@ mod marker_reference;
 mod rbac;
 mod register;
 mod validation;
+mod webhook;
 
 pub use marker_reference::{MarkerDoc, ReferenceFormat, marker_docs, marker_reference};
 
@@ -65,6 +66,9 @@ pub enum GeneratorName {
     /// Defaulting and validation per kind as the API server does them, CEL rules
     /// evaluated (defaulter-gen, validation-gen), for kinds that opt in.
     Validation,
+    /// Mutating and validating webhook configurations from `+kubebuilder:webhook` markers
+    /// (controller-gen's `webhook`).
+    Webhook,
 }
 
 impl GeneratorName {
@@ -208,6 +212,7 @@ pub(crate) static REGISTRY: &[Generator] = &[
     register::GENERATOR,
     rbac::GENERATOR,
     validation::GENERATOR,
+    webhook::GENERATOR,
 ];
 
 /// The marker table of every run: the model's markers and every registered generator's,

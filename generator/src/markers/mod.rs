@@ -98,7 +98,7 @@ pub const WEBHOOK_ARGS: &[&str] = &[
 ];
 
 /// The markers of the model itself, owned by no generator: group/version and kind identity,
-/// field presence, and markers parsed for generators still to come (webhooks, apply
+/// field presence, and controller-gen's switches kube-codegen accepts (apply
 /// configurations). Each generator declares the markers whose meaning it owns
 /// (`generators::REGISTRY`), which joins them into one [`Table`], so markers are parsed once.
 pub const CORE_MARKERS: &[MarkerSpec] = &[
@@ -156,16 +156,6 @@ pub const CORE_MARKERS: &[MarkerSpec] = &[
         name: Name::AcOutputPackage,
         args: Args::Value,
         levels: P,
-    },
-    MarkerSpec {
-        name: Name::Webhook,
-        args: Args::Named(WEBHOOK_ARGS),
-        levels: PT,
-    },
-    MarkerSpec {
-        name: Name::WebhookConfiguration,
-        args: Args::Named(&["!mutating", "name"]),
-        levels: PT,
     },
     MarkerSpec {
         name: Name::K8sRequired,

@@ -331,6 +331,9 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     }
     check_duplicates(&api, diags);
     check_conversions(&api, diags);
+    for d in manifests::check_webhook_configurations(&api.webhook_configurations) {
+        diags.push(d);
+    }
     if api.packages.is_empty() && !diags.has_errors() {
         diags.push(
             Diagnostic::new(
@@ -418,7 +421,7 @@ const KIND_ONLY: &[Name] = &[
     Name::Conversion,
 ];
 
-/// Keep the markers of generators to come (RBAC, webhooks), validated now.
+/// Keep the markers of the manifest generators (`rbac`, `webhook`), validated.
 fn collect_tool_markers(api: &mut Api, markers: &[Marker], diags: &mut Diagnostics) {
     for mk in markers {
         match mk.name {
