@@ -33,6 +33,23 @@ pub enum Error {
     /// Writing or checking the output failed.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// The system refused the thread a run works on (its stack: see
+    /// `parallel::STACK_SIZE`).
+    #[error("cannot start a thread with a {} MiB stack to work on: {source}", crate::parallel::STACK_SIZE >> 20)]
+    Thread {
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// `f()` on a thread with the stack a run needs ([`crate::parallel::with_stack`]).
+    pub(crate) fn on_run_stack<R: Send>(
+        f: impl FnOnce() -> Result<R, Error> + Send,
+    ) -> Result<R, Error> {
+        crate::parallel::with_stack(f).map_err(|source| Error::Thread { source })?
+    }
 }
 
 impl fmt::Debug for Error {

@@ -45,6 +45,7 @@ mod resolve;
 mod runtime_source;
 mod scaffold;
 mod schema;
+mod walk;
 
 pub use config::{Config, ConversionWebhookMetadata, Metadata};
 pub use error::Error;
@@ -64,8 +65,16 @@ pub use pipeline::{FoundGroupVersion, Generated};
 /// `hack/gen-k8s-schemas.sh`. Anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    /// `import go`'s data of Kubernetes' named non-struct types, and the function that
+    /// reads it from their Go sources (the test that keeps the data fresh calls it).
+    #[cfg(feature = "import-go")]
+    pub use crate::import::go::{K8sNamedTypes, extract_k8s_named_types};
     pub use crate::kubernetes::schemas as k8s_schemas;
     pub use crate::output::HEADER as RUST_HEADER;
+    /// Directory walks that read each directory once (the CLI's `import crd DIR`).
+    pub use crate::walk::{Walk, files_below};
+    /// The input's nesting limits and the stack they are sized for, for the tests at them.
+    pub use crate::{parallel::STACK_SIZE, read::MAX_SOURCE_NESTING, resolve::MAX_TYPE_NESTING};
     /// The apiextensions.k8s.io/v1 types CRDs are written with.
     pub mod apiext {
         pub use crate::apiext::*;

@@ -108,9 +108,15 @@ struct Options {
     /// Licence text placed under the header of generated Rust files (overrides `header-file`).
     #[arg(long)]
     header_file: Option<PathBuf>,
-    /// Cut schema descriptions to this many characters.
+    /// Cut schema descriptions to this many bytes, as controller-gen's `crd:maxDescLen` (0
+    /// writes none).
     #[arg(long)]
     max_description_len: Option<usize>,
+    /// Write an embedded ObjectMeta (a pod template's `metadata`) with its validatable
+    /// fields, as controller-gen's `crd:generateEmbeddedObjectMeta=true` (overrides
+    /// `generate-embedded-object-meta`).
+    #[arg(long)]
+    generate_embedded_object_meta: bool,
     /// The Kubernetes version to generate for, e.g. 1.35 (overrides `kubernetes-version`;
     /// default: the crate's k8s-openapi feature, else the newest supported).
     #[arg(long, value_name = "1.NN")]
@@ -163,6 +169,9 @@ impl Options {
         }
         if self.validate_all_kinds {
             c = c.validate_all_kinds(true);
+        }
+        if self.generate_embedded_object_meta {
+            c = c.generate_embedded_object_meta(true);
         }
         if let Some(v) = self.kubernetes_version {
             c = c.kubernetes_version(v);
@@ -294,22 +303,19 @@ fn read_inputs(args: &[PathBuf]) -> Result<Vec<kube_codegen::ImportInput>, Strin
         }
         let mut files = vec![];
         if a.is_dir() {
-            let mut stack = vec![a.clone()];
-            while let Some(d) = stack.pop() {
-                let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-                for e in entries {
-                    let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else if p
-                        .extension()
-                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-                    {
-                        files.push(p);
-                    }
-                }
+            let walk = kube_codegen::__private::files_below(a, |p| {
+                p.extension()
+                    .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+            })
+            .map_err(|e| format!("{}: {e}", a.display()))?;
+            for (dir, same) in walk.revisits {
+                eprintln!(
+                    "warning: {}: directory read once: it is {} again (a symlink), whose files are read already",
+                    dir.display(),
+                    same.display()
+                );
             }
-            files.sort();
+            files = walk.files;
         } else {
             files.push(a.clone());
         }

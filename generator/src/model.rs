@@ -429,6 +429,40 @@ impl RustInt {
         }
     }
 
+    /// The Rust name (`i32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RustInt::I8 => "i8",
+            RustInt::I16 => "i16",
+            RustInt::I32 => "i32",
+            RustInt::I64 => "i64",
+            RustInt::I128 => "i128",
+            RustInt::Isize => "isize",
+            RustInt::U8 => "u8",
+            RustInt::U16 => "u16",
+            RustInt::U32 => "u32",
+            RustInt::U64 => "u64",
+            RustInt::U128 => "u128",
+            RustInt::Usize => "usize",
+        }
+    }
+
+    /// The smallest and largest value the type holds (`isize`/`usize` as 64 bits).
+    pub fn range(self) -> (f64, f64) {
+        match self {
+            RustInt::I8 => (i8::MIN.into(), i8::MAX.into()),
+            RustInt::I16 => (i16::MIN.into(), i16::MAX.into()),
+            RustInt::I32 => (i32::MIN.into(), i32::MAX.into()),
+            RustInt::I64 | RustInt::Isize => (i64::MIN as f64, i64::MAX as f64),
+            RustInt::I128 => (i128::MIN as f64, i128::MAX as f64),
+            RustInt::U8 => (0.0, u8::MAX.into()),
+            RustInt::U16 => (0.0, u16::MAX.into()),
+            RustInt::U32 => (0.0, u32::MAX.into()),
+            RustInt::U64 | RustInt::Usize => (0.0, u64::MAX as f64),
+            RustInt::U128 => (0.0, u128::MAX as f64),
+        }
+    }
+
     pub fn parse(name: &str) -> Option<RustInt> {
         Some(match name {
             "i8" => RustInt::I8,

@@ -90,13 +90,10 @@ fn is_stray_temp(path: &Path) -> bool {
 /// Generated files found in `dirs` (recursively) that are not in `keep`.
 fn stale_generated(dirs: &[PathBuf], keep: &BTreeSet<&Path>) -> Result<Vec<PathBuf>, OutputError> {
     let mut out = vec![];
-    let mut stack: Vec<PathBuf> = dirs.iter().filter(|d| d.is_dir()).cloned().collect();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).map_err(io("reading directory", &dir))? {
-            let path = entry.map_err(io("reading directory", &dir))?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if is_stray_temp(&path) {
+    for dir in dirs.iter().filter(|d| d.is_dir()) {
+        let walk = crate::walk::files_below(dir, |_| true).map_err(io("reading directory", dir))?;
+        for path in walk.files {
+            if is_stray_temp(&path) {
                 // Removed by `write_all` like a stale file; `check` reports it as extra.
                 out.push(path);
             } else if !keep.contains(path.as_path())
@@ -109,6 +106,7 @@ fn stale_generated(dirs: &[PathBuf], keep: &BTreeSet<&Path>) -> Result<Vec<PathB
         }
     }
     out.sort();
+    out.dedup();
     Ok(out)
 }
 

@@ -8,6 +8,34 @@
 
 use std::sync::Mutex;
 
+/// The stack of every thread a run works on. Reading, resolving and rendering recurse as
+/// deep as the input nests, which the input limits bound (`read::MAX_SOURCE_NESTING` for
+/// a file's tokens, `resolve::MAX_TYPE_NESTING` for the types below a kind). At those
+/// limits an unoptimised build (a build.rs runs one) needed at most 16 MiB (a field of 250
+/// nested `Vec`s, and a chain of 84 `Option<struct>`, each 253 levels deep, generated):
+/// this is 4 times that. A thread's stack is reserved, not
+/// allocated: only what the run touches costs memory. Spawned threads get 2 MiB otherwise,
+/// and the calling thread has what its caller gave it (2 MiB in a test, 8 MiB on a main
+/// thread), so a run never works on a thread it did not size: see `with_stack`.
+pub const STACK_SIZE: usize = 64 << 20;
+
+/// `f()` on a thread of [`STACK_SIZE`], as every run's entry point calls it; a panic in
+/// `f` is re-raised here with its own payload.
+///
+/// # Errors
+/// When the thread cannot be started (the system refuses the stack).
+pub fn with_stack<R: Send>(f: impl FnOnce() -> R + Send) -> std::io::Result<R> {
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("kube-codegen".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(s, f)?;
+        Ok(worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
+}
+
 /// Threads to use: `KUBE_CODEGEN_THREADS` if set to a positive number, else the cores
 /// this process may run on.
 pub fn threads() -> usize {
@@ -18,9 +46,11 @@ pub fn threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `items.map(f)`, on up to [`threads`] threads (the calling one included). Items are
-/// taken in order, so put the costliest first. A panic in `f` is re-raised here, with its
-/// own payload, once every thread has stopped.
+/// `items.map(f)`, on up to [`threads`] threads (the calling one included, which is a
+/// [`with_stack`] thread in a run; the others get [`STACK_SIZE`] too). Items are taken in
+/// order, so put the costliest first. A panic in `f` is re-raised here, with its own
+/// payload, once every thread has stopped. A helper thread the system refuses leaves its
+/// share to the others.
 pub fn map<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
 where
     T: Send,
@@ -44,7 +74,15 @@ where
         }
     };
     std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..n).map(|_| s.spawn(work)).collect();
+        let helpers: Vec<_> = (1..n)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .name("kube-codegen".into())
+                    .stack_size(STACK_SIZE)
+                    .spawn_scoped(s, work)
+                    .ok()
+            })
+            .collect();
         work();
         for h in helpers {
             if let Err(panic) = h.join() {

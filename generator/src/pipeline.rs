@@ -127,8 +127,13 @@ impl Generated {
     }
 }
 
-/// Run the pipeline: every file in memory, or every problem of the input.
+/// Run the pipeline: every file in memory, or every problem of the input. It runs on a
+/// thread of its own, whose stack the deepest input within the limits needs.
 pub(crate) fn run(run: Run) -> Result<Generated, Error> {
+    Error::on_run_stack(|| run_here(run))
+}
+
+fn run_here(run: Run) -> Result<Generated, Error> {
     let mut diags = Diagnostics::default();
     // Lexically normalized (`a/../b` -> `b`), so module paths derived from file paths
     // agree however the crate directory was spelled.
@@ -136,7 +141,18 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
     let mut files = vec![];
     for path in &run.inputs {
         match read::rust_files(path) {
-            Ok(found) => files.extend(found.iter().map(|f| read::normalize(f))),
+            Ok(found) => {
+                files.extend(found.files.iter().map(|f| read::normalize(f)));
+                for (dir, same) in found.revisits {
+                    diags.push(Diagnostic::warning(
+                        Location::new(&dir, 1, 1),
+                        format!(
+                            "directory read once: it is {} again (a symlink), whose files are read already",
+                            same.display()
+                        ),
+                    ));
+                }
+            }
             Err(e) => diags.push(
                 Diagnostic::new(Location::new(path, 1, 1), format!("cannot read input: {e}"))
                     .with_hint("check `input` in [package.metadata.kube-codegen]"),
@@ -148,7 +164,7 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
     files.retain(|f| !f.starts_with(&rust_dir));
     files.sort();
     files.dedup();
-    let modules = parse_modules(&src_root, &files, &mut diags);
+    let modules = parse_modules(&src_root, &files, &rust_dir, &mut diags);
     let mut rust_options = run.rust;
     if let Some(path) = &run.header_file {
         match std::fs::read_to_string(path) {
@@ -280,7 +296,12 @@ pub(crate) fn run(run: Run) -> Result<Generated, Error> {
 /// Parse every input file into modules placed in the crate's module tree: first at the
 /// paths their file names give, in parallel; then the few files that `mod` declarations
 /// place elsewhere (`#[path]`) again, at their declared paths.
-fn parse_modules(src_root: &Path, files: &[PathBuf], diags: &mut Diagnostics) -> Vec<read::Module> {
+fn parse_modules(
+    src_root: &Path,
+    files: &[PathBuf],
+    rust_dir: &Path,
+    diags: &mut Diagnostics,
+) -> Vec<read::Module> {
     // `files` and `src_root` are normalized (see `generate`), as the tree's paths are.
     let mut modules = vec![];
     for (m, found) in parallel::map(files.iter().collect(), |f| {
@@ -293,9 +314,27 @@ fn parse_modules(src_root: &Path, files: &[PathBuf], diags: &mut Diagnostics) ->
     }
     let mut crate_roots = vec![src_root.join("lib.rs"), src_root.join("main.rs")];
     if let Ok(bins) = read::rust_files(&src_root.join("bin")) {
-        crate_roots.extend(bins);
+        crate_roots.extend(bins.files);
     }
     let tree = read::module_tree(&modules, files, &crate_roots, src_root);
+    // The module of our own output (`pub mod generated;`) is there once this run writes it.
+    let ours = |p: &PathBuf| p.starts_with(rust_dir);
+    for (decl, looked_at) in tree.missing.iter().filter(|(_, l)| !l.iter().any(ours)) {
+        let looked_at: Vec<String> = looked_at.iter().map(|p| p.display().to_string()).collect();
+        let message = format!(
+            "file not found for module `{}`: {}",
+            decl.name,
+            looked_at.join(" or ")
+        );
+        diags.push(if decl.cfg {
+            Diagnostic::warning(decl.loc.clone(), message)
+                .with_hint("rustc refuses the declaration unless its `cfg` leaves it out; the module is not read")
+        } else {
+            Diagnostic::new(decl.loc.clone(), message).with_hint(
+                "rustc refuses the declaration too: create the file, give `#[path]`, or remove the declaration",
+            )
+        });
+    }
     for orphan in &tree.orphans {
         diags.push(
             Diagnostic::warning(

@@ -441,7 +441,8 @@ fn flags_override_cargo_metadata() {
     let stderr = sb.fails(&["generate", "crate", "--input", "src/other"]);
     assert!(stderr.contains("no group/version module found"), "{stderr}");
 
-    // --max-description-len cuts descriptions.
+    // --max-description-len cuts descriptions as controller-gen's maxDescLen does: back to
+    // the last space within 10 bytes, with `...`.
     let out = sb.run(&[
         "generate",
         "crate",
@@ -451,7 +452,7 @@ fn flags_override_cargo_metadata() {
         "10",
     ]);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.contains("description: Foo is a s\n"), "{stdout}");
+    assert!(stdout.contains("description: Foo is a...\n"), "{stdout}");
 }
 
 #[test]

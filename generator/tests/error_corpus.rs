@@ -224,6 +224,8 @@ error_cases! {
     genclient_method_invalid,
     // marker values
     bad_minimum,
+    float_bound_not_finite,
+    schema_errors_all_reported,
     bad_max_length,
     negative_min_items,
     bad_bool_unique_items,
@@ -266,7 +268,6 @@ error_cases! {
     bad_printcolumn_type,
     bad_printcolumn_format,
     bad_printcolumn_priority,
-    printcolumn_missing_field,
     bad_scope,
     bad_short_name,
     non_namespaced_contradicts_scope,
@@ -328,6 +329,10 @@ error_cases! {
     invalid_version_name,
     // files
     parse_error,
+    mod_file_missing,
+    // nesting: past the limits the stack is sized for
+    nested_types_too_deep,
+    nested_code_too_deep,
     // several at once
     many_errors,
 }

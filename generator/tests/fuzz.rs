@@ -217,8 +217,37 @@ struct FieldDef {
     markers: Vec<String>,
 }
 
+/// A DNS label as Kubernetes takes it in a group name or a resource's plural, including
+/// the ones Rust cannot take as they are: a leading digit (`1password`), a keyword that
+/// cannot be raw (`self`, `crate`, `super`), one that can (`type`, `gen`), a dash. The
+/// harness once named every group `fuzz.example.com` and every resource by the
+/// generator's own plural, so names like these never reached the renderers (issue 30).
+fn dns_label() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "fuzz",
+            "1password",
+            "0",
+            "9x",
+            "self",
+            "crate",
+            "super",
+            "type",
+            "gen",
+            "fn",
+            "r",
+            "a-b",
+            "x--1",
+        ])
+        .prop_map(str::to_owned),
+        "[a-z0-9]([a-z0-9-]{0,6}[a-z0-9])?",
+    ]
+}
+
 #[derive(Clone, Debug)]
 struct KindDef {
+    /// `+kubebuilder:resource:path=` (the plural), when set.
+    plural: Option<String>,
     markers: Vec<String>,
     spec_attr: &'static str,
     fields: Vec<FieldDef>,
@@ -344,9 +373,11 @@ fn kind() -> impl Strategy<Value = KindDef> {
         prop::collection::vec(field(), 0..6),
         any::<bool>(),
         prop::bool::weighted(0.95),
+        prop::option::weighted(0.4, dns_label()),
     )
         .prop_map(
-            |(markers, spec_attr, fields, with_status, with_type_meta)| KindDef {
+            |(markers, spec_attr, fields, with_status, with_type_meta, plural)| KindDef {
+                plural,
                 markers,
                 spec_attr,
                 fields,
@@ -358,7 +389,7 @@ fn kind() -> impl Strategy<Value = KindDef> {
 
 fn api() -> impl Strategy<Value = ApiDef> {
     (
-        prop::bool::weighted(0.95),
+        prop::option::weighted(0.95, dns_label()),
         prop::collection::vec(
             prop_oneof![
                 Just("+versionName=v1".to_owned()),
@@ -373,8 +404,8 @@ fn api() -> impl Strategy<Value = ApiDef> {
     )
         .prop_map(
             |(group, mut package_markers, kinds, enum_shape, inner_fields)| {
-                if group {
-                    package_markers.insert(0, "+groupName=fuzz.example.com".to_owned());
+                if let Some(label) = group {
+                    package_markers.insert(0, format!("+groupName={label}.example.com"));
                 }
                 ApiDef {
                     package_markers,
@@ -413,6 +444,9 @@ fn render(api: &ApiDef) -> String {
         s.push_str(&format!("/// Kind{k} is a kind.\n///\n"));
         for m in &kind.markers {
             s.push_str(&format!("/// {}\n", m.replace(['\n', '\r'], " ")));
+        }
+        if let Some(plural) = &kind.plural {
+            s.push_str(&format!("/// +kubebuilder:resource:path={plural}\n"));
         }
         s.push_str(&format!(
             "/// +genclient\n/// +kubebuilder:object:root=true\n\
@@ -520,5 +554,82 @@ proptest! {
         std::fs::write(dir.join("src/lib.rs"), &file).unwrap();
         let source = String::from_utf8_lossy(&file).into_owned();
         generate_checks_out(&dir, &source)?;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Nesting: as deep as the limits and past them (issue 30: 40 nested `Vec`s aborted on a
+// worker's stack, 100 nested structs on the calling thread's).
+
+/// A field type of random wrappers, `depth` deep.
+fn wrapped(wrappers: &[u8], inner: &str) -> String {
+    let mut ty = inner.to_owned();
+    for w in wrappers.iter().rev() {
+        ty = match w % 4 {
+            0 => format!("Option<{ty}>"),
+            1 => format!("Vec<{ty}>"),
+            2 => format!("BTreeMap<String, {ty}>"),
+            _ => format!("Box<{ty}>"),
+        };
+    }
+    ty
+}
+
+/// Code that nests without a type: brackets and prefix operators, `n` deep.
+fn nested_code(shapes: &[u8]) -> String {
+    let mut open = String::new();
+    let mut close = String::new();
+    for s in shapes {
+        match s % 5 {
+            0 => {
+                open.push('(');
+                close.insert(0, ')');
+            }
+            1 => open.push_str("- "),
+            2 => open.push_str("|x: i32| "),
+            3 => {
+                open.push_str("{ ");
+                close.insert_str(0, " }");
+            }
+            _ => open.push_str("! "),
+        }
+    }
+    format!("pub fn nested() {{ let _ = {open}1{close}; }}\n")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
+
+    /// A kind with a chain of structs, a field of wrappers and nested code, each from
+    /// nothing to past its limit: files, or one located error per limit passed.
+    #[test]
+    fn nesting_never_aborts(
+        chain in 0..120usize,
+        wrappers in prop::collection::vec(any::<u8>(), 0..300),
+        code in prop::collection::vec(any::<u8>(), 0..300),
+    ) {
+        let mut s = String::from(
+            "//! +groupName=fuzz.example.com\n//! +versionName=v1\n\n\
+             use std::collections::BTreeMap;\n\n\
+             use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
+             use kube::core::TypeMeta;\nuse serde::{Deserialize, Serialize};\n\n\
+             /// +kubebuilder:object:root=true\n\
+             #[derive(Clone, Debug, Default, Serialize, Deserialize)]\n\
+             pub struct Kind0 {\n    #[serde(flatten)]\n    pub types: TypeMeta,\n    \
+             pub metadata: ObjectMeta,\n    pub spec: S0,\n}\n",
+        );
+        for i in 0..=chain {
+            let next = if i == chain { "String".to_owned() } else { format!("S{}", i + 1) };
+            let ty = if i == chain { wrapped(&wrappers, &next) } else { format!("Option<{next}>") };
+            s.push_str(&format!(
+                "\n#[derive(Clone, Debug, Default, Serialize, Deserialize)]\npub struct S{i} {{\n    pub f: {ty},\n}}\n"
+            ));
+        }
+        s.push_str(&nested_code(&code));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("crate");
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/lib.rs"), &s).unwrap();
+        generate_checks_out(&dir, &s)?;
     }
 }

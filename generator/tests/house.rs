@@ -4,9 +4,11 @@
 //!   -> output, so a module can be read, tested and changed from below;
 //! - no marker name is a string literal outside `src/markers/names.rs`, where
 //!   `markers::Name` writes each once: code names markers by variant, so a typo does not
-//!   compile.
+//!   compile;
+//! - generated identifiers are made by one function (`kube_codegen_templates::ident`),
+//!   which turns any name into one.
 //!
-//! Both read the source as text (comments and test modules left out), as a reviewer would.
+//! All read the source as text (comments and test modules left out), as a reviewer would.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -494,6 +496,42 @@ fn no_marker_name_is_a_string_literal_outside_its_spec() {
     assert!(
         found.is_empty(),
         "marker names written as text outside markers/names.rs (use `markers::Name`): \n{}",
+        found.join("\n")
+    );
+}
+
+/// Where identifiers of generated Rust are made: the one function that turns any name into
+/// an identifier (`kube_codegen_templates::rust_ident`, `ident`). An identifier made
+/// anywhere else (`format_ident!`, `Ident::new`) panics on a name Rust does not take, as
+/// `+groupName=1password.example.com` once did (issue 30).
+const IDENT_MAKER: &str = "templates/src/lib.rs";
+
+#[test]
+fn generated_identifiers_are_made_by_one_function() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut paths = vec![];
+    rust_files(&src_dir(), &mut paths);
+    rust_files(&root.join("templates").join("src"), &mut paths);
+    let mut found = vec![];
+    for path in paths {
+        let rel = path.strip_prefix(root).unwrap();
+        if rel == Path::new(IDENT_MAKER) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (code, _) = lex(without_tests(&text));
+        for (i, line) in code.lines().enumerate() {
+            if ["format_ident!", "Ident::new(", "Ident::new_raw("]
+                .iter()
+                .any(|m| line.contains(m))
+            {
+                found.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "identifiers made outside {IDENT_MAKER} (use `kube_codegen_templates::ident`):\n{}",
         found.join("\n")
     );
 }

@@ -6,7 +6,7 @@
 //! `extract_foo`/`extract_foo_status` over the runtime's managedFields extraction.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use crate::input::{ApplyField, ApplyKind, ApplyPackage, ApplyRole, ApplyStruct, ApplyType};
 use crate::{ident, path, snake_case};
@@ -81,7 +81,7 @@ fn field_ident(f: &ApplyField) -> syn::Ident {
 }
 
 fn setter_ident(f: &ApplyField) -> syn::Ident {
-    format_ident!("with_{}", f.rust_name.trim_start_matches("r#"))
+    ident(&format!("with_{}", f.rust_name.trim_start_matches("r#")))
 }
 
 fn apply_struct(s: &ApplyStruct) -> TokenStream {
@@ -341,7 +341,7 @@ fn kind_items(s: &ApplyStruct, k: &ApplyKind) -> TokenStream {
     .into_iter()
     .filter(|(m, _)| !taken.contains(&format!("with_{m}")))
     .map(|(m, doc)| {
-        let with = format_ident!("with_{m}");
+        let with = ident(&format!("with_{m}"));
         let doc = format!(" {doc}");
         let sig = match m {
             "labels" | "annotations" => quote! {
@@ -364,12 +364,12 @@ fn kind_items(s: &ApplyStruct, k: &ApplyKind) -> TokenStream {
             }
         }
     });
-    let extract = format_ident!("extract_{}", snake_case(kind));
+    let extract = ident(&format!("extract_{}", snake_case(kind)));
     let extract_doc = format!(
         " The `{kind}` apply configuration that `field_manager` owns in `obj` (client-go's `Extract{kind}`): what it applied, read from managedFields, with name and namespace set. Applying it unchanged changes nothing; change it and apply to update just those fields."
     );
     let status = k.status_subresource.then(|| {
-        let extract_status = format_ident!("extract_{}_status", snake_case(kind));
+        let extract_status = ident(&format!("extract_{}_status", snake_case(kind)));
         let doc = format!(
             " As [`{extract}`], for what `field_manager` applied to the status subresource (client-go's `Extract{kind}Status`)."
         );

@@ -2,7 +2,7 @@
 //! per group/version with one accessor per kind, and the `Clientset` that hands them out.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
+use quote::{ToTokens, quote};
 use syn::visit_mut::VisitMut;
 
 use crate::input::{Kind, Method, Package, SubresourceVerb};
@@ -48,7 +48,7 @@ impl VisitMut for Instantiate<'_> {
     fn visit_ident_mut(&mut self, i: &mut syn::Ident) {
         let s = i.to_string();
         if s.contains(PLACEHOLDER) {
-            *i = syn::Ident::new(&s.replace(PLACEHOLDER, self.kind_name), i.span());
+            *i = ident(&s.replace(PLACEHOLDER, self.kind_name));
         }
     }
 }
@@ -89,7 +89,7 @@ pub fn typed_client(kind: &Kind) -> TokenStream {
     };
     v.visit_file_mut(&mut file);
     let custom = custom_methods(kind);
-    let client = format_ident!("{}Client", kind.name);
+    let client = ident(&format!("{}Client", kind.name));
     let mut tokens = file.into_token_stream();
     if !custom.is_empty() {
         tokens.extend(quote! {
@@ -122,9 +122,9 @@ fn custom_method(kind: &Kind, m: &Method) -> TokenStream {
     );
     let call = match m.verb {
         SubresourceVerb::Get => None,
-        SubresourceVerb::Create => Some(format_ident!("create_subresource")),
-        SubresourceVerb::Update => Some(format_ident!("update_subresource")),
-        SubresourceVerb::Patch => Some(format_ident!("patch_subresource")),
+        SubresourceVerb::Create => Some(ident("create_subresource")),
+        SubresourceVerb::Update => Some(ident("update_subresource")),
+        SubresourceVerb::Patch => Some(ident("patch_subresource")),
     };
     match call {
         None => quote! {
@@ -148,17 +148,17 @@ fn custom_method(kind: &Kind, m: &Method) -> TokenStream {
 
 /// The client of one group/version: an accessor per kind.
 pub fn group_version_client(pkg: &Package) -> TokenStream {
-    let client = format_ident!("{}Client", pascal_case(&pkg.accessor));
+    let client = ident(&format!("{}Client", pascal_case(&pkg.accessor)));
     let doc = format!(" Typed clients for {}/{}.", pkg.group, pkg.version);
     let mut accessors = vec![];
     let mut clients = vec![];
     for kind in pkg.kinds.iter().filter(|k| k.verbs.is_some()) {
         clients.push(typed_client(kind));
         let ty = path(&kind.type_path);
-        let typed = format_ident!("{}Client", kind.name);
-        let plural = ident(&kind.plural.replace('-', "_"));
+        let typed = ident(&format!("{}Client", kind.name));
+        let plural = ident(&kind.plural);
         if kind.namespaced {
-            let all = format_ident!("{}_all_namespaces", kind.plural.replace('-', "_"));
+            let all = ident(&format!("{}_all_namespaces", kind.plural));
             let doc_ns = format!(" {} in `namespace`.", kind.name);
             let doc_all = format!(
                 " {} in every namespace (for list, watch and delete_collection).",
@@ -216,7 +216,7 @@ pub fn clientset(packages: &[Package]) -> TokenStream {
         .filter(|p| p.kinds.iter().any(|k| k.verbs.is_some()))
     {
         let module = ident(&pkg.accessor);
-        let client = format_ident!("{}Client", pascal_case(&pkg.accessor));
+        let client = ident(&format!("{}Client", pascal_case(&pkg.accessor)));
         let body = group_version_client(pkg);
         let doc = format!(" Clients for {}/{}.", pkg.group, pkg.version);
         modules.push(quote! {

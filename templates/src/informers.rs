@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use crate::input::Package;
 use crate::{ident, pascal_case, path};
@@ -22,7 +22,7 @@ pub fn informers(packages: &[Package]) -> TokenStream {
     let mut group_modules = vec![];
     for (group, pkgs) in groups {
         let group_mod = ident(group);
-        let group_ty = format_ident!("{}Informers", pascal_case(group));
+        let group_ty = ident(&format!("{}Informers", pascal_case(group)));
         let group_doc = format!(" Informers of the {} group.", pkgs[0].group);
         group_accessors.push(quote! {
             #[doc = #group_doc]
@@ -35,7 +35,7 @@ pub fn informers(packages: &[Package]) -> TokenStream {
         let mut version_modules = vec![];
         for pkg in pkgs {
             let version_mod = ident(&pkg.version);
-            let version_ty = format_ident!("{}Informers", pascal_case(&pkg.version));
+            let version_ty = ident(&format!("{}Informers", pascal_case(&pkg.version)));
             let listers_mod = ident(&pkg.accessor);
             let version_doc = format!(" Informers of {}/{}.", pkg.group, pkg.version);
             version_accessors.push(quote! {
@@ -49,9 +49,9 @@ pub fn informers(packages: &[Package]) -> TokenStream {
             let mut kind_types = vec![];
             for k in &pkg.kinds {
                 let ty = path(&k.type_path);
-                let informer_ty = format_ident!("{}Informer", k.name);
-                let lister = format_ident!("{}Lister", k.name);
-                let plural = ident(&k.plural.replace('-', "_"));
+                let informer_ty = ident(&format!("{}Informer", k.name));
+                let lister = ident(&format!("{}Lister", k.name));
+                let plural = ident(&k.plural);
                 let get = if k.namespaced {
                     quote!(informer_for)
                 } else {

@@ -132,16 +132,62 @@ fn take_item_macro_bodies(
     Ok(())
 }
 
-/// Parse a Rust path written as text (`crate::apis::v1::Foo`).
-pub(crate) fn path(text: &str) -> syn::Path {
+/// Parse a Rust path written as text (`crate::apis::v1::Foo`), whose segments are
+/// identifiers (made by [`rust_ident`] where they come from names users write).
+///
+/// # Panics
+/// When the text is no path: a bug in the caller, never a user's input.
+#[must_use]
+pub fn path(text: &str) -> syn::Path {
     syn::parse_str(text).unwrap_or_else(|e| panic!("invalid Rust path `{text}`: {e}"))
 }
 
-/// An identifier, raw (`r#type`) when the text is a keyword.
-pub(crate) fn ident(text: &str) -> syn::Ident {
-    let text = text.strip_prefix("r#").unwrap_or(text);
-    syn::parse_str::<syn::Ident>(text)
-        .unwrap_or_else(|_| syn::Ident::new_raw(text, proc_macro2::Span::call_site()))
+/// Any name as a valid Rust identifier, as text: the one place generated Rust names are
+/// made from names users write (groups, versions, plurals, kinds, fields). A valid
+/// identifier stays as it is; otherwise every character that cannot be in one becomes
+/// `_`, a name that starts with a digit gets a leading `_` (`1password_v1` ->
+/// `_1password_v1`: group labels and plurals may start with a digit), `_` alone becomes
+/// `__`, the keywords that cannot be raw get a trailing `_` (`self` -> `self_`, also
+/// `Self`, `super`, `crate`) and every other keyword is raw (`type` -> `r#type`, and
+/// `gen`, reserved since edition 2024). Idempotent, and two names that differ only in
+/// characters no identifier has (`a-b`, `a.b`) are the ones that can meet: callers
+/// whose names can collide disambiguate before (see the generator's group accessors).
+#[must_use]
+pub fn rust_ident(name: &str) -> String {
+    let name = name.strip_prefix("r#").unwrap_or(name);
+    const NOT_RAW: [&str; 4] = ["self", "Self", "super", "crate"];
+    let mut out = if syn::parse_str::<syn::Ident>(name).is_ok() {
+        name.to_owned()
+    } else {
+        let mut out: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            out.insert(0, '_');
+        }
+        if out == "_" {
+            out.push('_');
+        }
+        out
+    };
+    if NOT_RAW.contains(&out.as_str()) {
+        out.push('_');
+    } else if out == "gen" || syn::parse_str::<syn::Ident>(&out).is_err() {
+        out.insert_str(0, "r#");
+    }
+    out
+}
+
+/// [`rust_ident`] as a `syn::Ident` (raw for a keyword); never panics.
+#[must_use]
+pub fn ident(name: &str) -> syn::Ident {
+    let text = rust_ident(name);
+    let span = proc_macro2::Span::call_site();
+    match text.strip_prefix("r#") {
+        Some(raw) => syn::Ident::new_raw(raw, span),
+        None => syn::Ident::new(&text, span),
+    }
 }
 
 /// A Go or Rust `CamelCase` name in `snake_case`, acronyms kept whole as Go names write
@@ -225,6 +271,38 @@ mod typed_client_template;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_ident_makes_any_name_an_identifier() {
+        for (name, want) in [
+            ("foo", "foo"),
+            ("Foo_bar2", "Foo_bar2"),
+            ("1password_v1", "_1password_v1"),
+            ("1things", "_1things"),
+            ("0", "_0"),
+            ("self", "self_"),
+            ("Self", "Self_"),
+            ("super", "super_"),
+            ("crate", "crate_"),
+            ("r#self", "self_"),
+            ("type", "r#type"),
+            ("r#type", "r#type"),
+            ("gen", "r#gen"),
+            ("fn", "r#fn"),
+            ("a-b.c", "a_b_c"),
+            ("", "__"),
+            ("_", "__"),
+            ("-", "__"),
+            ("é", "é"),
+            ("a b", "a_b"),
+        ] {
+            assert_eq!(rust_ident(name), want, "{name:?}");
+            // Idempotent, and always an identifier.
+            assert_eq!(rust_ident(want), want, "{want:?}");
+            assert_eq!(ident(name).to_string(), want);
+            syn::parse_str::<syn::Ident>(want).unwrap_or_else(|e| panic!("{want}: {e}"));
+        }
+    }
 
     #[test]
     fn formats_with_header() {

@@ -3,7 +3,7 @@
 //! and `list` for cluster-scoped kinds.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use crate::input::Package;
 use crate::{ident, path};
@@ -17,9 +17,9 @@ pub fn listers(packages: &[Package]) -> TokenStream {
         let doc = format!(" Listers for {}/{}.", pkg.group, pkg.version);
         let kinds = pkg.kinds.iter().map(|k| {
             let ty = path(&k.type_path);
-            let lister = format_ident!("{}Lister", k.name);
-            let ns_lister = format_ident!("{}NamespaceLister", k.name);
-            let plural = ident(&k.plural.replace('-', "_"));
+            let lister = ident(&format!("{}Lister", k.name));
+            let ns_lister = ident(&format!("{}NamespaceLister", k.name));
+            let plural = ident(&k.plural);
             let doc = format!(" Reads {} objects from an informer's cache; never calls the API server.", k.name);
             let scoped = if k.namespaced {
                 let ns_doc = format!(" {} in one namespace.", k.name);

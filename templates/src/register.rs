@@ -3,7 +3,7 @@
 //! registry of its kinds (the analogue of `AddToScheme`).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use crate::input::{FieldStart, Kind, Package};
 use crate::{ident, path};
@@ -23,7 +23,7 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
     } else {
         quote!(::kube::core::ClusterResourceScope)
     };
-    let list = format_ident!("{}List", kind.name);
+    let list = ident(&format!("{}List", kind.name));
     let list_doc = format!("A list of {name} objects, as the apiserver returns it.");
     let constructor = kind
         .constructor

@@ -641,3 +641,62 @@ async fn two_versions_are_served_and_the_storage_version_is_stored() {
     ]);
     assert_eq!(selected.trim(), "widget.conformance.kube-codegen.dev/blue");
 }
+
+/// What kube-codegen generates as written with a warning (issue 30) is what the API server
+/// takes: the CRD is Established, and objects then meet the bounds as the warnings say.
+/// If the server began to refuse one of these CRDs, the warning should become an error.
+#[tokio::test]
+async fn bounds_that_warn_are_what_the_server_takes() {
+    let dir = "tests/fixtures/bounds-that-warn";
+    let config = kube_codegen::Config::from_crate(repo_root().join(dir)).expect("config");
+    let generated = config.generate().expect("generates, with warnings");
+    let mut warnings: Vec<String> = generated
+        .warnings
+        .iter()
+        .map(|w| w.message.clone())
+        .collect();
+    warnings.sort();
+    assert_eq!(
+        warnings,
+        [
+            "`+kubebuilder:validation:Enum` lists `a` twice",
+            "`+kubebuilder:validation:Maximum` is beyond what the field's `i32` holds (-2147483648 to 2147483647)",
+            "`+kubebuilder:validation:Maximum` is beyond what the field's `u32` holds (0 to 4294967295)",
+            "`+kubebuilder:validation:Maximum` is beyond what the field's `u8` holds (0 to 255)",
+            "no value meets these bounds: MinItems 3 is above MaxItems 1",
+            "no value meets these bounds: MinLength 5 is above MaxLength 2",
+            "no value meets these bounds: MinProperties 2 is above MaxProperties 1",
+            "no value meets these bounds: Minimum 10 is above Maximum 5",
+            "printcolumn priority -1 is negative",
+        ]
+    );
+    install(dir).await;
+    let client = client().await;
+    let ns = TestNamespace::new(&client, "bounds-warn").await;
+    let ar = resource("warn.kube-codegen.dev", "v1", "Bound", "bounds");
+    let made = |name: &str, spec: Value| json!({"metadata": {"name": name}, "spec": spec});
+    // Nothing set: taken. The duplicate enum value, and a value past what a u8 holds
+    // (which a Rust client of this CRD then cannot read): taken too.
+    for (name, spec) in [
+        ("empty", json!({})),
+        ("word", json!({"word": "a"})),
+        ("small", json!({"small": 300})),
+    ] {
+        let got = create(Some(&ns.name), &ar, made(name, spec.clone())).await;
+        assert!(got.is_ok(), "{name}: {got:?}");
+    }
+    // Every value of a field whose bounds no value meets: refused; and every value of an
+    // int32 field whose bound is no int32 ("Maximum boundary value must be of type
+    // integer with format int32").
+    for (name, spec) in [
+        ("wide", json!({"wide": 3})),
+        ("never", json!({"never": "abc"})),
+        ("items", json!({"items": ["a", "b"]})),
+        ("labels", json!({"labels": {"a": "1"}})),
+        ("backwards", json!({"backwards": 7})),
+        ("unsigned", json!({"unsigned": 0})),
+    ] {
+        let got = create(Some(&ns.name), &ar, made(name, spec)).await;
+        assert!(got.is_err(), "{name}: the server took {got:?}");
+    }
+}

@@ -102,7 +102,7 @@ pub(crate) fn packages(
         out.push(ApplyPackage {
             group: group.clone(),
             version: version.clone(),
-            accessor: accessors[&(group.clone(), version.clone())].clone(),
+            accessor: accessors[&(group.clone(), version.clone())].version.clone(),
             structs,
         });
     }

@@ -15,8 +15,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kube_codegen_templates::{ident, path};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::{Context, Generator, GeneratorName, Output, RenderRust};
 use crate::markers::{Args, MarkerSpec, Name, PT, T};
@@ -107,16 +108,6 @@ struct PairFn {
     takes_restored: bool,
     /// A method of the manual trait (the whole type is hand-written).
     manual: bool,
-}
-
-fn path(text: &str) -> syn::Path {
-    syn::parse_str(text).unwrap_or_else(|e| panic!("invalid Rust path `{text}`: {e}"))
-}
-
-fn ident(text: &str) -> syn::Ident {
-    let text = text.strip_prefix("r#").unwrap_or(text);
-    syn::parse_str::<syn::Ident>(text)
-        .unwrap_or_else(|_| syn::Ident::new_raw(text, proc_macro2::Span::call_site()))
 }
 
 fn snake(s: &str) -> String {
@@ -224,8 +215,8 @@ impl Gen<'_, '_> {
             return Some(quote!(::core::clone::Clone::clone(#src)));
         }
         self.depth += 1;
-        let v = format_ident!("v{}", self.depth);
-        let r = format_ident!("r{}", self.depth);
+        let v = ident(&format!("v{}", self.depth));
+        let r = ident(&format!("r{}", self.depth));
         let out = match (a, b) {
             (TypeRef::Option(x), TypeRef::Option(y)) => {
                 let inner_restored = quote!(#restored.and_then(|#r| #r.as_ref()));
@@ -236,7 +227,7 @@ impl Gen<'_, '_> {
                 if sa == sb =>
             {
                 if !sa && dir == Dir::ToHub && self.reads_restored(x, y) {
-                    let i = format_ident!("i{}", self.depth);
+                    let i = ident(&format!("i{}", self.depth));
                     let inner_restored = quote!(#restored.and_then(|#r| #r.get(#i)));
                     let inner = self.convert(dir, x, y, quote!(#v), &inner_restored)?;
                     Some(quote!((#src).iter().enumerate().map(|(#i, #v)| #inner).collect()))
@@ -246,7 +237,7 @@ impl Gen<'_, '_> {
                 }
             }
             (TypeRef::Map(x), TypeRef::Map(y)) => {
-                let k = format_ident!("k{}", self.depth);
+                let k = ident(&format!("k{}", self.depth));
                 let inner_restored = if dir == Dir::ToHub && self.reads_restored(x, y) {
                     quote!(#restored.and_then(|#r| #r.get(#k)))
                 } else {
@@ -279,7 +270,7 @@ impl Gen<'_, '_> {
             && !self.opted_out(kb)
         {
             let (x, y) = (x.clone(), y.clone());
-            let r = format_ident!("r{}", self.depth);
+            let r = ident(&format!("r{}", self.depth));
             let inner_restored = quote!(#restored.map(|#r| &#r.0));
             let inner = self.convert(dir, &x, &y, quote!(&(#src).0), &inner_restored)?;
             let tb = self.ty(kb);
@@ -657,11 +648,11 @@ fn render(cx: &Context) -> TokenStream {
             }
             all_versions.push(p.version.clone());
             let spoke_ty = path(&super::rust::type_path(api, cx.rust, &k.type_key));
-            let trait_name = format_ident!(
+            let trait_name = ident(&format!(
                 "{}{}ManualConversion",
                 kind_name,
                 kube_codegen_templates::pascal_case(&p.version)
-            );
+            ));
             let mut g = Gen {
                 api,
                 cx,
@@ -790,7 +781,7 @@ fn render(cx: &Context) -> TokenStream {
             fname = format!("{base}_{n}");
             n += 1;
         }
-        let fname = format_ident!("{}", fname);
+        let fname = ident(&fname);
         let index = table.len();
         let hv = &hub_pkg.version;
         let doc =

@@ -116,7 +116,7 @@ pub(crate) fn render(
         }
         RustFile::Mod => {
             let mods = modules.iter().map(|m| {
-                let ident = quote::format_ident!("{}", m.module);
+                let ident = kube_codegen_templates::ident(m.module);
                 let doc = m.doc;
                 // Generated files are formatted by prettyplease; rustfmt must not
                 // reformat them, or `kube-codegen check` would report them stale.
@@ -141,7 +141,7 @@ pub(crate) fn render(
             let front_door = front_door(modules);
             // Each module's tokens start with its inner `//!` docs, so no outer doc here.
             let modules = modules.iter().map(|m| {
-                let ident = quote::format_ident!("{}", m.module);
+                let ident = kube_codegen_templates::ident(m.module);
                 let tokens = (m.render)();
                 quote::quote! {
                     pub mod #ident { #tokens }
@@ -175,10 +175,19 @@ fn rust_type(api: &Api, options: &RustOptions, ty: &TypeRef) -> Option<String> {
     })
 }
 
+/// A group/version's Rust names: `group` for the group alone (`samplecontroller`), and
+/// `version` for the group and version (`samplecontroller_v1alpha1`). Both are identifiers
+/// ([`kube_codegen_templates::rust_ident`]): a group's label may start with a digit
+/// (`1password` -> `_1password_v1`) or be a keyword (`self` -> `self_`).
+pub(crate) struct Accessor {
+    pub group: String,
+    pub version: String,
+}
+
 /// Group/version accessor names: the group's first label and the version
 /// (`samplecontroller_v1alpha1`), or the whole group where first labels collide.
-pub(crate) fn accessors(api: &Api) -> BTreeMap<(String, String), String> {
-    let short = |g: &str| g.split('.').next().unwrap_or(g).replace('-', "_");
+pub(crate) fn accessors(api: &Api) -> BTreeMap<(String, String), Accessor> {
+    let short = |g: &str| g.split('.').next().unwrap_or(g).to_owned();
     let mut count: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (g, v) in api.packages.keys() {
         *count.entry((short(g), v.clone())).or_default() += 1;
@@ -187,11 +196,15 @@ pub(crate) fn accessors(api: &Api) -> BTreeMap<(String, String), String> {
         .keys()
         .map(|(g, v)| {
             let base = if count[&(short(g), v.clone())] > 1 {
-                g.replace(['.', '-'], "_")
+                g.clone()
             } else {
                 short(g)
             };
-            ((g.clone(), v.clone()), format!("{base}_{v}"))
+            let accessor = Accessor {
+                group: kube_codegen_templates::rust_ident(&base),
+                version: kube_codegen_templates::rust_ident(&format!("{base}_{v}")),
+            };
+            ((g.clone(), v.clone()), accessor)
         })
         .collect()
 }
@@ -264,22 +277,18 @@ pub(crate) fn packages(api: &Api, options: &RustOptions) -> Vec<t::Package> {
                 // Named after the struct, as the applyconfigurations generator names it:
                 // a kube-derive kind's struct may be named apart from its kind (`root`).
                 apply_configuration: format!(
-                    "super::super::applyconfigurations::{}::{}ApplyConfiguration",
-                    accessors[&(group.clone(), version.clone())],
-                    decl.name
+                    "super::super::applyconfigurations::{}::{}",
+                    accessors[&(group.clone(), version.clone())].version,
+                    kube_codegen_templates::rust_ident(&format!("{}ApplyConfiguration", decl.name))
                 ),
             });
         }
-        let accessor = accessors[&(group.clone(), version.clone())].clone();
-        let group_accessor = accessor
-            .strip_suffix(&format!("_{version}"))
-            .unwrap_or(&accessor)
-            .to_owned();
+        let accessor = &accessors[&(group.clone(), version.clone())];
         out.push(t::Package {
             group: group.clone(),
             version: version.clone(),
-            accessor,
-            group_accessor,
+            accessor: accessor.version.clone(),
+            group_accessor: accessor.group.clone(),
             kinds,
         });
     }

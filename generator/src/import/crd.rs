@@ -80,10 +80,17 @@ pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, V
                     .location()
                     .map(|l| (l.line(), l.column()))
                     .unwrap_or((line, 1));
-                errors.push(
+                errors.push(if e.to_string().starts_with("recursion limit exceeded") {
+                    // serde_yaml's fixed bound, which keeps its recursion off the stack's end.
+                    Diagnostic::new(
+                        Location::new(file, l, c),
+                        "the document nests more than 128 levels deep here, more than kube-codegen reads",
+                    )
+                    .with_hint("a schema level is two levels of YAML (`properties` and the property), so schemas nested more than about 60 levels are refused: flatten the schema, or end it early with `x-kubernetes-preserve-unknown-fields: true`")
+                } else {
                     Diagnostic::new(Location::new(file, l, c), format!("malformed YAML: {e}"))
-                        .with_hint("the input must be CRD YAML (or JSON), one or more documents separated by `---`"),
-                );
+                        .with_hint("the input must be CRD YAML (or JSON), one or more documents separated by `---`")
+                });
                 // The parser cannot resynchronise after a syntax error.
                 break;
             }

@@ -134,6 +134,11 @@ fn input_error(diags: Vec<Diagnostic>) -> Error {
 
 /// Import every CRD of `inputs` (all their versions) into files of the crate at `options.out`.
 pub fn import_crds(inputs: &[Input], options: &ImportOptions) -> Result<Imported, Error> {
+    // Reading and converting recurse as deep as the schemas nest.
+    Error::on_run_stack(|| import_crds_here(inputs, options))
+}
+
+fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Imported, Error> {
     let mut warnings = vec![];
     let mut errors = vec![];
     let mut crds = vec![];

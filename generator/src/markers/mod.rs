@@ -216,6 +216,11 @@ impl Marker {
         Diagnostic::new(self.loc.clone(), message).with_marker(&self.text)
     }
 
+    /// A warning about this marker, pointing at it.
+    pub fn warning(&self, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::warning(self.loc.clone(), message).with_marker(&self.text)
+    }
+
     /// The value with surrounding quotes removed and escapes decoded.
     pub fn string_value(&self) -> Result<String, Diagnostic> {
         match &self.value {

@@ -476,9 +476,13 @@ pub fn split_list(raw: &str) -> Vec<String> {
     } else {
         split_top_level(raw, ';')
     };
+    // An empty item is dropped (`a;b;`), but a quoted empty string is a value (`a;""`):
+    // controller-gen keeps it, and an enum without it refuses what Go clients send for an
+    // unset field.
     items
         .into_iter()
-        .map(|s| unquote(s).unwrap_or_else(|_| s.trim().to_owned()))
+        .map(str::trim)
         .filter(|s| !s.is_empty())
+        .map(|s| unquote(s).unwrap_or_else(|_| s.to_owned()))
         .collect()
 }

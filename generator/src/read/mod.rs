@@ -36,6 +36,10 @@ pub struct ModDecl {
     /// Names of the inline modules around the declaration inside its file
     /// (`mod a { mod b; }` in `x.rs` loads `x/a/b.rs`).
     pub inline_parents: Vec<String>,
+    /// Under `#[cfg(…)]` (or `#[cfg_attr(…)]`): rustc may leave it out.
+    pub cfg: bool,
+    /// The declaration's name, where it is written.
+    pub loc: Location,
 }
 
 /// One doc comment line with where it starts.
@@ -291,6 +295,103 @@ fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// How deep a file's tokens may nest, counting what `syn` recurses on: brackets of any
+/// kind, generic arguments (`Vec<Vec<…>>`), and the tokens that start a nested
+/// expression, type or pattern without brackets (`- - x`, `|x| |y| x`, `return return`,
+/// `&&T`, `*const *const T`, `fn() -> fn() -> T`). `syn` parses by recursion, and its
+/// stack (see `parallel::STACK_SIZE`) is sized for this; a file that nests deeper is
+/// refused before it is parsed. API types nest a few levels: resolve refuses types nested
+/// deeper than `resolve::MAX_TYPE_NESTING` below a kind, with a located error of its own.
+pub const MAX_SOURCE_NESTING: usize = 256;
+
+/// Keywords that start a nested expression, type or pattern.
+const NESTING_KEYWORDS: &[&str] = &[
+    "async", "become", "box", "break", "const", "dyn", "fn", "impl", "let", "move", "mut", "ref",
+    "return", "static", "yield",
+];
+
+/// The first place `tokens` nest deeper than [`MAX_SOURCE_NESTING`], as an error; `None`
+/// when they do not. They are walked with a stack of our own: lexing (`proc_macro2`'s)
+/// and this walk do not recurse.
+///
+/// Per open bracket the walk counts the `<` open in it and the prefix tokens (`&`, `*`,
+/// `-`, `!`, `|`, `@`, [`NESTING_KEYWORDS`]) since the last place `syn` has returned from
+/// what they opened: a `,` (prefixes), and `;`, `=>` or a `{…}` block (both). A `<` or an
+/// operator that compares or combines counts as well: an over-count, never an under-count,
+/// of what syn recurses on.
+fn too_deep(file: &Path, tokens: &proc_macro2::TokenStream) -> Option<Diagnostic> {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
+    struct Open {
+        tokens: proc_macro2::token_stream::IntoIter,
+        angles: usize,
+        prefixes: usize,
+    }
+    // A token stream's clone shares its tokens.
+    let mut stack = vec![Open {
+        tokens: tokens.clone().into_iter(),
+        angles: 0,
+        prefixes: 0,
+    }];
+    // The previous token was `=` or `-` joined to what follows: the `>` of `=>` or `->`
+    // closes no generic argument, and `=>` ends a match arm's pattern.
+    let mut arrow: Option<char> = None;
+    loop {
+        let open = stack.last_mut()?;
+        let Some(token) = open.tokens.next() else {
+            stack.pop();
+            continue;
+        };
+        let after_arrow = arrow.take();
+        let span = token.span();
+        match token {
+            TokenTree::Group(g) => {
+                if g.delimiter() == Delimiter::Brace {
+                    (open.angles, open.prefixes) = (0, 0);
+                }
+                stack.push(Open {
+                    tokens: g.stream().into_iter(),
+                    angles: 0,
+                    prefixes: 0,
+                });
+            }
+            TokenTree::Punct(p) => match (p.as_char(), after_arrow) {
+                ('<', _) => open.angles += 1,
+                ('>', Some('=')) | (';', _) => (open.angles, open.prefixes) = (0, 0),
+                ('>', Some(_)) => {}
+                ('>', None) => open.angles = open.angles.saturating_sub(1),
+                (',', _) => open.prefixes = 0,
+                (c @ ('=' | '-'), _) if p.spacing() == Spacing::Joint => {
+                    arrow = Some(c);
+                    open.prefixes += usize::from(c == '-');
+                }
+                ('&' | '*' | '-' | '!' | '|' | '@', _) => open.prefixes += 1,
+                _ => continue,
+            },
+            TokenTree::Ident(i) => {
+                if !NESTING_KEYWORDS.iter().any(|k| i == k) {
+                    continue;
+                }
+                open.prefixes += 1;
+            }
+            TokenTree::Literal(_) => continue,
+        }
+        let depth: usize = stack
+            .iter()
+            .map(|o| 1 + o.angles + o.prefixes)
+            .sum::<usize>()
+            - 1;
+        if depth > MAX_SOURCE_NESTING {
+            return Some(
+                Diagnostic::new(
+                    Location::of_span(file, span),
+                    format!("the code nests more than {MAX_SOURCE_NESTING} levels deep here"),
+                )
+                .with_hint("kube-codegen parses a file only when it nests less deeply: brackets, generic arguments and what starts an expression or type inside another (`&`, `-`, `|x|`, `return`, `fn() ->`) each count; an API type nests a few levels"),
+            );
+        }
+    }
+}
+
 /// Read and parse one file into its modules; `path` is the file's module path and
 /// `visible` whether its declaration makes it reachable from outside its parent.
 pub fn parse_file(
@@ -321,8 +422,29 @@ pub fn parse_file(
             return vec![];
         }
     };
-    let parsed = match syn::parse_file(&text) {
-        Ok(f) => f,
+    // What `syn::parse_file` does, with the tokens checked before they are parsed: a
+    // byte-order mark and a shebang line (`#!/usr/bin/env …`, not `#![attr]`) are no Rust;
+    // the shebang's newline stays, so lines keep their numbers.
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let body = match body.strip_prefix("#!") {
+        Some(rest) if !rest.trim_start().starts_with('[') => {
+            &body[body.find('\n').unwrap_or(body.len())..]
+        }
+        _ => body,
+    };
+    let parsed = body
+        .parse::<proc_macro2::TokenStream>()
+        .map_err(syn::Error::from)
+        .and_then(|tokens| match too_deep(file, &tokens) {
+            Some(d) => Ok(Err(d)),
+            None => syn::parse2::<syn::File>(tokens).map(Ok),
+        });
+    let parsed = match parsed {
+        Ok(Ok(f)) => f,
+        Ok(Err(too_deep)) => {
+            diags.push(too_deep);
+            return vec![];
+        }
         Err(e) => {
             diags.push(
                 Diagnostic::new(
@@ -447,6 +569,11 @@ fn collect_module(
                         path_attr: path_attr(&m.attrs),
                         visible: mod_visible,
                         inline_parents: inline_parents.clone(),
+                        cfg: m
+                            .attrs
+                            .iter()
+                            .any(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")),
+                        loc: Location::of_span(file, m.ident.span()),
                     });
                 }
             }
@@ -1152,6 +1279,30 @@ mod tests {
             module_path_of(root, Path::new("src/a/b.rs")),
             vec!["a", "b"]
         );
+    }
+
+    /// A byte-order mark and a shebang line are set apart as `syn::parse_file` sets them,
+    /// and lines keep their numbers; `#![attr]` is no shebang.
+    #[test]
+    fn parse_file_takes_a_bom_and_a_shebang() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, line) in [
+            (
+                "\u{feff}#!/usr/bin/env run-cargo-script\n//! a\n\n/// doc\npub struct A;\n",
+                4,
+            ),
+            ("#![allow(dead_code)]\n\n/// doc\npub struct A;\n", 3),
+            ("\u{feff}/// doc\npub struct A;\n", 1),
+        ] {
+            let file = dir.path().join("lib.rs");
+            std::fs::write(&file, text).unwrap();
+            let mut diags = Diagnostics::default();
+            let modules = parse_file(vec![], true, &file, &mut diags);
+            assert!(diags.0.is_empty(), "{text:?}: {}", diags.render());
+            let item = &modules[0].structs[0];
+            assert_eq!(item.ident, "A");
+            assert_eq!(item.docs[0].loc.line, line, "{text:?}");
+        }
     }
 
     #[test]

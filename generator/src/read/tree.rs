@@ -35,6 +35,9 @@ pub struct ModuleTree {
     /// Files that no declaration reaches although the crate root was scanned: not part of
     /// the crate, so not part of its API.
     pub orphans: Vec<PathBuf>,
+    /// `mod name;` declarations of the crate whose file is nowhere on disk (rustc refuses
+    /// them), with the paths rustc looks at.
+    pub missing: Vec<(ModDecl, Vec<PathBuf>)>,
 }
 
 /// A file whose children live beside it (`lib.rs`, `main.rs`, `mod.rs`, or any file loaded
@@ -77,8 +80,8 @@ pub fn module_tree(
             .or_default()
             .extend(&m.file_children);
     }
-    // The file a declaration in `file` loads, if it was scanned.
-    let target = |file: &Path, via_path_attr: bool, d: &ModDecl| -> Option<PathBuf> {
+    // The files a declaration in `file` may load, as rustc looks for them.
+    let candidates = |file: &Path, via_path_attr: bool, d: &ModDecl| -> Vec<PathBuf> {
         let parent = file.parent().unwrap_or(Path::new(""));
         let mut dir = if is_mod_rs(file, via_path_attr) {
             parent.to_owned()
@@ -100,9 +103,12 @@ pub fn module_tree(
                 ]
             }
         };
-        candidates
+        candidates.into_iter().map(|c| normalize(&c)).collect()
+    };
+    // The file a declaration in `file` loads, if it was scanned.
+    let target = |file: &Path, via_path_attr: bool, d: &ModDecl| -> Option<PathBuf> {
+        candidates(file, via_path_attr, d)
             .into_iter()
-            .map(|c| normalize(&c))
             .find(|c| known.contains(c))
     };
     let mut targeted = std::collections::BTreeSet::new();
@@ -137,6 +143,11 @@ pub fn module_tree(
         }
         for d in decls.get(&file).into_iter().flatten() {
             let Some(t) = target(&file, via_path_attr, d) else {
+                // Not scanned (the input may be part of the crate), or not there at all.
+                let looked_at = candidates(&file, via_path_attr, d);
+                if !looked_at.iter().any(|c| c.is_file()) {
+                    tree.missing.push(((*d).clone(), looked_at));
+                }
                 continue;
             };
             let mut child = path.clone();
@@ -152,24 +163,8 @@ pub fn module_tree(
     tree
 }
 
-/// Collect all `.rs` files below `dir` (or `dir` itself if it is a file), sorted.
-pub fn rust_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    if dir.is_file() {
-        out.push(dir.to_owned());
-        return Ok(out);
-    }
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+/// All `.rs` files below `dir` (or `dir` itself if it is a file), sorted, each directory
+/// read once (symlinks into loops are not followed round).
+pub fn rust_files(dir: &Path) -> std::io::Result<crate::walk::Walk> {
+    crate::walk::files_below(dir, |p| p.extension().is_some_and(|e| e == "rs"))
 }

@@ -185,7 +185,8 @@ pub(super) fn kind_of(
     });
     let mut print_columns = vec![];
     for m in markers.iter().filter(|m| m.name == Name::PrintColumn) {
-        if let Some(c) = diags.collect(print_column(m)) {
+        let column = print_column(m, diags);
+        if let Some(c) = diags.collect(column) {
             print_columns.push(c);
         }
     }
@@ -263,7 +264,7 @@ pub(super) fn kind_of(
     })
 }
 
-fn print_column(m: &Marker) -> Result<PrintColumn, Diagnostic> {
+fn print_column(m: &Marker, diags: &mut Diagnostics) -> Result<PrintColumn, Diagnostic> {
     const TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
     const FORMATS: &[&str] = &[
         "int32",
@@ -297,6 +298,14 @@ fn print_column(m: &Marker) -> Result<PrintColumn, Diagnostic> {
         })?),
         None => None,
     };
+    if let Some(p) = priority.filter(|p| *p < 0) {
+        // The API server takes it (checked against v1.37), and kubectl shows the column
+        // only with `-o wide`, as it shows any priority but 0.
+        diags.push(
+            m.warning(format!("printcolumn priority {p} is negative"))
+                .with_hint("kubectl shows a column of priority 0 in `kubectl get`, and one of any other priority (a negative one too) only with `-o wide`: use 0 or a positive priority"),
+        );
+    }
     let json_path = m.arg("JSONPath").unwrap_or_default().to_owned();
     if !json_path.starts_with('.') {
         return Err(m

@@ -968,6 +968,31 @@ const READ_MARKERS: &[Name] = &[
 /// A marker in the doc comment of a type a kube-derive kind reaches, other than those the
 /// kube-derive schema reads: said, as its CRD follows kube-derive's and leaves it out.
 fn unread_markers(markers: &[Marker], diags: &mut Diagnostics) {
+    // The bounds it reads are numbers: one that is none (or NaN, or infinite, which JSON
+    // cannot hold) would be left out of the CRD without a word.
+    let takes_number = |m: &&Marker| {
+        matches!(
+            m.name,
+            Name::MinLength
+                | Name::MaxLength
+                | Name::MinItems
+                | Name::MaxItems
+                | Name::MinProperties
+                | Name::MaxProperties
+                | Name::Minimum
+                | Name::Maximum
+        )
+    };
+    for m in markers.iter().filter(takes_number) {
+        let value = m.string_value().unwrap_or_default();
+        let value = value.trim();
+        if value.parse::<i64>().is_err() && !value.parse::<f64>().is_ok_and(f64::is_finite) {
+            diags.push(
+                m.error(format!("`+{}` is not a finite number", m.written_name()))
+                    .with_hint("give a number such as 3 or 2.5 (JSON has no NaN or infinity)"),
+            );
+        }
+    }
     for m in markers.iter().filter(|m| !READ_MARKERS.contains(&m.name)) {
         diags.push(
             Diagnostic::warning(m.loc.clone(), format!("`+{}` is not read for a kube-derive kind, whose CRD follows kube-derive's", m.text))

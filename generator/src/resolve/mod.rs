@@ -11,6 +11,7 @@
 //! - [`kube_derive`]: a `#[derive(CustomResource)]` spec's `#[kube(...)]` keys, read into
 //!   the same kind (kube-derive input, no marker needed), and the other derives' attributes;
 //! - [`types`]: the Rust types reachable from the kinds, resolved to the model's types;
+//! - [`nesting`]: how deep they nest below each kind, bounded ([`MAX_TYPE_NESTING`]);
 //! - [`paths`]: how generated code names a type (re-exports of private modules);
 //! - [`crd`]: the CRDs, built from the schemas and checked as the API server checks them;
 //!   [`derived_default`]: a spec's derived `Default` against its CRD (a warning);
@@ -25,11 +26,14 @@ mod derived_default;
 mod kind;
 mod kube_derive;
 mod manifests;
+mod nesting;
 mod package;
 mod paths;
 mod rust;
 mod types;
 mod validation_optins;
+
+pub use nesting::MAX_TYPE_NESTING;
 
 use kind::kind_of;
 use package::package_of;
@@ -317,6 +321,8 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
         }
     }
     api.types = resolver.types;
+    // Everything after this recurses through the types, as deep as they nest.
+    let within_limits = nesting::check(&api, diags);
     kube_derive::check_types(&api, diags);
     if options.validate_all_kinds {
         for p in api.packages.values_mut() {
@@ -338,7 +344,7 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     }
     // The CRDs are checked even beside other errors, so one run reports every problem (a
     // CRD's schema errors beside the model's).
-    if options.checks.contains(&Check::Crds) {
+    if options.checks.contains(&Check::Crds) && within_limits {
         api.crds = std::sync::Arc::new(crd::build_crds(&api, options.schema, diags));
     }
     // What generated Rust builds on needs a sound model, so these stop at the first problem
@@ -573,7 +579,7 @@ mod tests {
         let root = Path::new("tests/fixtures/markers_controller_gen/src");
         let mut diags = Diagnostics::default();
         let mut modules = vec![];
-        for f in source::rust_files(root).unwrap() {
+        for f in source::rust_files(root).unwrap().files {
             let path = source::module_path_of(root, &f);
             modules.extend(source::parse_file(path, true, &f, &mut diags));
         }

@@ -27,7 +27,7 @@ pub(super) fn schemas(
             // Problems building the schema are reported where the CRD is built (the `crd`
             // generator runs whenever this one does).
             let mut builder = SchemaBuilder::new(api, p, options);
-            let Ok(schema) = builder.kind_schema(k) else {
+            let Some(schema) = builder.kind_schema(k) else {
                 continue;
             };
             let mut json = serde_json::to_value(&schema).expect("schemas serialize");

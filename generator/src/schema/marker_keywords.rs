@@ -155,24 +155,150 @@ fn check_cel(m: &Marker, arg: &str, expr: &str) -> Result<(), Diagnostic> {
 }
 
 /// Apply the validation and schema-shaping markers of a type or field. As in controller-gen,
-/// the `kubebuilder:validation:items:<X>` forms go last, onto the array's items.
-pub fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) -> Result<(), Diagnostic> {
+/// the `kubebuilder:validation:items:<X>` forms go last, onto the array's items. Every
+/// marker's error goes into `found` (a marker in error writes nothing), and so do warnings
+/// about what the API server takes but is surely not meant (bounds no value meets, an enum
+/// value twice).
+pub fn apply_markers(
+    schema: &mut JSONSchemaProps,
+    markers: &[Marker],
+    found: &mut Vec<Diagnostic>,
+) {
     let (items, own): (Vec<&Marker>, Vec<&Marker>) = markers.iter().partition(|m| m.items);
-    apply_own_markers(schema, &own)?;
+    apply_own_markers(schema, &own, found);
     let Some(first) = items.first() else {
-        return Ok(());
+        return;
     };
     match &mut schema.items {
         Some(JSONSchemaPropsOrArray::Schema(item)) if schema.type_.as_deref() == Some("array") => {
-            apply_own_markers(item, &items)
+            apply_own_markers(item, &items, found)
         }
-        _ => Err(first
-            .error(format!(
-                "`+{}` applies to the items of an array, but this is {}",
-                first.written_name(),
-                schema.type_.as_deref().unwrap_or("untyped")
+        _ => found.push(
+            first
+                .error(format!(
+                    "`+{}` applies to the items of an array, but this is {}",
+                    first.written_name(),
+                    schema.type_.as_deref().unwrap_or("untyped")
+                ))
+                .with_hint("put it on a `Vec<T>` field (or on a type that is one)"),
+        ),
+    }
+}
+
+/// A lower bound above its upper bound, which no value meets: the API server takes the
+/// CRD and then refuses every object that sets the field. A warning at the marker that made
+/// the pair, here or where the node's other markers were applied.
+fn check_bounds_meet(
+    schema: &JSONSchemaProps,
+    markers: &[&Marker],
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let count = |n: Option<i64>| n.map(|n| n as f64);
+    let exclusive =
+        schema.exclusive_minimum == Some(true) || schema.exclusive_maximum == Some(true);
+    let pairs = [
+        (
+            count(schema.min_length),
+            count(schema.max_length),
+            [Name::MinLength, Name::MaxLength],
+            false,
+        ),
+        (
+            count(schema.min_items),
+            count(schema.max_items),
+            [Name::MinItems, Name::MaxItems],
+            false,
+        ),
+        (
+            count(schema.min_properties),
+            count(schema.max_properties),
+            [Name::MinProperties, Name::MaxProperties],
+            false,
+        ),
+        (
+            schema.minimum,
+            schema.maximum,
+            [Name::Minimum, Name::Maximum],
+            exclusive,
+        ),
+    ];
+    for (min, max, names, exclusive) in pairs {
+        let (Some(min), Some(max)) = (min, max) else {
+            continue;
+        };
+        if min < max || (min == max && !exclusive) {
+            continue;
+        }
+        let at = |name: Name| {
+            markers.iter().rev().find(|m| {
+                m.name == name
+                    || (name == Name::Maximum && m.name == Name::K8sMaximum)
+                    || (name == Name::Minimum && m.name == Name::K8sMinimum)
+                    || (name == Name::MaxItems && m.name == Name::K8sMaxItems)
+            })
+        };
+        let Some(m) = at(names[1]).or_else(|| at(names[0])) else {
+            continue;
+        };
+        let [low, high] =
+            names.map(|n| n.as_str().rsplit(':').next().unwrap_or_default().to_owned());
+        warnings.push(
+            m.warning(format!(
+                "no value meets these bounds: {low} {min} is {} {high} {max}",
+                if min == max { "equal to the exclusive" } else { "above" }
             ))
-            .with_hint("put it on a `Vec<T>` field (or on a type that is one)")),
+            .with_hint("the API server takes the CRD and then refuses every object that sets this field; swap or fix the bounds"),
+        );
+    }
+}
+
+/// A `Minimum`/`Maximum` on an integer field beyond what its Rust type holds. Checked
+/// against kube-apiserver v1.37, which takes such a CRD: a bound outside the field's
+/// `format` (`int32`, `int64`) makes it refuse every object that sets the field ("Maximum
+/// boundary value must be of type integer with format int32"); one inside the format but
+/// outside the Rust type lets it take values the field cannot hold (`Maximum=300` on a
+/// `u8`), or none the field holds (`Maximum=-1` on a `u32`). A warning at the marker.
+pub(super) fn check_int_range(
+    schema: &JSONSchemaProps,
+    int: crate::model::RustInt,
+    markers: &[Marker],
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let (lo, hi) = int.range();
+    let format = match schema.format.as_deref() {
+        Some("int32") => Some((f64::from(i32::MIN), f64::from(i32::MAX))),
+        Some("int64") => Some((i64::MIN as f64, i64::MAX as f64)),
+        _ => None,
+    };
+    for m in markers.iter().filter(|m| !m.items) {
+        let (bound, upper) = match m.name {
+            Name::Minimum | Name::K8sMinimum => (schema.minimum, false),
+            Name::Maximum | Name::K8sMaximum => (schema.maximum, true),
+            _ => continue,
+        };
+        let Some(b) = bound.filter(|b| *b < lo || *b > hi) else {
+            continue;
+        };
+        let hint = if format.is_some_and(|(flo, fhi)| b < flo || b > fhi) {
+            format!(
+                "the bound is no `{}` itself, and the API server refuses every object that sets the field (\"{} boundary value must be of type integer with format {}\"): give a bound within the type",
+                schema.format.as_deref().unwrap_or_default(),
+                if upper { "Maximum" } else { "Minimum" },
+                schema.format.as_deref().unwrap_or_default()
+            )
+        } else if upper == (b > hi) {
+            "the API server takes values as far as the bound, past what the field holds, and an object with one does not deserialize: give a bound within the type, or a wider type".to_owned()
+        } else {
+            "no value the field holds meets the bound: the API server refuses every object that sets the field".to_owned()
+        };
+        warnings.push(
+            m.warning(format!(
+                "`+{}` is beyond what the field's `{}` holds ({lo} to {hi})",
+                m.written_name(),
+                int.name()
+            ))
+            .with_hint(hint),
+        );
     }
 }
 
@@ -181,15 +307,29 @@ fn has(markers: &[&Marker], names: &[Name]) -> bool {
     markers.iter().any(|m| names.contains(&m.name))
 }
 
-fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
+/// The markers of one node, each on its own: every error and warning goes into `found`, and
+/// a marker in error leaves the node as it was.
+fn apply_own_markers(
+    schema: &mut JSONSchemaProps,
+    markers: &[&Marker],
+    found: &mut Vec<Diagnostic>,
+) {
     // Type and Schemaless reshape the node, so they go first.
     for m in markers.iter().filter(|m| m.name == Name::Type) {
-        let t = m.string_value()?;
+        let t = match m.string_value() {
+            Ok(t) => t,
+            Err(d) => {
+                found.push(d);
+                continue;
+            }
+        };
         const TYPES: &[&str] = &["string", "integer", "number", "boolean", "object", "array"];
         if !TYPES.contains(&t.as_str()) {
-            return Err(m
-                .error(format!("invalid type `{t}`"))
-                .with_hint(format!("allowed values: {}", TYPES.join(", "))));
+            found.push(
+                m.error(format!("invalid type `{t}`"))
+                    .with_hint(format!("allowed values: {}", TYPES.join(", "))),
+            );
+            continue;
         }
         if schema.type_.as_deref() != Some(t.as_str()) {
             schema.format = None;
@@ -200,238 +340,8 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
     // (controller-gen's apply priorities 10 and 9).
     let kubebuilder_default = has(markers, &[Name::KubebuilderDefault]);
     for m in markers.iter().copied() {
-        let num = |w: &str| m.parse_value::<f64>(w);
-        // controller-gen refuses a fractional bound on an integer.
-        let integral = |n: f64| -> Result<f64, Diagnostic> {
-            if schema.type_.as_deref() == Some("integer") && n.fract() != 0.0 {
-                return Err(m
-                    .error(format!(
-                        "`+{}={n}` is not a whole number, but the value is an integer",
-                        m.written_name()
-                    ))
-                    .with_hint("use a whole number, or make the field a float"));
-            }
-            Ok(n)
-        };
-        let count = |w: &str| -> Result<i64, Diagnostic> {
-            let n = m.parse_value::<i64>(w)?;
-            if n < 0 {
-                return Err(m.error(format!("`+{}` must not be negative", m.name)));
-            }
-            Ok(n)
-        };
-        match m.name {
-            Name::Minimum | Name::K8sMinimum => {
-                need_type(schema, m, &["integer", "number"])?;
-                schema.minimum = Some(integral(num("a number")?)?);
-            }
-            Name::Maximum | Name::K8sMaximum => {
-                need_type(schema, m, &["integer", "number"])?;
-                schema.maximum = Some(integral(num("a number")?)?);
-            }
-            // `false` is the default, and Go's omitempty leaves it out: so do we.
-            Name::ExclusiveMinimum => schema.exclusive_minimum = m.bool_value()?.then_some(true),
-            Name::ExclusiveMaximum => schema.exclusive_maximum = m.bool_value()?.then_some(true),
-            Name::MultipleOf => {
-                need_type(schema, m, &["integer", "number"])?;
-                let n = num("a number")?;
-                if n <= 0.0 {
-                    return Err(
-                        m.error("`+kubebuilder:validation:MultipleOf` must be greater than 0")
-                    );
-                }
-                schema.multiple_of = Some(integral(n)?);
-            }
-            Name::MinLength => {
-                need_type(schema, m, &["string"])?;
-                schema.min_length = Some(count("a non-negative integer")?);
-            }
-            Name::MaxLength => {
-                need_type(schema, m, &["string"])?;
-                schema.max_length = Some(count("a non-negative integer")?);
-            }
-            Name::Pattern => {
-                need_type(schema, m, &["string"])?;
-                let p = m.string_value()?;
-                if let Err(detail) = check_regex(&p) {
-                    return Err(m.error(format!("invalid regular expression `{p}`: {detail}")).with_hint("patterns use RE2 syntax (no lookaround or backreferences); quote them with backticks to avoid escaping"));
-                }
-                schema.pattern = Some(p);
-            }
-            Name::MinItems => {
-                need_type(schema, m, &["array"])?;
-                schema.min_items = Some(count("a non-negative integer")?);
-            }
-            Name::MaxItems | Name::K8sMaxItems => {
-                need_type(schema, m, &["array"])?;
-                schema.max_items = Some(count("a non-negative integer")?);
-            }
-            Name::UniqueItems => {
-                need_type(schema, m, &["array"])?;
-                if m.bool_value()? {
-                    // The apiserver rejects such a CRD: "uniqueItems cannot be set to true since
-                    // the runtime complexity becomes quadratic".
-                    return Err(m
-                        .error("`uniqueItems: true` is forbidden in CRD schemas (the API server rejects the CRD)")
-                        .with_hint("use `+listType=set` (or a BTreeSet field) for a list without duplicates"));
-                }
-            }
-            Name::MinProperties => {
-                need_type(schema, m, &["object"])?;
-                schema.min_properties = Some(count("a non-negative integer")?);
-            }
-            Name::MaxProperties => {
-                need_type(schema, m, &["object"])?;
-                schema.max_properties = Some(count("a non-negative integer")?);
-            }
-            Name::Enum => {
-                let raw = m.string_value()?;
-                let items = split_list(&raw);
-                if items.is_empty() {
-                    return Err(m
-                        .error("`+kubebuilder:validation:Enum` needs at least one value")
-                        .with_hint("separate values with `;`, e.g. `Enum=Always;Never`"));
-                }
-                let mut values = vec![];
-                for i in items {
-                    values.push(JSON(typed_value(schema, m, &i)?));
-                }
-                schema.enum_ = Some(values);
-            }
-            Name::Format => {
-                need_type(schema, m, &["string", "integer", "number"])?;
-                schema.format = Some(m.string_value()?);
-            }
-            Name::XValidation => {
-                let rule = m.arg("rule").unwrap_or_default().trim().to_owned();
-                if rule.is_empty() {
-                    return Err(m.error("XValidation rule is empty"));
-                }
-                check_cel(m, "rule", &rule)?;
-                if let Some(expr) = m.arg("messageExpression") {
-                    check_cel(m, "messageExpression", expr)?;
-                }
-                let reason = m.arg("reason").map(str::to_owned);
-                const REASONS: &[&str] = &[
-                    "FieldValueInvalid",
-                    "FieldValueForbidden",
-                    "FieldValueRequired",
-                    "FieldValueDuplicate",
-                ];
-                if let Some(r) = &reason
-                    && !REASONS.contains(&r.as_str())
-                {
-                    return Err(m
-                        .error(format!("invalid XValidation reason `{r}`"))
-                        .with_hint(format!("allowed values: {}", REASONS.join(", "))));
-                }
-                let optional_old_self = match m.arg("optionalOldSelf") {
-                    None => None,
-                    Some("true") => Some(true),
-                    Some("false") => Some(false),
-                    Some(o) => {
-                        return Err(
-                            m.error(format!("optionalOldSelf takes true or false, not `{o}`"))
-                        );
-                    }
-                };
-                schema
-                    .x_kubernetes_validations
-                    .get_or_insert_with(Vec::new)
-                    .push(ValidationRule {
-                        rule,
-                        message: m.arg("message").map(str::to_owned),
-                        message_expression: m.arg("messageExpression").map(str::to_owned),
-                        reason,
-                        field_path: m.arg("fieldPath").map(str::to_owned),
-                        optional_old_self,
-                    });
-            }
-            Name::XPreserveUnknownFields | Name::PreserveUnknownFields => {
-                schema.x_kubernetes_preserve_unknown_fields = Some(true)
-            }
-            Name::XEmbeddedResource | Name::EmbeddedResource => {
-                need_type(schema, m, &["object"])?;
-                schema.x_kubernetes_embedded_resource = Some(true);
-            }
-            Name::XIntOrString => {
-                *schema = JSONSchemaProps {
-                    description: schema.description.take(),
-                    ..int_or_string()
-                };
-            }
-            Name::Default if kubebuilder_default => {}
-            Name::KubebuilderDefault | Name::Default => {
-                schema.default = Some(JSON(literal_value(schema, m)?));
-            }
-            Name::Example => {
-                schema.example = Some(JSON(literal_value(schema, m)?));
-            }
-            Name::Title => schema.title = Some(m.string_value()?),
-            Name::ListType | Name::K8sListType => {
-                need_type(schema, m, &["array"])?;
-                let v = m.string_value()?;
-                if !matches!(v.as_str(), "atomic" | "set" | "map") {
-                    return Err(m
-                        .error(format!("invalid listType `{v}`"))
-                        .with_hint("allowed values: atomic, set, map"));
-                }
-                schema.x_kubernetes_list_type = Some(v);
-            }
-            Name::ListMapKey | Name::K8sListMapKey => {
-                need_type(schema, m, &["array"])?;
-                schema
-                    .x_kubernetes_list_map_keys
-                    .get_or_insert_with(Vec::new)
-                    .push(m.string_value()?);
-            }
-            Name::ExternalDocs => {
-                let url = m.arg("url").unwrap_or_default().trim().to_owned();
-                static URI: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-                    regex::Regex::new(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|/)\S*$").expect("static regex")
-                });
-                // Go's url.ParseRequestURI, which controller-gen applies: absolute URL or path.
-                if !URI.is_match(&url) {
-                    return Err(m
-                        .error(format!(
-                            "invalid url `{url}` in `+kubebuilder:externalDocs`"
-                        ))
-                        .with_hint("give an absolute URL such as `https://example.com/docs`"));
-                }
-                schema.external_docs = Some(ExternalDocumentation {
-                    url: Some(url),
-                    description: m.arg("description").map(str::to_owned),
-                });
-            }
-            Name::K8sImmutable => {
-                // controller-gen's rule; the parent object gets one more for optional fields.
-                schema
-                    .x_kubernetes_validations
-                    .get_or_insert_with(Vec::new)
-                    .push(ValidationRule {
-                        rule: "self == oldSelf".into(),
-                        message: Some("field is immutable".into()),
-                        ..Default::default()
-                    });
-            }
-            Name::K8sEnum
-                if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() =>
-            {
-                return Err(m
-                    .error("`+k8s:enum` marks a string enum, and this type is not one")
-                    .with_hint("put it on an enum of unit variants (its variants are the values), or use `+kubebuilder:validation:Enum=a;b`"));
-            }
-            Name::MapType | Name::StructType => {
-                need_type(schema, m, &["object"])?;
-                let v = m.string_value()?;
-                if !matches!(v.as_str(), "granular" | "atomic") {
-                    return Err(m
-                        .error(format!("invalid {} `{v}`", m.name))
-                        .with_hint("allowed values: granular, atomic"));
-                }
-                schema.x_kubernetes_map_type = Some(v);
-            }
-            _ => {}
+        if let Err(d) = apply_marker(schema, m, kubebuilder_default, found) {
+            found.push(d);
         }
     }
     // `+k8s:required` also asks for a non-empty value, unless a bound is set already.
@@ -449,13 +359,279 @@ fn apply_own_markers(schema: &mut JSONSchemaProps, markers: &[&Marker]) -> Resul
             _ => {}
         }
     }
+    check_bounds_meet(schema, markers, found);
     // The one-of rules go after the XValidation rules, in controller-gen's order.
     for kind in [OneOf::AtMost, OneOf::Exactly, OneOf::AtLeast] {
         for m in markers.iter().filter(|m| m.name == kind.marker()) {
-            one_of_rule(schema, m, kind)?;
+            if let Err(d) = one_of_rule(schema, m, kind) {
+                found.push(d);
+            }
         }
     }
-    check_list_map(schema, markers)
+    if let Err(d) = check_list_map(schema, markers) {
+        found.push(d);
+    }
+}
+
+/// One marker of a node (not `Type`, applied before): what it writes, or why it cannot.
+fn apply_marker(
+    schema: &mut JSONSchemaProps,
+    m: &Marker,
+    kubebuilder_default: bool,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(), Diagnostic> {
+    // JSON has no NaN or infinity: such a bound would be written `null`, and lost.
+    let num = |w: &str| -> Result<f64, Diagnostic> {
+        let n = m.parse_value::<f64>(w)?;
+        if !n.is_finite() {
+            return Err(m
+                .error(format!(
+                    "`+{}` is not a finite number (it reads as {n})",
+                    m.written_name()
+                ))
+                .with_hint("JSON has no NaN or infinity: the CRD could not hold the bound; give a finite number"));
+        }
+        Ok(n)
+    };
+    // controller-gen refuses a fractional bound on an integer.
+    let integral = |n: f64| -> Result<f64, Diagnostic> {
+        if schema.type_.as_deref() == Some("integer") && n.fract() != 0.0 {
+            return Err(m
+                .error(format!(
+                    "`+{}={n}` is not a whole number, but the value is an integer",
+                    m.written_name()
+                ))
+                .with_hint("use a whole number, or make the field a float"));
+        }
+        Ok(n)
+    };
+    let count = |w: &str| -> Result<i64, Diagnostic> {
+        let n = m.parse_value::<i64>(w)?;
+        if n < 0 {
+            return Err(m.error(format!("`+{}` must not be negative", m.name)));
+        }
+        Ok(n)
+    };
+    match m.name {
+        Name::Minimum | Name::K8sMinimum => {
+            need_type(schema, m, &["integer", "number"])?;
+            schema.minimum = Some(integral(num("a number")?)?);
+        }
+        Name::Maximum | Name::K8sMaximum => {
+            need_type(schema, m, &["integer", "number"])?;
+            schema.maximum = Some(integral(num("a number")?)?);
+        }
+        // `false` is the default, and Go's omitempty leaves it out: so do we.
+        Name::ExclusiveMinimum => schema.exclusive_minimum = m.bool_value()?.then_some(true),
+        Name::ExclusiveMaximum => schema.exclusive_maximum = m.bool_value()?.then_some(true),
+        Name::MultipleOf => {
+            need_type(schema, m, &["integer", "number"])?;
+            let n = num("a number")?;
+            if n <= 0.0 {
+                return Err(m.error("`+kubebuilder:validation:MultipleOf` must be greater than 0"));
+            }
+            schema.multiple_of = Some(integral(n)?);
+        }
+        Name::MinLength => {
+            need_type(schema, m, &["string"])?;
+            schema.min_length = Some(count("a non-negative integer")?);
+        }
+        Name::MaxLength => {
+            need_type(schema, m, &["string"])?;
+            schema.max_length = Some(count("a non-negative integer")?);
+        }
+        Name::Pattern => {
+            need_type(schema, m, &["string"])?;
+            let p = m.string_value()?;
+            if let Err(detail) = check_regex(&p) {
+                return Err(m.error(format!("invalid regular expression `{p}`: {detail}")).with_hint("patterns use RE2 syntax (no lookaround or backreferences); quote them with backticks to avoid escaping"));
+            }
+            schema.pattern = Some(p);
+        }
+        Name::MinItems => {
+            need_type(schema, m, &["array"])?;
+            schema.min_items = Some(count("a non-negative integer")?);
+        }
+        Name::MaxItems | Name::K8sMaxItems => {
+            need_type(schema, m, &["array"])?;
+            schema.max_items = Some(count("a non-negative integer")?);
+        }
+        Name::UniqueItems => {
+            need_type(schema, m, &["array"])?;
+            if m.bool_value()? {
+                // The apiserver rejects such a CRD: "uniqueItems cannot be set to true since
+                // the runtime complexity becomes quadratic".
+                return Err(m
+                    .error("`uniqueItems: true` is forbidden in CRD schemas (the API server rejects the CRD)")
+                    .with_hint("use `+listType=set` (or a BTreeSet field) for a list without duplicates"));
+            }
+        }
+        Name::MinProperties => {
+            need_type(schema, m, &["object"])?;
+            schema.min_properties = Some(count("a non-negative integer")?);
+        }
+        Name::MaxProperties => {
+            need_type(schema, m, &["object"])?;
+            schema.max_properties = Some(count("a non-negative integer")?);
+        }
+        Name::Enum => {
+            let raw = m.string_value()?;
+            let items = split_list(&raw);
+            if items.is_empty() {
+                return Err(m
+                    .error("`+kubebuilder:validation:Enum` needs at least one value")
+                    .with_hint("separate values with `;`, e.g. `Enum=Always;Never`"));
+            }
+            let mut values: Vec<JSON> = vec![];
+            for i in items {
+                let v = JSON(typed_value(schema, m, &i)?);
+                // Kept, as controller-gen and the API server keep it.
+                if values.contains(&v) {
+                    warnings.push(
+                        m.warning(format!(
+                            "`+{}` lists `{}` twice",
+                            m.written_name(),
+                            i.trim()
+                        ))
+                        .with_hint("each value once is enough; perhaps another value was meant"),
+                    );
+                }
+                values.push(v);
+            }
+            schema.enum_ = Some(values);
+        }
+        Name::Format => {
+            need_type(schema, m, &["string", "integer", "number"])?;
+            schema.format = Some(m.string_value()?);
+        }
+        Name::XValidation => {
+            let rule = m.arg("rule").unwrap_or_default().trim().to_owned();
+            if rule.is_empty() {
+                return Err(m.error("XValidation rule is empty"));
+            }
+            check_cel(m, "rule", &rule)?;
+            if let Some(expr) = m.arg("messageExpression") {
+                check_cel(m, "messageExpression", expr)?;
+            }
+            let reason = m.arg("reason").map(str::to_owned);
+            const REASONS: &[&str] = &[
+                "FieldValueInvalid",
+                "FieldValueForbidden",
+                "FieldValueRequired",
+                "FieldValueDuplicate",
+            ];
+            if let Some(r) = &reason
+                && !REASONS.contains(&r.as_str())
+            {
+                return Err(m
+                    .error(format!("invalid XValidation reason `{r}`"))
+                    .with_hint(format!("allowed values: {}", REASONS.join(", "))));
+            }
+            let optional_old_self = match m.arg("optionalOldSelf") {
+                None => None,
+                Some("true") => Some(true),
+                Some("false") => Some(false),
+                Some(o) => {
+                    return Err(m.error(format!("optionalOldSelf takes true or false, not `{o}`")));
+                }
+            };
+            schema
+                .x_kubernetes_validations
+                .get_or_insert_with(Vec::new)
+                .push(ValidationRule {
+                    rule,
+                    message: m.arg("message").map(str::to_owned),
+                    message_expression: m.arg("messageExpression").map(str::to_owned),
+                    reason,
+                    field_path: m.arg("fieldPath").map(str::to_owned),
+                    optional_old_self,
+                });
+        }
+        Name::XPreserveUnknownFields | Name::PreserveUnknownFields => {
+            schema.x_kubernetes_preserve_unknown_fields = Some(true)
+        }
+        Name::XEmbeddedResource | Name::EmbeddedResource => {
+            need_type(schema, m, &["object"])?;
+            schema.x_kubernetes_embedded_resource = Some(true);
+        }
+        Name::XIntOrString => {
+            *schema = JSONSchemaProps {
+                description: schema.description.take(),
+                ..int_or_string()
+            };
+        }
+        Name::Default if kubebuilder_default => {}
+        Name::KubebuilderDefault | Name::Default => {
+            schema.default = Some(JSON(literal_value(schema, m)?));
+        }
+        Name::Example => {
+            schema.example = Some(JSON(literal_value(schema, m)?));
+        }
+        Name::Title => schema.title = Some(m.string_value()?),
+        Name::ListType | Name::K8sListType => {
+            need_type(schema, m, &["array"])?;
+            let v = m.string_value()?;
+            if !matches!(v.as_str(), "atomic" | "set" | "map") {
+                return Err(m
+                    .error(format!("invalid listType `{v}`"))
+                    .with_hint("allowed values: atomic, set, map"));
+            }
+            schema.x_kubernetes_list_type = Some(v);
+        }
+        Name::ListMapKey | Name::K8sListMapKey => {
+            need_type(schema, m, &["array"])?;
+            schema
+                .x_kubernetes_list_map_keys
+                .get_or_insert_with(Vec::new)
+                .push(m.string_value()?);
+        }
+        Name::ExternalDocs => {
+            let url = m.arg("url").unwrap_or_default().trim().to_owned();
+            static URI: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+                regex::Regex::new(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|/)\S*$").expect("static regex")
+            });
+            // Go's url.ParseRequestURI, which controller-gen applies: absolute URL or path.
+            if !URI.is_match(&url) {
+                return Err(m
+                    .error(format!(
+                        "invalid url `{url}` in `+kubebuilder:externalDocs`"
+                    ))
+                    .with_hint("give an absolute URL such as `https://example.com/docs`"));
+            }
+            schema.external_docs = Some(ExternalDocumentation {
+                url: Some(url),
+                description: m.arg("description").map(str::to_owned),
+            });
+        }
+        Name::K8sImmutable => {
+            // controller-gen's rule; the parent object gets one more for optional fields.
+            schema
+                .x_kubernetes_validations
+                .get_or_insert_with(Vec::new)
+                .push(ValidationRule {
+                    rule: "self == oldSelf".into(),
+                    message: Some("field is immutable".into()),
+                    ..Default::default()
+                });
+        }
+        Name::K8sEnum if schema.type_.as_deref() != Some("string") || schema.enum_.is_none() => {
+            return Err(m
+                .error("`+k8s:enum` marks a string enum, and this type is not one")
+                .with_hint("put it on an enum of unit variants (its variants are the values), or use `+kubebuilder:validation:Enum=a;b`"));
+        }
+        Name::MapType | Name::StructType => {
+            need_type(schema, m, &["object"])?;
+            let v = m.string_value()?;
+            if !matches!(v.as_str(), "granular" | "atomic") {
+                return Err(m
+                    .error(format!("invalid {} `{v}`", m.name))
+                    .with_hint("allowed values: granular, atomic"));
+            }
+            schema.x_kubernetes_map_type = Some(v);
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// controller-gen's union markers on a struct: CEL rules over which fields are set.

@@ -34,6 +34,10 @@ pub struct SchemaOptions {
     pub conversion_webhook: Option<ConversionWebhook>,
     /// The CA bundle (PEM) for the conversion webhook's `caBundle`.
     pub ca_bundle: Option<Vec<u8>>,
+    /// Write an embedded `ObjectMeta` (a pod template's `metadata`) with the fields a CRD
+    /// may validate, as controller-gen's `crd:generateEmbeddedObjectMeta=true` does, instead
+    /// of a bare object (a kind's own `metadata` stays the API server's).
+    pub generate_embedded_object_meta: bool,
 }
 
 /// How the API server reaches a conversion webhook (`clientConfig`).
@@ -81,6 +85,13 @@ pub struct SchemaBuilder<'a> {
     stack: Vec<String>,
     /// A type could not be resolved (already reported), so the schema is incomplete.
     pub unresolved: bool,
+    /// Kubernetes' transition rules left out of the kind's schema (path, rule): they sit
+    /// where the API server cannot correlate old and new values, and refuses them.
+    pub dropped_rules: Vec<(String, String)>,
+    /// Every error of the schemas built, beside the first (a builder goes on past an
+    /// error to the next marker, field or variant, so one run reports them all), and the
+    /// warnings (see `apply_markers`).
+    pub found: Vec<Diagnostic>,
 }
 
 impl<'a> SchemaBuilder<'a> {
@@ -91,23 +102,34 @@ impl<'a> SchemaBuilder<'a> {
             default_optional: package.default_optional.clone(),
             stack: vec![],
             unresolved: false,
+            dropped_rules: vec![],
+            found: vec![],
         }
     }
 
+    /// A doc comment as a description (cut to `max_description_len` on the whole schema,
+    /// by [`truncate_descriptions`]).
     pub(super) fn describe(&self, doc: &str) -> Option<String> {
         let doc = crate::read::doc_conventions(doc);
         let doc = doc.trim();
-        if doc.is_empty() {
-            return None;
-        }
-        Some(match self.options.max_description_len {
-            Some(n) if doc.chars().count() > n => doc.chars().take(n).collect(),
-            _ => doc.to_owned(),
-        })
+        (!doc.is_empty()).then(|| doc.to_owned())
     }
 
-    /// The full schema of a kind: apiVersion, kind, metadata, then its own fields.
-    pub fn kind_schema(&mut self, kind: &Kind) -> Result<JSONSchemaProps, Diagnostic> {
+    /// The full schema of a kind: apiVersion, kind, metadata, then its own fields; `None`
+    /// when it has an error, every one of them in [`SchemaBuilder::found`].
+    pub fn kind_schema(&mut self, kind: &Kind) -> Option<JSONSchemaProps> {
+        let schema = self.kind_schema_or_first_error(kind);
+        match schema {
+            Ok(_) if self.found.iter().any(Diagnostic::is_error) => None,
+            Ok(schema) => Some(schema),
+            Err(d) => {
+                self.found.push(d);
+                None
+            }
+        }
+    }
+
+    fn kind_schema_or_first_error(&mut self, kind: &Kind) -> Result<JSONSchemaProps, Diagnostic> {
         let mut schema = self.decl_schema(&kind.type_key, &kind.loc)?;
         let props = schema.properties.get_or_insert_with(BTreeMap::new);
         props.insert(
@@ -132,11 +154,16 @@ impl<'a> SchemaBuilder<'a> {
                 schema.required = None;
             }
         }
-        drop_uncorrelatable_k8s_rules(&mut schema, true);
+        drop_uncorrelatable_k8s_rules(&mut schema, true, "", &mut self.dropped_rules);
         // The kind's own patch again, now that apiVersion, kind and metadata are in: it may
         // change those too (a merge patch applied twice is applied once).
         if let Some(decl) = self.api.types.get(&kind.type_key) {
             apply_schema_patches(&mut schema, &decl.markers)?;
+        }
+        // controller-gen cuts every description of the finished schema, Kubernetes' own
+        // embedded types' included.
+        if let Some(n) = self.options.max_description_len {
+            truncate_descriptions(&mut schema, n);
         }
         Ok(schema)
     }
@@ -170,7 +197,7 @@ impl<'a> SchemaBuilder<'a> {
         {
             schema.description = Some(doc);
         }
-        apply_markers(&mut schema, &decl.markers)?;
+        apply_markers(&mut schema, &decl.markers, &mut self.found);
         // controller-gen's flattener puts the rules of inline-embedded structs after the
         // embedding struct's own (pkg/crd/flatten.go, measured against it in the import_go
         // shapes fixture).
@@ -263,70 +290,16 @@ impl<'a> SchemaBuilder<'a> {
         let mut properties = BTreeMap::new();
         let mut required = vec![];
         for f in fields.iter().filter(|f| !f.skip) {
-            if f.flatten {
-                match f.ty.unalias() {
-                    TypeRef::TypeMeta => continue,
-                    TypeRef::Local(key) => {
-                        let mut inner = self.decl_schema(key, &f.loc)?;
-                        embedded_rules
-                            .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
-                        if inner.type_.as_deref() != Some("object") || inner.properties.is_none() {
-                            return Err(Diagnostic::new(
-                                f.loc.clone(),
-                                format!(
-                                    "cannot flatten `{}`: it is not a struct with fields",
-                                    f.rust_name
-                                ),
-                            ));
-                        }
-                        for (k, v) in inner.properties.unwrap_or_default() {
-                            if properties.insert(k.clone(), v).is_some() {
-                                return Err(Diagnostic::new(
-                                    f.loc.clone(),
-                                    format!(
-                                        "flattened field `{}` repeats property `{k}`",
-                                        f.rust_name
-                                    ),
-                                ));
-                            }
-                        }
-                        if f.ty.is_option() || f.has_default {
-                            continue;
-                        }
-                        required.extend(inner.required.unwrap_or_default());
-                    }
-                    TypeRef::Map(_) | TypeRef::Json => {
-                        schema.x_kubernetes_preserve_unknown_fields = Some(true)
-                    }
-                    TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
-                        let TypeRef::Local(key) = &**inner else {
-                            unreachable!()
-                        };
-                        let mut inner = self.decl_schema(key, &f.loc)?;
-                        embedded_rules
-                            .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
-                        properties.extend(inner.properties.unwrap_or_default());
-                    }
-                    _ => return Err(Diagnostic::new(
-                        f.loc.clone(),
-                        format!("cannot flatten field `{}` of this type", f.rust_name),
-                    )
-                    .with_hint(
-                        "flatten a struct (its fields merge) or a map (unknown fields are kept)",
-                    )),
-                }
-                continue;
-            }
-            let prop = self.field_schema(f)?;
-            if self.is_required(f)? {
-                required.push(f.json_name.clone());
-            }
-            if properties.insert(f.json_name.clone(), prop).is_some() {
-                return Err(Diagnostic::new(
-                    f.loc.clone(),
-                    format!("two fields serialize as `{}`", f.json_name),
-                )
-                .with_hint("check #[serde(rename)] attributes"));
+            // A field in error is left out, and the others go on.
+            let field = self.object_field(
+                f,
+                &mut schema,
+                &mut properties,
+                &mut required,
+                &mut embedded_rules,
+            );
+            if let Err(d) = field {
+                self.found.push(d);
             }
         }
         // An optional `+k8s:immutable` field could be unset, which its own rule cannot see:
@@ -346,13 +319,97 @@ impl<'a> SchemaBuilder<'a> {
                     });
             }
         }
-        schema.properties = Some(properties);
+        // controller-gen writes no `properties` for a struct without fields.
+        schema.properties = (!properties.is_empty()).then_some(properties);
         if !required.is_empty() {
             required.sort();
             required.dedup();
             schema.required = Some(required);
         }
         Ok((schema, embedded_rules))
+    }
+
+    /// One field of an object: its property (or, flattened, the properties it brings) and
+    /// whether it is required.
+    fn object_field(
+        &mut self,
+        f: &Field,
+        object: &mut JSONSchemaProps,
+        properties: &mut BTreeMap<String, JSONSchemaProps>,
+        required: &mut Vec<String>,
+        embedded_rules: &mut Vec<ValidationRule>,
+    ) -> Result<(), Diagnostic> {
+        if f.flatten {
+            match f.ty.unalias() {
+                TypeRef::TypeMeta => return Ok(()),
+                TypeRef::Local(key) => {
+                    let mut inner = self.decl_schema(key, &f.loc)?;
+                    embedded_rules
+                        .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
+                    // A struct without fields has no `properties` (as controller-gen writes
+                    // it) and flattens to nothing; an object of any other kind does not
+                    // flatten.
+                    let is_struct = matches!(self.api.types[key].shape, Shape::Struct(_));
+                    if inner.type_.as_deref() != Some("object")
+                        || (inner.properties.is_none() && !is_struct)
+                    {
+                        return Err(Diagnostic::new(
+                            f.loc.clone(),
+                            format!(
+                                "cannot flatten `{}`: it is not a struct with fields",
+                                f.rust_name
+                            ),
+                        ));
+                    }
+                    for (k, v) in inner.properties.unwrap_or_default() {
+                        if properties.insert(k.clone(), v).is_some() {
+                            return Err(Diagnostic::new(
+                                f.loc.clone(),
+                                format!("flattened field `{}` repeats property `{k}`", f.rust_name),
+                            ));
+                        }
+                    }
+                    if f.ty.is_option() || f.has_default {
+                        return Ok(());
+                    }
+                    required.extend(inner.required.unwrap_or_default());
+                }
+                TypeRef::Map(_) | TypeRef::Json => {
+                    object.x_kubernetes_preserve_unknown_fields = Some(true)
+                }
+                TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
+                    let TypeRef::Local(key) = &**inner else {
+                        unreachable!()
+                    };
+                    let mut inner = self.decl_schema(key, &f.loc)?;
+                    embedded_rules
+                        .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
+                    properties.extend(inner.properties.unwrap_or_default());
+                }
+                _ => {
+                    return Err(Diagnostic::new(
+                        f.loc.clone(),
+                        format!("cannot flatten field `{}` of this type", f.rust_name),
+                    )
+                    .with_hint(
+                        "flatten a struct (its fields merge) or a map (unknown fields are kept)",
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        let prop = self.field_schema(f)?;
+        if self.is_required(f)? {
+            required.push(f.json_name.clone());
+        }
+        if properties.insert(f.json_name.clone(), prop).is_some() {
+            return Err(Diagnostic::new(
+                f.loc.clone(),
+                format!("two fields serialize as `{}`", f.json_name),
+            )
+            .with_hint("check #[serde(rename)] attributes"));
+        }
+        Ok(())
     }
 
     fn field_schema(&mut self, f: &Field) -> Result<JSONSchemaProps, Diagnostic> {
@@ -369,7 +426,17 @@ impl<'a> SchemaBuilder<'a> {
         let by_name = matches!(f.ty, TypeRef::Local(_) | TypeRef::K8s(_))
             || matches!(&f.ty, TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)));
         let type_schema = (by_name && !schemaless).then(|| schema.clone());
-        apply_markers(&mut schema, &f.markers)?;
+        apply_markers(&mut schema, &f.markers, &mut self.found);
+        // The field's own integer (through `Option`), whose range its bounds should keep to.
+        let scalar = match f.ty.unalias() {
+            TypeRef::Option(inner) => inner.unalias(),
+            other => other,
+        };
+        if matches!(scalar, TypeRef::Int32 | TypeRef::Int64)
+            && let [int] = f.ints.as_slice()
+        {
+            marker_keywords::check_int_range(&schema, *int, &f.markers, &mut self.found);
+        }
         if let Some(type_schema) = type_schema {
             keep_both(&type_schema, &mut schema, &f.markers);
         }
@@ -451,6 +518,10 @@ impl<'a> SchemaBuilder<'a> {
                 format: Some("byte".into()),
                 ..typed("string")
             },
+            TypeRef::ObjectMeta if self.options.generate_embedded_object_meta => {
+                serde_json::from_value(crate::kubernetes::schemas::embedded_object_meta())
+                    .expect("a schema")
+            }
             TypeRef::ObjectMeta => typed("object"),
             TypeRef::TypeMeta => {
                 return Err(Diagnostic::new(loc.clone(), "TypeMeta must be flattened")
@@ -520,7 +591,13 @@ impl<'a> SchemaBuilder<'a> {
                 let mut props = BTreeMap::new();
                 let mut one_of = vec![];
                 for v in variants {
-                    let schema = self.variant_schema(decl, v)?;
+                    let schema = match self.variant_schema(decl, v) {
+                        Ok(schema) => schema,
+                        Err(d) => {
+                            self.found.push(d);
+                            continue;
+                        }
+                    };
                     props.insert(v.json_name.clone(), schema);
                     one_of.push(JSONSchemaProps {
                         required: Some(vec![v.json_name.clone()]),
@@ -575,19 +652,28 @@ impl<'a> SchemaBuilder<'a> {
         for v in variants {
             let fields = match &v.shape {
                 VariantShape::Unit => continue,
-                _ => self.variant_schema(decl, v)?,
+                _ => match self.variant_schema(decl, v) {
+                    Ok(fields) => fields,
+                    Err(d) => {
+                        self.found.push(d);
+                        continue;
+                    }
+                },
             };
             if fields.type_.as_deref() != Some("object") {
-                return Err(Diagnostic::new(
+                self.found.push(Diagnostic::new(
                     v.loc.clone(),
                     format!(
                         "variant `{}::{}` must hold a struct to be internally tagged",
                         decl.name, v.rust_name
                     ),
                 ));
+                continue;
             }
             for (k, p) in fields.properties.unwrap_or_default() {
-                merge_property(&mut props, k, p, &v.loc)?;
+                if let Err(d) = merge_property(&mut props, k, p, &v.loc) {
+                    self.found.push(d);
+                }
             }
         }
         if props.contains_key(tag) {
@@ -622,7 +708,14 @@ impl<'a> SchemaBuilder<'a> {
     ) -> Result<JSONSchemaProps, Diagnostic> {
         let mut schemas = vec![];
         for v in variants {
-            schemas.push((v, self.variant_schema(decl, v)?));
+            match self.variant_schema(decl, v) {
+                Ok(schema) => schemas.push((v, schema)),
+                Err(d) => self.found.push(d),
+            }
+        }
+        if schemas.is_empty() {
+            // Every variant in error (reported): an empty schema stands in.
+            return Ok(JSONSchemaProps::default());
         }
         let types: std::collections::BTreeSet<Option<String>> =
             schemas.iter().map(|(_, s)| s.type_.clone()).collect();
@@ -648,7 +741,9 @@ impl<'a> SchemaBuilder<'a> {
             let mut props = BTreeMap::new();
             for (v, s) in schemas {
                 for (k, p) in s.properties.unwrap_or_default() {
-                    merge_property(&mut props, k, p, &v.loc)?;
+                    if let Err(d) = merge_property(&mut props, k, p, &v.loc) {
+                        self.found.push(d);
+                    }
                 }
             }
             return Ok(JSONSchemaProps {
@@ -815,4 +910,98 @@ pub fn lookup_path<'s>(
 /// A cache lock; a panic elsewhere cannot leave these maps half-updated.
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// controller-gen's `maxDescLen` (pkg/crd/desc_visitor.go) on every node of `s`: 0 removes
+/// descriptions; a longer one is cut to `max` bytes, back to the last sentence end if
+/// there is one, else to the last space with `...`, else with `...` at `max`.
+pub fn truncate_descriptions(s: &mut JSONSchemaProps, max: usize) {
+    if let Some(d) = &s.description {
+        s.description = (max > 0).then(|| truncate_description(d, max));
+    }
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        truncate_descriptions(p, max);
+    }
+    match &mut s.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) => truncate_descriptions(item, max),
+        Some(JSONSchemaPropsOrArray::Schemas(items)) => {
+            items.iter_mut().for_each(|i| truncate_descriptions(i, max))
+        }
+        None => {}
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+        truncate_descriptions(v, max);
+    }
+    for alt in [&mut s.all_of, &mut s.any_of, &mut s.one_of]
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        truncate_descriptions(alt, max);
+    }
+    if let Some(not) = &mut s.not {
+        truncate_descriptions(not, max);
+    }
+}
+
+/// controller-gen's `truncateString`. Go cuts bytes; a cut inside a character moves back
+/// to its start, as Rust strings must (Go would write a broken character there).
+fn truncate_description(desc: &str, max: usize) -> String {
+    if desc.len() <= max {
+        return desc.to_owned();
+    }
+    let mut end = max;
+    while !desc.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &desc[..end];
+    // Unicode's Sentence_Terminal, as Go's unicode.STerm: the common ones.
+    let terminal = |c: char| {
+        matches!(
+            c,
+            '.' | '!'
+                | '?'
+                | '\u{589}'
+                | '\u{61f}'
+                | '\u{6d4}'
+                | '\u{964}'
+                | '\u{965}'
+                | '\u{3002}'
+                | '\u{ff01}'
+                | '\u{ff0e}'
+                | '\u{ff1f}'
+                | '\u{ff61}'
+        )
+    };
+    if let Some((i, c)) = cut.char_indices().rev().find(|(_, c)| terminal(*c))
+        && i > 0
+    {
+        return cut[..i + c.len_utf8()].to_owned();
+    }
+    if let Some((i, _)) = cut.char_indices().rev().find(|(_, c)| c.is_whitespace())
+        && i > 0
+    {
+        return format!("{}...", &cut[..i]);
+    }
+    format!("{cut}...")
+}
+
+#[cfg(test)]
+mod truncate_tests {
+    use super::truncate_description as cut;
+
+    /// controller-gen's truncateString, case by case (pkg/crd/desc_visitor_test.go's).
+    #[test]
+    fn descriptions_are_cut_as_controller_gen_cuts_them() {
+        let d = "This is a description. It has two sentences.";
+        assert_eq!(cut(d, d.len()), d);
+        // Back to the last sentence end within the limit.
+        assert_eq!(cut(d, d.len() - 5), "This is a description.");
+        // No sentence end: back to the last space, with `...`.
+        assert_eq!(cut("one two three", 9), "one two...");
+        // Neither: cut at the limit, with `...`.
+        assert_eq!(cut("abcdefghij", 4), "abcd...");
+        // A cut inside a character moves back to its start.
+        assert_eq!(cut("ééé", 3), "é...");
+    }
 }

@@ -53,10 +53,15 @@ fn register_constants_and_resources() {
     assert_eq!(
         kinds,
         [
+            "Gen", "Thing", "Typed",    // 1password.example.com/v1
+            "Krate",    // crate.example.com/v1
             "Workload", // embed/v1
             // golayout/v1: kinds in a private `types.rs`, a `#[path]` file and an inline module.
-            "Gadget", "Gizmo", "Widget", // shapes/v1
-            "Cluster", "Full", "NoClient", "Ported", "ReadOnly", "Scaled", "Silent", "Skipper"
+            "Gadget", "Gizmo", "Widget", //
+            "Own",    // self.example.com/v1
+            // shapes/v1
+            "Cluster", "Full", "NoClient", "Ported", "ReadOnly", "Scaled", "Silent", "Skipper",
+            "Sup" // super.example.com/v1
         ]
     );
 }
@@ -181,4 +186,44 @@ fn ported_shapes_round_trip_in_their_wire_form() {
     assert_eq!(back, spec);
     let obj = Ported::new("p", spec);
     assert_eq!(obj.deep_copy(), obj);
+}
+
+/// Groups and plurals Kubernetes allows and Rust does not (`1password`, `self`, `type`)
+/// get identifiers all the same, and their clients and informers reach the right resources.
+#[tokio::test]
+async fn groups_and_plurals_that_are_no_rust_names_get_clients() {
+    use kube_codegen_shapes::api::names::{digit_group, self_group};
+    let (cs, server) = fake::new_clientset();
+    let things = cs._1password_v1()._1things("ns");
+    let thing = digit_group::Thing::new("t", digit_group::ThingSpec { name: "x".into() });
+    things.create(&thing, &PostParams::default()).await.unwrap();
+    assert_eq!(things.get("t").await.unwrap().spec.name, "x");
+    let typed = digit_group::Typed::new("t", digit_group::TypedSpec::default());
+    cs._1password_v1()
+        .r#type("ns")
+        .create(&typed, &PostParams::default())
+        .await
+        .unwrap();
+    let own = self_group::Own::new("o", self_group::OwnSpec::default());
+    cs.self_v1()
+        .self_("ns")
+        .create(&own, &PostParams::default())
+        .await
+        .unwrap();
+    let resources: Vec<(String, String)> = server
+        .actions()
+        .iter()
+        .filter(|a| a.verb == Verb::Create)
+        .map(|a| (a.group.clone(), a.resource.clone()))
+        .collect();
+    assert_eq!(
+        resources,
+        [
+            ("1password.example.com".to_owned(), "1things".to_owned()),
+            ("1password.example.com".to_owned(), "type".to_owned()),
+            ("self.example.com".to_owned(), "self".to_owned()),
+        ]
+    );
+    assert_eq!(digit_group::Thing::PLURAL, "1things");
+    assert_eq!(self_group::Own::API_VERSION, "self.example.com/v1");
 }
