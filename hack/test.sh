@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README: "Run the tests"):
+# The project's test command (README: "The two commands of this repository"):
 #   1. builds (or finds cached) the pinned control-plane binaries (etcd, kube-apiserver,
 #      kube-controller-manager, kubectl),
 #   2. checks that the generated files committed in sample-api are current,

@@ -12,7 +12,7 @@
 //! hands it, `resolve` builds the model and checks every input (the CRDs included),
 //! `generators` holds one module per generator and their registry, `output` writes. The
 //! schema builder (`schema`), the Kubernetes data (`kubernetes`) and the model (`model`)
-//! sit below them; README's "The generator's house" draws it.
+//! sit below them; CONTRIBUTING.md's "The generator's house" draws it.
 //!
 //! ```no_run
 //! // build.rs
@@ -49,7 +49,7 @@ mod walk;
 
 pub use config::{Config, ConversionWebhookMetadata, Metadata};
 pub use error::Error;
-pub use generators::GeneratorName;
+pub use generators::{GeneratorName, MarkerDoc, ReferenceFormat, marker_docs, marker_reference};
 #[cfg(feature = "import-go")]
 pub use import::go::{
     GoImportOptions, GoImported, GoPackageInput, IMPORT_GO_HEADER, import_go, import_path_of,

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
-use kube_codegen::{Config, Error, GeneratorName, KubernetesVersion};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use kube_codegen::{Config, Error, GeneratorName, KubernetesVersion, ReferenceFormat};
 
 mod scaffold_cli;
 
@@ -28,6 +28,13 @@ enum Command {
     Check(Options),
     /// List the generators, with what each makes.
     Generators,
+    /// Print every marker kube-codegen reads: its syntax, where it may stand, the generator
+    /// that reads it and one line of help (from the registry the parser uses).
+    Markers {
+        /// `text` for a terminal, `markdown` for a page (the book's marker reference).
+        #[arg(long, value_enum, default_value_t = MarkerFormat::Text)]
+        format: MarkerFormat,
+    },
     /// Start a new API crate with a controller binary (kubebuilder's `init`).
     Init(scaffold_cli::InitArgs),
     /// Add to a crate made by `init` (kubebuilder's `create api`).
@@ -38,6 +45,13 @@ enum Command {
     /// Import what others define into an API crate (`import crd FILE... --out DIR`).
     #[command(subcommand)]
     Import(ImportCommand),
+}
+
+/// The formats of `kube-codegen markers`.
+#[derive(Clone, Copy, ValueEnum)]
+enum MarkerFormat {
+    Text,
+    Markdown,
 }
 
 #[derive(Subcommand)]
@@ -262,6 +276,16 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             for g in GeneratorName::all() {
                 println!("{:<width$}  {}", g.as_str(), g.about());
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Markers { format } => {
+            print!(
+                "{}",
+                kube_codegen::marker_reference(match format {
+                    MarkerFormat::Text => ReferenceFormat::Text,
+                    MarkerFormat::Markdown => ReferenceFormat::Markdown,
+                })
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Check(opts) => {

@@ -20,9 +20,12 @@ mod deepcopy;
 mod fake;
 mod informers;
 mod listers;
+mod marker_reference;
 mod rbac;
 mod register;
 mod validation;
+
+pub use marker_reference::{MarkerDoc, ReferenceFormat, marker_docs, marker_reference};
 
 use std::cell::OnceCell;
 use std::fmt;

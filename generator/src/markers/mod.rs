@@ -392,14 +392,14 @@ fn unknown_marker(body: &str, loc: Location, table: &Table) -> Result<Option<Mar
         let near = near_in_namespace(name, table);
         let hint = if let Some(ours) = kubebuilder_form(name, table) {
             format!(
-                "kube-codegen reads only some of validation-gen's `+k8s:` tags (README.md's \
-                 marker reference lists them); for this one write `+{ours}`"
+                "kube-codegen reads only some of validation-gen's `+k8s:` tags (`kube-codegen \
+                 markers` lists them); for this one write `+{ours}`"
             )
         } else if near.is_empty() {
             format!(
-                "kube-codegen reads the `+{namespace}` markers and none is named so (README.md's \
-                 marker reference lists them); if this is another tool's marker, please report \
-                 it: kube-codegen keeps a list of those and leaves them alone"
+                "kube-codegen reads the `+{namespace}` markers and none is named so (`kube-codegen \
+                 markers` lists them); if this is another tool's marker, please report it: \
+                 kube-codegen keeps a list of those and leaves them alone"
             )
         } else {
             let near: Vec<String> = near.iter().map(|n| format!("`+{n}`")).collect();
@@ -416,7 +416,7 @@ fn unknown_marker(body: &str, loc: Location, table: &Table) -> Result<Option<Mar
     .with_marker(body)
     .with_hint(
         "markers of other tools are left alone, as controller-gen leaves markers it does not \
-         know; see the marker reference in README.md for the ones kube-codegen uses",
+         know; `kube-codegen markers` lists the ones kube-codegen uses",
     ))
 }
 
@@ -992,9 +992,8 @@ mod tests {
             ),
             (
                 "+k8s:minItems=1",
-                "kube-codegen reads only some of validation-gen's `+k8s:` tags (README.md's \
-                 marker reference lists them); for this one write \
-                 `+kubebuilder:validation:MinItems`",
+                "kube-codegen reads only some of validation-gen's `+k8s:` tags (`kube-codegen \
+                 markers` lists them); for this one write `+kubebuilder:validation:MinItems`",
             ),
             ("+k8s:unionMember", ""),
             ("+kube-codegen:crd=false", ""),

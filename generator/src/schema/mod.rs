@@ -232,7 +232,7 @@ impl<'a> SchemaBuilder<'a> {
         }
     }
 
-    /// Whether the schema requires the field, by the rules in README ("Required fields").
+    /// Whether the schema requires the field, by the rules in the book (docs/src/guide/api-types.md, "Required and optional fields").
     fn is_required(&self, f: &Field) -> Result<bool, Diagnostic> {
         let explicit_required = f.markers.iter().find(|m| {
             matches!(

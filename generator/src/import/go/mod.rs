@@ -7,7 +7,7 @@
 //! listing which parent modules already exist in the output crate: Go text in, files
 //! (path, contents) and located diagnostics out; the CLI reads and writes.
 //!
-//! The mapping (README "Importing Go API packages"):
+//! The mapping (docs/src/guide/import-go.md):
 //! - a package with `+groupName` -> `src/apis/<group>/<package>/`, any other package (shared
 //!   types such as flux's `meta`) -> `src/<package>/`; `doc.go` -> that module's `mod.rs`;
 //! - `type X struct` -> a struct deriving serde, `type X string` / `type X = Y` -> `pub type`,

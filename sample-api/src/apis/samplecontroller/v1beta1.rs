@@ -1,7 +1,7 @@
 //! The v1beta1 version of the samplecontroller API: v1alpha1's Foo with one field more,
 //! `spec.minReadySeconds`, which v1alpha1 cannot hold. v1beta1 is the storage version and
 //! the conversion hub; v1alpha1 is served as a spoke, converted by the generated
-//! `generated::conversion` (README "Multi-version APIs and conversion").
+//! `generated::conversion` (docs/src/guide/conversion.md).
 //!
 //! v1beta1 only adds: kubectl prefers it to v1alpha1 (beta outranks alpha), so every path
 //! v1alpha1 has must mean the same here, or the sample-controller tutorial's
@@ -13,6 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::TypeMeta;
 use serde::{Deserialize, Serialize};
 
+// ANCHOR: hub
 /// Foo is a specification for a Foo resource.
 ///
 /// +genclient
@@ -35,6 +36,7 @@ pub struct Foo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<FooStatus>,
 }
+// ANCHOR_END: hub
 
 /// FooSpec is the spec for a Foo resource.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
