@@ -260,6 +260,7 @@ error_cases! {
     k8s_marker_typo,
     marker_trailing_text,
     unknown_marker_typo,
+    unknown_marker_in_our_namespace,
     unknown_marker_argument,
     marker_wrong_level,
     kind_marker_on_non_kind,

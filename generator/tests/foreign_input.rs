@@ -287,6 +287,81 @@ fn markers_controller_gen_ignores_are_carried_as_comments() {
     );
 }
 
+/// Other tools' markers (the Go toolchain's `+patchMergeKey`, `+patchStrategy`,
+/// `+protobuf`, `+enum`, `+featureGate`; kubebuilder's `+kubebuilder:docs-gen:` and
+/// `+kubebuilder:scaffold:`, which its CronJob tutorial writes) are known, from the list
+/// `generate` reads: the port keeps them as written, and neither `import go` nor `generate`
+/// says a word (each was a warning of `generate`). A marker kube-codegen does not know in a
+/// namespace it reads (`+kubebuilder:validation:MinValue`, validation-gen's `+k8s:maxLength`)
+/// is one `generate` refuses, so the port carries it as a comment, with a warning at the Go
+/// declaration that says what was meant.
+#[test]
+fn other_tools_markers_are_quiet_and_unknown_ones_of_ours_carried_as_comments() {
+    let go = "// +groupName=meaning.example.com\n\
+        // +kubebuilder:docs-gen:collapse=Apache License\npackage v1\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\n// +kubebuilder:docs-gen:collapse=Thing\n\
+        type Thing struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+        \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+        // +enum\ntype Mode string\n\n\
+        type ThingSpec struct {\n\
+        \t// +optional\n\t// +patchMergeKey=name\n\t// +patchStrategy=merge\n\
+        \t// +listType=map\n\t// +listMapKey=name\n\
+        \tPorts []Port `json:\"ports,omitempty\" patchStrategy:\"merge\" patchMergeKey:\"name\" protobuf:\"bytes,1,rep,name=ports\"`\n\
+        \t// +optional\n\t// +featureGate=ThingModes\n\
+        \tMode Mode `json:\"mode,omitempty\"`\n\
+        \t// +kubebuilder:validation:MinValue=1\n\
+        \tReplicas int32 `json:\"replicas\"`\n\
+        \t// +optional\n\t// +k8s:maxLength=3\n\
+        \tCode string `json:\"code,omitempty\"`\n}\n\n\
+        type Port struct {\n\
+        \t// +protobuf=true\n\tName string `json:\"name\"`\n}\n\n\
+        // +kubebuilder:scaffold:types\n";
+    let (imported, crd, generate_warnings) = import_and_generate(&[("types.go", go)]);
+    let rust = &imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("types.rs"))
+        .expect("types.rs")
+        .contents;
+    for quiet in [
+        "+patchMergeKey=name",
+        "+patchStrategy=merge",
+        "+featureGate=ThingModes",
+        "+protobuf=true",
+        "+enum",
+        "+kubebuilder:docs-gen:collapse=Thing",
+    ] {
+        assert!(rust.contains(&format!("/// {quiet}\n")), "{quiet}:\n{rust}");
+    }
+    for carried in ["+kubebuilder:validation:MinValue=1", "+k8s:maxLength=3"] {
+        assert!(
+            rust.contains(&format!("// Go marker `{carried}` not carried over")),
+            "{carried}:\n{rust}"
+        );
+        assert!(
+            !rust.contains(&format!("/// {carried}")),
+            "{carried}:\n{rust}"
+        );
+    }
+    let warnings = imported.render_warnings();
+    assert_eq!(imported.warnings.len(), 2, "{warnings}");
+    assert!(
+        warnings.contains("did you mean `+kubebuilder:validation:Minimum`?")
+            && warnings.contains("for this one write `+kubebuilder:validation:MaxLength`")
+            && warnings.contains("types.go:"),
+        "{warnings}"
+    );
+    assert!(
+        generate_warnings.is_empty(),
+        "generate warned:\n{generate_warnings}"
+    );
+    let props = spec_props(&crd);
+    assert!(props["replicas"].get("minimum").is_none(), "{props}");
+}
+
 /// controller-gen's `crd:maxDescLen=0` writes no description at all, where an earlier
 /// release wrote `description: ''` on every node.
 #[test]

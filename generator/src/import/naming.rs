@@ -1,7 +1,7 @@
 //! Rust names for what a CRD names in JSON: Go-like type names from the property path
 //! (`CertificateSpecKeystoresJks`), snake_case fields, module names for groups; every
-//! collision resolved by a numeric suffix in the order the schema is walked, so a name
-//! is the same in every run.
+//! collision resolved by a numeric suffix, types in the order of the naming rule
+//! (`types::Plan`, README "Names of imported types"), so a name is the same in every run.
 
 use std::collections::BTreeSet;
 

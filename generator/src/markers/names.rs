@@ -254,23 +254,65 @@ pub const ITEMS_MARKERS: &[Name] = &[
     Name::XValidation,
 ];
 
-/// Markers of Kubernetes' code-generator (and its protobuf tooling) that have no meaning for
-/// a CRD or for the Rust we generate: accepted without a word, as controller-gen does.
-pub const SILENT_FOREIGN: &[&str] = &[
+/// The markers of other tools, known and quiet: the one list both `generate` and the
+/// importers read. A marker is one of them when its name is an entry, or continues one with
+/// `:` or `.` (`k8s:deepcopy-gen:interfaces`, `protobuf.options...`); an entry ending in
+/// `:` names a whole namespace (`kubebuilder:scaffold:`). Every other unknown marker in a
+/// namespace kube-codegen reads (`+kubebuilder:`, `+k8s:`, `+genclient`, ...) is an error:
+/// a typo there would leave a bound out of the CRD. So are validation-gen's declarative
+/// validation tags beyond the ones kube-codegen reads (`+k8s:maxLength`, `+k8s:format`):
+/// they are not in this list, because an author who writes one on a CRD's field means a
+/// bound the CRD would not have.
+pub const FOREIGN: &[&str] = &[
+    // Kubernetes' code-generator and gengo: generators that do not touch a CRD, or whose
+    // Rust counterpart needs no marker.
     "k8s:deepcopy-gen",
     "k8s:openapi-gen",
     "k8s:openapi-model-package",
     "k8s:conversion-gen",
+    "k8s:conversion-gen-external-types",
     "k8s:conversion-fn",
     "k8s:defaulter-gen",
+    "k8s:defaulter-gen-input",
     "k8s:prerelease-lifecycle-gen",
     "k8s:protobuf",
     "k8s:validation-gen",
+    "k8s:validation-gen-input",
+    "k8s:validation-gen-scheme-registry",
     "k8s:register-gen",
+    "k8s:applyconfiguration-gen",
     "groupGoName",
-    "protobuf",
     "genconversion",
+    // The Go toolchain's API conventions, read by openapi-gen, protobuf and strategic merge
+    // patch (not by CRDs, which have no patch strategy).
+    "protobuf",
+    "patchMergeKey",
+    "patchStrategy",
+    "enum",
+    "featureGate",
+    "union",
+    "unionDiscriminator",
+    "unionDeprecated",
+    // kubebuilder's own markers that are not CRD markers: its docs generator and the
+    // scaffold lines of its main.go (kubebuilder's CronJob tutorial writes both).
+    "kubebuilder:docs-gen:",
+    "kubebuilder:scaffold:",
+    // Operator SDK's OLM metadata.
+    "operator-sdk:",
 ];
+
+/// Whether `name` (a marker's name, without `+` and value) is another tool's, from
+/// [`FOREIGN`].
+pub fn is_foreign(name: &str) -> bool {
+    FOREIGN.iter().any(|f| match f.strip_suffix(':') {
+        Some(namespace) => name
+            .strip_prefix(namespace)
+            .is_some_and(|rest| rest.starts_with(':')),
+        None => name
+            .strip_prefix(f)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '.'])),
+    })
+}
 
 impl Name {
     /// The `items:` form of a validation marker (`kubebuilder:validation:items:MaxLength`),
