@@ -26,10 +26,37 @@ pub const BIN_DIR_ENV: &str = "KUBE_CODEGEN_ENVTEST_BIN";
 /// Environment variable naming the cache root (default `~/.cache/kube-codegen`).
 pub const CACHE_ENV: &str = "KUBE_CODEGEN_CACHE";
 
-pub(crate) const HINT: &str = "build the pinned binaries once (needs Go, about 6-8 min on 2 cores): \
-                    `kube-codegen-envtest build` (or `hack/testenv.sh build` in the kube-codegen \
-                    repository); or point KUBE_CODEGEN_ENVTEST_BIN at a directory holding etcd and \
-                    kube-apiserver";
+/// How to get the binaries, in a form that works where this crate came from: built from a
+/// kube-codegen checkout (a path dependency, as `kube-codegen init` writes one from a
+/// checkout), that checkout's commands; from the registry, the published command.
+pub(crate) fn hint() -> String {
+    let how = match checkout() {
+        Some(dir) => format!(
+            "`kube-codegen-envtest build`, from the kube-codegen checkout this crate comes from: \
+             `{0}/hack/testenv.sh build`, or `cargo install --path {0}/envtest --features cli` \
+             for the command",
+            dir.display()
+        ),
+        None => {
+            "`kube-codegen-envtest build` (`cargo install kube-codegen-envtest --features cli` \
+                 installs it)"
+                .to_owned()
+        }
+    };
+    format!(
+        "build the pinned binaries once (needs Go, about 6-8 min on 2 cores) with {how}; or point \
+         KUBE_CODEGEN_ENVTEST_BIN at a directory holding etcd and kube-apiserver"
+    )
+}
+
+/// The kube-codegen checkout this crate was built from, if it was built from one that is
+/// still there (a registry package has no `hack/testenv.sh` beside it).
+fn checkout() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    dir.join("hack/testenv.sh")
+        .is_file()
+        .then(|| dir.to_owned())
+}
 
 /// The cache root: `$KUBE_CODEGEN_CACHE`, else `$HOME/.cache/kube-codegen`.
 #[must_use]
@@ -110,7 +137,7 @@ impl Binaries {
                 Err(Error::MissingBinary {
                     component,
                     path,
-                    hint: HINT.to_owned(),
+                    hint: hint(),
                 })
             }
         };
@@ -172,7 +199,7 @@ impl Binaries {
                 return Err(Error::MissingBinary {
                     component: Component::KubeControllerManager,
                     path,
-                    hint: HINT.to_owned(),
+                    hint: hint(),
                 });
             }
         }
@@ -217,7 +244,7 @@ impl Binaries {
                 path: self
                     .dir
                     .join(Component::KubeControllerManager.binary_name()),
-                hint: HINT.to_owned(),
+                hint: hint(),
             })
     }
 }
@@ -509,6 +536,32 @@ func main() { etcdmain.Main(os.Args) }
 #[cfg(test)]
 mod tests {
     use super::build::*;
+
+    /// Built from this checkout (as a path dependency is), the missing-binary hint names
+    /// commands that work here: nothing of ours is on a registry to `cargo install` from.
+    #[test]
+    fn the_hint_names_the_checkout_it_was_built_from() {
+        let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .display()
+            .to_string();
+        let hint = super::hint();
+        assert!(
+            hint.contains(&format!("`{checkout}/hack/testenv.sh build`")),
+            "{hint}"
+        );
+        assert!(
+            hint.contains(&format!(
+                "`cargo install --path {checkout}/envtest --features cli`"
+            )),
+            "{hint}"
+        );
+        assert!(
+            !hint.contains("cargo install kube-codegen-envtest"),
+            "{hint}"
+        );
+    }
 
     #[test]
     fn reads_what_the_build_needs_from_kubernetes_go_mod() {

@@ -651,7 +651,7 @@ impl Environment {
         let path = self.binaries.kubectl().ok_or_else(|| Error::MissingTool {
             name: "kubectl",
             path: self.binaries.dir().join("kubectl"),
-            hint: crate::binaries::HINT.to_owned(),
+            hint: crate::binaries::hint(),
         })?;
         let mut cmd = Command::new(path);
         cmd.arg("--kubeconfig").arg(&self.kubeconfig_path);

@@ -32,6 +32,9 @@ pub struct Metadata {
     pub kubernetes_version: Option<String>,
     /// Cut schema descriptions to this many characters.
     pub max_description_len: Option<usize>,
+    /// Write an embedded `ObjectMeta` (a pod template's `metadata`) with its validatable
+    /// fields, as controller-gen's `crd:generateEmbeddedObjectMeta=true` (default false).
+    pub generate_embedded_object_meta: Option<bool>,
     /// Generate Rust (register, deep-copy, clientset, fake) as well as CRDs (default true).
     pub rust: Option<bool>,
     /// The Rust path of the module `src/` maps to (default `crate`).
@@ -228,6 +231,8 @@ impl Config {
             config.generators = meta.generators;
             config.header_file = meta.header_file;
             config.schema.max_description_len = meta.max_description_len;
+            config.schema.generate_embedded_object_meta =
+                meta.generate_embedded_object_meta.unwrap_or(false);
             if let Some(w) = meta.conversion_webhook {
                 config.schema.conversion_webhook =
                     conversion_webhook(w.service.as_deref(), w.url.as_deref(), w.path, w.port)
@@ -413,6 +418,20 @@ impl Config {
     #[must_use]
     pub fn max_description_len(mut self, n: usize) -> Self {
         self.schema.max_description_len = Some(n);
+        self
+    }
+
+    /// Write an embedded `ObjectMeta` (a pod template's `metadata`) with the fields a CRD
+    /// may validate (name, namespace, labels, annotations, finalizers), as controller-gen's
+    /// `crd:generateEmbeddedObjectMeta=true` does; by default it is a bare object, and a CEL
+    /// rule over a pod template's labels does not compile (the API server refuses it).
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().generate_embedded_object_meta(true);
+    /// ```
+    #[must_use]
+    pub fn generate_embedded_object_meta(mut self, yes: bool) -> Self {
+        self.schema.generate_embedded_object_meta = yes;
         self
     }
 

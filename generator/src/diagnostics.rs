@@ -121,7 +121,17 @@ impl Diagnostic {
                 .take(self.loc.column.saturating_sub(1))
                 .map(|c| if c == '\t' { '\t' } else { ' ' })
                 .collect();
-            let width = self.marker.as_ref().map_or(1, |m| m.chars().count() + 1);
+            // The marker when one is at fault, else the word at the location (the name of
+            // the item, field or key it points at), else one character.
+            let width = match &self.marker {
+                Some(m) => m.chars().count() + 1,
+                None => line
+                    .chars()
+                    .skip(self.loc.column.saturating_sub(1))
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .count()
+                    .max(1),
+            };
             out += &format!(
                 "{pad} |\n{number} | {line}\n{pad} | {caret_pad}{}\n",
                 "^".repeat(width)

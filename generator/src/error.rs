@@ -1,12 +1,17 @@
 //! [`Error`]: why a run produced no files.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use crate::diagnostics::Diagnostic;
 use crate::output::OutputError;
 
 /// Why a run produced no files.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints what `Display` prints, as anyhow's errors do: a build script's
+/// `fn main() -> Result<(), Box<dyn Error>>` reports an `Err` with `Debug`, and its reader
+/// needs the rendered diagnostics, not the structure that holds them.
+#[derive(thiserror::Error)]
 pub enum Error {
     /// The input has problems; the rendered text lists each with its location.
     #[error("{rendered}")]
@@ -44,5 +49,16 @@ impl Error {
         f: impl FnOnce() -> Result<R, Error> + Send,
     ) -> Result<R, Error> {
         crate::parallel::with_stack(f).map_err(|source| Error::Thread { source })?
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The rendered diagnostics start on a line of their own, so after the `Error: ` a
+        // returning `main` prints they read exactly as the CLI prints them.
+        if matches!(self, Error::Input { .. }) {
+            writeln!(f)?;
+        }
+        fmt::Display::fmt(self, f)
     }
 }

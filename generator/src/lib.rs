@@ -42,6 +42,7 @@ mod parallel;
 mod pipeline;
 mod read;
 mod resolve;
+mod runtime_source;
 mod scaffold;
 mod schema;
 mod walk;
@@ -64,6 +65,10 @@ pub use pipeline::{FoundGroupVersion, Generated};
 /// `hack/gen-k8s-schemas.sh`. Anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    /// `import go`'s data of Kubernetes' named non-struct types, and the function that
+    /// reads it from their Go sources (the test that keeps the data fresh calls it).
+    #[cfg(feature = "import-go")]
+    pub use crate::import::go::{K8sNamedTypes, extract_k8s_named_types};
     pub use crate::kubernetes::schemas as k8s_schemas;
     pub use crate::output::HEADER as RUST_HEADER;
     /// Directory walks that read each directory once (the CLI's `import crd DIR`).
@@ -97,8 +102,9 @@ pub mod __private {
 
 pub use diagnostics::{Diagnostic, Diagnostics, Location, Severity};
 pub use output::{CheckReport, GeneratedFile, OutputError, WriteReport, is_generated};
+pub use runtime_source::{ManifestEntryError, RuntimeSource};
 pub use scaffold::{
-    ApiOptions, CrateFiles, RuntimeSource, ScaffoldError, ScaffoldFile, create_api as scaffold_api,
+    ApiOptions, CrateFiles, ScaffoldError, ScaffoldFile, create_api as scaffold_api,
     init as scaffold_init,
 };
 pub use schema::{ConversionWebhook, SchemaOptions};

@@ -65,6 +65,8 @@ struct ImportGo {
     /// The Kubernetes version a new crate generates for (default: the newest).
     #[arg(long, value_name = "1.NN")]
     kubernetes_version: Option<KubernetesVersion>,
+    #[command(flatten)]
+    runtime: scaffold_cli::RuntimeArgs,
 }
 
 #[derive(Args)]
@@ -82,6 +84,8 @@ struct ImportCrd {
     /// matched against (default: an existing crate's `kubernetes-version`, else the newest).
     #[arg(long, value_name = "1.NN")]
     kubernetes_version: Option<KubernetesVersion>,
+    #[command(flatten)]
+    runtime: scaffold_cli::RuntimeArgs,
 }
 
 #[derive(Args)]
@@ -104,9 +108,15 @@ struct Options {
     /// Licence text placed under the header of generated Rust files (overrides `header-file`).
     #[arg(long)]
     header_file: Option<PathBuf>,
-    /// Cut schema descriptions to this many characters.
+    /// Cut schema descriptions to this many bytes, as controller-gen's `crd:maxDescLen` (0
+    /// writes none).
     #[arg(long)]
     max_description_len: Option<usize>,
+    /// Write an embedded ObjectMeta (a pod template's `metadata`) with its validatable
+    /// fields, as controller-gen's `crd:generateEmbeddedObjectMeta=true` (overrides
+    /// `generate-embedded-object-meta`).
+    #[arg(long)]
+    generate_embedded_object_meta: bool,
     /// The Kubernetes version to generate for, e.g. 1.35 (overrides `kubernetes-version`;
     /// default: the crate's k8s-openapi feature, else the newest supported).
     #[arg(long, value_name = "1.NN")]
@@ -159,6 +169,9 @@ impl Options {
         }
         if self.validate_all_kinds {
             c = c.validate_all_kinds(true);
+        }
+        if self.generate_embedded_object_meta {
+            c = c.generate_embedded_object_meta(true);
         }
         if let Some(v) = self.kubernetes_version {
             c = c.kubernetes_version(v);
@@ -241,8 +254,13 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Init(args) => Ok(scaffold_cli::init(args)),
         Command::Create { what } => Ok(scaffold_cli::create(what)),
         Command::Generators => {
+            // One column for the names, as wide as the longest, so the descriptions align.
+            let width = GeneratorName::all()
+                .map(|g| g.as_str().len())
+                .max()
+                .unwrap_or_default();
             for g in GeneratorName::all() {
-                println!("{:<10} {}", g.as_str(), g.about());
+                println!("{:<width$}  {}", g.as_str(), g.about());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -342,6 +360,62 @@ fn crate_name_of(name: Option<&String>, out: &std::path::Path) -> String {
     })
 }
 
+/// Where an imported crate takes the runtime from: a new crate's Cargo.toml is written with
+/// it; an existing crate's is amended only when the flags ask (after the import wrote).
+struct ImportRuntime {
+    source: kube_codegen::RuntimeSource,
+    /// What to say once the import is written.
+    line: Option<String>,
+    /// An existing Cargo.toml and its amended text.
+    amend: Option<(PathBuf, String)>,
+}
+
+impl ImportRuntime {
+    /// Amend the existing Cargo.toml if asked, and say where the runtime comes from.
+    fn finish(self) -> bool {
+        if let Some((path, text)) = self.amend
+            && let Err(e) = std::fs::write(&path, text)
+        {
+            eprintln!("error: {}: {e}", path.display());
+            return false;
+        }
+        if let Some(line) = self.line {
+            eprintln!("{line}");
+        }
+        true
+    }
+}
+
+/// `None` after printing the error of flags that name no usable runtime.
+fn runtime_of_import(
+    args: &scaffold_cli::RuntimeArgs,
+    out: &std::path::Path,
+) -> Option<ImportRuntime> {
+    let manifest = out.join("Cargo.toml");
+    let result = if manifest.exists() {
+        args.amend(&manifest).map(|amended| match amended {
+            Some((text, source)) => ImportRuntime {
+                line: Some(format!("kube-codegen: the crate takes {source}, as asked")),
+                source,
+                amend: Some((manifest, text)),
+            },
+            // Unused: Cargo.toml is there and stays the author's.
+            None => ImportRuntime {
+                source: kube_codegen::RuntimeSource::registry(),
+                line: None,
+                amend: None,
+            },
+        })
+    } else {
+        args.for_new_crate().map(|(source, line)| ImportRuntime {
+            source,
+            line: Some(line),
+            amend: None,
+        })
+    };
+    result.map_err(|e| eprintln!("error: {e}")).ok()
+}
+
 fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
     let mut inputs = vec![];
     for dir in &args.packages {
@@ -372,16 +446,23 @@ fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
             import_path: kube_codegen::import_path_of(dir),
         });
     }
+    let Some(runtime) = runtime_of_import(&args.runtime, &args.out) else {
+        return Ok(ExitCode::FAILURE);
+    };
     let options = kube_codegen::GoImportOptions {
         out: args.out.clone(),
         crate_name: crate_name_of(args.name.as_ref(), &args.out),
         kubernetes: args.kubernetes_version.unwrap_or(KubernetesVersion::NEWEST),
+        runtime: runtime.source.clone(),
     };
     let imported = kube_codegen::import_go(&inputs, &options)?;
     eprint!("{}", imported.render_warnings());
     let report = imported.write()?;
     for p in &report.written {
         eprintln!("wrote {}", p.display());
+    }
+    if !runtime.finish() {
+        return Ok(ExitCode::FAILURE);
     }
     eprintln!("{}", imported.summary);
     eprintln!(
@@ -412,9 +493,13 @@ fn import_crd(args: &ImportCrd) -> Result<ExitCode, Error> {
             })
             .unwrap_or_else(|| "imported-api".to_owned())
     });
+    let Some(runtime) = runtime_of_import(&args.runtime, &args.out) else {
+        return Ok(ExitCode::FAILURE);
+    };
     let options = kube_codegen::ImportOptions {
         out: args.out.clone(),
         crate_name: name,
+        runtime: runtime.source.clone(),
         // Objects are matched against this version's Kubernetes types, so it must be the
         // one `generate` will use: the flag, else an existing crate's metadata.
         kubernetes: match args.kubernetes_version {
@@ -433,6 +518,9 @@ fn import_crd(args: &ImportCrd) -> Result<ExitCode, Error> {
     let report = imported.write()?;
     for p in &report.written {
         eprintln!("wrote {}", p.display());
+    }
+    if !runtime.finish() {
+        return Ok(ExitCode::FAILURE);
     }
     eprintln!("{}", imported.summary());
     eprintln!(

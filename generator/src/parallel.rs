@@ -16,7 +16,7 @@ use std::sync::Mutex;
 /// this is 4 times that. A thread's stack is reserved, not
 /// allocated: only what the run touches costs memory. Spawned threads get 2 MiB otherwise,
 /// and the calling thread has what its caller gave it (2 MiB in a test, 8 MiB on a main
-/// thread), so a run never works on a thread it did not size: see [`with_stack`].
+/// thread), so a run never works on a thread it did not size: see `with_stack`.
 pub const STACK_SIZE: usize = 64 << 20;
 
 /// `f()` on a thread of [`STACK_SIZE`], as every run's entry point calls it; a panic in

@@ -22,10 +22,83 @@ pub struct InitArgs {
     /// Scaffold into a directory that is not empty (existing files are never overwritten).
     #[arg(long)]
     force: bool,
-    /// Take kube-codegen-runtime from this directory of a kube-codegen checkout (and
-    /// kube-codegen-envtest from the `envtest/` beside it) instead of crates.io.
-    #[arg(long, value_name = "DIR")]
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+}
+
+/// Where a crate takes kube-codegen-runtime and kube-codegen-envtest from: the same two
+/// flags, with the same meaning, on `init`, `create api`, `import crd` and `import go`.
+#[derive(Args)]
+pub struct RuntimeArgs {
+    /// Take kube-codegen-runtime from this directory (the `runtime/` of a kube-codegen
+    /// checkout; kube-codegen-envtest from the `envtest/` beside it). Default for a new
+    /// crate: the checkout this kube-codegen was built from, when it was built from one. On
+    /// an existing crate, its Cargo.toml's entries are rewritten.
+    #[arg(long, value_name = "DIR", conflicts_with = "runtime_version")]
     runtime_path: Option<PathBuf>,
+    /// Take them from the registry at this version. Default for a new crate made by a
+    /// kube-codegen installed from the registry: its own version. On an existing crate,
+    /// its Cargo.toml's entries are rewritten.
+    #[arg(long, value_name = "VERSION")]
+    runtime_version: Option<String>,
+}
+
+impl RuntimeArgs {
+    /// The source the flags name, if they name one.
+    pub fn explicit(&self) -> Result<Option<RuntimeSource>, String> {
+        if let Some(v) = &self.runtime_version {
+            return Ok(Some(RuntimeSource::Registry { version: v.clone() }));
+        }
+        let Some(p) = &self.runtime_path else {
+            return Ok(None);
+        };
+        let dir = std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let name = std::fs::read_to_string(dir.join("Cargo.toml"))
+            .ok()
+            .and_then(|t| t.parse::<toml::Table>().ok())
+            .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned));
+        if name.as_deref() != Some("kube-codegen-runtime") {
+            return Err(format!(
+                "--runtime-path {}: not the kube-codegen-runtime crate (no Cargo.toml naming it)\n  hint: the `runtime/` directory of a kube-codegen checkout",
+                p.display()
+            ));
+        }
+        Ok(Some(RuntimeSource::Path(dir)))
+    }
+
+    /// The source of a new crate: the flags', else where this kube-codegen came from; and
+    /// the summary line that says which and why.
+    pub fn for_new_crate(&self) -> Result<(RuntimeSource, String), String> {
+        if let Some(source) = self.explicit()? {
+            let line = format!("kube-codegen: the crate takes {source}, as asked");
+            return Ok((source, line));
+        }
+        let source = RuntimeSource::of_this_build();
+        let line = match &source {
+            RuntimeSource::Path(_) => format!(
+                "kube-codegen: the crate takes {source}: the checkout this kube-codegen was built from (--runtime-version VERSION takes a registry release instead)"
+            ),
+            RuntimeSource::Registry { .. } => format!(
+                "kube-codegen: the crate takes {source}: the release of this kube-codegen (--runtime-path DIR takes a checkout's instead)"
+            ),
+        };
+        Ok((source, line))
+    }
+
+    /// `manifest` with its kube-codegen-runtime and kube-codegen-envtest entries set to
+    /// the flags' source, or `None` when the flags name none (an existing crate's
+    /// Cargo.toml is its author's unless asked).
+    pub fn amend(&self, manifest: &Path) -> Result<Option<(String, RuntimeSource)>, String> {
+        let Some(source) = self.explicit()? else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(manifest)
+            .map_err(|e| format!("{}: {e}", manifest.display()))?;
+        let amended = source
+            .set_in_manifest(&text)
+            .map_err(|e| format!("{}: {e}", manifest.display()))?;
+        Ok(Some((amended, source)))
+    }
 }
 
 /// What `create` creates.
@@ -53,6 +126,8 @@ pub struct ApiArgs {
     /// The crate made by `kube-codegen init`.
     #[arg(long, default_value = ".")]
     dir: PathBuf,
+    #[command(flatten)]
+    runtime: RuntimeArgs,
 }
 
 fn fail(e: impl std::fmt::Display) -> ExitCode {
@@ -81,12 +156,9 @@ pub fn init(args: InitArgs) -> ExitCode {
             args.dir.display()
         ));
     }
-    let runtime = match &args.runtime_path {
-        Some(p) => match std::path::absolute(p) {
-            Ok(p) => RuntimeSource::Path(p),
-            Err(e) => return fail(format!("{}: {e}", p.display())),
-        },
-        None => RuntimeSource::Registry,
+    let (runtime, runtime_line) = match args.runtime.for_new_crate() {
+        Ok(r) => r,
+        Err(e) => return fail(e),
     };
     let files = match scaffold_init(&name, &runtime) {
         Ok(f) => f,
@@ -95,6 +167,7 @@ pub fn init(args: InitArgs) -> ExitCode {
     if let Err(e) = write_all(&args.dir, &files) {
         return fail(e);
     }
+    eprintln!("{runtime_line}");
     eprintln!(
         "kube-codegen: created crate `{name}` in {} ({} files)\nnext: kube-codegen create api --dir {} --group <group> --version <version> --kind <Kind>",
         args.dir.display(),
@@ -142,10 +215,24 @@ pub fn create(what: CreateWhat) -> ExitCode {
         kind: args.kind,
         cluster_scoped: args.cluster_scoped,
     };
-    let files = match scaffold_api(&krate, &opts) {
+    let mut files = match scaffold_api(&krate, &opts) {
         Ok(f) => f,
         Err(e) => return fail(e),
     };
+    // Asked for a runtime: the crate's Cargo.toml takes it, undone with the rest.
+    let mut runtime_note = None;
+    match args.runtime.amend(&manifest) {
+        Ok(Some((contents, source))) => {
+            runtime_note = Some(format!("kube-codegen: the crate takes {source}, as asked"));
+            files.push(ScaffoldFile {
+                path: "Cargo.toml".into(),
+                contents,
+                edit: true,
+            });
+        }
+        Ok(None) => {}
+        Err(e) => return fail(e),
+    }
     // Remember what was there, so a failing generation leaves the crate as it was.
     let before: Vec<(PathBuf, Option<String>)> = files
         .iter()
@@ -163,6 +250,9 @@ pub fn create(what: CreateWhat) -> ExitCode {
         Ok(generated) => {
             eprint!("{}", generated.render_warnings());
             eprint!("{}", generated.summary());
+            if let Some(note) = runtime_note {
+                eprintln!("{note}");
+            }
             for f in &files {
                 let verb = if f.edit { "updated" } else { "created" };
                 eprintln!("{verb} {}", f.path.display());

@@ -441,7 +441,8 @@ fn flags_override_cargo_metadata() {
     let stderr = sb.fails(&["generate", "crate", "--input", "src/other"]);
     assert!(stderr.contains("no group/version module found"), "{stderr}");
 
-    // --max-description-len cuts descriptions.
+    // --max-description-len cuts descriptions as controller-gen's maxDescLen does: back to
+    // the last space within 10 bytes, with `...`.
     let out = sb.run(&[
         "generate",
         "crate",
@@ -451,7 +452,7 @@ fn flags_override_cargo_metadata() {
         "10",
     ]);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.contains("description: Foo is a s\n"), "{stdout}");
+    assert!(stdout.contains("description: Foo is a...\n"), "{stdout}");
 }
 
 #[test]
@@ -633,4 +634,175 @@ fn validate_all_kinds_opts_every_kind_in() {
         &format!("{manifest}validate-all-kinds = true\n"),
     );
     sb.ok(&["check", "crate"]);
+}
+
+/// `init` and `create api` write crates that build as written: this kube-codegen, built
+/// from a checkout, names the checkout's runtime and envtest by path and says so;
+/// `--runtime-version` and `--runtime-path` mean the same on `create api` as on `init`
+/// (there they rewrite the crate's entries, undone with the rest if generation fails).
+#[test]
+fn init_and_create_api_name_the_runtime_they_were_built_with() {
+    let sandbox = Sandbox::new("tests/fixtures/foo");
+    let dir = sandbox.tmp.path().join("op");
+    let dir_s = dir.to_str().unwrap();
+    let err = sandbox.ok(&["init", dir_s]);
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("runtime");
+    assert!(
+        err.contains(&format!(
+            "the crate takes kube-codegen-runtime from {}: the checkout this kube-codegen was built from",
+            runtime.display()
+        )),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let envtest = runtime.with_file_name("envtest");
+    for line in [
+        format!(
+            "kube-codegen-runtime = {{ path = {:?} }}",
+            runtime.display().to_string()
+        ),
+        format!(
+            "kube-codegen-envtest = {{ path = {:?} }}",
+            envtest.display().to_string()
+        ),
+    ] {
+        assert!(manifest.contains(&line), "{line} not in\n{manifest}");
+    }
+
+    let api = |extra: &[&str]| {
+        let mut args = vec![
+            "create",
+            "api",
+            "--dir",
+            dir_s,
+            "--group",
+            "webapp.example.com",
+            "--version",
+            "v1",
+        ];
+        args.extend_from_slice(extra);
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let args = api(&["--kind", "Guestbook", "--runtime-version", "0.1.0"]);
+    let err = sandbox.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        err.contains("the crate takes kube-codegen-runtime 0.1.0 from the registry, as asked"),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("kube-codegen-runtime = \"0.1.0\"\n")
+            && manifest.contains("kube-codegen-envtest = \"0.1.0\"\n"),
+        "{manifest}"
+    );
+    // A path that is not the runtime: refused before anything is written.
+    let before = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    let args = api(&["--kind", "Other", "--runtime-path", dir_s]);
+    let err = sandbox.fails(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(err.contains("not the kube-codegen-runtime crate"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/lib.rs")).unwrap(),
+        before
+    );
+    assert!(!dir.join("src/controllers/other.rs").exists());
+}
+
+/// `kube-codegen generators` lists every generator with its description, the descriptions
+/// in one column.
+#[test]
+fn generators_are_listed_in_aligned_columns() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .arg("generators")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 11, "{text}");
+    let starts: std::collections::BTreeSet<usize> = lines
+        .iter()
+        .map(|l| {
+            let name = l.split_whitespace().next().unwrap();
+            name.len() + l[name.len()..].len() - l[name.len()..].trim_start().len()
+        })
+        .collect();
+    assert_eq!(
+        starts.len(),
+        1,
+        "descriptions start in different columns:\n{text}"
+    );
+}
+
+/// A `+kubebuilder:default` that a derived `Default` contradicts is said at the field: an
+/// object built from `Default` (as the scaffold's example is) sends the derived value, and
+/// the server defaults only absent fields. A hand-written `Default` that agrees is quiet.
+#[test]
+fn a_default_marker_that_derive_default_contradicts_is_a_warning() {
+    let sandbox = Sandbox::new("tests/fixtures/foo");
+    let dir = sandbox.tmp.path().join("op");
+    let dir_s = dir.to_str().unwrap();
+    sandbox.ok(&["init", dir_s]);
+    sandbox.ok(&[
+        "create",
+        "api",
+        "--dir",
+        dir_s,
+        "--group",
+        "webapp.example.com",
+        "--version",
+        "v1",
+        "--kind",
+        "Widget",
+    ]);
+    let types = dir.join("src/apis/webapp/v1.rs");
+    let text = std::fs::read_to_string(&types).unwrap();
+    let field = "    pub foo: Option<String>,\n";
+    let with_replicas = text.replacen(
+        field,
+        &format!(
+            "{field}    /// +kubebuilder:validation:Minimum=1\n    /// +kubebuilder:default=1\n    pub replicas: i32,\n"
+        ),
+        1,
+    );
+    assert_ne!(with_replicas, text, "the scaffold's example field moved");
+    std::fs::write(&types, &with_replicas).unwrap();
+    let line = with_replicas
+        .lines()
+        .position(|l| l == "    pub replicas: i32,")
+        .unwrap()
+        + 1;
+    let err = sandbox.ok(&["generate", dir_s]);
+    assert!(
+        err.contains(
+            "warning: `WidgetSpec`'s derived `Default` starts `spec.replicas` at 0, not at its default 1"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("--> {}:{line}:9", types.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains("implement `Default` for `WidgetSpec` by hand"),
+        "{err}"
+    );
+
+    // Made to agree by hand: nothing to say.
+    let by_hand = with_replicas
+        .replacen(
+            "#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n#[serde(rename_all = \"camelCase\")]\npub struct WidgetSpec",
+            "#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]\n#[serde(rename_all = \"camelCase\")]\npub struct WidgetSpec",
+            1,
+        )
+        + "\nimpl Default for WidgetSpec {\n    fn default() -> Self {\n        WidgetSpec { foo: None, replicas: 1 }\n    }\n}\n";
+    assert!(
+        !by_hand.contains("Default, PartialEq, Serialize, Deserialize)]\n#[serde(rename_all = \"camelCase\")]\npub struct WidgetSpec"),
+        "the scaffold's derive moved:\n{by_hand}"
+    );
+    std::fs::write(&types, &by_hand).unwrap();
+    let err = sandbox.ok(&["generate", dir_s]);
+    assert!(!err.contains("derived `Default`"), "{err}");
 }

@@ -234,6 +234,7 @@ error_cases! {
     bad_enum_for_integer,
     default_wrong_type,
     invalid_pattern,
+    pattern_backslash_in_quotes,
     xvalidation_bad_reason,
     xvalidation_missing_rule,
     xvalidation_cel_check,
@@ -266,7 +267,6 @@ error_cases! {
     bad_printcolumn_type,
     bad_printcolumn_format,
     bad_printcolumn_priority,
-    printcolumn_missing_field,
     bad_scope,
     bad_short_name,
     non_namespaced_contradicts_scope,
@@ -368,6 +368,32 @@ fn non_utf8_file() {
     assert_nothing_written(&dir);
 }
 
+/// A build script that returns `Result<(), Box<dyn Error>>` (README's build.rs) reports an
+/// `Err` as `Error: {err:?}`: that must be the rendered diagnostics as the CLI prints them,
+/// each `-->` line on a line of its own, not the `Input { diagnostics: [...] }` structure
+/// with the text escaped onto one line.
+#[test]
+fn debug_of_an_input_error_is_the_rendered_diagnostics() {
+    let dir = Path::new(ERRORS_DIR).join("unknown_marker_typo");
+    let err = Config::new().crate_dir(&dir).write().unwrap_err();
+    let Error::Input { rendered, .. } = &err else {
+        panic!("expected input errors, got {err}")
+    };
+    let rendered = rendered.clone();
+    let boxed: Box<dyn std::error::Error> = Box::new(err);
+    // What std's `Termination` for `Result<(), E: Debug>` writes to stderr.
+    let printed = format!("Error: {boxed:?}\n");
+    assert_eq!(printed, format!("Error: \n{rendered}\n"));
+    assert!(
+        printed
+            .lines()
+            .any(|l| l == "  --> tests/errors/unknown_marker_typo/src/lib.rs:21:9"),
+        "{printed}"
+    );
+    assert!(!printed.contains("Diagnostic {"), "{printed}");
+    assert!(!printed.contains("\\n"), "{printed}");
+}
+
 /// A case is also an error through the CLI's code path: `Config::from_crate` with a
 /// Cargo.toml that has no metadata behaves like `Config::new()`.
 #[test]
@@ -431,6 +457,7 @@ fn import_crd_errors() {
                 existing: Default::default(),
                 has_cargo_toml: false,
                 has_lib_rs: false,
+                runtime: kube_codegen::RuntimeSource::registry(),
             },
         )
         .expect_err("bad input must not import");
@@ -480,6 +507,7 @@ fn import_go_errors() {
                 out: PathBuf::from("out"),
                 crate_name: "out".into(),
                 kubernetes: KubernetesVersion::NEWEST,
+                runtime: kube_codegen::RuntimeSource::registry(),
             },
         )
         .expect_err("bad input must not import");

@@ -73,6 +73,7 @@ pub fn import_into(files: &[PathBuf], dir: &Path, name: &str) -> kube_codegen::I
             existing: BTreeMap::new(),
             has_cargo_toml: false,
             has_lib_rs: false,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap_or_else(|e| panic!("import of {name} failed:\n{e}"));
@@ -254,17 +255,22 @@ const COMPILED: &[&str] = &[
     "crossplane/compositions.apiextensions.crossplane.io.yaml",
 ];
 
+/// A kind with a top-level field besides `spec` and `status`.
+const TOP_LEVEL_FIELD: &str = "tests/fixtures/import_crd/applications.example.io.yaml";
+
 /// Imported types and everything `generate` writes for them (clientset, fake, listers,
 /// informers, apply configurations, deep copy) compile together, in one crate, against the
 /// real runtime. The dependencies' target directory is shared with kubernetes_versions.rs.
 #[test]
 fn imported_crates_compile_with_their_generated_clients() {
     let all = std::env::var_os("KUBE_CODEGEN_IMPORT_ALL").is_some();
-    let files: Vec<PathBuf> = if all {
+    let mut files: Vec<PathBuf> = if all {
         projects().into_iter().flat_map(|(_, f)| f).collect()
     } else {
         COMPILED.iter().map(|f| corpus().join(f)).collect()
     };
+    // A top-level field besides spec and status (Argo CD's `operation`): `new` all the same.
+    files.push(Path::new(TOP_LEVEL_FIELD).canonicalize().unwrap());
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let krate = root.join("import_crd_compile");
     let imported = import_into(&files, &krate, "imported");
@@ -343,7 +349,9 @@ fn sample(node: &Value) -> Value {
 
 /// One sample object per kind and version of the crate at `krate` (from the CRDs
 /// `generate` wrote), and `tests/samples.rs` that reads each into its Rust type and writes
-/// it back: the JSON must come back unchanged. Returns the number of samples.
+/// it back: the JSON must come back unchanged. A kind with a `spec` has `new(name, spec)`
+/// (README promises it for every kind), which sets its `apiVersion` and `kind`. Returns
+/// the number of samples.
 fn write_sample_tests(krate: &Path) -> usize {
     let mut crds = BTreeMap::new();
     for f in std::fs::read_dir(krate.join("crds")).unwrap() {
@@ -354,7 +362,13 @@ fn write_sample_tests(krate: &Path) -> usize {
             &mut crds,
         );
     }
-    let mut tests = String::from("// Each imported kind: a sample object in, the same JSON out.\n");
+    // The front door every kube-codegen crate has, from the lib.rs the import wrote.
+    let mut tests = String::from(
+        "#[test]\nfn front_door() {\n    \
+         let _: fn(kube::Client) -> imported::Clientset = imported::Clientset::new;\n    \
+         let _: fn(kube::Client) -> imported::SharedInformerFactory = imported::SharedInformerFactory::new;\n}\n\n\
+         // Each imported kind: a sample object in, the same JSON out.\n",
+    );
     let mut count = 0;
     std::fs::create_dir_all(krate.join("tests/samples")).unwrap();
     for g in std::fs::read_dir(krate.join("src/apis")).unwrap() {
@@ -398,11 +412,20 @@ fn write_sample_tests(krate: &Path) -> usize {
                     serde_json::to_string_pretty(&obj).unwrap(),
                 )
                 .unwrap();
+                let new = if ver["schema"]["openAPIV3Schema"]["properties"]["spec"].is_object() {
+                    format!(
+                        "    let built = imported::apis::{gm}::{vm}::{kind}::new(\"sample\", Default::default());\n    \
+                         assert_eq!((built.types.api_version.as_str(), built.types.kind.as_str()), ({api_version:?}, {kind:?}));\n",
+                        api_version = format!("{group}/{version}"),
+                    )
+                } else {
+                    String::new()
+                };
                 tests += &format!(
                     "\n#[test]\nfn {gm}_{vm}_{lower}() {{\n    \
                      let json: serde_json::Value = serde_json::from_str(include_str!(\"samples/{file}\")).unwrap();\n    \
                      let typed: imported::apis::{gm}::{vm}::{kind} = serde_json::from_value(json.clone()).unwrap();\n    \
-                     assert_eq!(serde_json::to_value(&typed).unwrap(), json);\n}}\n",
+                     assert_eq!(serde_json::to_value(&typed).unwrap(), json);\n{new}}}\n",
                     lower = kind.to_lowercase(),
                 );
                 count += 1;
@@ -443,6 +466,7 @@ fn snapshots_of_imported_crates() {
                 existing: BTreeMap::new(),
                 has_cargo_toml: false,
                 has_lib_rs: false,
+                runtime: kube_codegen::RuntimeSource::registry(),
             },
         )
         .unwrap();
@@ -498,6 +522,109 @@ fn files_below(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     out
+}
+
+/// An imported crate builds as `import crd` writes it, with no hand edit: this
+/// kube-codegen, built from a checkout, names the checkout's runtime by path (and says so),
+/// and k8s-openapi gets the feature of the crate's `kubernetes-version` (without one its
+/// build script panics). Flags choose otherwise, and amend an existing crate's Cargo.toml.
+#[test]
+fn an_imported_crate_builds_as_written() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_crd_as_written");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let crd = corpus().join("cert-manager/certificates.cert-manager.io.yaml");
+    let (ok, err) = kube_codegen(
+        &root,
+        &["import", "crd", crd.to_str().unwrap(), "--out", "api"],
+        None,
+    );
+    assert!(ok, "{err}");
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("runtime");
+    assert!(
+        err.contains(&format!(
+            "the crate takes kube-codegen-runtime from {}: the checkout this kube-codegen was built from",
+            runtime.display()
+        )),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(root.join("api/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "kube-codegen-runtime = {{ path = {:?} }}",
+            runtime.display().to_string()
+        )),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains(r#"features = ["std", "v1_37"]"#),
+        "{manifest}"
+    );
+    let (ok, err) = kube_codegen(&root, &["generate", "api"], None);
+    assert!(ok, "{err}");
+    // Offline, with the versions this repository resolves; the build is shared with
+    // kubernetes_versions.rs and the other compile tests.
+    std::fs::copy("../Cargo.lock", root.join("api/Cargo.lock")).unwrap();
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--offline", "--quiet"])
+        .current_dir(root.join("api"))
+        .env(
+            "CARGO_TARGET_DIR",
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kubernetes_versions/target"),
+        )
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the imported crate does not build as written:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Asked for a registry release: a re-import into the crate rewrites its entry.
+    let (ok, err) = kube_codegen(
+        &root,
+        &[
+            "import",
+            "crd",
+            crd.to_str().unwrap(),
+            "--out",
+            "api",
+            "--runtime-version",
+            "0.1.0",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("the crate takes kube-codegen-runtime 0.1.0 from the registry, as asked"),
+        "{err}"
+    );
+    let manifest = std::fs::read_to_string(root.join("api/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("kube-codegen-runtime = \"0.1.0\"\n"),
+        "{manifest}"
+    );
+    // A path that is not the runtime: refused, nothing written.
+    let (ok, err) = kube_codegen(
+        &root,
+        &[
+            "import",
+            "crd",
+            crd.to_str().unwrap(),
+            "--out",
+            "other",
+            "--runtime-path",
+            ".",
+        ],
+        None,
+    );
+    assert!(!ok);
+    assert!(err.contains("not the kube-codegen-runtime crate"), "{err}");
+    assert!(!root.join("other").exists());
 }
 
 /// The CLI: import a directory, generate, import again (nothing changes), refuse to
@@ -600,6 +727,7 @@ fn a_crd_read_from_a_cluster_imports_quietly() {
             existing: BTreeMap::new(),
             has_cargo_toml: false,
             has_lib_rs: false,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap();

@@ -43,7 +43,7 @@ fn initialized() -> Mem {
         name: "guestbook-operator".into(),
         files: BTreeMap::new(),
     };
-    m.apply(scaffold_init("guestbook-operator", &RuntimeSource::Registry).unwrap());
+    m.apply(scaffold_init("guestbook-operator", &RuntimeSource::registry()).unwrap());
     m
 }
 
@@ -114,7 +114,9 @@ fn the_runtime_can_come_from_a_checkout() {
 fn refusals() {
     let err =
         |r: Result<Vec<ScaffoldFile>, kube_codegen::ScaffoldError>| r.unwrap_err().to_string();
-    assert!(err(scaffold_init("9lives", &RuntimeSource::Registry)).contains("is not a crate name"));
+    assert!(
+        err(scaffold_init("9lives", &RuntimeSource::registry())).contains("is not a crate name")
+    );
 
     let m = initialized();
     let mut bad = api("Guestbook", false);

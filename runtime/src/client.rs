@@ -3,6 +3,11 @@
 //! Generated code wraps a [`ResourceClient<K>`] and exposes only the verbs the kind's
 //! `+genclient` markers allow. Errors are [`crate::Error`], so `NotFound`, `Conflict`,
 //! `AlreadyExists` and `Invalid` are variants, not status codes to compare.
+//!
+//! Every object it sends carries `K`'s `apiVersion` and `kind`, as client-go's codec writes
+//! them into what its typed clients send: an object built with `..Default::default()`,
+//! whose `TypeMeta` is empty, is created, updated and applied as it is (see
+//! [`ResourceClient::create`]).
 
 use std::fmt::Debug;
 
@@ -15,6 +20,7 @@ use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use crate::apply::ApplyError;
 use crate::error::{Error, Result};
@@ -136,13 +142,23 @@ where
         &self.api
     }
 
-    /// Create the object (POST); returns it as stored.
+    /// Create the object (POST); returns it as stored. Its `apiVersion` and `kind` are
+    /// `K`'s whatever `obj` holds, as client-go's codec writes the Go type's into every
+    /// object a typed client sends (so does every verb that sends `obj`: [`update`],
+    /// [`update_status`], [`apply`], [`apply_status`]).
+    ///
+    /// [`update`]: Self::update
+    /// [`update_status`]: Self::update_status
+    /// [`apply`]: Self::apply
+    /// [`apply_status`]: Self::apply_status
     ///
     /// # Errors
     /// [`Error::AlreadyExists`] if the name is taken, [`Error::Invalid`] if validation
     /// fails, other [`Error`]s as for every verb.
     pub async fn create(&self, obj: &K, params: &PostParams) -> Result<K> {
-        Ok(self.api.create(params, obj).await?)
+        let body = typed_body::<K>(obj, Fill::Object)?;
+        self.send("create", self.request().create(params, to_vec(&body)?))
+            .await
     }
 
     /// Replace the object (PUT). Its `metadata.resourceVersion`, when set, guards against
@@ -152,7 +168,11 @@ where
     /// [`Error::Conflict`] on a stale resourceVersion, [`Error::NotFound`],
     /// [`Error::Invalid`], other [`Error`]s as for every verb.
     pub async fn update(&self, obj: &K, params: &PostParams) -> Result<K> {
-        Ok(self.api.replace(&obj.name_any(), params, obj).await?)
+        let body = typed_body::<K>(obj, Fill::Object)?;
+        let request = self
+            .request()
+            .replace(&obj.name_any(), params, to_vec(&body)?);
+        self.send("replace", request).await
     }
 
     /// Replace the status subresource: only `.status` changes.
@@ -161,10 +181,11 @@ where
     /// As [`update`](Self::update); [`Error::NotFound`] also if the kind has no status
     /// subresource.
     pub async fn update_status(&self, obj: &K, params: &PostParams) -> Result<K> {
-        Ok(self
-            .api
-            .replace_status(&obj.name_any(), params, obj)
-            .await?)
+        let body = typed_body::<K>(obj, Fill::Object)?;
+        let request =
+            self.request()
+                .replace_subresource("status", &obj.name_any(), params, to_vec(&body)?);
+        self.send("replace_status", request).await
     }
 
     /// Delete the object `name`. With finalizers it is only marked for deletion.
@@ -219,7 +240,10 @@ where
     }
 
     /// Patch the object: `Patch::Merge`, `Patch::Strategic` (built-in kinds only; custom
-    /// resources reject it, as on the server) or `Patch::Json`.
+    /// resources reject it, as on the server), `Patch::Json` or `Patch::Apply`. A merge or
+    /// strategic patch that states `apiVersion` or `kind` empty (a whole object built with
+    /// `..Default::default()`) states `K`'s; an apply patch gets `K`'s where it leaves them
+    /// out or empty, as the API server requires them there.
     ///
     /// # Errors
     /// [`Error::NotFound`], [`Error::Conflict`] (a resourceVersion in the patch that is
@@ -230,7 +254,10 @@ where
         patch: &Patch<P>,
         params: &PatchParams,
     ) -> Result<K> {
-        Ok(self.api.patch(name, params, patch).await?)
+        Ok(match typed_patch::<K, P>(patch)? {
+            Some(typed) => self.api.patch(name, params, &typed).await?,
+            None => self.api.patch(name, params, patch).await?,
+        })
     }
 
     /// Patch the status subresource.
@@ -243,7 +270,10 @@ where
         patch: &Patch<P>,
         params: &PatchParams,
     ) -> Result<K> {
-        Ok(self.api.patch_status(name, params, patch).await?)
+        Ok(match typed_patch::<K, P>(patch)? {
+            Some(typed) => self.api.patch_status(name, params, &typed).await?,
+            None => self.api.patch_status(name, params, patch).await?,
+        })
     }
 
     /// Server-side apply of a whole object: the manager owns every field `obj`
@@ -255,9 +285,10 @@ where
     /// [`Error::Conflict`] if another manager owns a field and `options.force` is off,
     /// [`Error::Invalid`], other [`Error`]s as for every verb.
     pub async fn apply(&self, obj: &K, options: &ApplyOptions) -> Result<K> {
+        let body = typed_body::<K>(obj, Fill::Object)?;
         Ok(self
             .api
-            .patch(&obj.name_any(), &options.params(), &Patch::Apply(obj))
+            .patch(&obj.name_any(), &options.params(), &Patch::Apply(body))
             .await?)
     }
 
@@ -266,15 +297,18 @@ where
     /// # Errors
     /// As [`apply`](Self::apply).
     pub async fn apply_status(&self, obj: &K, options: &ApplyOptions) -> Result<K> {
+        let body = typed_body::<K>(obj, Fill::Object)?;
         Ok(self
             .api
-            .patch_status(&obj.name_any(), &options.params(), &Patch::Apply(obj))
+            .patch_status(&obj.name_any(), &options.params(), &Patch::Apply(body))
             .await?)
     }
 
     /// Server-side apply of an apply configuration (a generated `FooApplyConfiguration`):
     /// the manager owns exactly the fields `config` sets. Generated typed clients call it
-    /// with the name read from the configuration's metadata.
+    /// with the name read from the configuration's metadata. `apiVersion` and `kind` are
+    /// `K`'s where `config` leaves them unset (`FooApplyConfiguration::default()`); set,
+    /// they are sent as they are.
     ///
     /// # Errors
     /// [`ApplyError::MissingFieldManager`] or [`ApplyError::MissingName`] before any
@@ -287,8 +321,9 @@ where
         options: &ApplyOptions,
     ) -> Result<K, ApplyError> {
         check_apply(name, options)?;
+        let body = typed_body::<K>(config, Fill::Apply)?;
         self.api
-            .patch(name, &options.params(), &Patch::Apply(config))
+            .patch(name, &options.params(), &Patch::Apply(body))
             .await
             .map_err(|e| ApplyError::from_error(e.into()))
     }
@@ -304,8 +339,9 @@ where
         options: &ApplyOptions,
     ) -> Result<K, ApplyError> {
         check_apply(name, options)?;
+        let body = typed_body::<K>(config, Fill::Apply)?;
         self.api
-            .patch_status(name, &options.params(), &Patch::Apply(config))
+            .patch_status(name, &options.params(), &Patch::Apply(body))
             .await
             .map_err(|e| ApplyError::from_error(e.into()))
     }
@@ -391,6 +427,23 @@ where
         .await
     }
 
+    /// kube's request builder for this client's URL (with its parameter checks).
+    fn request(&self) -> kube::core::Request {
+        kube::core::Request::new(self.api.resource_url())
+    }
+
+    /// Send a request whose body this client wrote, named `verb` as kube's `Api` names its
+    /// requests (the name tracing spans carry).
+    async fn send(
+        &self,
+        verb: &'static str,
+        request: std::result::Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    ) -> Result<K> {
+        let mut request = request.map_err(kube::Error::BuildRequest)?;
+        request.extensions_mut().insert(verb);
+        Ok(self.api.clone().into_client().request::<K>(request).await?)
+    }
+
     /// The one request path of the subresource verbs; `body` is None for GET.
     async fn send_subresource<I: Serialize, R: DeserializeOwned>(
         &self,
@@ -412,6 +465,59 @@ where
         let req = req.body(bytes).map_err(kube::Error::HttpError)?;
         Ok(self.api.clone().into_client().request::<R>(req).await?)
     }
+}
+
+/// Where a body gets `K`'s `apiVersion` and `kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fill {
+    /// A whole `K`: always `K`'s, whatever it holds. Its type says which kind and version
+    /// its fields are, as a Go type does for client-go's codec.
+    Object,
+    /// An apply body of another type (an apply configuration): where it leaves them out,
+    /// null or empty, as the API server requires both in an apply; a value it sets is its
+    /// own (the server refuses one that is not this resource's).
+    Apply,
+    /// A merge or strategic merge patch: where it states them null or empty (a whole
+    /// object built with `..Default::default()`); a patch that leaves them out keeps them.
+    Merge,
+}
+
+/// `body` as JSON, with `K`'s `apiVersion` and `kind` where `fill` says: the one place the
+/// runtime's clients complete the objects they send, as client-go's codec does. A body
+/// that is not a JSON object is sent as it is.
+fn typed_body<K: Resource<DynamicType = ()>>(body: &impl Serialize, fill: Fill) -> Result<Value> {
+    let mut value = serde_json::to_value(body).map_err(kube::Error::SerdeError)?;
+    if let Value::Object(fields) = &mut value {
+        for (key, wanted) in [("apiVersion", K::api_version(&())), ("kind", K::kind(&()))] {
+            let unset = match fields.get(key) {
+                None => fill == Fill::Object || fill == Fill::Apply,
+                Some(Value::Null) => true,
+                Some(Value::String(s)) => s.is_empty() || fill == Fill::Object,
+                Some(_) => fill == Fill::Object,
+            };
+            if unset {
+                fields.insert(key.to_owned(), Value::String(wanted.into_owned()));
+            }
+        }
+    }
+    Ok(value)
+}
+
+/// `patch` with the body `typed_body` makes for its kind of patch; `None` for a patch sent
+/// as it is (a JSON patch, whose operations name their paths).
+fn typed_patch<K: Resource<DynamicType = ()>, P: Serialize>(
+    patch: &Patch<P>,
+) -> Result<Option<Patch<Value>>> {
+    Ok(match patch {
+        Patch::Apply(p) => Some(Patch::Apply(typed_body::<K>(p, Fill::Apply)?)),
+        Patch::Merge(p) => Some(Patch::Merge(typed_body::<K>(p, Fill::Merge)?)),
+        Patch::Strategic(p) => Some(Patch::Strategic(typed_body::<K>(p, Fill::Merge)?)),
+        _ => None,
+    })
+}
+
+fn to_vec(body: &Value) -> Result<Vec<u8>> {
+    Ok(serde_json::to_vec(body).map_err(kube::Error::SerdeError)?)
 }
 
 /// The checks before an apply request: the API server would refuse an apply without a

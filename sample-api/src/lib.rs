@@ -12,4 +12,6 @@ pub mod apis;
 #[deny(missing_docs)]
 pub mod generated;
 
-pub use generated::clientset::Clientset;
+/// The front door of every kube-codegen crate: the typed clients and the informers of
+/// every kind (the kinds are in `apis`).
+pub use generated::{Clientset, SharedInformerFactory};

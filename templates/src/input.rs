@@ -37,9 +37,12 @@ pub struct Kind {
     pub verbs: Option<Vec<ClientVerb>>,
     /// Custom verbs (`+genclient:method=...`).
     pub methods: Vec<Method>,
-    /// Set when the kind has `types`, `metadata`, `spec` and an optional `status`, so a
-    /// `new(name, spec)` constructor can be generated.
+    /// The type of the kind's `spec` field, for `HasSpec`.
     pub spec_type: Option<String>,
+    /// What `new(name, spec)` takes and how it starts the kind's other fields; `None` when
+    /// the kind has no `new` (no `spec`, or a field with nothing to start from: not an
+    /// `Option`, no serde default, and the kind is not `Default`).
+    pub constructor: Option<Constructor>,
     /// The `T` of `status: Option<T>`, for `HasStatus`.
     pub status_type: Option<String>,
     /// The kind struct is kube-derive's (`#[derive(CustomResource)]`), which already
@@ -48,6 +51,30 @@ pub struct Kind {
     /// Path of the kind's apply configuration as the clientset's group/version module
     /// names it (`super::super::applyconfigurations::samplecontroller_v1alpha1::FooApplyConfiguration`).
     pub apply_configuration: String,
+}
+
+/// What `new(name, spec)` takes and writes besides `types` and `metadata`.
+#[derive(Clone, Debug, Default)]
+pub struct Constructor {
+    /// The Rust path of the `spec` argument's type: the field's, or the `T` of an
+    /// `Option<T>` field, which `new` sets to `Some(spec)`.
+    pub spec: String,
+    /// The field is `spec: Option<T>` (a CRD that does not require `spec`).
+    pub spec_optional: bool,
+    /// Each other field and how it starts, in declaration order.
+    pub fields: Vec<(String, FieldStart)>,
+    /// The fields not listed come from the kind's `Default` (`..Default::default()`).
+    pub rest_from_default: bool,
+}
+
+/// How `new(name, spec)` starts one field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldStart {
+    /// An `Option`: `None`.
+    None,
+    /// A field with `#[serde(default)]`: its type's `Default`, the value serde reads for
+    /// it when it is missing.
+    Default,
 }
 
 /// A custom verb (`+genclient:method=GetScale,verb=get,subresource=scale,result=...`).

@@ -225,6 +225,27 @@ pub fn snake_case(s: &str) -> String {
     out
 }
 
+/// The English plural of a lowercased kind, as controller-gen's default resource name has
+/// it (`policy` -> `policies`, `box` -> `boxes`): the one pluralizer of kube-codegen, for
+/// the generator's plurals and the names the scaffold writes before any generation.
+#[must_use]
+pub fn pluralize(s: &str) -> String {
+    // No let-chains: this crate's MSRV (1.85) predates them.
+    let vowel = |c: char| "aeiou".contains(c);
+    if let Some(stem) = s.strip_suffix('y') {
+        if stem.chars().last().is_some_and(|c| !vowel(c)) {
+            return format!("{stem}ies");
+        }
+    }
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|suf| s.ends_with(suf))
+    {
+        return format!("{s}es");
+    }
+    format!("{s}s")
+}
+
 /// `samplecontroller_v1alpha1` -> `SamplecontrollerV1alpha1`.
 pub fn pascal_case(s: &str) -> String {
     s.split('_')
@@ -303,6 +324,15 @@ mod tests {
         let text = format_file(None, tokens).unwrap();
         let expected = "pub mod fake {\n    ::kube_codegen_runtime::cfg_fake! {\n        /// Doc.\n        pub fn f() -> u8 {\n            1\n        }\n    }\n}\n";
         assert_eq!(&text[HEADER.len() + 2..], expected);
+    }
+
+    #[test]
+    fn pluralizes_like_controller_gen() {
+        assert_eq!(pluralize("foo"), "foos");
+        assert_eq!(pluralize("policy"), "policies");
+        assert_eq!(pluralize("gateway"), "gateways");
+        assert_eq!(pluralize("status"), "statuses");
+        assert_eq!(pluralize("box"), "boxes");
     }
 
     #[test]

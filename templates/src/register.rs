@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::input::{Kind, Package};
+use crate::input::{FieldStart, Kind, Package};
 use crate::{ident, path};
 
 fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
@@ -25,45 +25,65 @@ fn kind_register(pkg: &Package, kind: &Kind) -> TokenStream {
     };
     let list = ident(&format!("{}List", kind.name));
     let list_doc = format!("A list of {name} objects, as the apiserver returns it.");
-    let constructor = kind.spec_type.as_deref().map(|spec| {
-        let spec = path(spec);
-        let status_init = if kind.status_type.is_some() {
-            quote!(status: None,)
-        } else {
-            quote!()
-        };
-        quote! {
-            /// A new object with `apiVersion`, `kind` and `metadata.name` set.
-            #[inline]
-            pub fn new(name: &str, spec: #spec) -> Self {
-                Self {
-                    types: Self::type_meta(),
-                    metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-                        name: Some(name.to_owned()),
-                        ..Default::default()
-                    },
-                    spec,
-                    #status_init
+    let constructor = kind
+        .constructor
+        .as_ref()
+        .filter(|_| !kind.derived)
+        .map(|c| {
+            let spec_type = path(&c.spec);
+            let spec = if c.spec_optional {
+                quote!(spec: Some(spec),)
+            } else {
+                quote!(spec,)
+            };
+            let fields = c.fields.iter().map(|(name, start)| {
+                let name = ident(name);
+                match start {
+                    FieldStart::None => quote!(#name: None,),
+                    FieldStart::Default => quote!(#name: ::core::default::Default::default(),),
+                }
+            });
+            let rest = c
+                .rest_from_default
+                .then(|| quote!(..::core::default::Default::default()));
+            quote! {
+                /// A new object with `apiVersion`, `kind` and `metadata.name` set, and
+                /// every other field at its default (`None` for an `Option`).
+                #[inline]
+                pub fn new(name: &str, spec: #spec_type) -> Self {
+                    Self {
+                        types: Self::type_meta(),
+                        metadata: ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(name.to_owned()),
+                            ..Default::default()
+                        },
+                        #spec
+                        #(#fields)*
+                        #rest
+                    }
                 }
             }
-        }
-    });
-    let has_spec = kind.spec_type.as_deref().map(|spec| {
-        let spec = path(spec);
-        quote! {
-            impl ::kube::core::object::HasSpec for #ty {
-                type Spec = #spec;
-                #[inline]
-                fn spec(&self) -> &#spec {
-                    &self.spec
-                }
-                #[inline]
-                fn spec_mut(&mut self) -> &mut #spec {
-                    &mut self.spec
+        });
+    let has_spec = kind
+        .spec_type
+        .as_deref()
+        .filter(|_| !kind.derived)
+        .map(|spec| {
+            let spec = path(spec);
+            quote! {
+                impl ::kube::core::object::HasSpec for #ty {
+                    type Spec = #spec;
+                    #[inline]
+                    fn spec(&self) -> &#spec {
+                        &self.spec
+                    }
+                    #[inline]
+                    fn spec_mut(&mut self) -> &mut #spec {
+                        &mut self.spec
+                    }
                 }
             }
-        }
-    });
+        });
     let has_status = kind
         .status_type
         .as_deref()

@@ -87,8 +87,16 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
     let krate_s = krate.to_str().unwrap();
     let runtime = repo_root().join("runtime");
 
-    let out = ok(&["init", krate_s, "--runtime-path", runtime.to_str().unwrap()]);
+    // README's command, no flag: a kube-codegen built from this checkout names its runtime.
+    let out = ok(&["init", krate_s]);
     assert!(out.contains("created crate `guestbook-operator`"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "the crate takes kube-codegen-runtime from {}",
+            runtime.canonicalize()?.display()
+        )),
+        "{out}"
+    );
     // A second init into the now non-empty directory refuses and writes nothing.
     let (success, out) = run(&["init", krate_s]);
     assert!(!success && out.contains("is not empty"), "{out}");
@@ -126,14 +134,15 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
         types
     );
 
-    // Build it as its user would: offline, with the versions this repository resolves,
-    // in a target dir of its own that survives between runs.
+    // Build it as its user's CI would: offline, with the versions this repository
+    // resolves, every warning an error, in a target dir of its own that survives between
+    // runs.
     std::fs::copy(repo_root().join("Cargo.lock"), krate.join("Cargo.lock"))?;
     let build = Command::new(env!("CARGO"))
         .args(["build", "--offline", "--quiet"])
         .current_dir(&krate)
         .env("CARGO_TARGET_DIR", root.join("target"))
-        .env_remove("RUSTFLAGS")
+        .env("RUSTFLAGS", "-D warnings")
         .output()?;
     assert!(
         build.status.success(),
@@ -148,7 +157,7 @@ async fn init_create_api_build_and_reconcile() -> Result<()> {
         .args(["test", "--offline", "--quiet"])
         .current_dir(&krate)
         .env("CARGO_TARGET_DIR", root.join("target"))
-        .env_remove("RUSTFLAGS")
+        .env("RUSTFLAGS", "-D warnings")
         .output()?;
     assert!(
         test.status.success(),

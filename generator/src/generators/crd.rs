@@ -94,7 +94,18 @@ fn yaml11_reads_as_non_string(s: &str) -> bool {
         )
         .expect("static regex")
     });
-    BOOLS.contains(&s) || (s.contains(['_', ':']) && NUMBER.is_match(s))
+    // YAML 1.1's timestamp (yaml.org/type/timestamp.html): a date, or a date and time, which
+    // PyYAML and other 1.1 readers turn into a datetime (Gateway API's
+    // `lastTransitionTime: 1970-01-01T00:00:00Z` default).
+    static TIMESTAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?([ \t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?)$",
+        )
+        .expect("static regex")
+    });
+    BOOLS.contains(&s)
+        || (s.contains(['_', ':']) && NUMBER.is_match(s))
+        || (s.contains('-') && TIMESTAMP.is_match(s))
 }
 
 /// `minimum: 1` rather than `minimum: 1.0`: JSONSchemaProps keeps bounds as f64, but
@@ -415,6 +426,10 @@ mod tests {
                 ("plain", "1_000"),
                 ("time", "12:30"),
                 ("ok", "yes please"),
+                ("ts", "1970-01-01T00:00:00Z"),
+                ("date", "2001-12-14"),
+                ("spaced", "2001-12-14 21:59:43.10 -5"),
+                ("version", "1.2-3"),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -425,6 +440,13 @@ mod tests {
         assert!(yaml.contains("'on': 'no'\n"), "{yaml}");
         assert!(yaml.contains("plain: '1_000'\n"), "{yaml}");
         assert!(yaml.contains("time: '12:30'\n"), "{yaml}");
+        assert!(yaml.contains("ts: '1970-01-01T00:00:00Z'\n"), "{yaml}");
+        assert!(yaml.contains("date: '2001-12-14'\n"), "{yaml}");
+        assert!(
+            yaml.contains("spaced: '2001-12-14 21:59:43.10 -5'\n"),
+            "{yaml}"
+        );
+        assert!(yaml.contains("version: 1.2-3\n"), "{yaml}");
         assert!(yaml.contains("ok: yes please\n"), "{yaml}");
         // The strings survive a round trip through a YAML reader.
         let back: CustomResourceDefinition =

@@ -49,6 +49,8 @@ pub struct ImportOptions {
     pub has_cargo_toml: bool,
     /// Whether `src/lib.rs` exists.
     pub has_lib_rs: bool,
+    /// Where a new crate's Cargo.toml takes kube-codegen-runtime from.
+    pub runtime: crate::RuntimeSource,
 }
 
 /// Counts for the closing summary.
@@ -310,16 +312,20 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
             path: options.out.join("Cargo.toml"),
             contents: render::cargo_toml(
                 &options.crate_name,
-                &options.kubernetes.to_string(),
+                options.kubernetes,
                 "src/apis",
                 "Descriptions imported from CRDs",
+                &options.runtime,
             ),
         });
     }
     if !options.has_lib_rs {
         files.push(GeneratedFile {
             path: options.out.join("src/lib.rs"),
-            contents: render::lib_rs(),
+            contents: render::lib_rs(
+                "from CRDs with `kube-codegen import crd`",
+                &BTreeSet::from(["apis".to_owned()]),
+            ),
         });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));

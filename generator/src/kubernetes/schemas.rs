@@ -134,6 +134,33 @@ pub fn schema(v: KubernetesVersion, path: &str) -> Result<Value, String> {
     inline(&data(v).types, path)
 }
 
+/// The path of `ObjectMeta` among the stored types.
+pub const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
+
+/// What controller-gen's `crd:generateEmbeddedObjectMeta=true` writes for an embedded
+/// `ObjectMeta` (pkg/crd/known_types.go, `ObjectMetaPackages`): the fields a CRD may
+/// validate, where the default is a bare `type: object`.
+pub fn embedded_object_meta() -> Value {
+    let strings =
+        || serde_json::json!({"type": "object", "additionalProperties": {"type": "string"}});
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "annotations": strings(),
+            "finalizers": {"type": "array", "items": {"type": "string"}},
+            "labels": strings(),
+            "name": {"type": "string"},
+            "namespace": {"type": "string"},
+        },
+    })
+}
+
+/// [`schema`], with every embedded `ObjectMeta` as [`embedded_object_meta`] writes it.
+pub fn schema_with_object_meta(v: KubernetesVersion, path: &str) -> Result<Value, String> {
+    let mut memo = BTreeMap::from([(OBJECT_META.to_owned(), embedded_object_meta())]);
+    inline_memo(&data(v).types, path, &mut memo, &mut vec![])
+}
+
 /// Expand the stored type `path` of `types`, following its references.
 pub fn inline(types: &BTreeMap<String, Value>, path: &str) -> Result<Value, String> {
     inline_memo(types, path, &mut BTreeMap::new(), &mut vec![])

@@ -15,6 +15,7 @@ mod names;
 mod values;
 
 pub use names::{ITEMS_MARKERS, ITEMS_PREFIX, Name, SILENT_FOREIGN, VALIDATION_PREFIX};
+use values::QuoteError;
 use values::split_top_level;
 pub use values::{parse_any, split_list, unquote};
 
@@ -220,7 +221,7 @@ impl Marker {
     /// The value with surrounding quotes removed and escapes decoded.
     pub fn string_value(&self) -> Result<String, Diagnostic> {
         match &self.value {
-            Some(v) => unquote(v).map_err(|e| self.error(e)),
+            Some(v) => unquote(v).map_err(|e| located(e, |m| self.error(m))),
             None => Err(self.error(format!(
                 "`+{}` needs a value: `+{}=...`",
                 self.name, self.name
@@ -262,6 +263,15 @@ impl Marker {
         raw.trim()
             .parse::<N>()
             .map_err(|_| self.error(format!("`+{}` expects {what}, got `{raw}`", self.name)))
+    }
+}
+
+/// A value that does not unquote, as a diagnostic `at` makes of its message, with its hint.
+fn located(e: QuoteError, at: impl FnOnce(String) -> Diagnostic) -> Diagnostic {
+    let d = at(e.message);
+    match e.hint {
+        Some(h) => d.with_hint(h),
+        None => d,
     }
 }
 
@@ -529,7 +539,7 @@ pub fn parse_line(
                         Err(_) if split_top_level(value.trim(), ';').len() > 1 => {
                             value.trim().to_owned()
                         }
-                        Err(e) => return Err(err(e)),
+                        Err(e) => return Err(located(e, err)),
                     };
                     marker.args.push(((*canonical).to_owned(), value));
                 }

@@ -1,21 +1,61 @@
 //! The grammar of marker values: Go-style quoting, controller-gen's "any type" literals
 //! (`{a,b}`, `{k: v}`, bare words), and lists (`a;b` or `{a,b}`).
 
+/// Why a quoted marker value does not decode, and how to write it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuoteError {
+    /// What is wrong.
+    pub message: String,
+    /// How to write it instead.
+    pub hint: Option<String>,
+}
+
 /// Remove Go-style quoting: `"..."` (with escapes) or `` `...` ``; bare text stays as it is.
-pub fn unquote(raw: &str) -> Result<String, String> {
+pub fn unquote(raw: &str) -> Result<String, QuoteError> {
     let raw = raw.trim();
+    let plain = |message: String| QuoteError {
+        message,
+        hint: None,
+    };
     if let Some(inner) = raw.strip_prefix('`') {
         return inner
             .strip_suffix('`')
             .map(str::to_owned)
-            .ok_or_else(|| format!("unterminated raw string `{raw}`"));
+            .ok_or_else(|| plain(format!("unterminated raw string `{raw}`")));
     }
     if raw.starts_with('"') {
         if raw.len() < 2 || !raw.ends_with('"') {
-            return Err(format!("unterminated string {raw}"));
+            return Err(plain(format!("unterminated string {raw}")));
         }
         // Go and JSON string escapes agree on everything markers use.
-        return serde_json::from_str::<String>(raw).map_err(|e| format!("bad string {raw}: {e}"));
+        return serde_json::from_str::<String>(raw).map_err(|e| {
+            // A backslash that is no escape (`"^\d+$"`): the author meant it literally, as
+            // regular expressions do, which backticks say without escaping.
+            let inner = &raw[1..raw.len() - 1];
+            let mut chars = inner.chars();
+            let mut bad = None;
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    match chars.next() {
+                        Some('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' | 'u') => {}
+                        other => {
+                            bad = Some(other.map_or("\\".to_owned(), |o| format!("\\{o}")));
+                            break;
+                        }
+                    }
+                }
+            }
+            match bad {
+                Some(escape) if !inner.contains('`') => QuoteError {
+                    message: format!("`{escape}` is not an escape in the double-quoted value {raw}"),
+                    hint: Some(format!(
+                        "quote it with backticks, which keep every backslash as written: `{inner}` (or double each backslash: \"{}\")",
+                        inner.replace('\\', "\\\\")
+                    )),
+                },
+                _ => plain(format!("bad string {raw}: {e}")),
+            }
+        });
     }
     Ok(raw.to_owned())
 }
@@ -436,9 +476,13 @@ pub fn split_list(raw: &str) -> Vec<String> {
     } else {
         split_top_level(raw, ';')
     };
+    // An empty item is dropped (`a;b;`), but a quoted empty string is a value (`a;""`):
+    // controller-gen keeps it, and an enum without it refuses what Go clients send for an
+    // unset field.
     items
         .into_iter()
-        .map(|s| unquote(s).unwrap_or_else(|_| s.trim().to_owned()))
+        .map(str::trim)
         .filter(|s| !s.is_empty())
+        .map(|s| unquote(s).unwrap_or_else(|_| s.to_owned()))
         .collect()
 }

@@ -156,9 +156,6 @@ pub struct Field {
     pub ident: Option<String>,
     /// Where the identifier is (the type, for a tuple field).
     pub loc: Location,
-    /// Where the whole field starts, attributes included: kept for a field that
-    /// serializes as `metadata` (a kind's ObjectMeta), whose type errors point there.
-    pub metadata_loc: Option<Location>,
     pub docs: Vec<DocLine>,
     pub serde: SerdeField,
     pub ty: Ty,
@@ -673,15 +670,12 @@ fn fields_of(module: &Module, fields: &syn::Fields) -> Fields {
         let ty = ty_of(module, &f.ty);
         let serde = serde_field_attrs(&f.attrs);
         let ident = f.ident.as_ref().map(|i| i.to_string());
-        let json = serde.rename.as_deref().or(ident.as_deref());
         Field {
             loc: f
                 .ident
                 .as_ref()
                 .map(|i| Location::of_span(&module.file, i.span()))
                 .unwrap_or_else(|| ty.loc.clone()),
-            metadata_loc: (json == Some("metadata"))
-                .then(|| Location::of_span(&module.file, f.span())),
             ident,
             docs: doc_lines(&module.file, &f.attrs),
             serde,

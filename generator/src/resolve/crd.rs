@@ -203,6 +203,18 @@ fn build_crd(
                 if builder.unresolved {
                     continue;
                 }
+                for (path, rule) in &builder.dropped_rules {
+                    diags.push(
+                        Diagnostic::warning(
+                            k.loc.clone(),
+                            format!(
+                                "the transition rule `{rule}` of an embedded Kubernetes type at `{path}` in {} is left out: it sits under a list or map the API server cannot correlate, where it refuses transition rules",
+                                k.name
+                            ),
+                        )
+                        .with_hint("the CRD controller-gen writes keeps it, and the API server refuses that CRD; nothing to change here"),
+                    );
+                }
                 schema
             }
             SchemaDialect::KubeDerive { doc } => {
@@ -224,6 +236,7 @@ fn build_crd(
         } else {
             check_paths(k, &schema, diags);
             check_cel(api, k, &schema, diags);
+            super::derived_default::check(api, k, &schema, diags);
         }
         crd_versions.push(version_of(p, k, schema, p.version == storage_version));
     }
@@ -399,8 +412,13 @@ fn version_of(
     schema: JSONSchemaProps,
     storage: bool,
 ) -> CustomResourceDefinitionVersion {
-    let subresources =
-        (k.status_subresource || k.scale.is_some()).then(|| CustomResourceSubresources {
+    // controller-gen's printer column marker makes the version's subresources an empty
+    // object when it has none, so a kind with columns gets `subresources: {}` too;
+    // kube-derive writes subresources only with the status subresource.
+    let columns_open_subresources =
+        !k.print_columns.is_empty() && matches!(k.dialect, SchemaDialect::ControllerGen);
+    let subresources = (k.status_subresource || k.scale.is_some() || columns_open_subresources)
+        .then(|| CustomResourceSubresources {
             // An empty object, not null: `status: {}` switches the subresource on.
             status: k
                 .status_subresource
@@ -420,7 +438,8 @@ fn version_of(
             json_path: c.json_path.clone(),
             description: c.description.clone(),
             format: c.format.clone(),
-            priority: c.priority,
+            // `priority` is `omitempty` in Go: 0, the default, is not written.
+            priority: c.priority.filter(|p| *p != 0),
         })
         .collect();
     let selectable: Vec<_> = k
@@ -596,12 +615,17 @@ pub(crate) fn find_xvalidation_marker<'a>(
 }
 
 fn check_paths(k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
+    // The API server (and controller-gen) take a column to a field the schema lacks, and
+    // kubectl shows it empty: said, not refused.
     for c in &k.print_columns {
         if let Err(e) = lookup_path(schema, &c.json_path) {
             diags.push(
-                Diagnostic::new(
+                Diagnostic::warning(
                     c.loc.clone(),
-                    format!("printcolumn `{}` JSONPath `{}`: {e}", c.name, c.json_path),
+                    format!(
+                        "printcolumn `{}` JSONPath `{}`: {e}, so kubectl shows the column empty",
+                        c.name, c.json_path
+                    ),
                 )
                 .with_hint("point JSONPath at a field of the kind"),
             );

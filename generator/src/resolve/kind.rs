@@ -12,22 +12,7 @@ use super::RawType;
 use super::package::is_dns_subdomain;
 use super::types::Resolver;
 
-/// English plural of a lowercased kind, as controller-gen's default does it.
-pub fn pluralize(s: &str) -> String {
-    let vowel = |c: char| "aeiou".contains(c);
-    if let Some(stem) = s.strip_suffix('y')
-        && stem.chars().last().is_some_and(|c| !vowel(c))
-    {
-        return format!("{stem}ies");
-    }
-    if ["s", "x", "z", "ch", "sh"]
-        .iter()
-        .any(|suf| s.ends_with(suf))
-    {
-        return format!("{s}es");
-    }
-    format!("{s}s")
-}
+pub use kube_codegen_templates::pluralize;
 
 pub(super) fn kind_of(
     resolver: &mut Resolver,
@@ -88,7 +73,7 @@ pub(super) fn kind_of(
             if !matches!(ty, Ok(TypeRef::ObjectMeta)) {
                 diags.push(
                     Diagnostic::new(
-                        f.metadata_loc.clone().unwrap_or_else(|| f.loc.clone()),
+                        f.loc.clone(),
                         format!("`{name}.metadata` must be an ObjectMeta"),
                     )
                     .with_hint("use `k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`"),
@@ -452,18 +437,4 @@ fn custom_method(m: &Marker) -> Result<CustomMethod, Diagnostic> {
         input,
         result,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pluralizes_like_controller_gen() {
-        assert_eq!(pluralize("foo"), "foos");
-        assert_eq!(pluralize("policy"), "policies");
-        assert_eq!(pluralize("gateway"), "gateways");
-        assert_eq!(pluralize("status"), "statuses");
-        assert_eq!(pluralize("box"), "boxes");
-    }
 }

@@ -587,7 +587,6 @@ fn root_item(
     let field = |ident: &str, ty: src::Ty| src::Field {
         ident: Some(ident.to_owned()),
         loc: loc.clone(),
-        metadata_loc: (ident == "metadata").then(|| loc.clone()),
         docs: vec![],
         serde: src::SerdeField::default(),
         ty,

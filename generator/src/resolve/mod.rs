@@ -14,6 +14,7 @@
 //! - [`nesting`]: how deep they nest below each kind, bounded ([`MAX_TYPE_NESTING`]);
 //! - [`paths`]: how generated code names a type (re-exports of private modules);
 //! - [`crd`]: the CRDs, built from the schemas and checked as the API server checks them;
+//!   [`derived_default`]: a spec's derived `Default` against its CRD (a warning);
 //! - [`rust`]: what generated Rust needs of the types (nameable, `Clone`, `metadata`);
 //! - [`validation_optins`]: the kinds opted into generated validation, their schemas and rules.
 //!
@@ -21,6 +22,7 @@
 //! they run for the generators that run.
 
 mod crd;
+mod derived_default;
 mod kind;
 mod kube_derive;
 mod manifests;

@@ -648,6 +648,25 @@ impl Resolver<'_> {
         let loc = item.loc.clone();
         let docs = &item.docs;
         let mut markers = parse_markers(docs, Level::Type, self.table, diags);
+        // controller-gen registers `+kubebuilder:default` for fields only and ignores it on a
+        // type; applied, it would default every field of this type, a meaning nobody asked for.
+        markers.retain(|m| {
+            if m.name != Name::KubebuilderDefault {
+                return true;
+            }
+            diags.push(
+                Diagnostic::warning(
+                    m.loc.clone(),
+                    format!(
+                        "`+{}` on a type is ignored, as controller-gen ignores it: it is a field marker",
+                        Name::KubebuilderDefault
+                    ),
+                )
+                .with_marker(&m.text)
+                .with_hint("put it on the fields of this type that should have the default"),
+            );
+            false
+        });
         let serde = item.serde.clone();
         if item.generic {
             diags.push(

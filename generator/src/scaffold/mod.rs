@@ -9,6 +9,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::runtime_source::RuntimeSource;
+
 /// One file a scaffold step writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScaffoldFile {
@@ -48,17 +50,8 @@ fn refuse(message: impl Into<String>, hint: impl Into<String>) -> ScaffoldError 
     }
 }
 
-/// Where the scaffolded crate takes `kube-codegen-runtime` from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RuntimeSource {
-    /// The crates.io release matching this kube-codegen.
-    Registry,
-    /// The runtime's directory in a kube-codegen checkout (`--runtime-path`), for work on
-    /// the runtime itself; kube-codegen-envtest comes from the `envtest/` beside it.
-    Path(PathBuf),
-}
-
-/// `kube-codegen init`: a crate named `name` (a Cargo package name).
+/// `kube-codegen init`: a crate named `name` (a Cargo package name), whose Cargo.toml takes
+/// kube-codegen-runtime and kube-codegen-envtest from `runtime`.
 ///
 /// # Errors
 /// A name Cargo would refuse.
@@ -74,24 +67,11 @@ pub fn init(name: &str, runtime: &RuntimeSource) -> Result<Vec<ScaffoldFile>, Sc
             "use letters, digits, `-` and `_`, starting with a letter (--name my-operator)",
         ));
     }
-    let (runtime, envtest) = match runtime {
-        RuntimeSource::Registry => {
-            let version = format!("\"{}\"", env!("CARGO_PKG_VERSION"));
-            (version.clone(), version)
-        }
-        // The envtest crate sits beside the runtime in a kube-codegen checkout.
-        RuntimeSource::Path(p) => (
-            format!("{{ path = {:?} }}", p.display().to_string()),
-            format!(
-                "{{ path = {:?} }}",
-                p.with_file_name("envtest").display().to_string()
-            ),
-        ),
-    };
+    let (runtime, envtest) = (runtime.runtime_dependency(), runtime.envtest_dependency());
     let fill = |t: &str| {
         t.replace("{{name}}", name)
-            .replace("{{runtime}}", &runtime)
-            .replace("{{envtest}}", &envtest)
+            .replace("{{runtime_dependency}}", &runtime)
+            .replace("{{envtest_dependency}}", &envtest)
     };
     let file = |path: &str, t: &str| ScaffoldFile {
         path: PathBuf::from(path),
@@ -188,6 +168,10 @@ pub fn create_api(
         ));
     }
     let kind_mod = kube_codegen_templates::snake_case(kind);
+    // As `generate` names them: the kind's resource (controller-gen's default plural) and
+    // its group/version's accessor on the clientset.
+    let plural = kube_codegen_templates::pluralize(&kind.to_ascii_lowercase());
+    let accessor = format!("{}_{version}", first_label.replace('-', "_"));
     let crate_ident = krate.package_name().replace('-', "_");
     let fill = |t: &str| {
         t.replace("{{name}}", krate.package_name())
@@ -213,13 +197,11 @@ pub fn create_api(
                     "informer_for"
                 },
             )
+            .replace("{{plural}}", &plural)
+            .replace("{{accessor}}", &accessor)
             .replace(
-                "{{test_api}}",
-                if *cluster_scoped {
-                    "Api::all(client.clone())"
-                } else {
-                    "Api::namespaced(client.clone(), \"default\")"
-                },
+                "{{namespace_arg}}",
+                if *cluster_scoped { "" } else { "\"default\"" },
             )
             .replace(
                 "{{scope}}",
@@ -231,13 +213,15 @@ pub fn create_api(
             )
             .replace(
                 "{{client}}",
-                if *cluster_scoped {
-                    "let client = ResourceClient::<{{Kind}}>::cluster(ctx.client.clone());"
-                } else {
-                    "let namespace = req.key.namespace().unwrap_or_default();\n        let client = ResourceClient::<{{Kind}}>::namespaced(ctx.client.clone(), namespace);"
-                },
+                &format!(
+                    "ctx.clientset\n            .{accessor}()\n            .{plural}({})",
+                    if *cluster_scoped {
+                        ""
+                    } else {
+                        "req.key.namespace().unwrap_or_default()"
+                    }
+                ),
             )
-            // Last: the `{{client}}` text names `{{Kind}}` too.
             .replace("{{Kind}}", kind)
     };
 

@@ -14,7 +14,8 @@ use super::{SchemaBuilder, lock, typed};
 
 /// Schemas of k8s-openapi types by Kubernetes version and path, once per process: each is a
 /// pure function of the two, and expanding one is costly (PodSpec inlines dozens of types).
-type Cache = BTreeMap<(KubernetesVersion, String), JSONSchemaProps>;
+/// Keyed by version, path and whether embedded `ObjectMeta` is written in full.
+type Cache = BTreeMap<(KubernetesVersion, String, bool), JSONSchemaProps>;
 static K8S_SCHEMAS: Mutex<Cache> = Mutex::new(BTreeMap::new());
 
 impl SchemaBuilder<'_> {
@@ -25,26 +26,8 @@ impl SchemaBuilder<'_> {
         path: &str,
         loc: &Location,
     ) -> Result<JSONSchemaProps, Diagnostic> {
-        let mut props = self.k8s_schema_cached(path, loc)?;
-        // `--max-description-len` cuts Kubernetes' descriptions too (they are most of a
-        // CRD embedding a pod template), as controller-gen's maxDescLen does.
-        if self.options.max_description_len.is_some() {
-            self.cut_descriptions(&mut props);
-        }
-        Ok(props)
-    }
-
-    fn cut_descriptions(&self, s: &mut JSONSchemaProps) {
-        s.description = s.description.as_deref().and_then(|d| self.describe(d));
-        for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
-            self.cut_descriptions(p);
-        }
-        if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut s.items {
-            self.cut_descriptions(item);
-        }
-        if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
-            self.cut_descriptions(v);
-        }
+        // `--max-description-len` cuts these too, with the rest of the kind's schema.
+        self.k8s_schema_cached(path, loc)
     }
 
     fn k8s_schema_cached(
@@ -53,7 +36,8 @@ impl SchemaBuilder<'_> {
         loc: &Location,
     ) -> Result<JSONSchemaProps, Diagnostic> {
         let version = self.api.kubernetes;
-        let key = (version, path.to_owned());
+        let full_meta = self.options.generate_embedded_object_meta;
+        let key = (version, path.to_owned(), full_meta);
         if let Some(s) = lock(&K8S_SCHEMAS).get(&key) {
             return Ok(s.clone());
         }
@@ -63,7 +47,12 @@ impl SchemaBuilder<'_> {
                 format!("no schema for k8s-openapi type `{path}`: {e}"),
             )
         };
-        let value = crate::kubernetes::schemas::schema(version, path).map_err(fail)?;
+        let value = if full_meta {
+            crate::kubernetes::schemas::schema_with_object_meta(version, path)
+        } else {
+            crate::kubernetes::schemas::schema(version, path)
+        }
+        .map_err(fail)?;
         let mut props: JSONSchemaProps =
             serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
         fill_recursion_holes(&mut props);
@@ -137,37 +126,58 @@ fn fill_recursion_holes(s: &mut JSONSchemaProps) {
 /// controller-gen keeps them wherever the type lands, so its CRD with a `[]batchv1.JobSpec`
 /// is refused (controller-tools#1473). Drop those rules there, and only there; a rule the
 /// user wrote is not Kubernetes' and stays.
-pub(super) fn drop_uncorrelatable_k8s_rules(s: &mut JSONSchemaProps, correlatable: bool) {
+pub(super) fn drop_uncorrelatable_k8s_rules(
+    s: &mut JSONSchemaProps,
+    correlatable: bool,
+    path: &str,
+    dropped: &mut Vec<(String, String)>,
+) {
     if !correlatable && let Some(rules) = &mut s.x_kubernetes_validations {
         let k8s = crate::kubernetes::schemas::transition_rules();
-        rules.retain(|r| !serde_json::to_value(r).is_ok_and(|v| k8s.contains(&v)));
+        rules.retain(|r| {
+            let keep = !serde_json::to_value(r).is_ok_and(|v| k8s.contains(&v));
+            if !keep {
+                dropped.push((
+                    if path.is_empty() {
+                        ".".into()
+                    } else {
+                        path.to_owned()
+                    },
+                    r.rule.clone(),
+                ));
+            }
+            keep
+        });
         if rules.is_empty() {
             s.x_kubernetes_validations = None;
         }
     }
     let in_props = correlatable && s.x_kubernetes_map_type.as_deref() != Some("atomic");
-    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
-        drop_uncorrelatable_k8s_rules(p, in_props);
+    for (name, p) in s.properties.iter_mut().flat_map(|p| p.iter_mut()) {
+        drop_uncorrelatable_k8s_rules(p, in_props, &format!("{path}.{name}"), dropped);
     }
     let in_items = correlatable && s.x_kubernetes_list_type.as_deref() == Some("map");
+    let items = format!("{path}[*]");
     match &mut s.items {
-        Some(JSONSchemaPropsOrArray::Schema(item)) => drop_uncorrelatable_k8s_rules(item, in_items),
-        Some(JSONSchemaPropsOrArray::Schemas(items)) => items
+        Some(JSONSchemaPropsOrArray::Schema(item)) => {
+            drop_uncorrelatable_k8s_rules(item, in_items, &items, dropped)
+        }
+        Some(JSONSchemaPropsOrArray::Schemas(all)) => all
             .iter_mut()
-            .for_each(|i| drop_uncorrelatable_k8s_rules(i, in_items)),
+            .for_each(|i| drop_uncorrelatable_k8s_rules(i, in_items, &items, dropped)),
         None => {}
     }
     if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
-        drop_uncorrelatable_k8s_rules(v, correlatable);
+        drop_uncorrelatable_k8s_rules(v, correlatable, &format!("{path}[*]"), dropped);
     }
     for alt in [&mut s.all_of, &mut s.any_of, &mut s.one_of]
         .into_iter()
         .flatten()
         .flatten()
     {
-        drop_uncorrelatable_k8s_rules(alt, correlatable);
+        drop_uncorrelatable_k8s_rules(alt, correlatable, path, dropped);
     }
     if let Some(not) = &mut s.not {
-        drop_uncorrelatable_k8s_rules(not, correlatable);
+        drop_uncorrelatable_k8s_rules(not, correlatable, path, dropped);
     }
 }

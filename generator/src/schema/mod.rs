@@ -34,6 +34,10 @@ pub struct SchemaOptions {
     pub conversion_webhook: Option<ConversionWebhook>,
     /// The CA bundle (PEM) for the conversion webhook's `caBundle`.
     pub ca_bundle: Option<Vec<u8>>,
+    /// Write an embedded `ObjectMeta` (a pod template's `metadata`) with the fields a CRD
+    /// may validate, as controller-gen's `crd:generateEmbeddedObjectMeta=true` does, instead
+    /// of a bare object (a kind's own `metadata` stays the API server's).
+    pub generate_embedded_object_meta: bool,
 }
 
 /// How the API server reaches a conversion webhook (`clientConfig`).
@@ -81,6 +85,9 @@ pub struct SchemaBuilder<'a> {
     stack: Vec<String>,
     /// A type could not be resolved (already reported), so the schema is incomplete.
     pub unresolved: bool,
+    /// Kubernetes' transition rules left out of the kind's schema (path, rule): they sit
+    /// where the API server cannot correlate old and new values, and refuses them.
+    pub dropped_rules: Vec<(String, String)>,
     /// Every error of the schemas built, beside the first (a builder goes on past an
     /// error to the next marker, field or variant, so one run reports them all), and the
     /// warnings (see `apply_markers`).
@@ -95,20 +102,17 @@ impl<'a> SchemaBuilder<'a> {
             default_optional: package.default_optional.clone(),
             stack: vec![],
             unresolved: false,
+            dropped_rules: vec![],
             found: vec![],
         }
     }
 
+    /// A doc comment as a description (cut to `max_description_len` on the whole schema,
+    /// by [`truncate_descriptions`]).
     pub(super) fn describe(&self, doc: &str) -> Option<String> {
         let doc = crate::read::doc_conventions(doc);
         let doc = doc.trim();
-        if doc.is_empty() {
-            return None;
-        }
-        Some(match self.options.max_description_len {
-            Some(n) if doc.chars().count() > n => doc.chars().take(n).collect(),
-            _ => doc.to_owned(),
-        })
+        (!doc.is_empty()).then(|| doc.to_owned())
     }
 
     /// The full schema of a kind: apiVersion, kind, metadata, then its own fields; `None`
@@ -150,11 +154,16 @@ impl<'a> SchemaBuilder<'a> {
                 schema.required = None;
             }
         }
-        drop_uncorrelatable_k8s_rules(&mut schema, true);
+        drop_uncorrelatable_k8s_rules(&mut schema, true, "", &mut self.dropped_rules);
         // The kind's own patch again, now that apiVersion, kind and metadata are in: it may
         // change those too (a merge patch applied twice is applied once).
         if let Some(decl) = self.api.types.get(&kind.type_key) {
             apply_schema_patches(&mut schema, &decl.markers)?;
+        }
+        // controller-gen cuts every description of the finished schema, Kubernetes' own
+        // embedded types' included.
+        if let Some(n) = self.options.max_description_len {
+            truncate_descriptions(&mut schema, n);
         }
         Ok(schema)
     }
@@ -310,7 +319,8 @@ impl<'a> SchemaBuilder<'a> {
                     });
             }
         }
-        schema.properties = Some(properties);
+        // controller-gen writes no `properties` for a struct without fields.
+        schema.properties = (!properties.is_empty()).then_some(properties);
         if !required.is_empty() {
             required.sort();
             required.dedup();
@@ -336,7 +346,13 @@ impl<'a> SchemaBuilder<'a> {
                     let mut inner = self.decl_schema(key, &f.loc)?;
                     embedded_rules
                         .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
-                    if inner.type_.as_deref() != Some("object") || inner.properties.is_none() {
+                    // A struct without fields has no `properties` (as controller-gen writes
+                    // it) and flattens to nothing; an object of any other kind does not
+                    // flatten.
+                    let is_struct = matches!(self.api.types[key].shape, Shape::Struct(_));
+                    if inner.type_.as_deref() != Some("object")
+                        || (inner.properties.is_none() && !is_struct)
+                    {
                         return Err(Diagnostic::new(
                             f.loc.clone(),
                             format!(
@@ -502,6 +518,10 @@ impl<'a> SchemaBuilder<'a> {
                 format: Some("byte".into()),
                 ..typed("string")
             },
+            TypeRef::ObjectMeta if self.options.generate_embedded_object_meta => {
+                serde_json::from_value(crate::kubernetes::schemas::embedded_object_meta())
+                    .expect("a schema")
+            }
             TypeRef::ObjectMeta => typed("object"),
             TypeRef::TypeMeta => {
                 return Err(Diagnostic::new(loc.clone(), "TypeMeta must be flattened")
@@ -890,4 +910,98 @@ pub fn lookup_path<'s>(
 /// A cache lock; a panic elsewhere cannot leave these maps half-updated.
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// controller-gen's `maxDescLen` (pkg/crd/desc_visitor.go) on every node of `s`: 0 removes
+/// descriptions; a longer one is cut to `max` bytes, back to the last sentence end if
+/// there is one, else to the last space with `...`, else with `...` at `max`.
+pub fn truncate_descriptions(s: &mut JSONSchemaProps, max: usize) {
+    if let Some(d) = &s.description {
+        s.description = (max > 0).then(|| truncate_description(d, max));
+    }
+    for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
+        truncate_descriptions(p, max);
+    }
+    match &mut s.items {
+        Some(JSONSchemaPropsOrArray::Schema(item)) => truncate_descriptions(item, max),
+        Some(JSONSchemaPropsOrArray::Schemas(items)) => {
+            items.iter_mut().for_each(|i| truncate_descriptions(i, max))
+        }
+        None => {}
+    }
+    if let Some(JSONSchemaPropsOrBool::Schema(v)) = &mut s.additional_properties {
+        truncate_descriptions(v, max);
+    }
+    for alt in [&mut s.all_of, &mut s.any_of, &mut s.one_of]
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        truncate_descriptions(alt, max);
+    }
+    if let Some(not) = &mut s.not {
+        truncate_descriptions(not, max);
+    }
+}
+
+/// controller-gen's `truncateString`. Go cuts bytes; a cut inside a character moves back
+/// to its start, as Rust strings must (Go would write a broken character there).
+fn truncate_description(desc: &str, max: usize) -> String {
+    if desc.len() <= max {
+        return desc.to_owned();
+    }
+    let mut end = max;
+    while !desc.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &desc[..end];
+    // Unicode's Sentence_Terminal, as Go's unicode.STerm: the common ones.
+    let terminal = |c: char| {
+        matches!(
+            c,
+            '.' | '!'
+                | '?'
+                | '\u{589}'
+                | '\u{61f}'
+                | '\u{6d4}'
+                | '\u{964}'
+                | '\u{965}'
+                | '\u{3002}'
+                | '\u{ff01}'
+                | '\u{ff0e}'
+                | '\u{ff1f}'
+                | '\u{ff61}'
+        )
+    };
+    if let Some((i, c)) = cut.char_indices().rev().find(|(_, c)| terminal(*c))
+        && i > 0
+    {
+        return cut[..i + c.len_utf8()].to_owned();
+    }
+    if let Some((i, _)) = cut.char_indices().rev().find(|(_, c)| c.is_whitespace())
+        && i > 0
+    {
+        return format!("{}...", &cut[..i]);
+    }
+    format!("{cut}...")
+}
+
+#[cfg(test)]
+mod truncate_tests {
+    use super::truncate_description as cut;
+
+    /// controller-gen's truncateString, case by case (pkg/crd/desc_visitor_test.go's).
+    #[test]
+    fn descriptions_are_cut_as_controller_gen_cuts_them() {
+        let d = "This is a description. It has two sentences.";
+        assert_eq!(cut(d, d.len()), d);
+        // Back to the last sentence end within the limit.
+        assert_eq!(cut(d, d.len() - 5), "This is a description.");
+        // No sentence end: back to the last space, with `...`.
+        assert_eq!(cut("one two three", 9), "one two...");
+        // Neither: cut at the limit, with `...`.
+        assert_eq!(cut("abcdefghij", 4), "abcd...");
+        // A cut inside a character moves back to its start.
+        assert_eq!(cut("ééé", 3), "é...");
+    }
 }

@@ -70,6 +70,7 @@ pub fn import_go_fixtures(fixtures: &[PathBuf], out: &Path) -> kube_codegen::GoI
             out: out.to_owned(),
             crate_name: "imported".into(),
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
     .unwrap_or_else(|e| panic!("import go {fixtures:?}: {e}"));

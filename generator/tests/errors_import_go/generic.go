@@ -11,3 +11,9 @@ type Spec struct {
 	Boxed Box[string] `json:"boxed"` //~ ERROR has no Rust equivalent
 	Ch chan int `json:"ch"` //~ ERROR has no Rust equivalent
 }
+
+// Thing is the kind: what it reaches is ported, and its errors are reported.
+// +kubebuilder:object:root=true
+type Thing struct {
+	Spec Spec `json:"spec"`
+}

@@ -8,3 +8,9 @@ type Spec struct {
 	// Fine stays fine.
 	Fine string `json:"fine"`
 }
+
+// Thing is the kind: what it reaches is ported, and its errors are reported.
+// +kubebuilder:object:root=true
+type Thing struct {
+	Spec Spec `json:"spec"`
+}

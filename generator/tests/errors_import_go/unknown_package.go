@@ -12,3 +12,9 @@ type Spec struct {
 	Missing Undeclared `json:"missing"` //~ ERROR type `Undeclared` is not declared
 	Unimported nope.Thing `json:"unimported"` //~ ERROR `nope` is not imported
 }
+
+// Thing is the kind: what it reaches is ported, and its errors are reported.
+// +kubebuilder:object:root=true
+type Thing struct {
+	Spec Spec `json:"spec"`
+}

@@ -17,3 +17,9 @@ type Spec struct {
 }
 
 func (s *Spec) UnmarshalJSON(data []byte) error { return nil } //~ WARNING has its own UnmarshalJSON
+
+// Thing is the kind: what it reaches is ported, and its errors are reported.
+// +kubebuilder:object:root=true
+type Thing struct {
+	Spec Spec `json:"spec"`
+}

@@ -31,3 +31,5 @@ pub mod register;
 /// Defaulting and validation of each kind marked `+kube-codegen:validation`.
 #[rustfmt::skip]
 pub mod validation;
+pub use self::clientset::Clientset;
+pub use self::informers::SharedInformerFactory;

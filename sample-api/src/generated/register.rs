@@ -75,7 +75,8 @@ pub mod insujang_v1beta1 {
         pub fn api_resource() -> ::kube::core::ApiResource {
             ::kube::core::ApiResource::erase::<Self>(&())
         }
-        /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+        /// A new object with `apiVersion`, `kind` and `metadata.name` set, and
+        /// every other field at its default (`None` for an `Option`).
         #[inline]
         pub fn new(
             name: &str,
@@ -193,7 +194,8 @@ pub mod samplecontroller_v1alpha1 {
         pub fn api_resource() -> ::kube::core::ApiResource {
             ::kube::core::ApiResource::erase::<Self>(&())
         }
-        /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+        /// A new object with `apiVersion`, `kind` and `metadata.name` set, and
+        /// every other field at its default (`None` for an `Option`).
         #[inline]
         pub fn new(
             name: &str,
@@ -313,7 +315,8 @@ pub mod samplecontroller_v1beta1 {
         pub fn api_resource() -> ::kube::core::ApiResource {
             ::kube::core::ApiResource::erase::<Self>(&())
         }
-        /// A new object with `apiVersion`, `kind` and `metadata.name` set.
+        /// A new object with `apiVersion`, `kind` and `metadata.name` set, and
+        /// every other field at its default (`None` for an `Option`).
         #[inline]
         pub fn new(
             name: &str,

@@ -16,7 +16,10 @@
 //! - required-ness as controller-gen reads Go: `omitempty`/`+optional` make a field optional,
 //!   which in Rust is an `Option`, a `#[serde(default)]` or a `skip_serializing_if`.
 
+mod k8s_named;
 mod parse;
+
+pub use k8s_named::{Data as K8sNamedTypes, extract as extract_k8s_named_types};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -24,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use super::{naming, plural};
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
-use crate::markers::Name;
+use crate::markers::{Level, Name};
 use crate::{Error, GeneratedFile, KubernetesVersion};
 use parse::{ConstDecl, Doc, Field, GoFile, GoType, Item, TypeDecl};
 
@@ -53,6 +56,8 @@ pub struct GoImportOptions {
     pub crate_name: String,
     /// Written into a new crate's metadata (`kubernetes-version`).
     pub kubernetes: KubernetesVersion,
+    /// Where a new crate's Cargo.toml takes kube-codegen-runtime from.
+    pub runtime: crate::RuntimeSource,
 }
 
 /// An import's result, in memory.
@@ -145,6 +150,67 @@ struct Resolved {
     shape: Shape,
     /// `+kube-codegen:schema` patches for what no Rust type says (Go's `int` has no format).
     markers: Vec<String>,
+    /// The doc of the Go type, where the Rust type does not carry it (a Kubernetes named
+    /// type mapped to a `String`): controller-gen describes an undocumented field, or the
+    /// items of a list, by the type's doc.
+    doc: Option<Vec<String>>,
+}
+
+impl Resolved {
+    /// `*T`: an `Option<T>`.
+    fn pointer(inner: Resolved) -> Resolved {
+        Resolved {
+            rust: format!("Option<{}>", inner.rust),
+            shape: Shape::Opt,
+            markers: inner.markers,
+            doc: inner.doc,
+        }
+    }
+
+    /// The patches of a type nested under `key` (`items`, `additionalProperties`), with
+    /// its doc as the description there.
+    fn nested_markers(&self, key: &str) -> Vec<String> {
+        let description = self.doc.as_ref().map(|doc| {
+            let text = doc
+                .iter()
+                .map(|l| l.trim_end())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let text = crate::read::doc_conventions(text.trim()).trim().to_owned();
+            Name::Schema.with_value(serde_json::json!({ "description": text }))
+        });
+        self.markers
+            .iter()
+            .chain(&description)
+            .map(|m| patch_under(m, key))
+            .collect()
+    }
+
+    /// `[]T` (of values; a list of pointers is a list of values in JSON).
+    fn list(item: Resolved) -> Resolved {
+        Resolved {
+            rust: format!("Vec<{}>", item.rust),
+            shape: Shape::List,
+            markers: item.nested_markers("items"),
+            doc: None,
+        }
+    }
+
+    /// `map[K]V`.
+    fn map(
+        key: Resolved,
+        value: Resolved,
+        uses: &mut FileUses,
+        local: &BTreeSet<String>,
+    ) -> Resolved {
+        let map = uses.name("std::collections::BTreeMap", local);
+        Resolved {
+            rust: format!("{map}<{}, {}>", key.rust, value.rust),
+            shape: Shape::Map,
+            markers: value.nested_markers("additionalProperties"),
+            doc: None,
+        }
+    }
 }
 
 /// Where a Go `pkg.Name` points to.
@@ -153,10 +219,13 @@ enum External {
     Rust(String, Shape),
     /// Another package of this import (its index).
     Package(usize),
+    /// A Kubernetes named type that is not a struct (`corev1.ResourceList`), of the
+    /// package with this import path: it is what its underlying type is.
+    K8s(String, &'static k8s_named::Named),
 }
 
 /// Per-file state while emitting: the `use` lines it needs.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct FileUses {
     /// Name -> full path, imported with `use`.
     named: BTreeMap<String, String>,
@@ -225,13 +294,17 @@ fn known_external(import: &str, name: &str) -> Option<(String, Shape)> {
             "k8s_openapi::apimachinery::pkg::runtime::RawExtension".into(),
             Shape::Struct { default: true },
         )),
-        ("k8s.io/apimachinery/pkg/types", "UID" | "NodeName" | "PatchType") => s("String".into()),
         ("k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1", "JSON") => Some((
             "k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON".into(),
             Shape::Struct { default: true },
         )),
         // Go's time.Duration is an int64 of nanoseconds in JSON.
         ("time", "Duration") => s("i64".into()),
+        // Raw JSON, of any shape: API types hold it under `+kubebuilder:pruning:PreserveUnknownFields`
+        // (and `Schemaless`), which controller-gen honours.
+        ("encoding/json", "RawMessage") => s("serde_json::Value".into()),
+        // A JSON number kept as its text.
+        ("encoding/json", "Number") => s("serde_json::Number".into()),
         _ => {
             let rest = import.strip_prefix("k8s.io/api/")?;
             let (group, version) = rest.split_once('/')?;
@@ -248,17 +321,19 @@ fn known_external(import: &str, name: &str) -> Option<(String, Shape)> {
 
 /// The doc comment of a Go type the importer maps to a plain Rust type: controller-gen
 /// describes an undocumented field by its type's doc, which the Rust type does not carry.
-fn external_doc(import: &str, name: &str) -> Option<&'static str> {
+fn external_doc(import: &str, name: &str) -> Option<Vec<String>> {
+    if let Some(named) = k8s_named::lookup(import, name) {
+        return Some(named.doc.clone());
+    }
     match (import, name) {
-        ("k8s.io/apimachinery/pkg/types", "UID") => Some(
-            "UID is a type that holds unique ID values, including UUIDs.  Because we\n\
-             don't ONLY use UUIDs, this is an alias to string.  Being a type captures\n\
-             intent and helps make sure that UIDs and names do not get conflated.",
-        ),
         ("time", "Duration") => Some(
-            "A Duration represents the elapsed time between two instants\n\
-             as an int64 nanosecond count. The representation limits the\n\
-             largest representable duration to approximately 290 years.",
+            [
+                "A Duration represents the elapsed time between two instants",
+                "as an int64 nanosecond count. The representation limits the",
+                "largest representable duration to approximately 290 years.",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
         ),
         _ => None,
     }
@@ -341,6 +416,11 @@ struct Importer<'a> {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     options: &'a GoImportOptions,
+    /// The types the kinds reach, (package, Go name): what controller-gen walks for CRDs.
+    reached: BTreeSet<(usize, String)>,
+    /// Types no kind reaches that were left out (unexported, or with no Rust port), with
+    /// why, for the summary.
+    unreached: Vec<(usize, String, String)>,
 }
 
 /// Import the Go packages of `inputs` into files of the crate at `options.out`.
@@ -366,10 +446,13 @@ fn import_go_here(
         errors: vec![],
         warnings: vec![],
         options,
+        reached: BTreeSet::new(),
+        unreached: vec![],
     };
     imp.read(inputs);
     if imp.errors.is_empty() {
         imp.layout();
+        imp.reached = imp.reachable();
     }
     if !imp.errors.is_empty() {
         return Err(imp.fail());
@@ -503,6 +586,108 @@ impl Importer<'_> {
         }
     }
 
+    /// `doc` with every marker `generate` would refuse at `level` (one controller-gen
+    /// ignores: `+versionName` on a struct, a typo such as `+optional.`, `UniqueItems:true`)
+    /// moved to a plain comment, with a warning at `at`: the importer never writes Rust that
+    /// `generate` refuses, and says what it did not carry.
+    fn checked_doc(
+        doc: &Doc,
+        level: crate::markers::Level,
+        at: &Location,
+        warnings: &mut Vec<Diagnostic>,
+    ) -> Doc {
+        let table = crate::generators::marker_table();
+        let mut out = doc.clone();
+        let mut refused = |line: &String| -> bool {
+            let Some(marker) = line.trim_start().strip_prefix('+') else {
+                return false;
+            };
+            match crate::markers::parse_line(line, level, at.clone(), table) {
+                Err(d) if d.is_error() => {
+                    out.comments.push(format!(
+                        "Go marker `+{marker}` not carried over: {} (controller-gen ignores it).",
+                        d.message
+                    ));
+                    warnings.push(
+                        Diagnostic::warning(
+                            at.clone(),
+                            format!(
+                                "`+{marker}` is not carried over, as controller-gen ignores it: {}",
+                                d.message
+                            ),
+                        )
+                        .with_marker(marker)
+                        .with_hint(d.hint.clone().unwrap_or_else(|| {
+                            "it is kept in the port as a plain comment".to_owned()
+                        })),
+                    );
+                    true
+                }
+                _ => false,
+            }
+        };
+        out.lines.retain(|l| !refused(l));
+        out.upper_markers.retain(|l| !refused(l));
+        out
+    }
+
+    /// The types the kinds (`+genclient`, `+kubebuilder:object:root`) reach through their
+    /// fields, in every package: what controller-gen walks for the CRDs.
+    fn reachable(&self) -> BTreeSet<(usize, String)> {
+        let mut stack = vec![];
+        for (pi, p) in self.pkgs.iter().enumerate() {
+            for f in &p.files {
+                for item in &f.items {
+                    if let Item::Type(t) = item
+                        && has_marker(&t.doc, KIND_MARKERS)
+                    {
+                        stack.push((pi, t.name.clone()));
+                    }
+                }
+            }
+        }
+        let mut seen = BTreeSet::new();
+        while let Some((pi, name)) = stack.pop() {
+            if let Some((fi, decl)) = self.pkgs[pi].type_decl(&name)
+                && seen.insert((pi, name))
+            {
+                self.reach(pi, fi, &decl.ty, &mut stack);
+            }
+        }
+        seen
+    }
+
+    /// The declared types `ty` (in file `fi` of package `pi`) names, onto `stack`.
+    fn reach(&self, pi: usize, fi: usize, ty: &GoType, stack: &mut Vec<(usize, String)>) {
+        match ty {
+            GoType::Named {
+                pkg: None, name, ..
+            } => stack.push((pi, name.clone())),
+            GoType::Named {
+                pkg: Some(alias),
+                name,
+                loc,
+            } => {
+                if let Ok(External::Package(q)) = self.external(pi, fi, alias, name, loc) {
+                    stack.push((q, name.clone()));
+                }
+            }
+            GoType::Pointer(i) | GoType::Slice(i) | GoType::Array(i) => {
+                self.reach(pi, fi, i, stack)
+            }
+            GoType::Map(k, v) => {
+                self.reach(pi, fi, k, stack);
+                self.reach(pi, fi, v, stack);
+            }
+            GoType::Struct(fields, _) => {
+                for f in fields.iter().filter(|f| !tag_of(f).skip) {
+                    self.reach(pi, fi, &f.ty, stack);
+                }
+            }
+            GoType::Interface { .. } | GoType::Unsupported { .. } => {}
+        }
+    }
+
     /// The package `pkg.Name` of file `f` of package `p` refers to.
     fn external(
         &self,
@@ -524,6 +709,9 @@ impl Importer<'_> {
         // input package by directory name (which a Kubernetes `.../meta/v1` must not match).
         if let Some(i) = self.package_of_import(import, true) {
             return Ok(External::Package(i));
+        }
+        if let Some(named) = k8s_named::lookup(import, name) {
+            return Ok(External::K8s(import.clone(), named));
         }
         if let Some((path, shape)) = known_external(import, name) {
             return Ok(External::Rust(path, shape));
@@ -600,6 +788,7 @@ impl Importer<'_> {
             rust,
             shape,
             markers: vec![],
+            doc: None,
         };
         match ty {
             GoType::Named { pkg: None, name, loc } => {
@@ -644,8 +833,16 @@ impl Importer<'_> {
             } => match self.external(p, f, alias, name, loc)? {
                 External::Rust(path, shape) => {
                     let rust = if path.contains("::") { uses.name(&path, local) } else { path };
-                    Ok(r(rust, shape))
+                    let import = &self.pkgs[p].files[f].imports[alias];
+                    Ok(Resolved {
+                        doc: external_doc(import, name),
+                        ..r(rust, shape)
+                    })
                 }
+                External::K8s(import, named) => Ok(Resolved {
+                    doc: Some(named.doc.clone()).filter(|d| !d.is_empty()),
+                    ..self.resolve_k8s(&import, &named.ty, loc, uses, local)?
+                }),
                 External::Package(q) => {
                     let other = &self.pkgs[q];
                     let Some((_, decl)) = other.type_decl(name) else {
@@ -664,14 +861,7 @@ impl Importer<'_> {
                     Ok(r(uses.name(&path, local), shape))
                 }
             },
-            GoType::Pointer(inner) => {
-                let i = self.resolve(p, f, inner, uses, local, depth)?;
-                Ok(Resolved {
-                    rust: format!("Option<{}>", i.rust),
-                    shape: Shape::Opt,
-                    markers: i.markers,
-                })
-            }
+            GoType::Pointer(inner) => Ok(Resolved::pointer(self.resolve(p, f, inner, uses, local, depth)?)),
             GoType::Slice(inner) | GoType::Array(inner) => {
                 // []byte is base64 in Go's JSON: k8s-openapi's ByteString.
                 if matches!(&**inner, GoType::Named { pkg: None, name, .. } if name == "byte" || name == "uint8")
@@ -684,30 +874,12 @@ impl Importer<'_> {
                     GoType::Pointer(i) => i,
                     other => other,
                 };
-                let i = self.resolve(p, f, inner, uses, local, depth)?;
-                Ok(Resolved {
-                    rust: format!("Vec<{}>", i.rust),
-                    shape: Shape::List,
-                    markers: i
-                        .markers
-                        .iter()
-                        .map(|m| patch_under(m, "items"))
-                        .collect(),
-                })
+                Ok(Resolved::list(self.resolve(p, f, inner, uses, local, depth)?))
             }
             GoType::Map(k, v) => {
                 let k = self.resolve(p, f, k, uses, local, depth)?;
                 let v = self.resolve(p, f, v, uses, local, depth)?;
-                let map = uses.name("std::collections::BTreeMap", local);
-                Ok(Resolved {
-                    rust: format!("{map}<{}, {}>", k.rust, v.rust),
-                    shape: Shape::Map,
-                    markers: v
-                        .markers
-                        .iter()
-                        .map(|m| patch_under(m, "additionalProperties"))
-                        .collect(),
-                })
+                Ok(Resolved::map(k, v, uses, local))
             }
             GoType::Struct(_, loc) => Err(Diagnostic::new(
                 loc.clone(),
@@ -725,6 +897,95 @@ impl Importer<'_> {
                 format!("`{what}` has no Rust equivalent the importer knows (generics, channels and functions have no JSON form)"),
             )
             .with_hint("use a concrete named type")),
+        }
+    }
+
+    /// The Rust type of the underlying type of a Kubernetes named type of package `import`
+    /// ([`k8s_named`]): built-ins, the package's other named types, k8s-openapi's structs
+    /// and the containers of those.
+    fn resolve_k8s(
+        &self,
+        import: &str,
+        ty: &k8s_named::Ty,
+        at: &Location,
+        uses: &mut FileUses,
+        local: &BTreeSet<String>,
+    ) -> Result<Resolved, Diagnostic> {
+        use k8s_named::Ty;
+        match ty {
+            Ty::Named { pkg, name } => {
+                let import = match pkg {
+                    None => import,
+                    Some(alias) => k8s_named::import_of(import, alias).ok_or_else(|| {
+                        Diagnostic::new(
+                            at.clone(),
+                            format!("`{alias}.{name}` in {import}: the importer's data of Kubernetes' types lacks the import"),
+                        )
+                    })?,
+                };
+                if pkg.is_none()
+                    && let Some((rust, shape, format)) = builtin(name)
+                {
+                    let mut out = Resolved {
+                        rust: rust.to_owned(),
+                        shape,
+                        markers: vec![],
+                        doc: None,
+                    };
+                    if let Some(fmt) = format {
+                        out.markers
+                            .push(Name::Schema.with_value(format!("{{\"format\":{fmt}}}")));
+                    }
+                    return Ok(out);
+                }
+                if let Some(named) = k8s_named::lookup(import, name) {
+                    return self.resolve_k8s(import, &named.ty, at, uses, local);
+                }
+                let Some((path, shape)) = known_external(import, name) else {
+                    return Err(Diagnostic::new(
+                        at.clone(),
+                        format!("`{name}` of {import} is no type the importer maps"),
+                    ));
+                };
+                let rust = if path.contains("::") {
+                    uses.name(&path, local)
+                } else {
+                    path
+                };
+                Ok(Resolved {
+                    rust,
+                    shape,
+                    markers: vec![],
+                    doc: None,
+                })
+            }
+            Ty::Pointer(inner) => Ok(Resolved::pointer(
+                self.resolve_k8s(import, inner, at, uses, local)?,
+            )),
+            Ty::Slice(inner) | Ty::Array(inner) => {
+                if matches!(&**inner, Ty::Named { pkg: None, name } if name == "byte" || name == "uint8")
+                    && matches!(ty, Ty::Slice(_))
+                {
+                    return Ok(Resolved {
+                        rust: uses.name("k8s_openapi::ByteString", local),
+                        shape: Shape::Scalar,
+                        markers: vec![],
+                        doc: None,
+                    });
+                }
+                let inner = match &**inner {
+                    Ty::Pointer(i) => i,
+                    other => other,
+                };
+                Ok(Resolved::list(
+                    self.resolve_k8s(import, inner, at, uses, local)?,
+                ))
+            }
+            Ty::Map(k, v) => {
+                let k = self.resolve_k8s(import, k, at, uses, local)?;
+                let v = self.resolve_k8s(import, v, at, uses, local)?;
+                Ok(Resolved::map(k, v, uses, local))
+            }
         }
     }
 
@@ -750,7 +1011,7 @@ impl Importer<'_> {
                 loc,
             } => match self.external(p, f, alias, name, loc).ok()? {
                 External::Package(q) => (q, name),
-                External::Rust(..) => return None,
+                External::Rust(..) | External::K8s(..) => return None,
             },
             _ => return None,
         };
@@ -847,7 +1108,10 @@ impl Importer<'_> {
                 if !lib.exists() {
                     files.push(GeneratedFile {
                         path: self.options.out.join("src/lib.rs"),
-                        contents: lib_rs(&all),
+                        contents: super::render::lib_rs(
+                            "from Go with `kube-codegen import go`",
+                            &all,
+                        ),
                     });
                 }
                 continue;
@@ -867,9 +1131,10 @@ impl Importer<'_> {
                 path: self.options.out.join("Cargo.toml"),
                 contents: super::render::cargo_toml(
                     &self.options.crate_name,
-                    &self.options.kubernetes.to_string(),
+                    self.options.kubernetes,
                     "src",
                     "Go doc comments",
+                    &self.options.runtime,
                 ),
             });
         }
@@ -887,6 +1152,7 @@ impl Importer<'_> {
         mod_names.claim("generated");
         let mut errors = vec![];
         let mut warnings = vec![];
+        let mut unreached = vec![];
         let mut bodies = vec![];
         for (fi, f) in pkg.files.iter().enumerate() {
             let base = f
@@ -894,8 +1160,14 @@ impl Importer<'_> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let (body, items) =
-                self.emit_file(pi, fi, &mut const_names, &mut errors, &mut warnings);
+            let (body, items) = self.emit_file(
+                pi,
+                fi,
+                &mut const_names,
+                &mut errors,
+                &mut warnings,
+                &mut unreached,
+            );
             // doc.go (package clause and comments only) is mod.rs itself.
             if base == "doc" && items == 0 && body.trim().is_empty() {
                 continue;
@@ -906,6 +1178,8 @@ impl Importer<'_> {
         }
         self.errors.extend(errors);
         self.warnings.extend(warnings);
+        self.unreached
+            .extend(unreached.into_iter().map(|(n, why)| (pi, n, why)));
         let pkg = &self.pkgs[pi];
         for (m, fi, body) in bodies {
             let f = &pkg.files[fi];
@@ -1012,6 +1286,7 @@ impl Importer<'_> {
         const_names: &mut naming::Names,
         errors: &mut Vec<Diagnostic>,
         warnings: &mut Vec<Diagnostic>,
+        unreached: &mut Vec<(String, String)>,
     ) -> (String, usize) {
         let pkg = &self.pkgs[pi];
         let file = &pkg.files[fi];
@@ -1081,12 +1356,34 @@ impl Importer<'_> {
                             );
                         }
                     }
-                    match self.emit_type(pi, fi, t, &mut uses, &local, &mut body, warnings) {
+                    // controller-gen walks only what the kinds reach: a type outside that is
+                    // left out when Go keeps it private (a helper of register.go) or when it
+                    // has no Rust port, and the summary says so.
+                    let reached = self.reached.contains(&(pi, t.name.clone()));
+                    if !reached && !exported(&t.name) {
+                        unreached.push((t.name.clone(), "unexported".to_owned()));
+                        continue;
+                    }
+                    let mut text = String::new();
+                    let mut found = vec![];
+                    // A type left out must not leave its `use` lines behind.
+                    let uses_before = (!reached).then(|| uses.clone());
+                    match self.emit_type(pi, fi, t, &mut uses, &local, &mut text, &mut found) {
                         Ok(()) => {
+                            body.push_str(&text);
+                            warnings.extend(found);
                             items += 1;
                             serde_used |= matches!(t.ty, GoType::Struct(..));
                         }
-                        Err(e) => errors.extend(e),
+                        Err(e) if !reached => {
+                            let why = e.first().map(|d| d.message.clone()).unwrap_or_default();
+                            unreached.push((t.name.clone(), why));
+                            uses = uses_before.expect("kept for a type no kind reaches");
+                        }
+                        Err(e) => {
+                            warnings.extend(found);
+                            errors.extend(e);
+                        }
                     }
                 }
             }
@@ -1315,7 +1612,7 @@ impl Importer<'_> {
                 let r = self
                     .resolve(pi, fi, other, uses, local, 0)
                     .map_err(|e| vec![e])?;
-                let mut doc = t.doc.clone();
+                let mut doc = Self::checked_doc(&t.doc, Level::Type, &t.loc, warnings);
                 doc.lines.extend(r.markers.iter().map(|m| format!(" +{m}")));
                 doc_lines(body, "", &doc);
                 if !exported(&t.name) {
@@ -1381,6 +1678,23 @@ impl Importer<'_> {
             }
             let resolved = match self.resolve(cpi, cfi, &fd.ty, uses, local, 0) {
                 Ok(r) => r,
+                // `json:"-"`: not part of the JSON, so not of the schema; a Go type that has
+                // no Rust port does not stop the run, as it does not stop controller-gen.
+                Err(e) if tag.skip => {
+                    let _ = writeln!(
+                        lines,
+                        "    // Go field `{go_name}` (`json:\"-\"`, not serialized) is not ported: {}",
+                        e.message
+                    );
+                    warnings.push(
+                        Diagnostic::warning(
+                            fd.loc.clone(),
+                            format!("field `{go_name}` is not ported: it is not serialized (`json:\"-\"`) and {}", e.message),
+                        )
+                        .with_hint("keep what the controller needs of it in a type of your own"),
+                    );
+                    continue;
+                }
                 Err(e) => {
                     errors.push(e);
                     continue;
@@ -1395,17 +1709,9 @@ impl Importer<'_> {
                 .lines
                 .iter()
                 .all(|l| l.trim().is_empty() || l.trim_start().starts_with('+'))
-                && let GoType::Named {
-                    pkg: Some(alias),
-                    name: n,
-                    ..
-                } = strip_pointer(&fd.ty)
-                && let Some(text) = pkg.files[cfi]
-                    .imports
-                    .get(alias)
-                    .and_then(|i| external_doc(i, n))
+                && let Some(text) = &resolved.doc
             {
-                let mut lines: Vec<String> = text.lines().map(|l| format!(" {l}")).collect();
+                let mut lines: Vec<String> = text.iter().map(|l| format!(" {l}")).collect();
                 lines.append(&mut doc.lines);
                 doc.lines = lines;
             }
@@ -1418,6 +1724,7 @@ impl Importer<'_> {
                 }
             } else if embedded && tag.name.is_none() || tag.inline {
                 // Go's encoding/json inlines an embedded struct without a JSON name.
+                let doc = Self::checked_doc(&doc, Level::Field, &fd.loc, warnings);
                 lines.push_str(&field_text(&doc, &["flatten".to_owned()], &rust_field, &ty));
                 continue;
             } else {
@@ -1483,6 +1790,7 @@ impl Importer<'_> {
                      // added); like Go's decoder, serde still reads a missing one as None.\n",
                 );
             }
+            let doc = Self::checked_doc(&doc, Level::Field, &fd.loc, warnings);
             lines.push_str(&field_text(&doc, &attrs, &rust_field, &ty));
             if let Some(tr) = &fd.trailing {
                 let _ = writeln!(lines, "    {tr}");
@@ -1535,6 +1843,7 @@ impl Importer<'_> {
                     .with_hint("replace `unapproved, experimental-only` with the URL of the API review that approved the group"),
             );
         }
+        let doc = Self::checked_doc(&doc, Level::Type, &t.loc, warnings);
         doc_lines(body, "", &doc);
         if !exported(&t.name) {
             let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);
@@ -1572,6 +1881,10 @@ impl Importer<'_> {
                 for item in &f.items {
                     match item {
                         Item::Type(td) if matches!(td.ty, GoType::Interface { .. }) => i += 1,
+                        Item::Type(td)
+                            if self.unreached.iter().any(|(q, n, _)| {
+                                std::ptr::eq(&self.pkgs[*q], p) && *n == td.name
+                            }) => {}
                         Item::Type(_) => t += 1,
                         Item::Consts(cs) => c += cs.len(),
                     }
@@ -1601,6 +1914,19 @@ impl Importer<'_> {
             consts += c;
             dropped += d;
             ifaces += i;
+        }
+        if !self.unreached.is_empty() {
+            let names: Vec<String> = self
+                .unreached
+                .iter()
+                .map(|(p, n, why)| format!("{}.{n} ({why})", self.pkgs[*p].name))
+                .collect();
+            let _ = writeln!(
+                out,
+                "kube-codegen: not ported, as no kind reaches {}: {}",
+                if names.len() == 1 { "it" } else { "them" },
+                names.join("; ")
+            );
         }
         let _ = write!(
             out,
@@ -1680,6 +2006,9 @@ fn embedded_name(t: &GoType) -> Option<String> {
 
 /// Doc comment lines, verbatim after `//`, markers in place.
 fn doc_lines(out: &mut String, indent: &str, doc: &Doc) {
+    for c in &doc.comments {
+        let _ = writeln!(out, "{indent}// {c}");
+    }
     // Go's doc text (`CommentGroup.Text`, which controller-gen reads) has no run of blank
     // lines: one stays.
     let mut blank = false;
@@ -1689,16 +2018,24 @@ fn doc_lines(out: &mut String, indent: &str, doc: &Doc) {
             continue;
         }
         blank = empty;
-        let _ = writeln!(out, "{indent}///{}", l.trim_end());
+        doc_line(out, indent, l);
     }
     if !doc.upper_markers.is_empty() {
         if !doc.lines.is_empty() {
             let _ = writeln!(out, "{indent}///");
         }
         for l in &doc.upper_markers {
-            let _ = writeln!(out, "{indent}///{}", l.trim_end());
+            doc_line(out, indent, l);
         }
     }
+}
+
+/// One Go comment line (the text after `//`) as a Rust doc line. Text that starts with `/`
+/// (Go's `/// ALB keeps ...`) gets a space first: `////` is a plain comment in Rust, and its
+/// description would be lost. Read back, one leading space off, the text is Go's.
+fn doc_line(out: &mut String, indent: &str, text: &str) {
+    let sep = if text.starts_with('/') { " " } else { "" };
+    let _ = writeln!(out, "{indent}///{sep}{}", text.trim_end());
 }
 
 fn field_text(doc: &Doc, attrs: &[String], name: &str, ty: &str) -> String {
@@ -1708,21 +2045,6 @@ fn field_text(doc: &Doc, attrs: &[String], name: &str, ty: &str) -> String {
         let _ = writeln!(out, "    #[serde({})]", attrs.join(", "));
     }
     let _ = writeln!(out, "    pub {name}: {ty},");
-    out
-}
-
-/// `src/lib.rs`, written once (never replaced): the crate is the user's from then on.
-fn lib_rs(modules: &BTreeSet<String>) -> String {
-    let mut out = String::from(
-        "//! API types imported from Go with `kube-codegen import go`; `kube-codegen generate`\n\
-         //! writes their clientset, listers, informers and the rest into `src/generated`.\n\n",
-    );
-    for m in modules {
-        let _ = writeln!(out, "pub mod {m};");
-    }
-    out.push_str(
-        "/// Generated by `kube-codegen generate`.\n#[rustfmt::skip]\npub mod generated;\n",
-    );
     out
 }
 

@@ -37,7 +37,7 @@ pub struct GoFile {
 /// A declaration the importer ports.
 #[derive(Debug)]
 pub enum Item {
-    Type(TypeDecl),
+    Type(Box<TypeDecl>),
     /// One `const ( ... )` block (or a single const).
     Consts(Vec<ConstDecl>),
 }
@@ -50,6 +50,9 @@ pub struct Doc {
     /// Marker lines of the group above that one (separated by a blank line), which
     /// controller-gen reads as the declaration's markers too.
     pub upper_markers: Vec<String>,
+    /// Lines the port writes as plain comments above the doc: markers `generate` would
+    /// refuse (set by the importer, never by the parser).
+    pub comments: Vec<String>,
 }
 
 impl Doc {
@@ -203,6 +206,7 @@ fn doc_of(src: &str, n: Node) -> Doc {
             .into_iter()
             .filter(|l| is_marker(l))
             .collect(),
+        comments: vec![],
     }
 }
 
@@ -485,7 +489,7 @@ pub fn parse(path: &Path, text_: String) -> Result<GoFile, Diagnostic> {
                         doc_of(src, *c)
                     };
                     if let Some(t) = parse_type_spec(path, src, s, doc) {
-                        file.items.push(Item::Type(t));
+                        file.items.push(Item::Type(Box::new(t)));
                     }
                 }
             }

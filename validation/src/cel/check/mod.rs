@@ -35,7 +35,9 @@ static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeM
 
 /// Compiles a regular expression (RE2 syntax, which the regex crate follows, as the API
 /// server's Go regexps do) to check it: a schema's `pattern`, or the literal pattern of a
-/// rule's `matches`. `Err` carries the last line of the compiler's message.
+/// rule's `matches`. `Err` carries the last line of the compiler's message, without its
+/// `error: ` (callers say what failed; "invalid regular expression ...: error: ..." said
+/// it twice).
 pub fn check_regex(pattern: &str) -> Result<(), String> {
     let lock = || PATTERNS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(r) = lock().get(pattern) {
@@ -47,6 +49,7 @@ pub fn check_regex(pattern: &str) -> Result<(), String> {
             .last()
             .unwrap_or_default()
             .trim()
+            .trim_start_matches("error: ")
             .to_owned()
     });
     lock().insert(pattern.to_owned(), r.clone());

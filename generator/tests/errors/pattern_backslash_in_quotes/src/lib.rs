@@ -1,4 +1,5 @@
-// A printcolumn JSONPath to a field that does not exist.
+// A Pattern in double quotes with a regex backslash: Go's string escapes reject `\d`, so
+// the error says to quote it with backticks, which keep backslashes as written.
 //! +groupName=errors.example.com
 //! +versionName=v1
 
@@ -7,8 +8,6 @@ use kube::core::TypeMeta;
 use serde::{Deserialize, Serialize};
 
 /// +kubebuilder:object:root=true
-/// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".spec.replica"
-//~^ ERROR `.spec` has no field `replica`
 #[derive(Serialize, Deserialize)]
 pub struct Thing {
     #[serde(flatten)]
@@ -20,5 +19,7 @@ pub struct Thing {
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThingSpec {
-    pub replicas: i32,
+    /// +kubebuilder:validation:Pattern="^\d+$"
+    //~^ ERROR `\d` is not an escape in the double-quoted value
+    pub port: String,
 }

@@ -1,0 +1,385 @@
+//! Input from elsewhere, as real APIs write it (issue 28): what controller-gen and the API
+//! server take, `generate` and `import go` take too, and what they change or drop is said.
+//! Each case checks the value written or the warning, where an earlier release stopped, or
+//! silently wrote something else.
+
+use std::path::{Path, PathBuf};
+
+use kube_codegen::{Config, GoImportOptions, GoPackageInput, KubernetesVersion, import_go};
+
+/// A crate whose `src/lib.rs` is `lib`, under a fresh temporary directory.
+fn krate(name: &str, lib: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    (tmp, dir)
+}
+
+const HEAD: &str = "//! +groupName=meaning.example.com\n//! +versionName=v1\n\n\
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
+    use kube::core::TypeMeta;\nuse serde::{Deserialize, Serialize};\n\n\
+    /// +genclient\n/// +kubebuilder:object:root=true\n\
+    #[derive(Clone, Serialize, Deserialize)]\npub struct Thing {\n    #[serde(flatten)]\n    \
+    pub types: TypeMeta,\n    pub metadata: ObjectMeta,\n    pub spec: ThingSpec,\n}\n\n";
+
+/// The CRD `generate` writes for the crate, as JSON, and the run's warnings.
+fn crd(dir: &Path) -> (serde_json::Value, String) {
+    let generated = Config::from_crate(dir)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let file = generated
+        .files
+        .iter()
+        .find(|f| {
+            f.path.extension().is_some_and(|e| e == "yaml")
+                && f.contents.contains("kind: CustomResourceDefinition")
+        })
+        .expect("a CRD");
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&file.contents).unwrap();
+    (
+        serde_json::to_value(yaml).unwrap(),
+        generated.render_warnings(),
+    )
+}
+
+fn spec_props(crd: &serde_json::Value) -> &serde_json::Value {
+    &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+}
+
+/// `Enum=a;b;""` keeps the empty value: Go clients send `""` for a field without
+/// `omitempty`, and an enum without it makes the API server refuse them.
+#[test]
+fn an_enum_keeps_its_empty_value() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:Enum=a;b;\"\"\n    pub mode: String,\n    \
+         /// +kubebuilder:validation:Enum=a;b;\n    pub trailing: String,\n}}\n"
+    );
+    let (_tmp, dir) = krate("enums", &lib);
+    let (crd, _) = crd(&dir);
+    let props = spec_props(&crd);
+    assert_eq!(props["mode"]["enum"], serde_json::json!(["a", "b", ""]));
+    // An empty item without quotes is no value (a trailing `;`).
+    assert_eq!(props["trailing"]["enum"], serde_json::json!(["a", "b"]));
+}
+
+/// controller-gen ignores `+kubebuilder:default` on a type (a field marker): applying it
+/// would default every field of that type. Ignored here too, with a warning.
+#[test]
+fn a_default_on_a_type_is_ignored_with_a_warning() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         pub mode: Mode,\n    /// +kubebuilder:default=b\n    pub other: Mode,\n}}\n\n\
+         /// +kubebuilder:default=a\npub type Mode = String;\n"
+    );
+    let (_tmp, dir) = krate("defaults", &lib);
+    let (crd, warnings) = crd(&dir);
+    let props = spec_props(&crd);
+    assert!(props["mode"].get("default").is_none(), "{}", props["mode"]);
+    assert_eq!(props["other"]["default"], "b");
+    assert!(
+        warnings.contains("on a type is ignored, as controller-gen ignores it"),
+        "{warnings}"
+    );
+}
+
+/// A Go doc line that starts with `/` (`/// ALB keeps ...`) stays a doc line in the port
+/// (`////` would be a plain comment in Rust) and the description is Go's text.
+#[test]
+fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
+    let go = "// +groupName=meaning.example.com\n// +versionName=v1\npackage v1\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\ntype Thing struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+        \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+        type ThingSpec struct {\n\
+        \t/// ALB keeps the connection open.\n\
+        \tIdle string `json:\"idle\"`\n}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ported");
+    let imported = import_go(
+        &[GoPackageInput {
+            dir: tmp.path().join("v1"),
+            files: vec![(tmp.path().join("v1/types.go"), go.to_owned())],
+            import_path: Some("meaning.example.com/api/v1".into()),
+        }],
+        &GoImportOptions {
+            out: out.clone(),
+            crate_name: "ported".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    imported.write().unwrap();
+    let rust = imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("types.rs"))
+        .expect("types.rs");
+    assert!(
+        rust.contents
+            .contains("/// / ALB keeps the connection open."),
+        "{}",
+        rust.contents
+    );
+    let (crd, _) = crd(&out);
+    assert_eq!(
+        spec_props(&crd)["idle"]["description"],
+        "/ ALB keeps the connection open."
+    );
+}
+
+/// `import go` of `files` (name, text) as one package, then `generate` on the port.
+fn import_and_generate(
+    files: &[(&str, &str)],
+) -> (kube_codegen::GoImported, serde_json::Value, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ported");
+    let imported = import_go(
+        &[GoPackageInput {
+            dir: tmp.path().join("v1"),
+            files: files
+                .iter()
+                .map(|(n, t)| (tmp.path().join("v1").join(n), (*t).to_owned()))
+                .collect(),
+            import_path: Some("meaning.example.com/api/v1".into()),
+        }],
+        &GoImportOptions {
+            out: out.clone(),
+            crate_name: "ported".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    imported.write().unwrap();
+    let (crd, warnings) = crd(&out);
+    (imported, crd, warnings)
+}
+
+const GO_KIND: &str = "// +groupName=meaning.example.com\npackage v1\n\n\
+    import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+    // +kubebuilder:object:root=true\ntype Thing struct {\n\
+    \tmetav1.TypeMeta `json:\",inline\"`\n\
+    \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+    \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+    type ThingSpec struct {\n\
+    \tName string `json:\"name\"`\n\
+    \t// Cache is the controller's, not the API's.\n\
+    \tCache map[string]any `json:\"-\"`\n}\n";
+
+/// controller-gen walks only what the kinds reach: register.go's unexported helper (with
+/// a `runtime.Object` field, which has no port) and a type nothing uses with an interface
+/// field are left out, said in the summary, instead of stopping the import. A field that
+/// is not serialized (`json:"-"`) is not part of the schema, whatever its type.
+#[test]
+fn what_no_kind_reaches_does_not_stop_an_import() {
+    let register = "package v1\n\n\
+        import \"k8s.io/apimachinery/pkg/runtime\"\n\n\
+        type typeInfo struct {\n\tItemType runtime.Object\n}\n\n\
+        // Hook is the controller's; no kind holds one.\n\
+        type Hook struct {\n\tRun Runner `json:\"run\"`\n}\n\n\
+        type Runner interface{ Run() }\n";
+    let (imported, crd, _) =
+        import_and_generate(&[("thing_types.go", GO_KIND), ("register.go", register)]);
+    assert!(
+        imported
+            .summary
+            .contains("not ported, as no kind reaches them: v1.typeInfo (unexported); v1.Hook ("),
+        "{}",
+        imported.summary
+    );
+    let props = spec_props(&crd);
+    assert!(
+        props.get("cache").is_none() && props["name"]["type"] == "string",
+        "{props}"
+    );
+    let warnings = imported.render_warnings();
+    assert!(
+        warnings.contains("field `Cache` is not ported: it is not serialized (`json:\"-\"`)"),
+        "{warnings}"
+    );
+}
+
+/// A printer column to a field the schema lacks: the API server and controller-gen take
+/// it (kubectl shows the column empty), so it is a warning, not an error.
+#[test]
+fn a_printer_column_to_a_missing_field_is_a_warning() {
+    let lib = HEAD.replace(
+        "/// +genclient\n",
+        "/// +genclient\n/// +kubebuilder:printcolumn:name=\"Replicas\",type=integer,JSONPath=\".spec.replica\"\n",
+    ) + "#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {\n    pub replicas: i32,\n}\n";
+    let (_tmp, dir) = krate("columns", &lib);
+    let (crd, warnings) = crd(&dir);
+    assert_eq!(
+        crd["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"],
+        ".spec.replica"
+    );
+    assert!(
+        warnings.contains(
+            "printcolumn `Replicas` JSONPath `.spec.replica`: `.spec` has no field `replica`"
+        ),
+        "{warnings}"
+    );
+}
+
+/// The importer never writes Rust that `generate` refuses: a marker controller-gen
+/// ignores (a package marker on a struct, as kubebuilder's CronJob tutorial writes
+/// `+versionName`; a typo such as `+optional.`; `UniqueItems:true` with a colon) is carried
+/// as a plain comment, with a warning, and the port generates.
+#[test]
+fn markers_controller_gen_ignores_are_carried_as_comments() {
+    let go = "// +groupName=meaning.example.com\npackage v1\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\n// +versionName=v1\ntype Thing struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+        \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+        type ThingSpec struct {\n\
+        \t// +optional.\n\
+        \tName string `json:\"name,omitempty\"`\n\
+        \t// +kubebuilder:validation:UniqueItems:true\n\
+        \tTags []string `json:\"tags,omitempty\"`\n}\n";
+    let (imported, crd, _) = import_and_generate(&[("types.go", go)]);
+    let rust = &imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("types.rs"))
+        .expect("types.rs")
+        .contents;
+    for marker in [
+        "+versionName=v1",
+        "+optional.",
+        "+kubebuilder:validation:UniqueItems:true",
+    ] {
+        assert!(
+            rust.contains(&format!("// Go marker `{marker}` not carried over")),
+            "{marker}:\n{rust}"
+        );
+        assert!(
+            !rust.contains(&format!("/// {marker}")),
+            "{marker} is still a doc marker:\n{rust}"
+        );
+    }
+    let warnings = imported.render_warnings();
+    assert_eq!(
+        warnings
+            .matches("is not carried over, as controller-gen ignores it")
+            .count(),
+        3,
+        "{warnings}"
+    );
+    let props = spec_props(&crd);
+    assert!(
+        props["tags"].get("uniqueItems").is_none(),
+        "{}",
+        props["tags"]
+    );
+}
+
+/// controller-gen's `crd:maxDescLen=0` writes no description at all, where an earlier
+/// release wrote `description: ''` on every node.
+#[test]
+fn max_description_len_zero_writes_no_description() {
+    let lib = format!(
+        "{HEAD}/// The spec.\n#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// A name.\n    pub name: String,\n    \
+         /// The pod to run.\n    pub pod: k8s_openapi::api::core::v1::PodTemplateSpec,\n}}\n"
+    );
+    let (_tmp, dir) = krate("descriptions", &lib);
+    let generated = Config::from_crate(&dir)
+        .unwrap()
+        .emit_rust(false)
+        .max_description_len(0)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let crd = generated
+        .files
+        .iter()
+        .find(|f| f.contents.contains("kind: CustomResourceDefinition"))
+        .expect("a CRD");
+    assert!(!crd.contents.contains("description"), "{}", crd.contents);
+}
+
+/// A Kubernetes type's transition rules under a list the API server cannot correlate
+/// (an atomic list) are left out, as the server refuses them there, and the run says so.
+#[test]
+fn transition_rules_left_out_under_an_atomic_list_are_said() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         pub jobs: Vec<k8s_openapi::api::batch::v1::JobSchedulingConfiguration>,\n}}\n"
+    );
+    let (_tmp, dir) = krate("transitions", &lib);
+    let (crd, warnings) = crd(&dir);
+    let item = &spec_props(&crd)["jobs"]["items"];
+    assert!(
+        !item.to_string().contains("oldSelf"),
+        "no transition rule under the atomic list: {item}"
+    );
+    assert!(
+        warnings.contains(
+            "the transition rule `self == oldSelf` of an embedded Kubernetes type at `.spec.jobs[*].disruptionMode` in Thing is left out"
+        ),
+        "{warnings}"
+    );
+}
+
+/// controller-gen's `crd:generateEmbeddedObjectMeta=true`: a pod template's `metadata`
+/// gets the fields a CRD may validate, so a CEL rule over its labels compiles; without it
+/// the rule is refused, as the API server refuses controller-gen's CRD.
+#[test]
+fn generate_embedded_object_meta_lets_rules_read_a_templates_labels() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:XValidation:rule=\"has(self.metadata.labels)\",message=\"labels\"\n    \
+         pub template: k8s_openapi::api::core::v1::PodTemplateSpec,\n}}\n"
+    );
+    let (_tmp, dir) = krate("objectmeta", &lib);
+    let refused = Config::from_crate(&dir)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .expect_err("the rule reads a field a bare metadata object lacks");
+    assert!(refused.to_string().contains("labels"), "{refused}");
+    let generated = Config::from_crate(&dir)
+        .unwrap()
+        .emit_rust(false)
+        .generate_embedded_object_meta(true)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let crd = generated
+        .files
+        .iter()
+        .find(|f| f.contents.contains("kind: CustomResourceDefinition"))
+        .expect("a CRD");
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&crd.contents).unwrap();
+    let crd = serde_json::to_value(yaml).unwrap();
+    let meta = &spec_props(&crd)["template"]["properties"]["metadata"];
+    assert_eq!(
+        meta["properties"]["labels"],
+        serde_json::json!({"type": "object", "additionalProperties": {"type": "string"}})
+    );
+    assert_eq!(
+        meta["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["annotations", "finalizers", "labels", "name", "namespace"]
+    );
+    // The kind's own metadata stays the API server's.
+    assert_eq!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"],
+        serde_json::json!({"type": "object"})
+    );
+}
