@@ -605,3 +605,98 @@ fn bounds_no_value_meets_are_warnings() {
     );
     assert_eq!(w.loc.line, 9, "{w}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 10: input that is not UTF-8.
+
+/// A CRD whose description holds a Latin-1 `é` (byte 0xe9) on line 8.
+fn latin1_crd() -> Vec<u8> {
+    let mut crd = [
+        "apiVersion: apiextensions.k8s.io/v1",
+        "kind: CustomResourceDefinition",
+        "metadata:",
+        "  name: widgets.example.com",
+        "spec:",
+        "  group: example.com",
+        "  names: {kind: Widget, plural: widgets}",
+        "  scope: Namespaced",
+        "  versions:",
+        "  - name: v1",
+        "    served: true",
+        "    storage: true",
+        "    schema:",
+        "      openAPIV3Schema:",
+        "        type: object",
+        "        description: caf",
+    ]
+    .join("\n")
+    .into_bytes();
+    crd.push(0xe9);
+    crd.extend_from_slice(b" au lait\n");
+    crd
+}
+
+/// `import crd` and `import go` of files that are not UTF-8 (Latin-1, UTF-16, from a file,
+/// a directory and stdin): an error per file at its first bad byte, with the byte's offset
+/// and its line and column, a hint, and nothing written. They said "stream did not contain
+/// valid UTF-8", naming no file, or the first file alone.
+#[test]
+fn input_that_is_not_utf8_is_an_error_at_its_first_bad_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("crds")).unwrap();
+    std::fs::write(dir.join("crds/a.yaml"), latin1_crd()).unwrap();
+    // UTF-16LE with its byte-order mark, as Windows editors save.
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain("apiVersion: v1\n".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::fs::write(dir.join("crds/b.yaml"), utf16).unwrap();
+
+    let out = kube_codegen(dir, &["import", "crd", "crds", "--out", "api"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("stream did not contain"), "{stderr}");
+    assert!(
+        stderr
+            .contains("file is not valid UTF-8: byte 0xe9 at offset 333\n  --> crds/a.yaml:16:25"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("CRDs are read as UTF-8"), "{stderr}");
+    assert!(
+        stderr.contains("file is UTF-16 (it starts with a UTF-16 byte-order mark), not UTF-8\n  --> crds/b.yaml:1:1"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("import failed with 2 errors"), "{stderr}");
+    assert!(!dir.join("api").exists());
+
+    // From stdin, named as `-`.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(["import", "crd", "-", "--out", "api"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &latin1_crd()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("offset 333\n  --> -:16:25"), "{stderr}");
+
+    // A Go file: the first bad byte, after a multi-byte character of the same line.
+    std::fs::create_dir_all(dir.join("go")).unwrap();
+    let mut go = "package v1\n\n// Widget est un café ".as_bytes().to_vec();
+    go.push(0xe9);
+    go.extend_from_slice(b"\ntype Widget struct{}\n");
+    std::fs::write(dir.join("go/types.go"), go).unwrap();
+    let out = kube_codegen(dir, &["import", "go", "go", "--out", "api"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("file is not valid UTF-8: byte 0xe9 at offset 35\n  --> go/types.go:3:23"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Go source is UTF-8"), "{stderr}");
+    assert!(!dir.join("api").exists());
+}

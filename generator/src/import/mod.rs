@@ -122,14 +122,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 fn input_error(diags: Vec<Diagnostic>) -> Error {
-    let d = Diagnostics(diags);
-    let rendered = d
-        .render()
-        .replace("generation failed with", "import failed with");
-    Error::Input {
-        diagnostics: d.sorted(),
-        rendered,
-    }
+    Error::import_failed(diags)
 }
 
 /// Import every CRD of `inputs` (all their versions) into files of the crate at `options.out`.

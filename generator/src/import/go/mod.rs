@@ -2054,7 +2054,11 @@ pub fn import_path_of(dir: &Path) -> Option<String> {
     let mut cur = abs.as_path();
     let mut rel: Vec<String> = vec![];
     loop {
-        if let Ok(text) = std::fs::read_to_string(cur.join("go.mod")) {
+        // Lossy: a go.mod that is not UTF-8 is still the nearest one (`go` refuses it, and
+        // its module line is what names the package here).
+        if let Ok(text) =
+            std::fs::read(cur.join("go.mod")).map(|b| String::from_utf8_lossy(&b).into_owned())
+        {
             let module = text
                 .lines()
                 .find_map(|l| l.trim().strip_prefix("module "))?
