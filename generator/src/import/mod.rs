@@ -16,6 +16,7 @@ mod crd;
 pub(crate) mod go;
 mod k8s;
 mod naming;
+mod positions;
 mod render;
 mod types;
 
@@ -243,7 +244,7 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
                 types: vec![],
                 warnings: vec![],
                 loc: c.loc.clone(),
-                text: c.text.clone(),
+                positions: c.positions.clone(),
                 kubernetes: options.kubernetes,
                 what: format!("CRD {} version {version}", c.name),
                 needs_status: !v["subresources"]["status"].is_null(),
