@@ -700,3 +700,136 @@ fn input_that_is_not_utf8_is_an_error_at_its_first_bad_byte() {
     assert!(stderr.contains("Go source is UTF-8"), "{stderr}");
     assert!(!dir.join("api").exists());
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 1: big CRDs.
+
+/// A CRD of about `size` bytes of JSON: fields with descriptions and keywords, several of
+/// which `import crd` keeps as `+kube-codegen:schema` with a warning each (thousands in
+/// all), as large real CRDs have.
+fn big_crd(size: usize) -> serde_json::Value {
+    use serde_json::json;
+    let desc =
+        "The value of this field, documented at some length as API reference text often is. "
+            .repeat(3);
+    let mut props = serde_json::Map::new();
+    let mut total = 0;
+    let mut n = 0;
+    while total < size {
+        let field = json!({
+            "type": "object",
+            "description": desc,
+            "properties": {
+                "name": {"type": "string", "description": desc, "maxLength": 63},
+                "count": {"type": "integer", "format": "int32", "description": desc, "minimum": 0},
+                "odd": {"type": "string", "format": format!("x-custom-{n}"), "description": desc},
+                "tags": {"type": "array", "items": {"type": "string", "description": desc}},
+            },
+        });
+        total += field.to_string().len() + 12;
+        props.insert(format!("field{n}"), field);
+        n += 1;
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "bigs.big.example.com"},
+        "spec": {
+            "group": "big.example.com",
+            "names": {"kind": "Big", "plural": "bigs", "listKind": "BigList", "singular": "big"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": props},
+                }}},
+            }],
+        },
+    })
+}
+
+/// What a run of the binary took: its exit status, stderr, and peak RSS in bytes (from
+/// `wait4`), or `None` when it was killed at the hang guard.
+// The child is reaped by `wait4`, which clippy does not see.
+#[allow(clippy::zombie_processes)]
+fn kube_codegen_measured(
+    cwd: &Path,
+    args: &[&str],
+    secs: u64,
+) -> Option<(std::process::ExitStatus, Vec<u8>, u64)> {
+    use std::os::unix::process::ExitStatusExt;
+    let stderr = cwd.join("stderr.txt");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let mut status = 0;
+        // SAFETY: plain out-parameters of the right types; the child is ours and waited
+        // for here only (std's `Child` is not waited on afterwards).
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if got == pid {
+            // Linux gives ru_maxrss in KiB.
+            let rss = u64::try_from(usage.ru_maxrss).unwrap() * 1024;
+            return Some((
+                std::process::ExitStatus::from_raw(status),
+                std::fs::read(&stderr).unwrap(),
+                rss,
+            ));
+        }
+        assert_eq!(got, 0, "wait4: {}", std::io::Error::last_os_error());
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `import crd` of a 5 MB CRD, on one line and pretty-printed, thousands of warnings each:
+/// within generous bounds that guard against blow-ups (1 GiB of RSS, 120 s, in a debug
+/// build that takes a few seconds and ~200 MB), every warning quoting a bounded excerpt of
+/// its line. Each warning quoted the whole line, so a 3 MB line took 2.4 GB (and 2.4 GB of
+/// stderr), and each looked for its JSON path from the document's start, so a
+/// pretty-printed 3.5 MB CRD took 40 s of CPU. The 20 MB measurements are in
+/// RELIABILITY.md.
+#[test]
+fn import_crd_of_a_5_mb_crd_stays_within_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let crd = big_crd(5 << 20);
+    std::fs::write(tmp.path().join("one-line.json"), crd.to_string()).unwrap();
+    std::fs::write(
+        tmp.path().join("pretty.json"),
+        serde_json::to_string_pretty(&crd).unwrap(),
+    )
+    .unwrap();
+    for input in ["one-line.json", "pretty.json"] {
+        let out = format!("out-{input}");
+        let (status, stderr, rss) =
+            kube_codegen_measured(tmp.path(), &["import", "crd", input, "--out", &out], 120)
+                .unwrap_or_else(|| panic!("{input}: still running after 120 s"));
+        let stderr = String::from_utf8_lossy(&stderr);
+        assert!(
+            status.success(),
+            "{input}: {status:?}\n{}",
+            &stderr[..stderr.len().min(4000)]
+        );
+        let warnings = stderr.matches("\nwarning: ").count();
+        assert!(warnings > 5000, "{input}: {warnings} warnings");
+        let longest = stderr.lines().map(str::len).max().unwrap_or(0);
+        assert!(
+            longest < 1000,
+            "{input}: a line of {longest} bytes on stderr"
+        );
+        eprintln!("{input}: {warnings} warnings, peak RSS {} MiB", rss >> 20);
+        assert!(rss < 1 << 30, "{input}: peak RSS {} MiB", rss >> 20);
+        assert!(tmp.path().join(&out).join("src/apis").is_dir());
+    }
+}
