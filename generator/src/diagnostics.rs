@@ -151,7 +151,7 @@ impl Diagnostic {
 /// its warnings quoted it whole (801 warnings on a 3 MB line made 2.4 GB of output).
 const EXCERPT_BEFORE: usize = 100;
 /// See [`EXCERPT_BEFORE`].
-const EXCERPT_AFTER: usize = 200;
+const EXCERPT_AFTER: usize = 400;
 
 /// What a diagnostic quotes of its line.
 struct Excerpt {
@@ -362,7 +362,7 @@ impl SourceFile {
 mod tests {
     use super::*;
 
-    /// A warning on a line of megabytes quotes 300 characters of it at most, and finds the
+    /// A warning on a line of megabytes quotes 500 characters of it at most, and finds the
     /// line and column through the index, whatever the order it is asked in.
     #[test]
     fn long_lines_are_quoted_in_part_around_the_column() {
@@ -383,7 +383,7 @@ mod tests {
             quoted.starts_with("2 | …b") && quoted.ends_with("c…"),
             "{quoted}"
         );
-        assert_eq!(quoted.chars().count(), "2 | ".len() + 1 + 100 + 200 + 1);
+        assert_eq!(quoted.chars().count(), "2 | ".len() + 1 + 100 + 400 + 1);
         let carets = rendered.lines().nth(4).unwrap();
         assert_eq!(carets, format!("  | {}^^^", " ".repeat(101)));
         // The same line and column through `render`, and earlier columns after later ones.

@@ -833,3 +833,68 @@ fn import_crd_of_a_5_mb_crd_stays_within_bounds() {
         assert!(tmp.path().join(&out).join("src/apis").is_dir());
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 7: importers write what `generate` takes, or fail in their input.
+
+/// Go types named `Self`, `Option`, `String`, `Vec` and `Box` are ported under names with
+/// a trailing `_`, each said in a warning at the Go type, and the crate generates (the
+/// JSON, and so the CRD, are unchanged: a type's name is in neither). The import exited 0
+/// and `generate` then failed on the Rust it wrote ("expected identifier, found keyword
+/// `Self`", "type `Option` contains itself"). The refusals (cycles, non-string map keys,
+/// two fields of one JSON name, a kind no struct can be named after, and `import crd`'s
+/// kinds `Self`, `""`, `Option`, two storage versions, `type: banana`) are in the error
+/// corpus (`tests/errors_import*/`), located in the Go and YAML.
+#[test]
+fn go_types_with_names_rust_reserves_are_ported_renamed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let go = tmp.path().join("names");
+    std::fs::create_dir_all(&go).unwrap();
+    std::fs::write(
+        go.join("types.go"),
+        "// +groupName=names.example.com\npackage v1\n\n\
+         import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+         // +kubebuilder:object:root=true\n\
+         type Widget struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
+         metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec WidgetSpec `json:\"spec,omitempty\"`\n}\n\n\
+         type WidgetSpec struct {\n\tA Self `json:\"a,omitempty\"`\n\tB Option `json:\"b,omitempty\"`\n\t\
+         C String `json:\"c,omitempty\"`\n\tD Vec `json:\"d,omitempty\"`\n\tE *Box `json:\"e,omitempty\"`\n}\n\n\
+         type Self struct {\n\tX string `json:\"x\"`\n}\n\ntype Option string\n\n\
+         type String struct {\n\tY int32 `json:\"y\"`\n}\n\ntype Vec []string\n\n\
+         type Box struct {\n\tZ bool `json:\"z\"`\n}\n",
+    )
+    .unwrap();
+    let out = kube_codegen(tmp.path(), &["import", "go", "names", "--out", "api"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (name, line) in [
+        ("Self", 21),
+        ("Option", 25),
+        ("String", 27),
+        ("Vec", 31),
+        ("Box", 33),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "warning: type `{name}` is `{name}_` in the port: it is "
+            )) && stderr.contains(&format!("--> names/types.go:{line}:6")),
+            "{name}: {stderr}"
+        );
+    }
+    let out = kube_codegen(tmp.path(), &["generate", "api"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let types = std::fs::read_to_string(tmp.path().join("api/src/apis/names/v1/types.rs")).unwrap();
+    for decl in [
+        "pub struct Self_ {",
+        "pub type Option_ = String;",
+        "pub struct String_ {",
+        "pub type Vec_ = Vec<String>;",
+        "pub struct Box_ {",
+    ] {
+        assert!(types.contains(decl), "{decl} in\n{types}");
+    }
+}

@@ -213,6 +213,20 @@ fn check(crd: &Value) -> Result<(), Problem> {
         crd["spec"]["names"]["kind"].is_string(),
         "spec.names.kind",
     )?;
+    let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+    if let Some(why) = super::naming::kind_name_problem(kind) {
+        return Err((
+            "spec.names.kind".to_owned(),
+            format!("kind `{kind}` cannot be imported: {why}"),
+            if kind.is_empty() {
+                "the API server requires a kind: a CamelCase name such as `Widget`".to_owned()
+            } else {
+                format!(
+                    "`generate` takes the kind from the name of its Rust struct, and no struct can be named `{kind}` here; write this kind's types by hand as a kube-derive kind, whose struct may be named otherwise (`#[kube(kind = \"{kind}\", root = \"My{kind}\")]`)"
+                )
+            },
+        ));
+    }
     need(
         "spec.names.plural",
         crd["spec"]["names"]["plural"].is_string(),
@@ -225,6 +239,32 @@ fn check(crd: &Value) -> Result<(), Problem> {
         versions.is_some_and(|v| !v.is_empty()),
         "spec.versions",
     )?;
+    let storage: Vec<usize> = versions
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, v)| v["storage"] == Value::Bool(true))
+        .map(|(i, _)| i)
+        .collect();
+    match storage.as_slice() {
+        [_] => {}
+        [] => {
+            return Err((
+                "spec.versions".to_owned(),
+                "no version is the storage version".to_owned(),
+                "the API server requires exactly one version with `storage: true`".to_owned(),
+            ));
+        }
+        [first, second, ..] => {
+            return Err((
+                format!("spec.versions[{second}].storage"),
+                format!(
+                    "versions {first} and {second} are both the storage version (`storage: true`)"
+                ),
+                "the API server requires exactly one version with `storage: true`".to_owned(),
+            ));
+        }
+    }
     for (i, v) in versions.into_iter().flatten().enumerate() {
         let at = format!("spec.versions[{i}]");
         need(
@@ -270,6 +310,23 @@ fn structural(node: &Value, path: &str, typed_here: bool) -> Result<(), Problem>
     let pres = n.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
     if typed_here && !n.contains_key("type") && !ios && !pres {
         return not_structural("`type` is missing".into());
+    }
+    if let Some(t) = n.get("type")
+        && !t
+            .as_str()
+            .is_some_and(|t| crate::schema::marker_keywords::SCHEMA_TYPES.contains(&t))
+    {
+        return Err((
+            format!("{path}.type"),
+            format!(
+                "`type: {}` is not a type the API server takes",
+                t.as_str().map_or_else(|| t.to_string(), str::to_owned)
+            ),
+            format!(
+                "a schema's type is one of {}",
+                crate::schema::marker_keywords::SCHEMA_TYPES.join(", ")
+            ),
+        ));
     }
     if n.contains_key("properties") && n.contains_key("additionalProperties") {
         return not_structural("`properties` and `additionalProperties` together".into());
