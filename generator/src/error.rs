@@ -44,6 +44,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// The errors (and warnings) of an import, rendered as the CLI prints them.
+    #[must_use]
+    pub fn import_failed(diagnostics: Vec<Diagnostic>) -> Error {
+        let d = crate::diagnostics::Diagnostics(diagnostics);
+        let rendered = d
+            .render()
+            .replace("generation failed with", "import failed with");
+        Error::Input {
+            diagnostics: d.sorted(),
+            rendered,
+        }
+    }
+
     /// `f()` on a thread with the stack a run needs ([`crate::parallel::with_stack`]).
     pub(crate) fn on_run_stack<R: Send>(
         f: impl FnOnce() -> Result<R, Error> + Send,

@@ -45,6 +45,7 @@ mod resolve;
 mod runtime_source;
 mod scaffold;
 mod schema;
+mod utf8;
 mod walk;
 
 pub use config::{Config, ConversionWebhookMetadata, Metadata};
@@ -60,6 +61,7 @@ pub use import::{
 pub use kubernetes::{ChosenBy, KubernetesVersion, UnknownKubernetesVersion};
 pub use output::YAML_HEADER;
 pub use pipeline::{FoundGroupVersion, Generated};
+pub use utf8::{InputLanguage, input_text};
 
 /// Not API: the stages, for this crate's own tests and fuzzing and for the tool behind
 /// `hack/gen-k8s-schemas.sh`. Anything here may change in any release.

@@ -311,18 +311,36 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
     }
 }
 
-/// Every input file: files as given, directories walked (sorted), `-` as stdin.
-fn read_inputs(args: &[PathBuf]) -> Result<Vec<kube_codegen::ImportInput>, String> {
+/// Every input file: files as given, directories walked (sorted), `-` as stdin; with an
+/// error for each that is not UTF-8.
+fn read_inputs(
+    args: &[PathBuf],
+) -> Result<
+    (
+        Vec<kube_codegen::ImportInput>,
+        Vec<kube_codegen::Diagnostic>,
+    ),
+    String,
+> {
     let mut out = vec![];
+    let mut not_text = vec![];
+    let mut add = |path: &PathBuf, bytes: Vec<u8>| match kube_codegen::input_text(
+        path,
+        bytes,
+        kube_codegen::InputLanguage::Crd,
+    ) {
+        Ok(text) => out.push(kube_codegen::ImportInput {
+            path: path.clone(),
+            text,
+        }),
+        Err(d) => not_text.push(d),
+    };
     for a in args {
         if a.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            let mut bytes = vec![];
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
                 .map_err(|e| format!("reading stdin: {e}"))?;
-            out.push(kube_codegen::ImportInput {
-                path: a.clone(),
-                text,
-            });
+            add(a, bytes);
             continue;
         }
         let mut files = vec![];
@@ -344,11 +362,11 @@ fn read_inputs(args: &[PathBuf]) -> Result<Vec<kube_codegen::ImportInput>, Strin
             files.push(a.clone());
         }
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            out.push(kube_codegen::ImportInput { path: f, text });
+            let bytes = std::fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+            add(&f, bytes);
         }
     }
-    Ok(out)
+    Ok((out, not_text))
 }
 
 /// `src/apis/<group>/<version>` modules already in the crate (each with a mod.rs).
@@ -442,6 +460,7 @@ fn runtime_of_import(
 
 fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
     let mut inputs = vec![];
+    let mut not_text = vec![];
     for dir in &args.packages {
         let mut files = vec![];
         let entries = match std::fs::read_dir(dir) {
@@ -454,12 +473,16 @@ fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
         for e in entries.flatten() {
             let p = e.path();
             if p.is_file() && p.extension().is_some_and(|x| x == "go") {
-                match std::fs::read_to_string(&p) {
-                    Ok(t) => files.push((p, t)),
+                let bytes = match std::fs::read(&p) {
+                    Ok(b) => b,
                     Err(e) => {
                         eprintln!("error: {}: {e}", p.display());
                         return Ok(ExitCode::FAILURE);
                     }
+                };
+                match kube_codegen::input_text(&p, bytes, kube_codegen::InputLanguage::Go) {
+                    Ok(t) => files.push((p, t)),
+                    Err(d) => not_text.push(d),
                 }
             }
         }
@@ -469,6 +492,9 @@ fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
             files,
             import_path: kube_codegen::import_path_of(dir),
         });
+    }
+    if !not_text.is_empty() {
+        return Err(Error::import_failed(not_text));
     }
     let Some(runtime) = runtime_of_import(&args.runtime, &args.out) else {
         return Ok(ExitCode::FAILURE);
@@ -500,7 +526,8 @@ fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
 
 fn import_crd(args: &ImportCrd) -> Result<ExitCode, Error> {
     let inputs = match read_inputs(&args.inputs) {
-        Ok(i) => i,
+        Ok((inputs, not_text)) if not_text.is_empty() => inputs,
+        Ok((_, not_text)) => return Err(Error::import_failed(not_text)),
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::FAILURE);

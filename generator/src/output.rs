@@ -34,6 +34,18 @@ pub enum OutputError {
         /// The file.
         path: PathBuf,
     },
+    /// A write failed, and what the run had changed was undone: the tree is as it was.
+    #[error("{0}; nothing was changed (what the run had written was undone)")]
+    Undone(Box<OutputError>),
+    /// A write failed, and undoing what the run had changed failed too: the tree is the
+    /// old one but for what `failed` lists.
+    #[error("{error}; undoing the run's changes failed too, so these are not as they were: {}", failed.join("; "))]
+    Undo {
+        /// Why the run stopped.
+        error: Box<OutputError>,
+        /// What could not be undone.
+        failed: Vec<String>,
+    },
     /// The file system refused.
     #[error("{action} {path}: {source}")]
     Io {
@@ -183,9 +195,14 @@ pub struct WriteReport {
 
 /// Write files that changed and remove generated files no longer produced.
 ///
-/// Every target is checked before anything is written, so a refusal leaves the tree as it
-/// was. Each file goes to a temporary sibling first and is renamed into place, so a killed
-/// process leaves either the old or the new contents, never half a file.
+/// Every write and removal is decided, and every target checked, before the tree changes,
+/// so a refusal leaves the tree as it was. Then it changes as one transaction: the new
+/// contents go to temporary siblings, the files they replace are copied beside them, and
+/// the stale files are moved aside; only when all of that worked does each temporary file
+/// replace its target (a rename: a killed process leaves each file whole, old or new).
+/// A failure before that point, or at any rename, undoes what was done: the tree is the
+/// old one. Afterwards the copies and the files moved aside are removed; one that cannot
+/// be is a stray temporary file, which the next run removes.
 pub fn write_all(
     files: &[GeneratedFile],
     managed_dirs: &[PathBuf],
@@ -202,8 +219,8 @@ pub fn write_all(
                     path: f.path.clone(),
                 });
             }
-            Ok(_) => to_write.push(f),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => to_write.push(f),
+            Ok(_) => to_write.push((f, true)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => to_write.push((f, false)),
             Err(e) => {
                 return Err(OutputError::Io {
                     action: "reading",
@@ -216,35 +233,184 @@ pub fn write_all(
     let keep: BTreeSet<&Path> = files.iter().map(|f| f.path.as_path()).collect();
     let extra = stale_generated(managed_dirs, &keep)?;
 
-    let mut staged = vec![];
-    let result = (|| {
-        for f in &to_write {
+    let mut tx = Transaction::default();
+    if let Err(e) = tx.prepare(&to_write, &extra) {
+        return Err(tx.undo(e));
+    }
+    if let Err(e) = tx.commit() {
+        return Err(tx.undo(e));
+    }
+    report.written = tx.committed.iter().map(|c| c.target.clone()).collect();
+    report.removed = tx.aside.iter().map(|(_, stale)| stale.clone()).collect();
+    tx.finish();
+    Ok(report)
+}
+
+/// One file to replace (or create) in a [`Transaction`].
+struct Replace {
+    target: PathBuf,
+    /// The new contents, written beside the target.
+    temp: PathBuf,
+    /// A copy of the old contents, when there were some.
+    backup: Option<PathBuf>,
+}
+
+/// The changes of one `write_all`, done so that they can be undone until the end.
+#[derive(Default)]
+struct Transaction {
+    /// Written, not yet renamed into place.
+    staged: Vec<Replace>,
+    /// Renamed into place.
+    committed: Vec<Replace>,
+    /// Stale files moved aside: (where they are now, where they were).
+    aside: Vec<(PathBuf, PathBuf)>,
+    /// Directories created for new files, deepest last.
+    created_dirs: Vec<PathBuf>,
+}
+
+/// A temporary sibling of `path` (see [`temp_name`]), `tag` telling what it holds.
+fn sibling(path: &Path, tag: &str) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(temp_name(&format!("{name}{tag}"), std::process::id()))
+}
+
+/// The old file at `backup` too, as it is: a second name for it where the file system has
+/// them (mtime and all), else a copy with its modification time.
+fn keep_aside(path: &Path, backup: &Path) -> std::io::Result<()> {
+    if std::fs::hard_link(path, backup).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(path, backup)?;
+    let modified = std::fs::metadata(path)?.modified()?;
+    std::fs::File::options()
+        .write(true)
+        .open(backup)?
+        .set_modified(modified)
+}
+
+impl Transaction {
+    /// Everything but the renames into place: new contents and copies of the old ones
+    /// written, stale files moved aside. Nothing a reader of the tree sees changes, except
+    /// that the stale files are gone.
+    fn prepare(
+        &mut self,
+        to_write: &[(&GeneratedFile, bool)],
+        extra: &[PathBuf],
+    ) -> Result<(), OutputError> {
+        for (f, exists) in to_write {
             let dir = f.path.parent().unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir).map_err(io("creating directory", dir))?;
-            let name = f
-                .path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let tmp = dir.join(temp_name(&name, std::process::id()));
-            std::fs::write(&tmp, &f.contents).map_err(io("writing", &tmp))?;
-            staged.push((tmp, f.path.clone()));
+            self.create_dir_all(dir)?;
+            let temp = sibling(&f.path, "");
+            self.staged.push(Replace {
+                target: f.path.clone(),
+                temp: temp.clone(),
+                backup: None,
+            });
+            std::fs::write(&temp, &f.contents).map_err(io("writing", &temp))?;
+            if *exists {
+                let backup = sibling(&f.path, ".old");
+                let last = self.staged.len() - 1;
+                self.staged[last].backup = Some(backup.clone());
+                keep_aside(&f.path, &backup).map_err(io("copying aside", &f.path))?;
+            }
+        }
+        for stale in extra {
+            let to = sibling(stale, ".stale");
+            match std::fs::rename(stale, &to) {
+                Ok(()) => self.aside.push((to, stale.clone())),
+                // Gone already: nothing to remove.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("removing", stale)(e)),
+            }
         }
         Ok(())
-    })();
-    if let Err(e) = result {
-        for (tmp, _) in &staged {
-            let _ = std::fs::remove_file(tmp);
+    }
+
+    /// `create_dir_all`, remembering what it created.
+    fn create_dir_all(&mut self, dir: &Path) -> Result<(), OutputError> {
+        let mut missing = vec![];
+        let mut d = dir;
+        while !d.as_os_str().is_empty() && !d.exists() {
+            missing.push(d.to_owned());
+            d = d.parent().unwrap_or(Path::new(""));
         }
-        return Err(e);
+        for d in missing.into_iter().rev() {
+            std::fs::create_dir(&d).map_err(io("creating directory", &d))?;
+            self.created_dirs.push(d);
+        }
+        Ok(())
     }
-    for (tmp, path) in staged {
-        std::fs::rename(&tmp, &path).map_err(io("renaming into place", &path))?;
-        report.written.push(path);
+
+    /// Rename every new file into place.
+    fn commit(&mut self) -> Result<(), OutputError> {
+        while let Some(r) = self.staged.first() {
+            std::fs::rename(&r.temp, &r.target).map_err(io("renaming into place", &r.target))?;
+            let r = self.staged.remove(0);
+            self.committed.push(r);
+        }
+        Ok(())
     }
-    for path in extra {
-        std::fs::remove_file(&path).map_err(io("removing", &path))?;
-        report.removed.push(path);
+
+    /// Undo every change after `error`, newest first: the tree is the old one again. What
+    /// cannot be undone is said in the error.
+    fn undo(self, error: OutputError) -> OutputError {
+        let mut failed = vec![];
+        let mut attempt = |what: String, r: std::io::Result<()>| {
+            if let Err(e) = r {
+                failed.push(format!("{what}: {e}"));
+            }
+        };
+        for r in self.committed.iter().rev() {
+            match &r.backup {
+                Some(b) => attempt(
+                    format!("restoring {}", r.target.display()),
+                    std::fs::rename(b, &r.target),
+                ),
+                None => attempt(
+                    format!("removing {}", r.target.display()),
+                    std::fs::remove_file(&r.target),
+                ),
+            }
+        }
+        for r in &self.staged {
+            let _ = std::fs::remove_file(&r.temp);
+            if let Some(b) = &r.backup {
+                let _ = std::fs::remove_file(b);
+            }
+        }
+        for (now, was) in self.aside.iter().rev() {
+            attempt(
+                format!("restoring {}", was.display()),
+                std::fs::rename(now, was),
+            );
+        }
+        for d in self.created_dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+        if failed.is_empty() {
+            return OutputError::Undone(Box::new(error));
+        }
+        OutputError::Undo {
+            error: Box::new(error),
+            failed,
+        }
     }
-    Ok(report)
+
+    /// The new tree is in place: remove the copies of the old contents and the stale files
+    /// moved aside. A file left (the system refused) is a stray temporary file that the
+    /// next run removes.
+    fn finish(self) {
+        for r in &self.committed {
+            if let Some(b) = &r.backup {
+                let _ = std::fs::remove_file(b);
+            }
+        }
+        for (now, _) in &self.aside {
+            let _ = std::fs::remove_file(now);
+        }
+    }
 }

@@ -404,3 +404,173 @@ fn stray_temp_files_are_removed_by_the_next_run() {
     assert!(lookalike.exists() && mine.exists(), "{stderr}");
     assert!(run(tmp.path(), &["check", "crate"]).status.success());
 }
+
+// ---------------------------------------------------------------------------------------
+// A run that fails half-way leaves the old tree (issue 30).
+
+/// A file made impossible to remove, rename or replace while this lives: its directory
+/// read-only, or, for root (whom permissions do not stop), `chattr +i` on the file.
+struct Stuck {
+    path: PathBuf,
+    immutable: bool,
+}
+
+impl Stuck {
+    fn new(path: &Path) -> Stuck {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = path.parent().unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let probe = dir.join(".probe");
+        if std::fs::write(&probe, "").is_err() {
+            return Stuck {
+                path: path.to_owned(),
+                immutable: false,
+            };
+        }
+        // Root: permissions do not stop it.
+        std::fs::remove_file(&probe).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = Command::new("chattr").arg("+i").arg(path).output();
+        assert!(
+            out.as_ref().is_ok_and(|o| o.status.success()),
+            "cannot make {} unremovable (root, and `chattr +i` failed: {out:?}): this test needs a file system with immutable files",
+            path.display()
+        );
+        Stuck {
+            path: path.to_owned(),
+            immutable: true,
+        }
+    }
+}
+
+impl Drop for Stuck {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.immutable {
+            let _ = Command::new("chattr").arg("-i").arg(&self.path).status();
+        } else {
+            let dir = self.path.parent().unwrap();
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+/// A synthetic crate generated at revision 0, then changed to revision 1, whose run
+/// rewrites every CRD and Rust file. Returns the temp dir (the crate is `crate` in it).
+fn crate_between_revisions() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("crate");
+    write_synthetic_crate(&dir, 0);
+    std::fs::write(dir.join("src/apis/v1.rs"), synthetic_api(3, 5, 0)).unwrap();
+    let out = run(tmp.path(), &["generate", "crate"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(dir.join("src/apis/v1.rs"), synthetic_api(3, 5, 1)).unwrap();
+    tmp
+}
+
+/// The run fails, and the tree (bytes and mtimes) is what it was, without temp files.
+fn fails_leaving(
+    tmp: &Path,
+    before: &BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)>,
+    says: &str,
+) {
+    let out = run(tmp, &["generate", "crate"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains(says), "{stderr}");
+    let dir = tmp.join("crate");
+    assert_eq!(temp_files(&dir), Vec::<PathBuf>::new());
+    let after = tree(&dir);
+    for (path, old) in before {
+        assert!(after.get(path) == Some(old), "{} changed", path.display());
+    }
+    assert_eq!(after.len(), before.len(), "files were added or removed");
+    assert!(
+        stderr.contains("nothing was changed (what the run had written was undone)"),
+        "{stderr}"
+    );
+}
+
+/// Then, the fault gone, the next run writes the new tree and leaves no temp file.
+fn succeeds_after(tmp: &Path) {
+    let out = run(tmp, &["generate", "crate"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(temp_files(&tmp.join("crate")), Vec::<PathBuf>::new());
+    let out = run(tmp, &["check", "crate"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A stale generated file that cannot be removed: the run stops before the tree changes.
+/// It exited 1 after renaming every new file into place (the tree half new).
+#[test]
+#[cfg(unix)]
+fn a_stale_file_that_cannot_be_removed_leaves_the_old_tree() {
+    let tmp = crate_between_revisions();
+    let dir = tmp.path().join("crate");
+    let stale = dir.join("config/crd/big.example.com_gones.yaml");
+    write(
+        &stale,
+        &format!(
+            "{}\nkind: CustomResourceDefinition\n",
+            kube_codegen::YAML_HEADER
+        ),
+    );
+    let before = tree(&dir);
+    {
+        let _stuck = Stuck::new(&stale);
+        fails_leaving(
+            tmp.path(),
+            &before,
+            "removing crate/config/crd/big.example.com_gones.yaml",
+        );
+    }
+    succeeds_after(tmp.path());
+    assert!(!stale.exists());
+}
+
+/// A generated file that cannot be replaced, the last the run writes: the files renamed
+/// into place before it are put back. It exited 1 with those already new.
+#[test]
+#[cfg(unix)]
+fn a_target_that_cannot_be_replaced_leaves_the_old_tree() {
+    let tmp = crate_between_revisions();
+    let dir = tmp.path().join("crate");
+    let generated = kube_codegen::Config::from_crate(&dir)
+        .unwrap()
+        .generate()
+        .unwrap();
+    let changed: Vec<&PathBuf> = generated
+        .files
+        .iter()
+        .filter(|f| std::fs::read(&f.path).ok().as_deref() != Some(f.contents.as_bytes()))
+        .map(|f| &f.path)
+        .collect();
+    assert!(changed.len() >= 3, "{changed:?}");
+    let last = changed.last().unwrap().to_path_buf();
+    let before = tree(&dir);
+    {
+        let stuck = Stuck::new(&last);
+        let rel = last.strip_prefix(tmp.path()).unwrap().display().to_string();
+        // As root the rename into place fails, after the others (undone); otherwise its
+        // directory refuses the temp file before any rename.
+        let says = if stuck.immutable {
+            format!("renaming into place {rel}")
+        } else {
+            "writing".to_owned()
+        };
+        fails_leaving(tmp.path(), &before, &says);
+    }
+    succeeds_after(tmp.path());
+}

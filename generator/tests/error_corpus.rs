@@ -225,6 +225,7 @@ error_cases! {
     // marker values
     bad_minimum,
     float_bound_not_finite,
+    schema_patch_unknown_type,
     schema_errors_all_reported,
     bad_max_length,
     negative_min_items,

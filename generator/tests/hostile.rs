@@ -605,3 +605,296 @@ fn bounds_no_value_meets_are_warnings() {
     );
     assert_eq!(w.loc.line, 9, "{w}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 10: input that is not UTF-8.
+
+/// A CRD whose description holds a Latin-1 `é` (byte 0xe9) on line 8.
+fn latin1_crd() -> Vec<u8> {
+    let mut crd = [
+        "apiVersion: apiextensions.k8s.io/v1",
+        "kind: CustomResourceDefinition",
+        "metadata:",
+        "  name: widgets.example.com",
+        "spec:",
+        "  group: example.com",
+        "  names: {kind: Widget, plural: widgets}",
+        "  scope: Namespaced",
+        "  versions:",
+        "  - name: v1",
+        "    served: true",
+        "    storage: true",
+        "    schema:",
+        "      openAPIV3Schema:",
+        "        type: object",
+        "        description: caf",
+    ]
+    .join("\n")
+    .into_bytes();
+    crd.push(0xe9);
+    crd.extend_from_slice(b" au lait\n");
+    crd
+}
+
+/// `import crd` and `import go` of files that are not UTF-8 (Latin-1, UTF-16, from a file,
+/// a directory and stdin): an error per file at its first bad byte, with the byte's offset
+/// and its line and column, a hint, and nothing written. They said "stream did not contain
+/// valid UTF-8", naming no file, or the first file alone.
+#[test]
+fn input_that_is_not_utf8_is_an_error_at_its_first_bad_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("crds")).unwrap();
+    std::fs::write(dir.join("crds/a.yaml"), latin1_crd()).unwrap();
+    // UTF-16LE with its byte-order mark, as Windows editors save.
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain("apiVersion: v1\n".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::fs::write(dir.join("crds/b.yaml"), utf16).unwrap();
+
+    let out = kube_codegen(dir, &["import", "crd", "crds", "--out", "api"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("stream did not contain"), "{stderr}");
+    assert!(
+        stderr
+            .contains("file is not valid UTF-8: byte 0xe9 at offset 333\n  --> crds/a.yaml:16:25"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("CRDs are read as UTF-8"), "{stderr}");
+    assert!(
+        stderr.contains("file is UTF-16 (it starts with a UTF-16 byte-order mark), not UTF-8\n  --> crds/b.yaml:1:1"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("import failed with 2 errors"), "{stderr}");
+    assert!(!dir.join("api").exists());
+
+    // From stdin, named as `-`.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(["import", "crd", "-", "--out", "api"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &latin1_crd()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("offset 333\n  --> -:16:25"), "{stderr}");
+
+    // A Go file: the first bad byte, after a multi-byte character of the same line.
+    std::fs::create_dir_all(dir.join("go")).unwrap();
+    let mut go = "package v1\n\n// Widget est un café ".as_bytes().to_vec();
+    go.push(0xe9);
+    go.extend_from_slice(b"\ntype Widget struct{}\n");
+    std::fs::write(dir.join("go/types.go"), go).unwrap();
+    let out = kube_codegen(dir, &["import", "go", "go", "--out", "api"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("file is not valid UTF-8: byte 0xe9 at offset 35\n  --> go/types.go:3:23"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Go source is UTF-8"), "{stderr}");
+    assert!(!dir.join("api").exists());
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 1: big CRDs.
+
+/// A CRD of about `size` bytes of JSON: fields with descriptions and keywords, several of
+/// which `import crd` keeps as `+kube-codegen:schema` with a warning each (thousands in
+/// all), as large real CRDs have.
+fn big_crd(size: usize) -> serde_json::Value {
+    use serde_json::json;
+    let desc =
+        "The value of this field, documented at some length as API reference text often is. "
+            .repeat(3);
+    let mut props = serde_json::Map::new();
+    let mut total = 0;
+    let mut n = 0;
+    while total < size {
+        let field = json!({
+            "type": "object",
+            "description": desc,
+            "properties": {
+                "name": {"type": "string", "description": desc, "maxLength": 63},
+                "count": {"type": "integer", "format": "int32", "description": desc, "minimum": 0},
+                "odd": {"type": "string", "format": format!("x-custom-{n}"), "description": desc},
+                "tags": {"type": "array", "items": {"type": "string", "description": desc}},
+            },
+        });
+        total += field.to_string().len() + 12;
+        props.insert(format!("field{n}"), field);
+        n += 1;
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "bigs.big.example.com"},
+        "spec": {
+            "group": "big.example.com",
+            "names": {"kind": "Big", "plural": "bigs", "listKind": "BigList", "singular": "big"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": props},
+                }}},
+            }],
+        },
+    })
+}
+
+/// What a run of the binary took: its exit status, stderr, and peak RSS in bytes (from
+/// `wait4`), or `None` when it was killed at the hang guard.
+// The child is reaped by `wait4`, which clippy does not see.
+#[allow(clippy::zombie_processes)]
+fn kube_codegen_measured(
+    cwd: &Path,
+    args: &[&str],
+    secs: u64,
+) -> Option<(std::process::ExitStatus, Vec<u8>, u64)> {
+    use std::os::unix::process::ExitStatusExt;
+    let stderr = cwd.join("stderr.txt");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let mut status = 0;
+        // SAFETY: plain out-parameters of the right types; the child is ours and waited
+        // for here only (std's `Child` is not waited on afterwards).
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if got == pid {
+            // Linux gives ru_maxrss in KiB.
+            let rss = u64::try_from(usage.ru_maxrss).unwrap() * 1024;
+            return Some((
+                std::process::ExitStatus::from_raw(status),
+                std::fs::read(&stderr).unwrap(),
+                rss,
+            ));
+        }
+        assert_eq!(got, 0, "wait4: {}", std::io::Error::last_os_error());
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `import crd` of a 5 MB CRD, on one line and pretty-printed, thousands of warnings each:
+/// within generous bounds that guard against blow-ups (1 GiB of RSS, 120 s, in a debug
+/// build that takes a few seconds and ~200 MB), every warning quoting a bounded excerpt of
+/// its line. Each warning quoted the whole line, so a 3 MB line took 2.4 GB (and 2.4 GB of
+/// stderr), and each looked for its JSON path from the document's start, so a
+/// pretty-printed 3.5 MB CRD took 40 s of CPU. The 20 MB measurements are in
+/// RELIABILITY.md.
+#[test]
+fn import_crd_of_a_5_mb_crd_stays_within_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let crd = big_crd(5 << 20);
+    std::fs::write(tmp.path().join("one-line.json"), crd.to_string()).unwrap();
+    std::fs::write(
+        tmp.path().join("pretty.json"),
+        serde_json::to_string_pretty(&crd).unwrap(),
+    )
+    .unwrap();
+    for input in ["one-line.json", "pretty.json"] {
+        let out = format!("out-{input}");
+        let (status, stderr, rss) =
+            kube_codegen_measured(tmp.path(), &["import", "crd", input, "--out", &out], 120)
+                .unwrap_or_else(|| panic!("{input}: still running after 120 s"));
+        let stderr = String::from_utf8_lossy(&stderr);
+        assert!(
+            status.success(),
+            "{input}: {status:?}\n{}",
+            &stderr[..stderr.len().min(4000)]
+        );
+        let warnings = stderr.matches("\nwarning: ").count();
+        assert!(warnings > 5000, "{input}: {warnings} warnings");
+        let longest = stderr.lines().map(str::len).max().unwrap_or(0);
+        assert!(
+            longest < 1000,
+            "{input}: a line of {longest} bytes on stderr"
+        );
+        eprintln!("{input}: {warnings} warnings, peak RSS {} MiB", rss >> 20);
+        assert!(rss < 1 << 30, "{input}: peak RSS {} MiB", rss >> 20);
+        assert!(tmp.path().join(&out).join("src/apis").is_dir());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 7: importers write what `generate` takes, or fail in their input.
+
+/// Go types named `Self`, `Option`, `String`, `Vec` and `Box` are ported under names with
+/// a trailing `_`, each said in a warning at the Go type, and the crate generates (the
+/// JSON, and so the CRD, are unchanged: a type's name is in neither). The import exited 0
+/// and `generate` then failed on the Rust it wrote ("expected identifier, found keyword
+/// `Self`", "type `Option` contains itself"). The refusals (cycles, non-string map keys,
+/// two fields of one JSON name, a kind no struct can be named after, and `import crd`'s
+/// kinds `Self`, `""`, `Option`, two storage versions, `type: banana`) are in the error
+/// corpus (`tests/errors_import*/`), located in the Go and YAML.
+#[test]
+fn go_types_with_names_rust_reserves_are_ported_renamed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let go = tmp.path().join("names");
+    std::fs::create_dir_all(&go).unwrap();
+    std::fs::write(
+        go.join("types.go"),
+        "// +groupName=names.example.com\npackage v1\n\n\
+         import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+         // +kubebuilder:object:root=true\n\
+         type Widget struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
+         metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec WidgetSpec `json:\"spec,omitempty\"`\n}\n\n\
+         type WidgetSpec struct {\n\tA Self `json:\"a,omitempty\"`\n\tB Option `json:\"b,omitempty\"`\n\t\
+         C String `json:\"c,omitempty\"`\n\tD Vec `json:\"d,omitempty\"`\n\tE *Box `json:\"e,omitempty\"`\n}\n\n\
+         type Self struct {\n\tX string `json:\"x\"`\n}\n\ntype Option string\n\n\
+         type String struct {\n\tY int32 `json:\"y\"`\n}\n\ntype Vec []string\n\n\
+         type Box struct {\n\tZ bool `json:\"z\"`\n}\n",
+    )
+    .unwrap();
+    let out = kube_codegen(tmp.path(), &["import", "go", "names", "--out", "api"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (name, line) in [
+        ("Self", 21),
+        ("Option", 25),
+        ("String", 27),
+        ("Vec", 31),
+        ("Box", 33),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "warning: type `{name}` is `{name}_` in the port: it is "
+            )) && stderr.contains(&format!("--> names/types.go:{line}:6")),
+            "{name}: {stderr}"
+        );
+    }
+    let out = kube_codegen(tmp.path(), &["generate", "api"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let types = std::fs::read_to_string(tmp.path().join("api/src/apis/names/v1/types.rs")).unwrap();
+    for decl in [
+        "pub struct Self_ {",
+        "pub type Option_ = String;",
+        "pub struct String_ {",
+        "pub type Vec_ = Vec<String>;",
+        "pub struct Box_ {",
+    ] {
+        assert!(types.contains(decl), "{decl} in\n{types}");
+    }
+}

@@ -700,3 +700,127 @@ async fn bounds_that_warn_are_what_the_server_takes() {
         assert!(got.is_err(), "{name}: the server took {got:?}");
     }
 }
+
+/// A CRD's size against the limits its warning names (issue 30, item 8), on the real
+/// server: `Small` (200 documented fields, ~190 KB) fits everywhere and is not warned of;
+/// `Large` (320 fields, ~300 KB) is warned of as too big for client-side `kubectl apply`,
+/// which then fails ("metadata.annotations: Too long") while `--server-side` takes it;
+/// `Huge` (1,800 fields, ~1.7 MB) is warned of as near what a cluster stores, and even
+/// `--server-side` fails (etcd's default request limit). The YAML piped to kubectl is the
+/// generated file, as README's `generate -o - | kubectl apply --server-side -f -`. A
+/// 6.2 MB CRD was generated with no word before.
+#[tokio::test]
+async fn crds_too_big_for_apply_or_for_etcd_are_warned_of_and_are() {
+    let doc = "A field documented at length, as API reference text often is. ".repeat(14);
+    let kind = |name: &str, fields: usize| {
+        let mut s = format!(
+            "\n/// +kubebuilder:object:root=true\n\
+             #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n\
+             pub struct {name} {{\n    #[serde(flatten)]\n    pub types: TypeMeta,\n    \
+             pub metadata: ObjectMeta,\n    pub spec: {name}Spec,\n}}\n\n\
+             #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]\n\
+             pub struct {name}Spec {{\n"
+        );
+        for i in 0..fields {
+            s.push_str(&format!(
+                "    /// {doc}{i}\n    pub f{i}: Option<String>,\n"
+            ));
+        }
+        s + "}\n"
+    };
+    let lib = format!(
+        "//! +groupName=size.e2e.kube-codegen.dev\n//! +versionName=v1\n\n\
+         use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
+         use kube::core::TypeMeta;\nuse serde::{{Deserialize, Serialize}};\n{}{}{}",
+        kind("Small", 200),
+        kind("Large", 320),
+        kind("Huge", 1800)
+    );
+    let dir = std::env::temp_dir().join(format!("kube-codegen-e2e-size-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let generated = kube_codegen::Config::new()
+        .crate_dir(&dir)
+        .generate()
+        .unwrap();
+    let warned = |plural: &str| {
+        let name = format!("CRD {plural}.size.e2e.kube-codegen.dev is ");
+        generated
+            .warnings
+            .iter()
+            .find(|w| w.message.starts_with(&name))
+            .map(|w| format!("{}\n{}", w.message, w.hint.clone().unwrap_or_default()))
+    };
+    assert_eq!(warned("smalls"), None);
+    let large = warned("larges").expect("Large is warned of");
+    assert!(
+        large.contains("too big for client-side `kubectl apply`")
+            && large.contains("262144 bytes of annotations")
+            && large.contains("`kubectl apply --server-side`")
+            && large.contains("max-description-len"),
+        "{large}"
+    );
+    let huge = warned("huges").expect("Huge is warned of");
+    assert!(
+        huge.contains("near or past what a cluster stores")
+            && huge.contains("1572864 bytes by default")
+            && huge.contains("3145728 bytes")
+            && huge.contains("max-description-len"),
+        "{huge}"
+    );
+    // The remedy the warnings name: without descriptions, none is too big.
+    let cut = kube_codegen::Config::new()
+        .crate_dir(&dir)
+        .max_description_len(0)
+        .generate()
+        .unwrap();
+    assert!(
+        !cut.warnings
+            .iter()
+            .any(|w| w.message.contains("bytes as JSON")),
+        "{:?}",
+        cut.warnings
+    );
+
+    let yaml = |plural: &str| {
+        let f = generated
+            .files
+            .iter()
+            .find(|f| {
+                f.path
+                    .ends_with(format!("size.e2e.kube-codegen.dev_{plural}.yaml"))
+            })
+            .unwrap();
+        f.contents.clone()
+    };
+    let apply = |args: &[&str], plural: &str| {
+        let mut all = vec!["apply"];
+        all.extend(args);
+        all.extend(["-f", "-"]);
+        kubectl_stdin(&all, Some(&yaml(plural)))
+    };
+    let small = apply(&[], "smalls");
+    assert!(small.success, "{}", small.stderr);
+    let large = apply(&[], "larges");
+    assert!(
+        !large.success && large.stderr.contains("metadata.annotations: Too long"),
+        "{}",
+        large.stderr
+    );
+    let large = apply(&["--server-side", "--field-manager=size-e2e"], "larges");
+    assert!(large.success, "{}", large.stderr);
+    let huge = apply(&["--server-side", "--field-manager=size-e2e"], "huges");
+    assert!(
+        !huge.success && huge.stderr.contains("request is too large"),
+        "{}",
+        huge.stderr
+    );
+    for plural in ["smalls", "larges"] {
+        kubectl_ok(&[
+            "delete",
+            "crd",
+            &format!("{plural}.size.e2e.kube-codegen.dev"),
+        ]);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -2,10 +2,13 @@
 //! every problem a located diagnostic (file, line of the document, JSON path).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Diagnostic, Location};
+
+use super::positions::Positions;
 
 /// One input: its name for messages (`-` for stdin) and its text.
 #[derive(Clone, Debug)]
@@ -25,8 +28,8 @@ pub struct Crd {
     pub value: Value,
     /// The file and the line its document starts on.
     pub loc: Location,
-    /// The whole input text, to locate JSON paths in warnings.
-    pub text: std::sync::Arc<str>,
+    /// Where the JSON paths of its document are, for warnings.
+    pub positions: Arc<Positions>,
 }
 
 impl Crd {
@@ -70,7 +73,7 @@ pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, V
     let lines = document_lines(&input.text);
     let mut out = vec![];
     let mut errors = vec![];
-    let shared: std::sync::Arc<str> = input.text.as_str().into();
+    let shared: Arc<str> = input.text.as_str().into();
     for (i, doc) in serde_yaml::Deserializer::from_str(&input.text).enumerate() {
         let line = lines.get(i).copied().unwrap_or(1);
         let value: Value = match serde::Deserialize::deserialize(doc) {
@@ -100,9 +103,7 @@ pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, V
         }
         let loc = Location::new(file, line, 1);
         let doc = Doc {
-            text: &input.text,
-            shared: shared.clone(),
-            line,
+            positions: Arc::new(Positions::new(shared.clone(), line)),
         };
         collect(value, &loc, &doc, &mut out, &mut errors, warnings);
     }
@@ -113,17 +114,15 @@ pub fn read(input: &Input, warnings: &mut Vec<Diagnostic>) -> Result<Vec<Crd>, V
     }
 }
 
-/// A document's text and its first line, to find the line of a JSON path.
-struct Doc<'a> {
-    text: &'a str,
-    shared: std::sync::Arc<str>,
-    line: usize,
+/// Where a document's JSON paths are.
+struct Doc {
+    positions: Arc<Positions>,
 }
 
 fn collect(
     value: Value,
     loc: &Location,
-    doc: &Doc<'_>,
+    doc: &Doc,
     out: &mut Vec<Crd>,
     errors: &mut Vec<Diagnostic>,
     warnings: &mut Vec<Diagnostic>,
@@ -144,10 +143,10 @@ fn collect(
                     .to_owned(),
                 value,
                 loc: loc.clone(),
-                text: doc.shared.clone(),
+                positions: doc.positions.clone(),
             }),
             Err((path, msg, hint)) => {
-                let at = match locate(doc.text, doc.line, &path) {
+                let at = match doc.positions.locate(&path) {
                     Some((l, c)) => Location::new(&loc.file, l, c),
                     None => loc.clone(),
                 };
@@ -159,7 +158,7 @@ fn collect(
         },
         (v, "CustomResourceDefinition") => errors.push(
             Diagnostic::new(
-                match locate(doc.text, doc.line, "apiVersion") {
+                match doc.positions.locate("apiVersion") {
                     Some((l, c)) => Location::new(&loc.file, l, c),
                     None => loc.clone(),
                 },
@@ -214,6 +213,20 @@ fn check(crd: &Value) -> Result<(), Problem> {
         crd["spec"]["names"]["kind"].is_string(),
         "spec.names.kind",
     )?;
+    let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+    if let Some(why) = super::naming::kind_name_problem(kind) {
+        return Err((
+            "spec.names.kind".to_owned(),
+            format!("kind `{kind}` cannot be imported: {why}"),
+            if kind.is_empty() {
+                "the API server requires a kind: a CamelCase name such as `Widget`".to_owned()
+            } else {
+                format!(
+                    "`generate` takes the kind from the name of its Rust struct, and no struct can be named `{kind}` here; write this kind's types by hand as a kube-derive kind, whose struct may be named otherwise (`#[kube(kind = \"{kind}\", root = \"My{kind}\")]`)"
+                )
+            },
+        ));
+    }
     need(
         "spec.names.plural",
         crd["spec"]["names"]["plural"].is_string(),
@@ -226,6 +239,32 @@ fn check(crd: &Value) -> Result<(), Problem> {
         versions.is_some_and(|v| !v.is_empty()),
         "spec.versions",
     )?;
+    let storage: Vec<usize> = versions
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, v)| v["storage"] == Value::Bool(true))
+        .map(|(i, _)| i)
+        .collect();
+    match storage.as_slice() {
+        [_] => {}
+        [] => {
+            return Err((
+                "spec.versions".to_owned(),
+                "no version is the storage version".to_owned(),
+                "the API server requires exactly one version with `storage: true`".to_owned(),
+            ));
+        }
+        [first, second, ..] => {
+            return Err((
+                format!("spec.versions[{second}].storage"),
+                format!(
+                    "versions {first} and {second} are both the storage version (`storage: true`)"
+                ),
+                "the API server requires exactly one version with `storage: true`".to_owned(),
+            ));
+        }
+    }
     for (i, v) in versions.into_iter().flatten().enumerate() {
         let at = format!("spec.versions[{i}]");
         need(
@@ -271,6 +310,23 @@ fn structural(node: &Value, path: &str, typed_here: bool) -> Result<(), Problem>
     let pres = n.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
     if typed_here && !n.contains_key("type") && !ios && !pres {
         return not_structural("`type` is missing".into());
+    }
+    if let Some(t) = n.get("type")
+        && !t
+            .as_str()
+            .is_some_and(|t| crate::schema::marker_keywords::SCHEMA_TYPES.contains(&t))
+    {
+        return Err((
+            format!("{path}.type"),
+            format!(
+                "`type: {}` is not a type the API server takes",
+                t.as_str().map_or_else(|| t.to_string(), str::to_owned)
+            ),
+            format!(
+                "a schema's type is one of {}",
+                crate::schema::marker_keywords::SCHEMA_TYPES.join(", ")
+            ),
+        ));
     }
     if n.contains_key("properties") && n.contains_key("additionalProperties") {
         return not_structural("`properties` and `additionalProperties` together".into());
@@ -325,106 +381,4 @@ fn junctor(node: &Value, path: &str) -> Result<(), Problem> {
         }
     }
     Ok(())
-}
-
-/// The line and column of a JSON path (`spec.versions[0].schema`) in a block-style YAML
-/// document starting at `first_line`, found by indentation; `None` where the text does
-/// not follow it plainly (flow style, quoted keys), and the caller names the document.
-pub fn locate(text: &str, first_line: usize, path: &str) -> Option<(usize, usize)> {
-    let lines: Vec<&str> = text
-        .lines()
-        .skip(first_line.saturating_sub(1))
-        .take_while(|l| !l.starts_with("---"))
-        .collect();
-    let mut segs = vec![];
-    for part in path.split('.') {
-        let (key, rest) = part.split_once('[').unwrap_or((part, ""));
-        segs.push((key.to_owned(), None));
-        for idx in rest.split('[') {
-            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
-                segs.push((String::new(), Some(i)));
-            }
-        }
-    }
-    // Position: the line found last, and the column its content starts at.
-    let (mut at, mut indent): (usize, isize) = (0, -1);
-    let mut same_line = true;
-    let content_col = |l: &str| l.len() - l.trim_start().len();
-    for (key, index) in segs {
-        if let Some(i) = index {
-            let mut count = 0;
-            let mut dash_col = None;
-            let mut found = None;
-            for (n, l) in lines.iter().enumerate().skip(at + 1) {
-                let t = l.trim_start();
-                if t.is_empty() || t.starts_with('#') {
-                    continue;
-                }
-                let c = content_col(l) as isize;
-                if c < indent || (c == indent && !t.starts_with("- ")) {
-                    return None;
-                }
-                if t.starts_with("- ") && dash_col.is_none_or(|d| d == c) {
-                    dash_col = Some(c);
-                    if count == i {
-                        found = Some((n, c));
-                        break;
-                    }
-                    count += 1;
-                }
-            }
-            let (n, c) = found?;
-            at = n;
-            indent = c;
-            same_line = true;
-            continue;
-        }
-        let start = if same_line { at } else { at + 1 };
-        let mut found = None;
-        for (n, l) in lines.iter().enumerate().skip(start) {
-            let mut t = l.trim_start();
-            let mut c = content_col(l) as isize;
-            if n == at && same_line && t.starts_with("- ") {
-                t = &t[2..];
-                c += 2;
-            } else if n == at && same_line && at != 0 {
-                continue;
-            }
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
-            if c <= indent && n != at {
-                return None;
-            }
-            if t.strip_prefix(key.as_str())
-                .is_some_and(|r| r.starts_with(':'))
-            {
-                found = Some((n, c));
-                break;
-            }
-        }
-        let (n, c) = found?;
-        at = n;
-        indent = c;
-        same_line = false;
-    }
-    Some((first_line + at, indent as usize + 1))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::locate;
-
-    #[test]
-    fn locate_finds_keys_and_items_by_indentation() {
-        let text = "a: 1\nspec:\n  versions:\n  - name: v1\n    schema:\n      x: 1\n  - name: v2\n    schema:\n      type: object\n";
-        assert_eq!(locate(text, 1, "spec"), Some((2, 1)));
-        assert_eq!(locate(text, 1, "spec.versions[0].name"), Some((4, 5)));
-        assert_eq!(
-            locate(text, 1, "spec.versions[1].schema.type"),
-            Some((9, 7))
-        );
-        assert_eq!(locate(text, 1, "spec.versions[2]"), None);
-        assert_eq!(locate(text, 1, "spec.nope"), None);
-    }
 }

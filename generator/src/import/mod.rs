@@ -16,6 +16,7 @@ mod crd;
 pub(crate) mod go;
 mod k8s;
 mod naming;
+mod positions;
 mod render;
 mod types;
 
@@ -122,14 +123,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 fn input_error(diags: Vec<Diagnostic>) -> Error {
-    let d = Diagnostics(diags);
-    let rendered = d
-        .render()
-        .replace("generation failed with", "import failed with");
-    Error::Input {
-        diagnostics: d.sorted(),
-        rendered,
-    }
+    Error::import_failed(diags)
 }
 
 /// Import every CRD of `inputs` (all their versions) into files of the crate at `options.out`.
@@ -361,7 +355,7 @@ fn walk_version(
         types: vec![],
         warnings: vec![],
         loc: c.loc.clone(),
-        text: c.text.clone(),
+        positions: c.positions.clone(),
         kubernetes,
         what: format!("CRD {} version {version}", c.name),
         needs_status: !v["subresources"]["status"].is_null(),

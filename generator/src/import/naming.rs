@@ -141,6 +141,39 @@ pub fn module_ident(s: &str) -> String {
     out
 }
 
+/// Why `name` cannot be the name of a kind's Rust struct (which `generate` takes the kind
+/// from), or `None` when it can: not a Rust identifier, a Rust keyword, or a name the
+/// generated files use unqualified ([`RESERVED_TYPES`]: a struct `Option` shadows Rust's).
+pub fn kind_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if KEYWORDS.contains(&name) {
+        Some("it is a Rust keyword")
+    } else if RESERVED_TYPES.contains(&name) {
+        Some(
+            "it is a name the generated Rust uses for a type of its own (Rust's prelude, std, serde, k8s-openapi), which a struct of that name would shadow",
+        )
+    } else if !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        Some("it is not a Rust identifier")
+    } else {
+        None
+    }
+}
+
+/// The Rust name of a Go type (`upper_camel`), with a trailing `_` when that is a name
+/// [`kind_name_problem`] refuses (`Self`, `Option`, `String`...): the name of a type is in
+/// no JSON, so only the Rust changes (the importer says so).
+pub fn go_type_ident(go: &str) -> String {
+    let name = upper_camel(go);
+    if kind_name_problem(&name).is_some() {
+        name + "_"
+    } else {
+        name
+    }
+}
+
 /// Names taken in one scope (a module's types, a struct's fields).
 #[derive(Debug, Default)]
 pub struct Names(BTreeSet<String>);

@@ -282,8 +282,8 @@ pub struct ModuleBuilder<'a> {
     pub warnings: Vec<Diagnostic>,
     /// Where the CRD came from, for warnings.
     pub loc: Location,
-    /// The CRD's input text, to point warnings at the line of their JSON path.
-    pub text: std::sync::Arc<str>,
+    /// Where the CRD's JSON paths are, to point warnings at their lines.
+    pub positions: std::sync::Arc<super::positions::Positions>,
     /// Object nodes equal to this version's schema of a Kubernetes type become that type.
     pub kubernetes: crate::KubernetesVersion,
     /// `<crd name> <version>`, for warnings.
@@ -422,7 +422,7 @@ impl ModuleBuilder<'_> {
     }
 
     fn warn(&mut self, path: &str, keys: &[String]) {
-        let at = match super::crd::locate(&self.text, self.loc.line, path) {
+        let at = match self.positions.locate(path) {
             Some((l, c)) => Location::new(&self.loc.file, l, c),
             None => self.loc.clone(),
         };

@@ -6,6 +6,22 @@ pub mod schemas;
 /// The annotation a CRD in a Kubernetes-owned group must carry (KEP-1111).
 pub const API_APPROVED: &str = "api-approved.kubernetes.io";
 
+/// The most bytes an object's annotations may hold, keys and values together
+/// (apimachinery's `TotalAnnotationSizeLimitB`): `metadata.annotations: Too long` past it.
+pub const ANNOTATIONS_LIMIT: usize = 256 << 10;
+
+/// The annotation in which client-side `kubectl apply` keeps the object as applied (its
+/// JSON, compact), so that an object is too big for it at [`ANNOTATIONS_LIMIT`].
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// etcd's default `--max-request-bytes` (1.5 MiB): etcd refuses to store a larger object
+/// ("etcdserver: request is too large"), kube-apiserver's own request limit notwithstanding.
+pub const ETCD_REQUEST_LIMIT: usize = 3 << 19;
+
+/// The largest request body kube-apiserver reads (`MaxRequestBodyBytes`, 3 MiB):
+/// "413 Request entity too large" past it.
+pub const APISERVER_REQUEST_LIMIT: usize = 3 << 20;
+
 /// Whether the API server treats `group` as Kubernetes-owned (`*.k8s.io`, `*.kubernetes.io`):
 /// it refuses a CRD there without the [`API_APPROVED`] annotation.
 pub fn is_protected_group(group: &str) -> bool {

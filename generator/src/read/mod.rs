@@ -287,14 +287,6 @@ pub fn doc_conventions(doc: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// 1-based line and column of a byte offset, for errors in files that are not valid UTF-8.
-fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
-    let before = &bytes[..offset.min(bytes.len())];
-    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-    let col = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
-    (line, col)
-}
-
 /// How deep a file's tokens may nest, counting what `syn` recurses on: brackets of any
 /// kind, generic arguments (`Vec<Vec<…>>`), and the tokens that start a nested
 /// expression, type or pattern without brackets (`- - x`, `|x| |y| x`, `return return`,
@@ -410,15 +402,10 @@ pub fn parse_file(
             return vec![];
         }
     };
-    let text = match String::from_utf8(bytes) {
+    let text = match crate::utf8::input_text(file, bytes, crate::utf8::InputLanguage::Rust) {
         Ok(t) => t,
-        Err(e) => {
-            let offset = e.utf8_error().valid_up_to();
-            let (line, col) = line_col(e.as_bytes(), offset);
-            diags.push(
-                Diagnostic::new(Location::new(file, line, col), "file is not valid UTF-8")
-                    .with_hint("Rust sources must be UTF-8; re-save the file with UTF-8 encoding"),
-            );
+        Err(d) => {
+            diags.push(d);
             return vec![];
         }
     };

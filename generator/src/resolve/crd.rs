@@ -18,7 +18,9 @@ use crate::apiext::{
     WebhookClientConfig, WebhookConversion,
 };
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::kubernetes::API_APPROVED;
+use crate::kubernetes::{
+    ANNOTATIONS_LIMIT, API_APPROVED, APISERVER_REQUEST_LIMIT, ETCD_REQUEST_LIMIT, LAST_APPLIED,
+};
 use crate::markers::Name;
 use crate::model::*;
 use crate::schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path};
@@ -332,10 +334,59 @@ fn build_crd(
             conversion,
         },
     };
+    check_size(&crd, first, diags);
     Some(Crd {
         file_name: format!("{group}_{}.yaml", first.plural),
         crd,
     })
+}
+
+/// A CRD past 2/3 of etcd's default request limit is said to near it: the object stored
+/// is larger than the one applied (managedFields, status).
+const NEAR_ETCD_LIMIT: usize = ETCD_REQUEST_LIMIT / 3 * 2;
+
+/// A warning, at the kind, when the CRD is too big for client-side `kubectl apply` (its
+/// JSON in the last-applied annotation passes [`ANNOTATIONS_LIMIT`]) or nears what a
+/// cluster stores ([`ETCD_REQUEST_LIMIT`], [`APISERVER_REQUEST_LIMIT`]), with the limits and
+/// what to do. Checked against kube-apiserver v1.37 and its etcd (tests/tests/crds.rs).
+fn check_size(crd: &CustomResourceDefinition, kind: &Kind, diags: &mut Diagnostics) {
+    let Ok(json) = serde_json::to_vec(crd) else {
+        return;
+    };
+    let name = crd.metadata.name.as_deref().unwrap_or_default();
+    let size = json.len();
+    // What client-side apply would store: the annotations the CRD has, and the JSON under
+    // the last-applied key.
+    let annotations = LAST_APPLIED.len()
+        + size
+        + crd
+            .metadata
+            .annotations
+            .iter()
+            .flatten()
+            .map(|(k, v)| k.len() + v.len())
+            .sum::<usize>();
+    let cut = "cut descriptions with `max-description-len = N` in the crate's metadata or `--max-description-len N` (controller-gen's `crd:maxDescLen`; 0 writes none)";
+    let (message, hint) = if size > NEAR_ETCD_LIMIT {
+        (
+            format!(
+                "CRD {name} is {size} bytes as JSON, near or past what a cluster stores: etcd refuses objects over its `--max-request-bytes`, {ETCD_REQUEST_LIMIT} bytes by default (\"etcdserver: request is too large\"; the object stored also carries managedFields and status), and kube-apiserver refuses request bodies over {APISERVER_REQUEST_LIMIT} bytes; client-side `kubectl apply` fails long before, at {ANNOTATIONS_LIMIT} bytes of annotations"
+            ),
+            format!(
+                "{cut}; every version carries a copy of its schema, so serving fewer versions helps too; apply with `kubectl apply --server-side`"
+            ),
+        )
+    } else if annotations > ANNOTATIONS_LIMIT {
+        (
+            format!(
+                "CRD {name} is {size} bytes as JSON, too big for client-side `kubectl apply`: it keeps the JSON in the `{LAST_APPLIED}` annotation, and the API server refuses more than {ANNOTATIONS_LIMIT} bytes of annotations (\"metadata.annotations: Too long\")"
+            ),
+            format!("apply it with `kubectl apply --server-side` (or `kubectl create`), or {cut}"),
+        )
+    } else {
+        return;
+    };
+    diags.push(Diagnostic::warning(kind.loc.clone(), message).with_hint(hint));
 }
 
 /// The `Webhook` conversion of a kind whose hub opted in, with the configured client.

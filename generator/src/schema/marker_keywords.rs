@@ -808,6 +808,16 @@ pub fn apply_schema_patches(
 ) -> Result<(), Diagnostic> {
     for m in markers.iter().filter(|m| m.name == Name::Schema) {
         let patch = schema_patch_value(m)?;
+        if let Some((path, ty)) = unknown_type(&patch) {
+            return Err(m
+                .error(format!(
+                    "the schema patch sets `type: {ty}` at `{path}`, which the API server refuses"
+                ))
+                .with_hint(format!(
+                    "a schema's type is one of {}",
+                    SCHEMA_TYPES.join(", ")
+                )));
+        }
         let mut node = serde_json::to_value(&*schema).expect("schemas serialize");
         merge_patch(&mut node, &patch);
         *schema = serde_json::from_value(node).map_err(|e| {
@@ -816,6 +826,60 @@ pub fn apply_schema_patches(
         })?;
     }
     Ok(())
+}
+
+/// The values of a schema's `type` the API server takes.
+pub const SCHEMA_TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];
+
+/// The first `type` in the schema `schema` (JSON, walked without recursion) that is not one
+/// of [`SCHEMA_TYPES`], with its path (`properties.x.type`).
+pub fn unknown_type(schema: &Value) -> Option<(String, String)> {
+    let mut stack = vec![(String::new(), schema)];
+    while let Some((path, node)) = stack.pop() {
+        let Some(n) = node.as_object() else {
+            continue;
+        };
+        let at = |k: &str| {
+            if path.is_empty() {
+                k.to_owned()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        for (k, v) in n {
+            match k.as_str() {
+                "type" => match v.as_str() {
+                    Some(t) if SCHEMA_TYPES.contains(&t) => {}
+                    _ => {
+                        return Some((
+                            at(k),
+                            v.as_str().map_or_else(|| v.to_string(), str::to_owned),
+                        ));
+                    }
+                },
+                "properties" | "patternProperties" | "definitions" => {
+                    for (name, c) in v.as_object().into_iter().flatten() {
+                        stack.push((format!("{}.{name}", at(k)), c));
+                    }
+                }
+                "allOf" | "anyOf" | "oneOf" => {
+                    for (i, c) in v.as_array().into_iter().flatten().enumerate() {
+                        stack.push((format!("{}[{i}]", at(k)), c));
+                    }
+                }
+                "items" if v.is_array() => {
+                    for (i, c) in v.as_array().into_iter().flatten().enumerate() {
+                        stack.push((format!("{}[{i}]", at(k)), c));
+                    }
+                }
+                "items" | "additionalProperties" | "additionalItems" | "not" => {
+                    stack.push((at(k), v));
+                }
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 /// The JSON object of a `+kube-codegen:schema` marker, or the error at the marker.

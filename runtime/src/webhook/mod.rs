@@ -6,10 +6,13 @@
 //!   certificate or key fails [`Server::bind`] with a message naming the file.
 //! - `POST /convert`: the review. Whatever the body, the answer is a `ConversionReview`:
 //!   a malformed review, an unknown kind or version fail with a message (never a panic, never
-//!   a hang: TLS handshakes and request headers have deadlines, bodies a size limit).
-//! - `GET /metrics`: request count by outcome and latency ([`Metrics`]); `GET /healthz`.
+//!   a hang: TLS handshakes, request headers and request bodies have deadlines, bodies a
+//!   size limit; a body that stops arriving is answered `408` and its connection closed).
+//! - `GET /metrics`: responses by HTTP status, reviews by outcome, and conversion latency
+//!   ([`Metrics`]); `GET /healthz`.
 //! - [`Server::run`] stops accepting when its shutdown future completes and waits (up to
-//!   a grace period) for the reviews in flight.
+//!   a grace period) for the reviews in flight; a stalled body holds it up no longer than
+//!   the body deadline.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), kube_codegen_runtime::webhook::WebhookError> {
@@ -81,6 +84,11 @@ pub struct Options {
     pub reload_interval: Duration,
     /// How long a client may take over its TLS handshake and request headers.
     pub handshake_timeout: Duration,
+    /// How long a client may take to send a request's body once its headers are in. The
+    /// API server sends a review in one go; a body that stops arriving (a slowloris
+    /// client, a dead peer) is answered `408 Request Timeout` and its connection closed,
+    /// so it holds neither a connection nor [`Server::run`]'s shutdown past this.
+    pub body_timeout: Duration,
     /// How long [`Server::run`] waits for reviews in flight after shutdown begins.
     pub shutdown_grace: Duration,
 }
@@ -90,6 +98,7 @@ impl Default for Options {
         Options {
             reload_interval: Duration::from_secs(10),
             handshake_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(30),
         }
     }
@@ -207,6 +216,13 @@ impl Server {
                     let metrics = metrics.clone();
                     let watcher = graceful.watcher();
                     let timeout = options.handshake_timeout;
+                    let body_timeout = options.body_timeout;
+                    // A review is one small write each way: Nagle's algorithm holding the
+                    // last segment of a response until the client's delayed ACK costs
+                    // ~40 ms a review (the TLS 1.3 session tickets make the first one wait).
+                    if let Err(e) = tcp.set_nodelay(true) {
+                        tracing::debug!(error = %e, "conversion webhook: cannot set TCP_NODELAY");
+                    }
                     // The handshake runs in the connection's own task, so a slow or silent
                     // client holds up nobody else.
                     tokio::spawn(async move {
@@ -221,7 +237,9 @@ impl Server {
                         let service = service_fn(move |req| {
                             let converter = converter.clone();
                             let metrics = metrics.clone();
-                            async move { Ok::<_, Infallible>(handle(req, &converter, &metrics).await) }
+                            async move {
+                                Ok::<_, Infallible>(handle(req, &converter, &metrics, body_timeout).await)
+                            }
                         });
                         let conn = http1::Builder::new()
                             .timer(TokioTimer::new())
@@ -275,28 +293,13 @@ async fn handle(
     req: Request<Incoming>,
     converter: &Converter,
     metrics: &Metrics,
+    body_timeout: Duration,
 ) -> Response<Full<Bytes>> {
     match (req.method(), req.uri().path()) {
         (&Method::POST, CONVERT_PATH) => {
-            let start = Instant::now();
-            let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
-                Ok(b) => b.to_bytes(),
-                Err(e) => {
-                    let review = ConversionReview::failed(
-                        String::new(),
-                        format!("cannot read the ConversionReview: {e}"),
-                    );
-                    metrics.observe(start.elapsed(), false, 0);
-                    return review_response(&review);
-                }
-            };
-            let review = converter.review(&body);
-            let objects = review
-                .response
-                .as_ref()
-                .map_or(0, |r| r.converted_objects.len());
-            metrics.observe(start.elapsed(), review.succeeded(), objects);
-            review_response(&review)
+            let response = convert(req, converter, metrics, body_timeout).await;
+            metrics.responded(response.status());
+            response
         }
         (&Method::GET, "/metrics") => respond(
             StatusCode::OK,
@@ -304,13 +307,65 @@ async fn handle(
             metrics.render_prometheus(),
         ),
         (&Method::GET, "/healthz" | "/readyz") => respond(StatusCode::OK, "text/plain", "ok"),
-        (_, CONVERT_PATH) => respond(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "text/plain",
-            "POST a ConversionReview",
-        ),
+        (_, CONVERT_PATH) => {
+            let response = respond(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain",
+                "POST a ConversionReview",
+            );
+            metrics.responded(response.status());
+            response
+        }
         _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
     }
+}
+
+/// `POST /convert`: the body read within `body_timeout`, then the review.
+async fn convert(
+    req: Request<Incoming>,
+    converter: &Converter,
+    metrics: &Metrics,
+    body_timeout: Duration,
+) -> Response<Full<Bytes>> {
+    let read = Limited::new(req.into_body(), MAX_BODY).collect();
+    let body = match tokio::time::timeout(body_timeout, read).await {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(e)) => {
+            let review = ConversionReview::failed(
+                String::new(),
+                format!("cannot read the ConversionReview: {e}"),
+            );
+            metrics.reviewed(None, false, 0);
+            return review_response(&review);
+        }
+        Err(_) => {
+            // The rest of the body is not coming: answer and close, rather than wait on
+            // the client (the connection cannot be reused with half a body unread).
+            let mut r = respond(
+                StatusCode::REQUEST_TIMEOUT,
+                "text/plain",
+                format!(
+                    "the request body did not arrive within {}s",
+                    body_timeout.as_secs_f64()
+                ),
+            );
+            r.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            return r;
+        }
+    };
+    // Latency is the review's own: from the whole body in hand to the answer, so a slow
+    // or stalled client does not show up as slow conversion.
+    let start = Instant::now();
+    let review = converter.review(&body);
+    let objects = review
+        .response
+        .as_ref()
+        .map_or(0, |r| r.converted_objects.len());
+    metrics.reviewed(Some(start.elapsed()), review.succeeded(), objects);
+    review_response(&review)
 }
 
 #[cfg(test)]

@@ -154,22 +154,29 @@ fn fast() -> Options {
     Options {
         reload_interval: Duration::from_millis(50),
         handshake_timeout: Duration::from_secs(2),
+        body_timeout: Duration::from_secs(2),
         shutdown_grace: Duration::from_secs(5),
     }
 }
 
-#[tokio::test]
-async fn serves_reviews_metrics_and_failures_and_shuts_down() {
-    let dir = scratch("serve");
+/// A server on a port of its own with a fresh CA and serving pair in a scratch directory.
+async fn serve(name: &str, options: Options) -> (PathBuf, Server) {
+    let dir = scratch(name);
     certs(&dir, "ca");
     let server = Server::bind_with(
         "127.0.0.1:0".parse().unwrap(),
         TlsFiles::in_dir(&dir),
         Converter::new(KINDS),
-        fast(),
+        options,
     )
     .await
     .unwrap();
+    (dir, server)
+}
+
+#[tokio::test]
+async fn serves_reviews_metrics_and_failures_and_shuts_down() {
+    let (dir, server) = serve("serve", fast()).await;
     let addr = server.local_addr();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(server.run(async {
@@ -220,21 +227,17 @@ async fn serves_reviews_metrics_and_failures_and_shuts_down() {
     assert_eq!(code, 404);
     let (code, metrics, _) = call(addr, &ca, "GET", "/metrics", b"").await;
     assert_eq!(code, 200);
-    assert!(
-        metrics.contains(
-            "controller_runtime_webhook_requests_total{code=\"200\",path=\"/convert\"} 1"
-        ),
-        "{metrics}"
-    );
-    assert!(
-        metrics.contains(
-            "controller_runtime_webhook_requests_total{code=\"500\",path=\"/convert\"} 2"
-        ),
-        "{metrics}"
-    );
-    assert!(
-        metrics.contains("controller_runtime_webhook_latency_seconds_count{path=\"/convert\"} 3")
-    );
+    // Requests by the status actually sent: the failed reviews went out as 200s.
+    for line in [
+        "controller_runtime_webhook_requests_total{code=\"200\",path=\"/convert\"} 3",
+        "controller_runtime_webhook_requests_total{code=\"405\",path=\"/convert\"} 1",
+        "kube_codegen_conversion_reviews_total{result=\"success\"} 1",
+        "kube_codegen_conversion_reviews_total{result=\"failure\"} 2",
+        "controller_runtime_webhook_latency_seconds_count{path=\"/convert\"} 3",
+    ] {
+        assert!(metrics.contains(line), "{line} in {metrics}");
+    }
+    assert!(!metrics.contains("code=\"500\""), "{metrics}");
 
     // A client that connects and says nothing is dropped after the handshake deadline,
     // and does not hold up shutdown beyond it.
@@ -254,16 +257,7 @@ async fn serves_reviews_metrics_and_failures_and_shuts_down() {
 
 #[tokio::test]
 async fn a_renewed_certificate_is_served_without_a_restart() {
-    let dir = scratch("reload");
-    certs(&dir, "ca");
-    let server = Server::bind_with(
-        "127.0.0.1:0".parse().unwrap(),
-        TlsFiles::in_dir(&dir),
-        Converter::new(KINDS),
-        fast(),
-    )
-    .await
-    .unwrap();
+    let (dir, server) = serve("reload", fast()).await;
     let addr = server.local_addr();
     let running = tokio::spawn(server.run(std::future::pending()));
     let ca = dir.join("ca.crt");
@@ -323,5 +317,141 @@ async fn tls_misconfiguration_fails_at_startup_naming_the_file() {
         mismatch.contains("does not belong to the certificate"),
         "{mismatch}"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A TLS connection that has sent a review's headers and one byte of its body, and no more.
+async fn stalled(addr: SocketAddr, ca: &Path) -> tokio_rustls::client::TlsStream<TcpStream> {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let name = rustls_pki_types::ServerName::IpAddress(addr.ip().into());
+    let mut tls = connector(ca).connect(name, tcp).await.unwrap();
+    tls.write_all(
+        b"POST /convert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+    )
+    .await
+    .unwrap();
+    tls.flush().await.unwrap();
+    tls
+}
+
+/// What the server sends on a stalled connection until it closes it (`None`: still open
+/// after `bound`, a hang guard far above the body deadline).
+async fn until_closed(
+    mut tls: tokio_rustls::client::TlsStream<TcpStream>,
+    bound: Duration,
+) -> Option<String> {
+    let mut out = vec![];
+    match tokio::time::timeout(bound, tls.read_to_end(&mut out)).await {
+        // A reset after the answer is a close too.
+        Ok(_) => Some(String::from_utf8_lossy(&out).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// Slowloris: 50 connections send their headers and one byte of body. Each is answered
+/// `408` and closed at the body deadline, counted as a 408 and not as a review or in the
+/// latency; 50 more stalled when shutdown begins hold it up no longer than that deadline
+/// (the grace period is a minute). Before bodies had a deadline every connection stayed
+/// open, and shutdown waited out the whole grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_stops_arriving_is_answered_and_closed_at_its_deadline() {
+    let options = Options {
+        body_timeout: Duration::from_secs(1),
+        shutdown_grace: Duration::from_secs(60),
+        ..fast()
+    };
+    let (dir, server) = serve("slowloris", options).await;
+    let addr = server.local_addr();
+    let metrics = server.metrics();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    let ca = dir.join("ca.crt");
+
+    let mut clients = vec![];
+    for _ in 0..50 {
+        clients.push(stalled(addr, &ca).await);
+    }
+    let answers = futures::future::join_all(
+        clients
+            .into_iter()
+            .map(|c| until_closed(c, Duration::from_secs(30))),
+    )
+    .await;
+    for answer in answers {
+        let answer = answer.expect("a stalled body is closed at its deadline");
+        assert!(
+            answer.starts_with("HTTP/1.1 408") && answer.contains("did not arrive within 1s"),
+            "{answer}"
+        );
+    }
+    assert_eq!(metrics.responses(408), 50);
+    assert_eq!(metrics.requests(false) + metrics.requests(true), 0);
+    assert!(
+        metrics
+            .render_prometheus()
+            .contains("controller_runtime_webhook_latency_seconds_count{path=\"/convert\"} 0")
+    );
+
+    // The server still answers, and a shutdown does not wait the grace period out on
+    // clients stalled in their bodies.
+    let (code, _, _) = call(addr, &ca, "GET", "/healthz", b"").await;
+    assert_eq!(code, 200);
+    let mut clients = vec![];
+    for _ in 0..50 {
+        clients.push(stalled(addr, &ca).await);
+    }
+    // Until the server has read their headers, they are not requests in flight.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("shutdown is held up by a stalled body no longer than its deadline")
+        .unwrap()
+        .unwrap();
+    for c in clients {
+        assert!(until_closed(c, Duration::from_secs(5)).await.is_some());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Each accepted connection has TCP_NODELAY: a review is one small write each way, and
+/// Nagle's algorithm held the last segment of an answer until the client's delayed ACK
+/// (~40 ms on the first review of a TLS 1.3 connection). The server's socket is found
+/// among this process's descriptors by its two addresses.
+#[tokio::test]
+async fn accepted_connections_do_not_wait_for_delayed_acks() {
+    use std::os::fd::BorrowedFd;
+    let (dir, server) = serve("nodelay", fast()).await;
+    let addr = server.local_addr();
+    let running = tokio::spawn(server.run(std::future::pending()));
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let client = tcp.local_addr().unwrap();
+    let name = rustls_pki_types::ServerName::IpAddress(addr.ip().into());
+    // The handshake done, the server has accepted and set up the connection.
+    let _tls = connector(&dir.join("ca.crt"))
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    let mut found = None;
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap() {
+        let Ok(fd) = entry.unwrap().file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        // SAFETY: only borrowed for the calls below; a descriptor closed meanwhile by
+        // another test makes them fail (or, reused, not match the addresses).
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        let sock = socket2::SockRef::from(&fd);
+        let addrs = (
+            sock.local_addr().ok().and_then(|a| a.as_socket()),
+            sock.peer_addr().ok().and_then(|a| a.as_socket()),
+        );
+        if addrs == (Some(addr), Some(client)) {
+            found = Some(sock.tcp_nodelay().unwrap());
+        }
+    }
+    assert_eq!(found, Some(true), "the server's end of the connection");
+    running.abort();
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -453,6 +453,7 @@ fn import_go_here(
     if imp.errors.is_empty() {
         imp.layout();
         imp.reached = imp.reachable();
+        imp.check_cycles();
     }
     if !imp.errors.is_empty() {
         return Err(imp.fail());
@@ -657,6 +658,106 @@ impl Importer<'_> {
         seen
     }
 
+    /// A type the kinds reach that contains itself (through fields, pointers, lists, maps or
+    /// embedding) is an error at the reference that closes the loop: a CRD schema cannot
+    /// be recursive, and `generate` refuses such a type in the port ("contains itself").
+    /// Walked without recursion.
+    fn check_cycles(&mut self) {
+        #[derive(Clone, Copy, PartialEq)]
+        enum State {
+            OnPath,
+            Done,
+        }
+        let mut state: BTreeMap<(usize, String), State> = BTreeMap::new();
+        let mut errors = vec![];
+        for start in &self.reached {
+            if state.contains_key(start) {
+                continue;
+            }
+            state.insert(start.clone(), State::OnPath);
+            let mut path = vec![(start.clone(), self.refs(start), 0usize)];
+            while let Some(top) = path.len().checked_sub(1) {
+                let (_, edges, next) = &mut path[top];
+                let Some((to, loc)) = edges.get(*next).cloned() else {
+                    state.insert(path[top].0.clone(), State::Done);
+                    path.pop();
+                    continue;
+                };
+                *next += 1;
+                match state.get(&to) {
+                    Some(State::OnPath) => {
+                        let from = path.iter().position(|(n, ..)| *n == to).unwrap_or(0);
+                        let names: Vec<&str> = path[from..]
+                            .iter()
+                            .map(|(n, ..)| n.1.as_str())
+                            .chain([to.1.as_str()])
+                            .collect();
+                        errors.push(
+                            Diagnostic::new(loc, format!("type `{}` contains itself: {}", to.1, names.join(" -> ")))
+                                .with_hint("a CRD schema cannot be recursive (controller-gen refuses such a type too): end the recursion, or keep that part as free-form JSON (`apiextensionsv1.JSON`, `runtime.RawExtension`)"),
+                        );
+                    }
+                    Some(State::Done) => {}
+                    None => {
+                        state.insert(to.clone(), State::OnPath);
+                        let edges = self.refs(&to);
+                        path.push((to, edges, 0));
+                    }
+                }
+            }
+        }
+        self.errors.extend(errors);
+    }
+
+    /// The declared types the type `(pi, name)` refers to, each with where.
+    fn refs(&self, (pi, name): &(usize, String)) -> Vec<((usize, String), Location)> {
+        let mut out = vec![];
+        let Some((fi, decl)) = self.pkgs[*pi].type_decl(name) else {
+            return out;
+        };
+        let mut todo = vec![&decl.ty];
+        while let Some(ty) = todo.pop() {
+            match ty {
+                GoType::Named {
+                    pkg: None,
+                    name,
+                    loc,
+                } => {
+                    if self.pkgs[*pi].type_decl(name).is_some() {
+                        out.push(((*pi, name.clone()), loc.clone()));
+                    }
+                }
+                GoType::Named {
+                    pkg: Some(alias),
+                    name,
+                    loc,
+                } => {
+                    if let Ok(External::Package(q)) = self.external(*pi, fi, alias, name, loc)
+                        && self.pkgs[q].type_decl(name).is_some()
+                    {
+                        out.push(((q, name.clone()), loc.clone()));
+                    }
+                }
+                GoType::Pointer(i) | GoType::Slice(i) | GoType::Array(i) => todo.push(i),
+                GoType::Map(k, v) => {
+                    todo.push(v);
+                    todo.push(k);
+                }
+                GoType::Struct(fields, _) => {
+                    todo.extend(
+                        fields
+                            .iter()
+                            .rev()
+                            .filter(|f| !tag_of(f).skip)
+                            .map(|f| &f.ty),
+                    );
+                }
+                GoType::Interface { .. } | GoType::Unsupported { .. } => {}
+            }
+        }
+        out
+    }
+
     /// The declared types `ty` (in file `fi` of package `pi`) names, onto `stack`.
     fn reach(&self, pi: usize, fi: usize, ty: &GoType, stack: &mut Vec<(usize, String)>) {
         match ty {
@@ -815,7 +916,7 @@ impl Importer<'_> {
                     .with_hint("pass every file of the package (its directory), and the packages it imports"));
                 };
                 let shape = self.shape_of(p, decl, depth)?;
-                let rust_name = naming::upper_camel(name);
+                let rust_name = naming::go_type_ident(name);
                 if p != uses.home {
                     // Fields copied from another package's struct (see `struct_target`).
                     let path = format!("crate::{}::{rust_name}", pkg.module.join("::"));
@@ -857,7 +958,7 @@ impl Importer<'_> {
                         .with_hint("pass every file of that package (its directory, at the version the API requires)"));
                     };
                     let shape = self.shape_of(q, decl, depth)?;
-                    let path = format!("crate::{}::{}", other.module.join("::"), naming::upper_camel(name));
+                    let path = format!("crate::{}::{}", other.module.join("::"), naming::go_type_ident(name));
                     Ok(r(uses.name(&path, local), shape))
                 }
             },
@@ -877,6 +978,13 @@ impl Importer<'_> {
                 Ok(Resolved::list(self.resolve(p, f, inner, uses, local, depth)?))
             }
             GoType::Map(k, v) => {
+                if let Some((key, at)) = self.non_string_key(p, k) {
+                    return Err(Diagnostic::new(
+                        at,
+                        format!("map keys must be strings in a CRD: `{key}` is not (JSON object keys are strings)"),
+                    )
+                    .with_hint("key the map by `string` (or a string type), as controller-gen requires"));
+                }
                 let k = self.resolve(p, f, k, uses, local, depth)?;
                 let v = self.resolve(p, f, v, uses, local, depth)?;
                 Ok(Resolved::map(k, v, uses, local))
@@ -897,6 +1005,51 @@ impl Importer<'_> {
                 format!("`{what}` has no Rust equivalent the importer knows (generics, channels and functions have no JSON form)"),
             )
             .with_hint("use a concrete named type")),
+        }
+    }
+
+    /// When the map key type `k` (in package `p`) is not a string: its Go text and where it
+    /// is. A named type counts as what it is declared as (`type Phase string` is a string);
+    /// a type of another package is taken as its port says.
+    fn non_string_key(&self, p: usize, k: &GoType) -> Option<(String, Location)> {
+        let GoType::Named {
+            pkg: None,
+            name,
+            loc,
+        } = k
+        else {
+            return match k {
+                GoType::Named { .. } => None,
+                other => Some((go_type_text(other), self.loc_of(other)?)),
+            };
+        };
+        // Through named types to a built-in; a bounded walk (Go refuses cycles of them).
+        let mut current = name.clone();
+        for _ in 0..64 {
+            if builtin(&current).is_some() || current == "any" || current == "error" {
+                return (current != "string").then(|| (name.clone(), loc.clone()));
+            }
+            match self.pkgs[p].type_decl(&current).map(|(_, d)| &d.ty) {
+                Some(GoType::Named {
+                    pkg: None, name, ..
+                }) => current = name.clone(),
+                Some(GoType::Named { .. }) | None => return None,
+                Some(_) => return Some((name.clone(), loc.clone())),
+            }
+        }
+        None
+    }
+
+    /// Where a Go type is written, when its parse says.
+    fn loc_of(&self, t: &GoType) -> Option<Location> {
+        match t {
+            GoType::Named { loc, .. }
+            | GoType::Struct(_, loc)
+            | GoType::Interface { loc, .. }
+            | GoType::Unsupported { loc, .. } => Some(loc.clone()),
+            GoType::Pointer(i) | GoType::Slice(i) | GoType::Array(i) | GoType::Map(i, _) => {
+                self.loc_of(i)
+            }
         }
     }
 
@@ -1290,7 +1443,7 @@ impl Importer<'_> {
     ) -> (String, usize) {
         let pkg = &self.pkgs[pi];
         let file = &pkg.files[fi];
-        let local: BTreeSet<String> = pkg.types.keys().map(|n| naming::upper_camel(n)).collect();
+        let local: BTreeSet<String> = pkg.types.keys().map(|n| naming::go_type_ident(n)).collect();
         let mut uses = FileUses {
             home: pi,
             ..FileUses::default()
@@ -1573,7 +1726,24 @@ impl Importer<'_> {
         body: &mut String,
         warnings: &mut Vec<Diagnostic>,
     ) -> Result<(), Vec<Diagnostic>> {
-        let name = naming::upper_camel(&t.name);
+        let name = naming::go_type_ident(&t.name);
+        if name != naming::upper_camel(&t.name) {
+            let why = naming::kind_name_problem(&naming::upper_camel(&t.name)).unwrap_or_default();
+            if has_marker(&t.doc, KIND_MARKERS) {
+                return Err(vec![Diagnostic::new(
+                    t.loc.clone(),
+                    format!("kind `{}` cannot be ported: {why}", t.name),
+                )
+                .with_hint(format!("`generate` takes the kind from the name of its Rust struct, and no struct can be named `{}` here; rename the Go type (the kind) or write this kind's Rust by hand as a kube-derive kind (`#[kube(kind = \"{}\", root = \"My{}\")]`)", t.name, t.name, t.name))]);
+            }
+            warnings.push(
+                Diagnostic::warning(
+                    t.loc.clone(),
+                    format!("type `{}` is `{name}` in the port: {why}", t.name),
+                )
+                .with_hint("a type's name is in no JSON, so the CRD and the objects are unchanged"),
+            );
+        }
         let mut own_doc: Vec<String> = vec![];
         // (package, file) the fields are declared in, for their types and imports.
         let (cpi, cfi, fields) = match &t.ty {
@@ -1625,6 +1795,8 @@ impl Importer<'_> {
         let mut errors = vec![];
         let mut lines = String::new();
         let mut field_names = naming::Names::default();
+        // JSON name -> the Go field that has it.
+        let mut json_names: BTreeMap<String, String> = BTreeMap::new();
         let pkg = &self.pkgs[cpi];
         let home = &self.pkgs[pi];
         // `+kubebuilder:validation:Optional` on the package or the struct: unmarked fields
@@ -1735,6 +1907,16 @@ impl Importer<'_> {
                     );
                 }
                 let json = tag.name.clone().unwrap_or_else(|| go_name.clone());
+                if let Some(first) = json_names.insert(json.clone(), go_name.clone()) {
+                    errors.push(
+                        Diagnostic::new(
+                            fd.loc.clone(),
+                            format!("fields `{first}` and `{go_name}` both serialize as `{json}`: Go's encoding/json writes neither of them"),
+                        )
+                        .with_hint("give each field a JSON name of its own, or `json:\"-\"` to the one to leave out"),
+                    );
+                    continue;
+                }
                 if serde_camel(&rust_field) != json {
                     attrs.push(format!(
                         "rename = {}",
@@ -2054,7 +2236,11 @@ pub fn import_path_of(dir: &Path) -> Option<String> {
     let mut cur = abs.as_path();
     let mut rel: Vec<String> = vec![];
     loop {
-        if let Ok(text) = std::fs::read_to_string(cur.join("go.mod")) {
+        // Lossy: a go.mod that is not UTF-8 is still the nearest one (`go` refuses it, and
+        // its module line is what names the package here).
+        if let Ok(text) =
+            std::fs::read(cur.join("go.mod")).map(|b| String::from_utf8_lossy(&b).into_owned())
+        {
             let module = text
                 .lines()
                 .find_map(|l| l.trim().strip_prefix("module "))?
