@@ -66,6 +66,11 @@ pub struct Module {
     pub reexported_globs: Vec<Vec<String>>,
     /// Inner doc lines (`//!`), where package markers live.
     pub inner_docs: Vec<DocLine>,
+    /// The doc comments of the module's other items (functions, impl blocks and their
+    /// items, traits, statics, consts, `mod` declarations): where Go teams write RBAC and
+    /// webhook markers (on `Reconcile`, on a webhook type's methods), which controller-gen
+    /// reads from any comment of a package. One entry per item that has a doc comment.
+    pub other_docs: Vec<Vec<DocLine>>,
     /// `use` imports: local name -> absolute path (crate-local paths start with `crate`).
     pub uses: BTreeMap<String, Vec<String>>,
     /// Absolute paths of `use path::*;` imports.
@@ -484,6 +489,7 @@ fn collect_module(
         .collect();
     let mut module = Module {
         inner_docs: doc_lines(file, &inner),
+        other_docs: vec![],
         path: path.clone(),
         file: file.to_owned(),
         visible,
@@ -499,6 +505,7 @@ fn collect_module(
         literal_fns: BTreeMap::new(),
     };
     let mut nested = Vec::new();
+    let mut other_docs: Vec<Vec<syn::Attribute>> = Vec::new();
     let mut structs = Vec::new();
     let mut enums = Vec::new();
     let mut aliases = Vec::new();
@@ -508,12 +515,21 @@ fn collect_module(
             syn::Item::Enum(e) => enums.push(e),
             syn::Item::Type(t) => aliases.push(t),
             syn::Item::Fn(f) => {
+                other_docs.push(f.attrs.clone());
                 if let Some(v) = literal_fn(&f.sig, &f.block) {
                     module.literal_fns.insert(f.sig.ident.to_string(), v);
                 }
             }
-            syn::Item::Impl(i) if i.trait_.is_none() => {
-                if let syn::Type::Path(tp) = &*i.self_ty
+            syn::Item::Impl(i) => {
+                other_docs.push(i.attrs.clone());
+                other_docs.extend(i.items.iter().filter_map(|item| match item {
+                    syn::ImplItem::Fn(f) => Some(f.attrs.clone()),
+                    syn::ImplItem::Const(c) => Some(c.attrs.clone()),
+                    syn::ImplItem::Type(t) => Some(t.attrs.clone()),
+                    _ => None,
+                }));
+                if i.trait_.is_none()
+                    && let syn::Type::Path(tp) = &*i.self_ty
                     && let Some(last) = tp.path.segments.last()
                 {
                     for item in &i.items {
@@ -531,7 +547,17 @@ fn collect_module(
                 let export = is_visible(&u.vis);
                 collect_use(&path, &u.tree, vec![], export, &mut module)
             }
+            syn::Item::Trait(t) => other_docs.push(t.attrs.clone()),
+            syn::Item::Static(st) => other_docs.push(st.attrs.clone()),
+            syn::Item::Const(c) => other_docs.push(c.attrs.clone()),
             syn::Item::Mod(m) => {
+                other_docs.push(
+                    m.attrs
+                        .iter()
+                        .filter(|a| matches!(a.style, syn::AttrStyle::Outer))
+                        .cloned()
+                        .collect(),
+                );
                 // As written (`r#type` stays raw): generated code spells module paths with it.
                 let name = m.ident.to_string();
                 module.children.push(name.clone());
@@ -567,6 +593,12 @@ fn collect_module(
             _ => {}
         }
     }
+    module.other_docs = other_docs
+        .iter()
+        .map(|attrs| doc_lines(file, attrs))
+        // Only comments that may hold a marker are kept (most have none).
+        .filter(|lines| lines.iter().any(|l| l.text.trim_start().starts_with('+')))
+        .collect();
     // Items are read into plain data once the module is complete (locations need its file).
     module.structs = structs
         .iter()
