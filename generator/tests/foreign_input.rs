@@ -383,3 +383,95 @@ fn generate_embedded_object_meta_lets_rules_read_a_templates_labels() {
         serde_json::json!({"type": "object"})
     );
 }
+
+/// `+kubebuilder:validation:Format` on a field replaces the format of its Go type, as
+/// controller-gen applies a field's markers over its type's schema (MetalLB's `uint32` AS
+/// numbers are `format: int64`).
+#[test]
+fn a_format_marker_replaces_the_go_types_format() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\
+         \t// +kubebuilder:validation:Format=int64\n\tASN uint32 `json:\"asn\"`\n\
+         \tPort uint32 `json:\"port\"`\n",
+    );
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(props["asn"]["format"], "int64", "{props}");
+    assert_eq!(props["port"]["format"], "int32", "{props}");
+}
+
+/// A Kubernetes struct inlined into an API type (Contour's `DetailedCondition` embeds
+/// `metav1.Condition` through an alias, `json:",inline"`): its properties and required
+/// fields become the type's own, as controller-gen writes them.
+#[test]
+fn an_inlined_kubernetes_struct_brings_its_properties() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\tConditions []Detailed `json:\"conditions,omitempty\"`\n",
+    ) + "\ntype Condition = metav1.Condition\n\n\
+         type Detailed struct {\n\tCondition `json:\",inline\"`\n\
+         \t// Errors are the details.\n\tErrors []string `json:\"errors,omitempty\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let items = &spec_props(&crd)["conditions"]["items"];
+    for p in [
+        "type",
+        "status",
+        "reason",
+        "message",
+        "lastTransitionTime",
+        "errors",
+    ] {
+        assert!(items["properties"].get(p).is_some(), "{p}: {items}");
+    }
+    let required: Vec<&str> = items["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        required.contains(&"type") && required.contains(&"status"),
+        "{required:?}"
+    );
+}
+
+/// A pattern in RE2 syntax (the API server's Go regexps) is taken as RE2 reads it: `[`
+/// inside a character class is a literal there (Contour's header-name pattern), not the
+/// nested class of Rust's regex crate.
+#[test]
+fn a_pattern_is_read_as_re2() {
+    let pattern = r#"^[^()<>@,;:\\"\/[\]?={} \t\x7f]+$"#;
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:Pattern=`{pattern}`\n    pub header: String,\n    \
+         /// +kubebuilder:validation:Pattern=`^[[:alpha:]][a&&b~~c]$`\n    pub posix: String,\n}}\n"
+    );
+    let (_tmp, dir) = krate("patterns", &lib);
+    let (crd, _) = crd(&dir);
+    let props = spec_props(&crd);
+    assert_eq!(props["header"]["pattern"], pattern);
+    assert_eq!(props["posix"]["pattern"], "^[[:alpha:]][a&&b~~c]$");
+}
+
+/// Enum values quoted one by one (`Enum="5xx";gateway-error`, `Enum="gzip";"brotli"`, as
+/// Contour writes them) are a list of values, each unquoted, as controller-gen reads them.
+#[test]
+fn enum_values_quoted_one_by_one() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:Enum=\"5xx\";gateway-error;reset\n    pub retry: String,\n    \
+         /// +kubebuilder:validation:Enum=\"gzip\";\"brotli\"\n    pub compression: String,\n}}\n"
+    );
+    let (_tmp, dir) = krate("quoted_enums", &lib);
+    let (crd, _) = crd(&dir);
+    let props = spec_props(&crd);
+    assert_eq!(
+        props["retry"]["enum"],
+        serde_json::json!(["5xx", "gateway-error", "reset"])
+    );
+    assert_eq!(
+        props["compression"]["enum"],
+        serde_json::json!(["gzip", "brotli"])
+    );
+}

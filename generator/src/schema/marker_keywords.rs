@@ -475,7 +475,9 @@ fn apply_marker(
             schema.max_properties = Some(count("a non-negative integer")?);
         }
         Name::Enum => {
-            let raw = m.string_value()?;
+            // A list, its items quoted one by one (`"5xx";gateway-error`): split, then each
+            // item unquoted, as controller-gen reads a list argument.
+            let raw = m.string_value_raw()?;
             let items = split_list(&raw);
             if items.is_empty() {
                 return Err(m

@@ -342,14 +342,21 @@ impl<'a> SchemaBuilder<'a> {
         if f.flatten {
             match f.ty.unalias() {
                 TypeRef::TypeMeta => return Ok(()),
-                TypeRef::Local(key) => {
-                    let mut inner = self.decl_schema(key, &f.loc)?;
+                // A struct of the crate, or of k8s-openapi (Go's inlined `metav1.Condition`).
+                t @ (TypeRef::Local(_) | TypeRef::K8s(_)) => {
+                    let (mut inner, is_struct) = match t {
+                        TypeRef::Local(key) => (
+                            self.decl_schema(key, &f.loc)?,
+                            matches!(self.api.types[key].shape, Shape::Struct(_)),
+                        ),
+                        TypeRef::K8s(path) => (self.k8s_schema(path, &f.loc)?, false),
+                        _ => unreachable!("matched above"),
+                    };
                     embedded_rules
                         .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
                     // A struct without fields has no `properties` (as controller-gen writes
                     // it) and flattens to nothing; an object of any other kind does not
                     // flatten.
-                    let is_struct = matches!(self.api.types[key].shape, Shape::Struct(_));
                     if inner.type_.as_deref() != Some("object")
                         || (inner.properties.is_none() && !is_struct)
                     {
@@ -377,11 +384,14 @@ impl<'a> SchemaBuilder<'a> {
                 TypeRef::Map(_) | TypeRef::Json => {
                     object.x_kubernetes_preserve_unknown_fields = Some(true)
                 }
-                TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
-                    let TypeRef::Local(key) = &**inner else {
-                        unreachable!()
+                TypeRef::Option(inner)
+                    if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)) =>
+                {
+                    let mut inner = match &**inner {
+                        TypeRef::Local(key) => self.decl_schema(key, &f.loc)?,
+                        TypeRef::K8s(path) => self.k8s_schema(path, &f.loc)?,
+                        _ => unreachable!("matched above"),
                     };
-                    let mut inner = self.decl_schema(key, &f.loc)?;
                     embedded_rules
                         .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
                     properties.extend(inner.properties.unwrap_or_default());

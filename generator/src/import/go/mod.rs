@@ -156,7 +156,23 @@ struct Resolved {
     doc: Option<Vec<String>>,
 }
 
+/// The `+kube-codegen:schema` patch giving a Go type's format (JSON: a string or `null`)
+/// where the Rust type's differs.
+fn format_patch(format: &str) -> String {
+    Name::Schema.with_value(format!("{{\"format\":{format}}}"))
+}
+
 impl Resolved {
+    /// The patches for a field or type with `doc`: a `+kubebuilder:validation:Format` there
+    /// replaces the Go type's format (controller-gen applies a field's markers over its
+    /// type's schema), so the type's format patch goes.
+    fn markers_under(&self, doc: &Doc) -> impl Iterator<Item = &String> {
+        let own_format = has_marker(doc, &[Name::Format]);
+        self.markers.iter().filter(move |m| {
+            !(own_format && m.starts_with(&Name::Schema.with_value("{\"format\":")))
+        })
+    }
+
     /// `*T`: an `Option<T>`.
     fn pointer(inner: Resolved) -> Resolved {
         Resolved {
@@ -795,7 +811,7 @@ impl Importer<'_> {
                 if let Some((rust, shape, format)) = builtin(name) {
                     let mut out = r(rust.to_owned(), shape);
                     if let Some(fmt) = format {
-                        out.markers.push(Name::Schema.with_value(format!("{{\"format\":{fmt}}}")));
+                        out.markers.push(format_patch(fmt));
                     }
                     return Ok(out);
                 }
@@ -933,8 +949,7 @@ impl Importer<'_> {
                         doc: None,
                     };
                     if let Some(fmt) = format {
-                        out.markers
-                            .push(Name::Schema.with_value(format!("{{\"format\":{fmt}}}")));
+                        out.markers.push(format_patch(fmt));
                     }
                     return Ok(out);
                 }
@@ -1613,7 +1628,9 @@ impl Importer<'_> {
                     .resolve(pi, fi, other, uses, local, 0)
                     .map_err(|e| vec![e])?;
                 let mut doc = Self::checked_doc(&t.doc, Level::Type, &t.loc, warnings);
-                doc.lines.extend(r.markers.iter().map(|m| format!(" +{m}")));
+                let patches: Vec<String> =
+                    r.markers_under(&doc).map(|m| format!(" +{m}")).collect();
+                doc.lines.extend(patches);
                 doc_lines(body, "", &doc);
                 if !exported(&t.name) {
                     let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);
@@ -1715,8 +1732,11 @@ impl Importer<'_> {
                 lines.append(&mut doc.lines);
                 doc.lines = lines;
             }
-            doc.lines
-                .extend(resolved.markers.iter().map(|m| format!(" +{m}")));
+            let patches: Vec<String> = resolved
+                .markers_under(&doc)
+                .map(|m| format!(" +{m}"))
+                .collect();
+            doc.lines.extend(patches);
             if tag.skip {
                 attrs.push("skip".into());
                 if !resolved.shape.has_default() {
