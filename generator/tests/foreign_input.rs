@@ -475,3 +475,168 @@ fn enum_values_quoted_one_by_one() {
         serde_json::json!(["gzip", "brotli"])
     );
 }
+
+/// Go newer than the importer's grammar in a function body (Go 1.26's `new(expr)`, as
+/// cluster-api's conversions write it) does not stop an import: it reads no code.
+#[test]
+fn go_code_in_function_bodies_is_not_read() {
+    let conversion = "package v1\n\n\
+        func maxReplicas() *int32 {\n\treturn new(int32(5))\n}\n";
+    let (_, crd, _) =
+        import_and_generate(&[("thing_types.go", GO_KIND), ("conversion.go", conversion)]);
+    assert_eq!(spec_props(&crd)["name"]["type"], "string");
+}
+
+/// A field of a struct shadowing one of the same JSON name in a struct it inlines (Go's
+/// encoding/json takes the shallower; prometheus-operator's `ProbeSpec.Authorization` over
+/// its inlined `HTTPConfig`'s): one property, merged as controller-gen merges them (the
+/// inlined field's description), not an error.
+#[test]
+fn a_field_shadowing_an_inlined_one_is_one_property() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\
+         \t// auth section for this endpoint\n\tAuth *string `json:\"auth,omitempty\"`\n\
+         \tClient `json:\",inline\"`\n",
+    ) + "\ntype Client struct {\n\t// auth configures the credentials.\n\
+         \t// +kubebuilder:validation:MinLength=1\n\tAuth *string `json:\"auth,omitempty\"`\n\
+         \t// insecure skips TLS checks.\n\tInsecure bool `json:\"insecure,omitempty\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(
+        props["auth"]["description"],
+        "auth configures the credentials."
+    );
+    assert_eq!(props["auth"]["minLength"], 1, "{props}");
+    assert_eq!(props["insecure"]["type"], "boolean");
+}
+
+/// A directive comment in a doc (`//nolint:kubeapilinter`, as prometheus-operator writes
+/// them) is no part of the description, as go/ast (so controller-gen) leaves it out; and a
+/// struct inlining `metav1.TypeMeta` has `apiVersion` and `kind`, as controller-gen writes.
+#[test]
+fn directives_stay_out_of_descriptions_and_type_meta_inlines() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\t// params to append.\n\t// +optional\n\t//nolint:kubeapilinter\n\
+         \tParams map[string]string `json:\"params,omitempty\"`\n\
+         \tTemplate Embedded `json:\"template\"`\n",
+    ) + "\ntype Embedded struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\
+         \tSize string `json:\"size\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(props["params"]["description"], "params to append.");
+    let template = &props["template"]["properties"];
+    assert_eq!(template["apiVersion"]["type"], "string", "{template}");
+    assert_eq!(template["kind"]["type"], "string", "{template}");
+}
+
+/// A status subresource on a kind without a `status` field (cluster-api's
+/// ClusterResourceSetBinding v1beta1): controller-gen writes it and the API server takes
+/// it, so it is written, with a warning.
+#[test]
+fn a_status_subresource_without_status_is_a_warning() {
+    let lib = HEAD.replace(
+        "/// +genclient\n",
+        "/// +genclient\n/// +kubebuilder:subresource:status\n",
+    ) + "#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {\n    pub replicas: i32,\n}\n";
+    let (_tmp, dir) = krate("status_without_status", &lib);
+    let (crd, warnings) = crd(&dir);
+    assert_eq!(
+        crd["spec"]["versions"][0]["subresources"],
+        serde_json::json!({"status": {}})
+    );
+    assert!(
+        warnings.contains("status subresource on `Thing`, which has no `status` field"),
+        "{warnings}"
+    );
+}
+
+/// Kind markers `generate` refuses where controller-gen goes on are carried as comments,
+/// with a warning: `+k8s:conversion-gen=false` on a kind (cluster-api's MachinePool), and
+/// a root object in a package without `+groupName` (cluster-api's runtime hook requests:
+/// controller-gen writes no CRD for them).
+#[test]
+fn kind_markers_generate_refuses_are_comments() {
+    let go = GO_KIND.replace(
+        "// +kubebuilder:object:root=true\ntype Thing",
+        "// +kubebuilder:object:root=true\n// +k8s:conversion-gen=false\ntype Thing",
+    );
+    let (imported, thing, _) = import_and_generate(&[("thing_types.go", &go)]);
+    assert_eq!(thing["spec"]["names"]["kind"], "Thing");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("`+k8s:conversion-gen=false` is not carried over"),
+        "{w}"
+    );
+
+    let hooks = "package hooks\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\n\
+        type DiscoveryRequest struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tName string `json:\"name\"`\n}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ported");
+    let imported = import_go(
+        &[
+            GoPackageInput {
+                dir: tmp.path().join("v1"),
+                files: vec![(tmp.path().join("v1/thing_types.go"), GO_KIND.to_owned())],
+                import_path: Some("meaning.example.com/api/v1".into()),
+            },
+            GoPackageInput {
+                dir: tmp.path().join("hooks"),
+                files: vec![(tmp.path().join("hooks/discovery.go"), hooks.to_owned())],
+                import_path: Some("meaning.example.com/api/hooks".into()),
+            },
+        ],
+        &GoImportOptions {
+            out: out.clone(),
+            crate_name: "ported".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    imported.write().unwrap();
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("its package has no `+groupName`, so controller-gen writes no CRD for `DiscoveryRequest`"),
+        "{w}"
+    );
+    let (crd, _) = crd(&out);
+    assert_eq!(crd["spec"]["names"]["kind"], "Thing");
+}
+
+/// A marker between two paragraphs of a doc (prometheus-operator's `// +optional` between
+/// blank lines) leaves one paragraph break in the description, as go/ast reduces runs of
+/// blank lines for controller-gen.
+#[test]
+fn a_marker_between_paragraphs_leaves_one_break() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// Cannot be set with `basicAuth`.\n    ///\n    /// +optional\n    ///\n    \
+         /// Deprecated: use `authorization`.\n    pub token: Option<String>,\n}}\n"
+    );
+    let (_tmp, dir) = krate("paragraphs", &lib);
+    let (crd, _) = crd(&dir);
+    assert_eq!(
+        spec_props(&crd)["token"]["description"],
+        "Cannot be set with `basicAuth`.\n\nDeprecated: use `authorization`."
+    );
+}
+
+/// Go's `json:"metadata"` without omitempty: controller-gen requires metadata (Contour's
+/// HTTPProxy, cluster-api's MachineDrainRule), and so does the port; with omitempty it
+/// does not.
+#[test]
+fn metadata_without_omitempty_is_required() {
+    let go = GO_KIND.replace("`json:\"metadata,omitempty\"`", "`json:\"metadata\"`");
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(schema["required"], serde_json::json!(["metadata", "spec"]));
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", GO_KIND)]);
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(schema["required"], serde_json::json!(["spec"]));
+}

@@ -8,7 +8,8 @@
 //! `known-differences.txt`, and one not listed fails. Every package imports and generates
 //! (no `generate-error` line) and matches at least 99% of controller-gen's leaves.
 //!
-//! `GO_CORPUS_BLESS=1` rewrites the lists from the current differences (reasons kept);
+//! `GO_CORPUS_BLESS=1` rewrites the lists from the current differences (reasons kept),
+//! `GO_CORPUS_ONLY=a,b` checks those packages only;
 //! `cargo test -p kube-codegen --test go_corpus -- --nocapture` prints the scores.
 
 use std::path::{Path, PathBuf};
@@ -86,7 +87,17 @@ fn configure(options: &[(String, String)], config: Config) -> Config {
 fn go_corpus_against_controller_gen() {
     let bless = std::env::var_os("GO_CORPUS_BLESS").is_some_and(|v| v == "1");
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("go_corpus");
-    let packages = packages();
+    // `GO_CORPUS_ONLY=name[,name]`: those packages only (to work on one).
+    let only = std::env::var("GO_CORPUS_ONLY").ok();
+    let packages: Vec<PathBuf> = packages()
+        .into_iter()
+        .filter(|p| {
+            only.as_deref().is_none_or(|o| {
+                o.split(',')
+                    .any(|n| p.file_name().is_some_and(|f| f.to_string_lossy() == n))
+            })
+        })
+        .collect();
     assert!(
         !packages.is_empty(),
         "no package in tests/fixtures/go-corpus"

@@ -437,6 +437,10 @@ struct Importer<'a> {
     /// Types no kind reaches that were left out (unexported, or with no Rust port), with
     /// why, for the summary.
     unreached: Vec<(usize, String, String)>,
+    /// The shape of each declared type, (package, Go name), once found: a struct's shape
+    /// depends on its fields' and theirs (cluster-api's nest deep enough that finding
+    /// them anew each time takes exponential time).
+    shapes: std::cell::RefCell<BTreeMap<(usize, String), Shape>>,
 }
 
 /// Import the Go packages of `inputs` into files of the crate at `options.out`.
@@ -464,6 +468,7 @@ fn import_go_here(
         options,
         reached: BTreeSet::new(),
         unreached: vec![],
+        shapes: Default::default(),
     };
     imp.read(inputs);
     if imp.errors.is_empty() {
@@ -645,6 +650,62 @@ impl Importer<'_> {
         out.lines.retain(|l| !refused(l));
         out.upper_markers.retain(|l| !refused(l));
         out
+    }
+
+    /// A struct's `doc` with the kind markers `generate` refuses where controller-gen goes
+    /// on moved to plain comments, each with a warning: a kind marker in a package without
+    /// `+groupName` (controller-gen writes no CRD for it: cluster-api's runtime hook
+    /// requests), and `+k8s:conversion-gen=false` on a kind (Go's conversion-gen then
+    /// leaves its conversion to hand-written code; `generate` writes a kind's conversion).
+    fn kind_doc(
+        mut doc: Doc,
+        grouped: bool,
+        name: &str,
+        at: &Location,
+        warnings: &mut Vec<Diagnostic>,
+    ) -> Doc {
+        if !has_marker(&doc, KIND_MARKERS) {
+            return doc;
+        }
+        let key = |l: &str| {
+            let m = l.trim_start().strip_prefix('+')?;
+            Some(m.split(['=', ' ']).next().unwrap_or(m).trim().to_owned())
+        };
+        let mut moved = vec![];
+        let mut keep = |l: &String| -> bool {
+            let Some(k) = key(l) else { return true };
+            let refused = if !grouped {
+                KIND_MARKERS.iter().any(|n| n.as_str() == k)
+            } else {
+                k == Name::ConversionGen.as_str()
+                    && l.split_once('=').is_some_and(|(_, v)| v.trim() == "false")
+            };
+            if refused {
+                moved.push(l.trim().to_owned());
+            }
+            !refused
+        };
+        doc.lines.retain(&mut keep);
+        doc.upper_markers.retain(&mut keep);
+        for m in moved {
+            let why = if grouped {
+                format!(
+                    "`generate` writes the conversion of kind `{name}`, which Go's conversion-gen leaves to hand-written code"
+                )
+            } else {
+                format!(
+                    "its package has no `+groupName`, so controller-gen writes no CRD for `{name}`"
+                )
+            };
+            doc.comments
+                .push(format!("Go marker `{m}` not carried over: {why}."));
+            warnings.push(
+                Diagnostic::warning(at.clone(), format!("`{m}` is not carried over: {why}"))
+                    .with_marker(m.trim_start_matches('+'))
+                    .with_hint("it is kept in the port as a plain comment"),
+            );
+        }
+        doc
     }
 
     /// The types the kinds (`+genclient`, `+kubebuilder:object:root`) reach through their
@@ -1042,8 +1103,12 @@ impl Importer<'_> {
         if depth > 32 {
             return Ok(Shape::Struct { default: true });
         }
+        let key = (p, decl.name.clone());
+        if let Some(s) = self.shapes.borrow().get(&key) {
+            return Ok(*s);
+        }
         let f = self.pkgs[p].types[&decl.name].0;
-        Ok(match &decl.ty {
+        let shape = match &decl.ty {
             GoType::Struct(fields, _) => Shape::Struct {
                 default: self.struct_has_default(p, f, decl, fields, depth + 1),
             },
@@ -1052,7 +1117,9 @@ impl Importer<'_> {
                 self.resolve(p, f, other, &mut uses, &BTreeSet::new(), depth + 1)?
                     .shape
             }
-        })
+        };
+        self.shapes.borrow_mut().insert(key, shape);
+        Ok(shape)
     }
 
     /// Whether every field of a struct can be defaulted (k8s-openapi's `Time` cannot).
@@ -1687,6 +1754,12 @@ impl Importer<'_> {
                             &format!("k8s_openapi::apimachinery::pkg::apis::meta::v1::{n}"),
                             local,
                         );
+                        // controller-gen requires what Go does not mark optional, metadata
+                        // too; `generate` requires metadata only when marked so.
+                        if n == "ObjectMeta" && !field_optional(fd, package_optional) {
+                            let _ =
+                                writeln!(lines, "    /// +{}", Name::ValidationRequired.as_str());
+                        }
                         let _ = writeln!(lines, "    #[serde(default)]\n    pub metadata: {m},");
                         continue;
                     }
@@ -1864,6 +1937,7 @@ impl Importer<'_> {
             );
         }
         let doc = Self::checked_doc(&doc, Level::Type, &t.loc, warnings);
+        let doc = Self::kind_doc(doc, home.group.is_some(), &t.name, &t.loc, warnings);
         doc_lines(body, "", &doc);
         if !exported(&t.name) {
             let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);

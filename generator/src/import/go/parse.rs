@@ -140,6 +140,9 @@ fn text<'a>(src: &'a str, n: Node) -> &'a str {
 /// A `//` comment's line without the slashes, or the lines of a `/* */` comment.
 fn comment_lines(raw: &str) -> Vec<String> {
     if let Some(rest) = raw.strip_prefix("//") {
+        if is_directive(rest) {
+            return vec![];
+        }
         vec![rest.to_owned()]
     } else {
         let inner = raw
@@ -147,6 +150,32 @@ fn comment_lines(raw: &str) -> Vec<String> {
             .and_then(|r| r.strip_suffix("*/"))
             .unwrap_or(raw);
         inner.lines().map(str::to_owned).collect()
+    }
+}
+
+/// A directive comment (`//nolint:x`, `//go:generate`, `//line`, `//export`): not part of
+/// a doc, as go/ast's `CommentGroup.Text` (so controller-gen) leaves it out.
+fn is_directive(after_slashes: &str) -> bool {
+    if ["line ", "extern ", "export "]
+        .iter()
+        .any(|p| after_slashes.starts_with(p))
+    {
+        return true;
+    }
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    match after_slashes.split_once(':') {
+        Some((name, rest)) => {
+            word(name)
+                && rest
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        }
+        None => false,
     }
 }
 
@@ -362,7 +391,9 @@ fn receiver_type(src: &str, m: Node) -> Option<String> {
 }
 
 /// Parse one file. A syntax error is a located error (tree-sitter recovers, so the first
-/// `ERROR` or missing node is reported).
+/// `ERROR` or missing node is reported), but for one inside a function's or method's body:
+/// the importer reads no code, and Go newer than the grammar (Go 1.26's `new(expr)`, in
+/// cluster-api's conversions) must not stop it.
 pub fn parse(path: &Path, text_: String) -> Result<GoFile, Diagnostic> {
     let src = text_.as_str();
     let mut parser = Parser::new();
@@ -386,16 +417,17 @@ pub fn parse(path: &Path, text_: String) -> Result<GoFile, Diagnostic> {
                 }
                 continue;
             }
-            if n.has_error() {
+            let body = matches!(n.kind(), "function_declaration" | "method_declaration")
+                && n.parent() == Some(root);
+            if n.has_error() && !body {
                 let mut c = n.walk();
                 stack.extend(n.children(&mut c));
             }
         }
-        let at = bad
-            .map(|n| loc(path, n))
-            .unwrap_or(Location::new(path, 1, 1));
-        return Err(Diagnostic::new(at, "Go syntax error")
-            .with_hint("the importer reads Go that compiles; run `go vet` on the package"));
+        if let Some(n) = bad {
+            return Err(Diagnostic::new(loc(path, n), "Go syntax error")
+                .with_hint("the importer reads Go that compiles; run `go vet` on the package"));
+        }
     }
     let mut file = GoFile {
         path: path.to_owned(),
