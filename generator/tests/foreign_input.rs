@@ -640,3 +640,50 @@ fn metadata_without_omitempty_is_required() {
     let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
     assert_eq!(schema["required"], serde_json::json!(["spec"]));
 }
+
+/// A kind's resource is named by controller-gen's plural (flect's), where it differs from
+/// kube-codegen's own: KEDA's `WithTriggers` is `withtriggers`, not `withtriggerses` (and a
+/// `+kubebuilder:resource` marker of its own gets the path).
+#[test]
+fn a_kind_gets_controller_gens_plural() {
+    let go = GO_KIND.replace("type Thing struct", "type WithTriggers struct")
+        + "\n// +kubebuilder:object:root=true\n// +kubebuilder:resource:shortName=st\n\
+           type Settings struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\
+           \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec ThingSpec `json:\"spec\"`\n}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ported");
+    let imported = import_go(
+        &[GoPackageInput {
+            dir: tmp.path().join("v1"),
+            files: vec![(tmp.path().join("v1/types.go"), go)],
+            import_path: Some("meaning.example.com/api/v1".into()),
+        }],
+        &GoImportOptions {
+            out: out.clone(),
+            crate_name: "ported".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    imported.write().unwrap();
+    let generated = Config::from_crate(&out)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = generated
+        .files
+        .iter()
+        .filter(|f| f.contents.contains("kind: CustomResourceDefinition"))
+        .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.contains(&"meaning.example.com_withtriggers.yaml".to_owned()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"meaning.example.com_settings.yaml".to_owned()),
+        "{names:?}"
+    );
+}

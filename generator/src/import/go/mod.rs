@@ -16,6 +16,7 @@
 //! - required-ness as controller-gen reads Go: `omitempty`/`+optional` make a field optional,
 //!   which in Rust is an `Option`, a `#[serde(default)]` or a `skip_serializing_if`.
 
+mod flect;
 mod k8s_named;
 mod parse;
 
@@ -1935,6 +1936,28 @@ impl Importer<'_> {
                     .with_marker(&marker)
                     .with_hint("replace `unapproved, experimental-only` with the URL of the API review that approved the group"),
             );
+        }
+        // controller-gen names a kind's resource by flect's plural; where kube-codegen's
+        // own plural differs (a kind ending in `s`), the port says the path.
+        if home.group.is_some() && has_marker(&doc, KIND_MARKERS) {
+            let path = flect::controller_gen_plural(&t.name);
+            if path != kube_codegen_templates::pluralize(&name.to_lowercase()) {
+                let resource = format!("{}:", Name::Resource.as_str());
+                let existing = doc
+                    .lines
+                    .iter_mut()
+                    .chain(doc.upper_markers.iter_mut())
+                    .find(|l| {
+                        l.trim_start()
+                            .strip_prefix('+')
+                            .is_some_and(|m| m.starts_with(&resource))
+                    });
+                match existing {
+                    Some(line) if line.contains("path=") => {}
+                    Some(line) => *line = format!("{},path={path}", line.trim_end()),
+                    None => doc.upper_markers.push(format!(" +{resource}path={path}")),
+                }
+            }
         }
         let doc = Self::checked_doc(&doc, Level::Type, &t.loc, warnings);
         let doc = Self::kind_doc(doc, home.group.is_some(), &t.name, &t.loc, warnings);
