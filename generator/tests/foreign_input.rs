@@ -687,3 +687,75 @@ fn a_kind_gets_controller_gens_plural() {
         "{names:?}"
     );
 }
+
+/// A field marked both `+required` and `+optional` (Envoy Gateway's ancestor conditions):
+/// controller-gen takes `+optional` by its precedence, and so does the port, with a
+/// warning; and a root type without ObjectMeta (Envoy Gateway's `EnvoyGateway` config
+/// file) is no kind, as controller-gen writes no CRD for it.
+#[test]
+fn requiredness_by_controller_gens_precedence_and_root_types_without_metadata() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\t// conditions of the thing.\n\t// +required\n\
+         \t// +optional\n\tConditions []string `json:\"conditions,omitempty\"`\n",
+    ) + "\n// +kubebuilder:object:root=true\ntype Config struct {\n\
+         \tmetav1.TypeMeta `json:\",inline\"`\n\tLevel string `json:\"level\"`\n}\n";
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["name"]), "{spec}");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("field `Conditions` is marked both required and optional: `+required` is not carried over"),
+        "{w}"
+    );
+    assert!(
+        w.contains("`Config` does not embed both metav1.TypeMeta and metav1.ObjectMeta"),
+        "{w}"
+    );
+}
+
+/// What Envoy Gateway's API writes, as controller-gen reads it: a rule ending in a space is
+/// kept as written (it is the rule's identity); a first doc line indented by a space keeps
+/// it; a Pattern on a Quantity goes beside the Quantity's own (`allOf`); an Enum on a named
+/// string type wins over the field's.
+#[test]
+fn rules_docs_and_named_types_as_controller_gen_reads_them() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\t//  The idle timeout, indented.\n\t// +optional\n\tIdle *string `json:\"idle,omitempty\"`\n\
+         \t// +kubebuilder:validation:XIntOrString\n\
+         \t// +kubebuilder:validation:Pattern=\"^[1-9]+[0-9]*$\"\n\
+         \tLimit resource.Quantity `json:\"limit\"`\n\
+         \t// +kubebuilder:validation:Enum=HTTP;Image;ConfigMap\n\tSource SourceType `json:\"source\"`\n\
+         \tName string `json:\"name\"`\n",
+    )
+    .replace(
+        "type ThingSpec struct",
+        "// +kubebuilder:validation:XValidation:rule=\"has(self.name) ? self.name != '' : true \",message=\"named\"\n\
+         type ThingSpec struct",
+    )
+    .replace(
+        "import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"",
+        "import (\n\t\"k8s.io/apimachinery/pkg/api/resource\"\n\tmetav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n)",
+    ) + "\n// +kubebuilder:validation:Enum=HTTP;Image\ntype SourceType string\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(
+        spec["x-kubernetes-validations"][0]["rule"], "has(self.name) ? self.name != '' : true ",
+        "{spec}"
+    );
+    let props = &spec["properties"];
+    assert_eq!(props["idle"]["description"], " The idle timeout, indented.");
+    let patterns: Vec<&str> = props["limit"]["allOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", props["limit"]))
+        .iter()
+        .map(|p| p["pattern"].as_str().unwrap())
+        .collect();
+    assert_eq!(patterns.len(), 2, "{patterns:?}");
+    assert!(patterns.contains(&"^[1-9]+[0-9]*$"), "{patterns:?}");
+    assert_eq!(
+        props["source"]["enum"],
+        serde_json::json!(["HTTP", "Image"])
+    );
+}

@@ -250,7 +250,7 @@ pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
 /// Prose of a doc comment: marker lines removed, one leading space stripped, runs of
 /// blank lines reduced to one (as go/ast's `CommentGroup.Text` does, so a marker between
 /// two paragraphs leaves one break, as in controller-gen's description), surrounding blank
-/// lines trimmed.
+/// lines dropped (a first line's leading spaces stay, as controller-gen keeps them).
 pub fn doc_text(lines: &[DocLine]) -> String {
     let mut kept: Vec<&str> = vec![];
     for t in lines
@@ -263,7 +263,14 @@ pub fn doc_text(lines: &[DocLine]) -> String {
             kept.push(t);
         }
     }
-    kept.join("\n").trim().to_owned()
+    // Blank lines around go; spaces that start the first line stay, as in Go's doc text.
+    while kept.first().is_some_and(|l| l.trim().is_empty()) {
+        kept.remove(0);
+    }
+    while kept.last().is_some_and(|l| l.trim().is_empty()) {
+        kept.pop();
+    }
+    kept.join("\n")
 }
 
 /// A description as controller-gen reads a doc comment (markers/zip.go, after Kubernetes'

@@ -135,8 +135,9 @@ impl<'a> SchemaBuilder<'a> {
     /// by [`truncate_descriptions`]).
     pub(super) fn describe(&self, doc: &str) -> Option<String> {
         let doc = crate::read::doc_conventions(doc);
-        let doc = doc.trim();
-        (!doc.is_empty()).then(|| doc.to_owned())
+        // Spaces that start the first line stay, as controller-gen keeps them.
+        let doc = doc.trim_end().trim_start_matches(['\n', '\r']);
+        (!doc.trim().is_empty()).then(|| doc.to_owned())
     }
 
     /// The full schema of a kind: apiVersion, kind, metadata, then its own fields; `None`
@@ -498,8 +499,21 @@ impl<'a> SchemaBuilder<'a> {
             schema.description = Some(d);
         }
         // A named type's schema, before the field's markers go on top of it.
-        let by_name = matches!(f.ty, TypeRef::Local(_) | TypeRef::K8s(_))
-            || matches!(&f.ty, TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)));
+        // (Quantity, IntOrString and Time are named types too: Envoy Gateway's Pattern on a
+        // Quantity keeps the Quantity's pattern beside its own; so is an alias, Go's
+        // `type X string`, whose Enum wins over the field's.)
+        let named = |t: &TypeRef| {
+            matches!(
+                t,
+                TypeRef::Local(_)
+                    | TypeRef::Alias { .. }
+                    | TypeRef::K8s(_)
+                    | TypeRef::Quantity
+                    | TypeRef::IntOrString
+                    | TypeRef::Time
+            )
+        };
+        let by_name = named(&f.ty) || matches!(&f.ty, TypeRef::Option(inner) if named(inner));
         let type_schema = (by_name && !schemaless).then(|| schema.clone());
         apply_markers(&mut schema, &f.markers, &mut self.found);
         // The field's own integer (through `Option`), whose range its bounds should keep to.

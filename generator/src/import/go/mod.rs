@@ -653,18 +653,67 @@ impl Importer<'_> {
         out
     }
 
+    /// A field's `doc` marked both required and optional (Envoy Gateway's
+    /// `+required`/`+optional` on one field): `generate` refuses that; controller-gen takes
+    /// the first by its precedence. The others are moved to plain comments, with a warning.
+    fn one_requiredness(
+        mut doc: Doc,
+        field: &str,
+        at: &Location,
+        warnings: &mut Vec<Diagnostic>,
+    ) -> Doc {
+        let Some(required) = marked_required(&doc) else {
+            return doc;
+        };
+        if !has_marker(&doc, if required { OPTIONAL } else { REQUIRED }) {
+            return doc;
+        }
+        let losing = if required { OPTIONAL } else { REQUIRED };
+        let mut moved = vec![];
+        let mut keep = |l: &String| -> bool {
+            let Some(m) = l.trim_start().strip_prefix('+') else {
+                return true;
+            };
+            let key = m.split(['=', ' ']).next().unwrap_or(m).trim();
+            let lose = losing.iter().any(|n| n.as_str() == key);
+            if lose {
+                moved.push(l.trim().to_owned());
+            }
+            !lose
+        };
+        doc.lines.retain(&mut keep);
+        doc.upper_markers.retain(&mut keep);
+        let what = if required { "required" } else { "optional" };
+        for m in moved {
+            doc.comments.push(format!(
+                "Go marker `{m}` not carried over: the field is {what} by controller-gen's precedence."
+            ));
+            warnings.push(
+                Diagnostic::warning(
+                    at.clone(),
+                    format!("field `{field}` is marked both required and optional: `{m}` is not carried over, as controller-gen makes it {what}"),
+                )
+                .with_marker(m.trim_start_matches('+'))
+                .with_hint("it is kept in the port as a plain comment"),
+            );
+        }
+        doc
+    }
+
     /// A struct's `doc` with the kind markers `generate` refuses where controller-gen goes
-    /// on moved to plain comments, each with a warning: a kind marker in a package without
-    /// `+groupName` (controller-gen writes no CRD for it: cluster-api's runtime hook
-    /// requests), and `+k8s:conversion-gen=false` on a kind (Go's conversion-gen then
+    /// on moved to plain comments, each with a warning: a kind marker where controller-gen
+    /// writes no CRD (`not_a_crd` says why: a package without `+groupName`, as cluster-api's
+    /// runtime hook requests; a root type without ObjectMeta, as Envoy Gateway's
+    /// `EnvoyGateway` config), and `+k8s:conversion-gen=false` on a kind (Go's conversion-gen then
     /// leaves its conversion to hand-written code; `generate` writes a kind's conversion).
     fn kind_doc(
         mut doc: Doc,
-        grouped: bool,
+        not_a_crd: Option<String>,
         name: &str,
         at: &Location,
         warnings: &mut Vec<Diagnostic>,
     ) -> Doc {
+        let grouped = not_a_crd.is_none();
         if !has_marker(&doc, KIND_MARKERS) {
             return doc;
         }
@@ -689,14 +738,11 @@ impl Importer<'_> {
         doc.lines.retain(&mut keep);
         doc.upper_markers.retain(&mut keep);
         for m in moved {
-            let why = if grouped {
-                format!(
+            let why = match &not_a_crd {
+                None => format!(
                     "`generate` writes the conversion of kind `{name}`, which Go's conversion-gen leaves to hand-written code"
-                )
-            } else {
-                format!(
-                    "its package has no `+groupName`, so controller-gen writes no CRD for `{name}`"
-                )
+                ),
+                Some(why) => why.clone(),
             };
             doc.comments
                 .push(format!("Go marker `{m}` not carried over: {why}."));
@@ -1885,6 +1931,7 @@ impl Importer<'_> {
                 );
             }
             let doc = Self::checked_doc(&doc, Level::Field, &fd.loc, warnings);
+            let doc = Self::one_requiredness(doc, &go_name, &fd.loc, warnings);
             lines.push_str(&field_text(&doc, &attrs, &rust_field, &ty));
             if let Some(tr) = &fd.trailing {
                 let _ = writeln!(lines, "    {tr}");
@@ -1960,7 +2007,32 @@ impl Importer<'_> {
             }
         }
         let doc = Self::checked_doc(&doc, Level::Type, &t.loc, warnings);
-        let doc = Self::kind_doc(doc, home.group.is_some(), &t.name, &t.loc, warnings);
+        // controller-gen writes a CRD for a root type that embeds both metav1.TypeMeta and
+        // metav1.ObjectMeta, in a package with a group (FindKubeKinds); a list (ListMeta) is
+        // a kind's, as `generate` knows.
+        let embeds = |meta: &str| {
+            fields.iter().any(|f| {
+                f.name.is_none()
+                    && matches!(strip_pointer(&f.ty), GoType::Named { pkg: Some(alias), name, .. }
+                        if name == meta
+                            && self.pkgs[cpi].files[cfi].imports.get(alias).map(String::as_str)
+                                == Some(META_V1))
+            })
+        };
+        let not_a_crd = if home.group.is_none() {
+            Some(format!(
+                "its package has no `+groupName`, so controller-gen writes no CRD for `{}`",
+                t.name
+            ))
+        } else if !(embeds("TypeMeta") && (embeds("ObjectMeta") || embeds("ListMeta"))) {
+            Some(format!(
+                "`{}` does not embed both metav1.TypeMeta and metav1.ObjectMeta, so controller-gen writes no CRD for it",
+                t.name
+            ))
+        } else {
+            None
+        };
+        let doc = Self::kind_doc(doc, not_a_crd, &t.name, &t.loc, warnings);
         doc_lines(body, "", &doc);
         if !exported(&t.name) {
             let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);
@@ -2066,8 +2138,28 @@ const KIND_MARKERS: &[Name] = &[Name::Genclient, Name::ObjectRoot];
 /// Optional as controller-gen reads a field: marked so, or `omitempty` (or the package's
 /// default) unless marked required.
 fn field_optional(fd: &Field, package_optional: bool) -> bool {
-    has_marker(&fd.doc, OPTIONAL)
-        || (!has_marker(&fd.doc, REQUIRED) && (tag_of(fd).omitempty || package_optional))
+    match marked_required(&fd.doc) {
+        Some(required) => !required,
+        None => tag_of(fd).omitempty || package_optional,
+    }
+}
+
+/// controller-gen's precedence among a field's required-ness markers (pkg/crd/schema.go):
+/// `+kubebuilder:validation:Optional`, then `+kubebuilder:validation:Required`, then
+/// `+optional`/`+k8s:optional`, then `+required`/`+k8s:required`; `Some(true)` when the
+/// first found requires.
+const REQUIREDNESS: &[(&[Name], bool)] = &[
+    (&[Name::ValidationOptional], false),
+    (&[Name::ValidationRequired], true),
+    (&[Name::Optional, Name::K8sOptional], false),
+    (&[Name::Required, Name::K8sRequired], true),
+];
+
+fn marked_required(doc: &Doc) -> Option<bool> {
+    REQUIREDNESS
+        .iter()
+        .find(|(names, _)| has_marker(doc, names))
+        .map(|&(_, required)| required)
 }
 
 /// `+kubebuilder:validation:Optional` on a struct.
