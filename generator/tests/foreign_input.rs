@@ -759,3 +759,40 @@ fn rules_docs_and_named_types_as_controller_gen_reads_them() {
         serde_json::json!(["HTTP", "Image"])
     );
 }
+
+/// A package without a group named `apis` (network-policy-api's `apis/doc.go`, above its
+/// versions) beside API packages, whose modules live under `apis`: it gets another name,
+/// and the crate is written.
+#[test]
+fn a_package_named_apis_beside_api_packages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ported");
+    let imported = import_go(
+        &[
+            GoPackageInput {
+                dir: tmp.path().join("apis"),
+                files: vec![(
+                    tmp.path().join("apis/doc.go"),
+                    "// Package apis holds the versions.\npackage apis\n".to_owned(),
+                )],
+                import_path: Some("meaning.example.com/apis".into()),
+            },
+            GoPackageInput {
+                dir: tmp.path().join("apis/v1"),
+                files: vec![(tmp.path().join("apis/v1/types.go"), GO_KIND.to_owned())],
+                import_path: Some("meaning.example.com/apis/v1".into()),
+            },
+        ],
+        &GoImportOptions {
+            out: out.clone(),
+            crate_name: "ported".into(),
+            kubernetes: KubernetesVersion::NEWEST,
+            runtime: kube_codegen::RuntimeSource::registry(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    imported.write().unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.join("src/apis_2/mod.rs").is_file());
+    let (crd, _) = crd(&out);
+    assert_eq!(crd["spec"]["names"]["kind"], "Thing");
+}

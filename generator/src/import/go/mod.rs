@@ -585,6 +585,11 @@ impl Importer<'_> {
     /// Module paths: `apis/<group>/<package>` for API packages, `<package>` for the others.
     fn layout(&mut self) {
         let mut taken = BTreeSet::new();
+        // `apis` holds the API packages' modules: a package without a group named `apis`
+        // (network-policy-api's `apis/doc.go`) is named otherwise.
+        if self.pkgs.iter().any(|p| p.group.is_some()) {
+            taken.insert(vec!["apis".to_owned()]);
+        }
         for p in &mut self.pkgs {
             let leaf = naming::module_ident(&p.name);
             let mut module = match &p.group {
