@@ -796,3 +796,22 @@ fn a_package_named_apis_beside_api_packages() {
     let (crd, _) = crd(&out);
     assert_eq!(crd["spec"]["names"]["kind"], "Thing");
 }
+
+/// A marker of kinds only on a type that is none (KubeRay's `+kubebuilder:printcolumn` on
+/// `RayServiceStatuses`): controller-gen ignores it there, so the port carries it as a
+/// comment, with a warning, and generates.
+#[test]
+fn a_kind_marker_on_a_type_that_is_none_is_a_comment() {
+    let go = GO_KIND.replace(
+        "type ThingSpec struct",
+        "// +kubebuilder:printcolumn:name=\"Ready\",type=string,JSONPath=\".status.ready\"\n\
+         type ThingSpec struct",
+    );
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    assert_eq!(crd["spec"]["names"]["kind"], "Thing");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("it applies to a kind only, and `ThingSpec` is none"),
+        "{w}"
+    );
+}

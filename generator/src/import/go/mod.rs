@@ -709,7 +709,8 @@ impl Importer<'_> {
     /// on moved to plain comments, each with a warning: a kind marker where controller-gen
     /// writes no CRD (`not_a_crd` says why: a package without `+groupName`, as cluster-api's
     /// runtime hook requests; a root type without ObjectMeta, as Envoy Gateway's
-    /// `EnvoyGateway` config), and `+k8s:conversion-gen=false` on a kind (Go's conversion-gen then
+    /// `EnvoyGateway` config), a marker of kinds only on a type that is none, and
+    /// `+k8s:conversion-gen=false` on a kind (Go's conversion-gen then
     /// leaves its conversion to hand-written code; `generate` writes a kind's conversion).
     fn kind_doc(
         mut doc: Doc,
@@ -718,37 +719,51 @@ impl Importer<'_> {
         at: &Location,
         warnings: &mut Vec<Diagnostic>,
     ) -> Doc {
-        let grouped = not_a_crd.is_none();
-        if !has_marker(&doc, KIND_MARKERS) {
-            return doc;
-        }
+        let was_kind = has_marker(&doc, KIND_MARKERS);
         let key = |l: &str| {
             let m = l.trim_start().strip_prefix('+')?;
             Some(m.split(['=', ' ']).next().unwrap_or(m).trim().to_owned())
         };
-        let mut moved = vec![];
+        // `kubebuilder:printcolumn:name` is a `kubebuilder:printcolumn` marker.
+        let named = |names: &[Name], k: &str| {
+            names.iter().any(|n| {
+                k.strip_prefix(n.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+            })
+        };
+        let mut moved: Vec<(String, String)> = vec![];
         let mut keep = |l: &String| -> bool {
             let Some(k) = key(l) else { return true };
-            let refused = if !grouped {
-                KIND_MARKERS.iter().any(|n| n.as_str() == k)
-            } else {
-                k == Name::ConversionGen.as_str()
-                    && l.split_once('=').is_some_and(|(_, v)| v.trim() == "false")
+            let why = match &not_a_crd {
+                Some(why) if was_kind && named(KIND_MARKERS, &k) => Some(why.clone()),
+                None if was_kind
+                    && k == Name::ConversionGen.as_str()
+                    && l.split_once('=').is_some_and(|(_, v)| v.trim() == "false") =>
+                {
+                    Some(format!(
+                        "`generate` writes the conversion of kind `{name}`, which Go's conversion-gen leaves to hand-written code"
+                    ))
+                }
+                // A kind's marker on a type that is no kind (KubeRay's printcolumn on
+                // `RayServiceStatuses`): controller-gen reads it on kinds only.
+                _ if (!was_kind || not_a_crd.is_some()) && named(crate::resolve::KIND_ONLY, &k) => {
+                    Some(format!(
+                        "it applies to a kind only, and `{name}` is none, so controller-gen ignores it"
+                    ))
+                }
+                _ => None,
             };
-            if refused {
-                moved.push(l.trim().to_owned());
+            match why {
+                Some(why) => {
+                    moved.push((l.trim().to_owned(), why));
+                    false
+                }
+                None => true,
             }
-            !refused
         };
         doc.lines.retain(&mut keep);
         doc.upper_markers.retain(&mut keep);
-        for m in moved {
-            let why = match &not_a_crd {
-                None => format!(
-                    "`generate` writes the conversion of kind `{name}`, which Go's conversion-gen leaves to hand-written code"
-                ),
-                Some(why) => why.clone(),
-            };
+        for (m, why) in moved {
             doc.comments
                 .push(format!("Go marker `{m}` not carried over: {why}."));
             warnings.push(
