@@ -798,7 +798,7 @@ fn a_package_named_apis_beside_api_packages() {
 }
 
 /// A marker of kinds only on a type that is none (KubeRay's `+kubebuilder:printcolumn` on
-/// `RayServiceStatuses`): controller-gen ignores it there, so the port carries it as a
+/// `RayServiceStatuses`, External Secrets' on `PushSecretList`): controller-gen ignores it there, so the port carries it as a
 /// comment, with a warning, and generates.
 #[test]
 fn a_kind_marker_on_a_type_that_is_none_is_a_comment() {
@@ -806,12 +806,56 @@ fn a_kind_marker_on_a_type_that_is_none_is_a_comment() {
         "type ThingSpec struct",
         "// +kubebuilder:printcolumn:name=\"Ready\",type=string,JSONPath=\".status.ready\"\n\
          type ThingSpec struct",
-    );
+    ) + "\n// +kubebuilder:object:root=true\n\
+         // +kubebuilder:printcolumn:name=\"Ready\",type=string,JSONPath=\".status.ready\"\n\
+         type ThingList struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\
+         \tmetav1.ListMeta `json:\"metadata,omitempty\"`\n\tItems []Thing `json:\"items\"`\n}\n";
     let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
     assert_eq!(crd["spec"]["names"]["kind"], "Thing");
     let w = imported.render_warnings();
     assert!(
         w.contains("it applies to a kind only, and `ThingSpec` is none"),
         "{w}"
+    );
+    assert!(
+        w.contains("it applies to a kind only, and `ThingList` is none"),
+        "{w}"
+    );
+}
+
+/// A marker line inside a `/* */` comment (External Secrets' `+kubebuilder:validation:
+/// Enum=DSM`): controller-gen does not read it as a marker, so the port carries it as a
+/// comment, with a warning, and the CRD has no enum.
+#[test]
+fn a_marker_in_a_block_comment_is_not_read() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\t/* Module to use */\n\tModule ModuleType `json:\"module\"`\n",
+    ) + "\n/*\nModuleType is the module.\n+kubebuilder:validation:Enum=DSM\n*/\ntype ModuleType string\n";
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let module = &spec_props(&crd)["module"];
+    assert!(module.get("enum").is_none(), "{module}");
+    assert_eq!(module["description"], "Module to use");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("`+kubebuilder:validation:Enum=DSM` is inside a /* */ comment"),
+        "{w}"
+    );
+}
+
+/// A kind controller-gen finds by its embedded TypeMeta and ObjectMeta, with no
+/// `+kubebuilder:object:root` (KEDA's `CloudEventSource`, marked with
+/// `+kubebuilder:resource` only): its printer column stays.
+#[test]
+fn a_kind_without_a_root_marker_keeps_its_printer_column() {
+    let go = GO_KIND.replace(
+        "// +kubebuilder:object:root=true\ntype Thing struct",
+        "// +kubebuilder:resource:path=things,scope=Namespaced\n\
+         // +kubebuilder:printcolumn:name=\"Name\",type=string,JSONPath=\".spec.name\"\ntype Thing struct",
+    );
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    assert_eq!(
+        crd["spec"]["versions"][0]["additionalPrinterColumns"][0]["name"], "Name",
+        "{crd}"
     );
 }

@@ -655,6 +655,20 @@ impl Importer<'_> {
         };
         out.lines.retain(|l| !refused(l));
         out.upper_markers.retain(|l| !refused(l));
+        for m in std::mem::take(&mut out.block_markers) {
+            let m = m.trim().to_owned();
+            out.comments.push(format!(
+                "Go `{m}` inside a /* */ comment, which controller-gen does not read as a marker: not carried over."
+            ));
+            warnings.push(
+                Diagnostic::warning(
+                    at.clone(),
+                    format!("`{m}` is inside a /* */ comment, which controller-gen does not read as a marker: not carried over"),
+                )
+                .with_marker(m.trim_start_matches('+'))
+                .with_hint("it is kept in the port as a plain comment; write it in a // comment to apply it"),
+            );
+        }
         out
     }
 
@@ -715,6 +729,8 @@ impl Importer<'_> {
     fn kind_doc(
         mut doc: Doc,
         not_a_crd: Option<String>,
+        list: bool,
+        object: bool,
         name: &str,
         at: &Location,
         warnings: &mut Vec<Diagnostic>,
@@ -745,8 +761,12 @@ impl Importer<'_> {
                     ))
                 }
                 // A kind's marker on a type that is no kind (KubeRay's printcolumn on
-                // `RayServiceStatuses`): controller-gen reads it on kinds only.
-                _ if (!was_kind || not_a_crd.is_some()) && named(crate::resolve::KIND_ONLY, &k) => {
+                // `RayServiceStatuses`, External Secrets' on `PushSecretList`): controller-gen
+                // reads it on kinds only, which it finds by their embedded TypeMeta and
+                // ObjectMeta, marked or not (KEDA's `CloudEventSource` is not marked).
+                _ if (!(was_kind || object) || not_a_crd.is_some() || list)
+                    && named(crate::resolve::KIND_ONLY, &k) =>
+                {
                     Some(format!(
                         "it applies to a kind only, and `{name}` is none, so controller-gen ignores it"
                     ))
@@ -2052,7 +2072,9 @@ impl Importer<'_> {
         } else {
             None
         };
-        let doc = Self::kind_doc(doc, not_a_crd, &t.name, &t.loc, warnings);
+        let list = embeds("ListMeta");
+        let object = embeds("TypeMeta") && embeds("ObjectMeta");
+        let doc = Self::kind_doc(doc, not_a_crd, list, object, &t.name, &t.loc, warnings);
         doc_lines(body, "", &doc);
         if !exported(&t.name) {
             let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);

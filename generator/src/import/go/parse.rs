@@ -53,6 +53,9 @@ pub struct Doc {
     /// Lines the port writes as plain comments above the doc: markers `generate` would
     /// refuse (set by the importer, never by the parser).
     pub comments: Vec<String>,
+    /// Marker-like lines inside a `/* */` comment of the doc (External Secrets' `+kubebuilder:
+    /// validation:Enum=DSM`): controller-gen reads markers from line comments only.
+    pub block_markers: Vec<String>,
 }
 
 impl Doc {
@@ -144,13 +147,36 @@ fn comment_lines(raw: &str) -> Vec<String> {
             return vec![];
         }
         vec![rest.to_owned()]
+    } else if block_is_marker(raw) {
+        block_lines(raw).collect()
     } else {
-        let inner = raw
-            .strip_prefix("/*")
-            .and_then(|r| r.strip_suffix("*/"))
-            .unwrap_or(raw);
-        inner.lines().map(str::to_owned).collect()
+        block_lines(raw).filter(|l| !is_marker(l)).collect()
     }
+}
+
+/// A `/* +marker */` comment, which controller-gen reads as a marker (its text starts with
+/// `+`).
+fn block_is_marker(raw: &str) -> bool {
+    raw.strip_prefix("/*")
+        .is_some_and(|r| r.trim_start().starts_with('+'))
+}
+
+/// The lines of a `/* */` comment.
+fn block_lines(raw: &str) -> impl Iterator<Item = String> + '_ {
+    raw.strip_prefix("/*")
+        .and_then(|r| r.strip_suffix("*/"))
+        .unwrap_or(raw)
+        .lines()
+        .map(str::to_owned)
+}
+
+/// The marker-like lines of a `/* */` comment, which controller-gen does not read as
+/// markers (it reads a comment as a marker when its text starts with `+`).
+fn block_marker_lines(raw: &str) -> Vec<String> {
+    if raw.starts_with("//") || block_is_marker(raw) {
+        return vec![];
+    }
+    block_lines(raw).filter(|l| is_marker(l)).collect()
 }
 
 /// A directive comment (`//nolint:x`, `//go:generate`, `//line`, `//export`): not part of
@@ -227,6 +253,15 @@ fn doc_of(src: &str, n: Node) -> Doc {
             .collect()
     };
     Doc {
+        block_markers: groups
+            .first()
+            .map(|g| {
+                g.iter()
+                    .rev()
+                    .flat_map(|c| block_marker_lines(text(src, *c)))
+                    .collect()
+            })
+            .unwrap_or_default(),
         lines: groups.first().map(lines_of).unwrap_or_default(),
         upper_markers: groups
             .get(1)
