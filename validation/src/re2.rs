@@ -1,7 +1,7 @@
-//! RE2's syntax (the API server's Go regexps: a schema's `pattern`, CEL's `matches` and
-//! `find`) read with Rust's regex crate, which follows RE2 but for its character classes:
+//! RE2's syntax (the API server's Go regexps: a schema's `pattern`, the literal pattern of
+//! CEL's `matches` as the checker compiles it, `find`) read with Rust's regex crate, which follows RE2 but for its character classes:
 //! there `[` opens a nested class and `&&`, `--`, `~~` are set operations, while in RE2
-//! they are literals. [`regex`] escapes them inside classes (keeping POSIX `[:name:]`
+//! they are literals. [`regex()`] escapes them inside classes (keeping POSIX `[:name:]`
 //! classes) before compiling, so a pattern means what it means to the API server.
 
 use std::borrow::Cow;
