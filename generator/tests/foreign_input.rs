@@ -859,3 +859,34 @@ fn a_kind_without_a_root_marker_keeps_its_printer_column() {
         "{crd}"
     );
 }
+
+/// A Go alias of a named type (Flux's `type DependencyReference = meta.DependencyReference`)
+/// is that type to controller-gen: a list of it is described by the aliased type's doc, not
+/// the alias's; an alias of a basic type (`type Name = string`) keeps its own doc.
+#[test]
+fn an_alias_of_a_named_type_is_that_type() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\tDependsOn []Dependency `json:\"dependsOn,omitempty\"`\n\
+         \tMode Mode `json:\"mode\"`\n",
+    ) + "\n// Dependency is the alias's doc.\ntype Dependency = Reference\n\n\
+         // Reference names an object.\ntype Reference struct {\n\tName string `json:\"name\"`\n}\n\n\
+         // Mode is how it runs.\ntype Mode = string\n";
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(
+        props["dependsOn"]["items"]["description"],
+        "Reference names an object."
+    );
+    assert_eq!(props["mode"]["description"], "Mode is how it runs.");
+    let rust = imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("thing_types.rs"))
+        .unwrap();
+    assert!(
+        rust.contents.contains("// Dependency is the alias's doc."),
+        "{}",
+        rust.contents
+    );
+}

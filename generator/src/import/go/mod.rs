@@ -672,6 +672,32 @@ impl Importer<'_> {
         out
     }
 
+    /// The doc of a Go alias of a named type (`type A = B`, Flux's `type DependencyReference
+    /// = meta.DependencyReference`): controller-gen refers to `B` (pkg/crd/schema.go,
+    /// `localNamedToSchema`), so describes and validates by `B`'s doc and markers. Its lines are plain comments in the port (a Rust
+    /// alias's doc would describe its uses), its markers too, with a warning.
+    fn alias_doc(mut doc: Doc, name: &str, at: &Location, warnings: &mut Vec<Diagnostic>) -> Doc {
+        let lines: Vec<String> = doc
+            .lines
+            .drain(..)
+            .chain(doc.upper_markers.drain(..))
+            .collect();
+        for l in lines {
+            if let Some(m) = l.trim_start().strip_prefix('+') {
+                warnings.push(
+                    Diagnostic::warning(
+                        at.clone(),
+                        format!("`+{m}` on the alias `{name}` is not carried over: controller-gen reads the aliased type's markers"),
+                    )
+                    .with_marker(m)
+                    .with_hint("it is kept in the port as a plain comment; put it on the aliased type or the fields"),
+                );
+            }
+            doc.comments.push(l.trim().to_owned());
+        }
+        doc
+    }
+
     /// A field's `doc` marked both required and optional (Envoy Gateway's
     /// `+required`/`+optional` on one field): `generate` refuses that; controller-gen takes
     /// the first by its precedence. The others are moved to plain comments, with a warning.
@@ -1782,6 +1808,12 @@ impl Importer<'_> {
                     .resolve(pi, fi, other, uses, local, 0)
                     .map_err(|e| vec![e])?;
                 let mut doc = Self::checked_doc(&t.doc, Level::Type, &t.loc, warnings);
+                // controller-gen reads an alias of a named type as that type (an alias of a
+                // basic type, `type Name = string`, keeps its own doc and markers).
+                let of_basic = matches!(other, GoType::Named { pkg: None, name, .. } if builtin(name).is_some());
+                if t.alias && !of_basic {
+                    doc = Self::alias_doc(doc, &t.name, &t.loc, warnings);
+                }
                 let patches: Vec<String> =
                     r.markers_under(&doc).map(|m| format!(" +{m}")).collect();
                 doc.lines.extend(patches);

@@ -75,6 +75,8 @@ pub struct TypeDecl {
     pub doc: Doc,
     /// Type parameters (`type A[T any] ...`): generics have no CRD schema.
     pub generic: bool,
+    /// `type A = B`: another name for `B`, no type of its own.
+    pub alias: bool,
     pub ty: GoType,
 }
 
@@ -406,6 +408,7 @@ fn parse_type_spec(path: &Path, src: &str, spec: Node, doc: Doc) -> Option<TypeD
         name,
         doc,
         generic: spec.child_by_field_name("type_parameters").is_some(),
+        alias: spec.kind() == "type_alias",
         ty,
     })
 }
