@@ -139,21 +139,27 @@ fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
     );
 }
 
-/// `import go` of `files` (name, text) as one package, then `generate` on the port.
-fn import_and_generate(
-    files: &[(&str, &str)],
-) -> (kube_codegen::GoImported, serde_json::Value, String) {
+/// `import go` of Go packages, each a directory below a temporary root (import path
+/// `meaning.example.com/<dir>`) with its files (name, text), written into `<root>/ported`
+/// (the root lives as long as the returned guard).
+fn import_packages(
+    packages: &[(&str, &[(&str, &str)])],
+) -> (tempfile::TempDir, PathBuf, kube_codegen::GoImported) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("ported");
-    let imported = import_go(
-        &[GoPackageInput {
-            dir: tmp.path().join("v1"),
+    let inputs: Vec<GoPackageInput> = packages
+        .iter()
+        .map(|(dir, files)| GoPackageInput {
+            dir: tmp.path().join(dir),
             files: files
                 .iter()
-                .map(|(n, t)| (tmp.path().join("v1").join(n), (*t).to_owned()))
+                .map(|(n, t)| (tmp.path().join(dir).join(n), (*t).to_owned()))
                 .collect(),
-            import_path: Some("meaning.example.com/api/v1".into()),
-        }],
+            import_path: Some(format!("meaning.example.com/{dir}")),
+        })
+        .collect();
+    let imported = import_go(
+        &inputs,
         &GoImportOptions {
             out: out.clone(),
             crate_name: "ported".into(),
@@ -162,7 +168,15 @@ fn import_and_generate(
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    imported.write().unwrap();
+    imported.write().unwrap_or_else(|e| panic!("{e}"));
+    (tmp, out, imported)
+}
+
+/// `import go` of `files` (name, text) as one package, then `generate` on the port.
+fn import_and_generate(
+    files: &[(&str, &str)],
+) -> (kube_codegen::GoImported, serde_json::Value, String) {
+    let (_tmp, out, imported) = import_packages(&[("api/v1", files)]);
     let (crd, warnings) = crd(&out);
     (imported, crd, warnings)
 }
@@ -576,30 +590,10 @@ fn kind_markers_generate_refuses_are_comments() {
         type DiscoveryRequest struct {\n\
         \tmetav1.TypeMeta `json:\",inline\"`\n\
         \tName string `json:\"name\"`\n}\n";
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("ported");
-    let imported = import_go(
-        &[
-            GoPackageInput {
-                dir: tmp.path().join("v1"),
-                files: vec![(tmp.path().join("v1/thing_types.go"), GO_KIND.to_owned())],
-                import_path: Some("meaning.example.com/api/v1".into()),
-            },
-            GoPackageInput {
-                dir: tmp.path().join("hooks"),
-                files: vec![(tmp.path().join("hooks/discovery.go"), hooks.to_owned())],
-                import_path: Some("meaning.example.com/api/hooks".into()),
-            },
-        ],
-        &GoImportOptions {
-            out: out.clone(),
-            crate_name: "ported".into(),
-            kubernetes: KubernetesVersion::NEWEST,
-            runtime: kube_codegen::RuntimeSource::registry(),
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    imported.write().unwrap();
+    let (_tmp, out, imported) = import_packages(&[
+        ("api/v1", &[("thing_types.go", GO_KIND)]),
+        ("api/hooks", &[("discovery.go", hooks)]),
+    ]);
     let w = imported.render_warnings();
     assert!(
         w.contains("its package has no `+groupName`, so controller-gen writes no CRD for `DiscoveryRequest`"),
@@ -650,23 +644,7 @@ fn a_kind_gets_controller_gens_plural() {
         + "\n// +kubebuilder:object:root=true\n// +kubebuilder:resource:shortName=st\n\
            type Settings struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\
            \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec ThingSpec `json:\"spec\"`\n}\n";
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("ported");
-    let imported = import_go(
-        &[GoPackageInput {
-            dir: tmp.path().join("v1"),
-            files: vec![(tmp.path().join("v1/types.go"), go)],
-            import_path: Some("meaning.example.com/api/v1".into()),
-        }],
-        &GoImportOptions {
-            out: out.clone(),
-            crate_name: "ported".into(),
-            kubernetes: KubernetesVersion::NEWEST,
-            runtime: kube_codegen::RuntimeSource::registry(),
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    imported.write().unwrap();
+    let (_tmp, out, _) = import_packages(&[("api/v1", &[("types.go", &go)])]);
     let generated = Config::from_crate(&out)
         .unwrap()
         .emit_rust(false)
@@ -765,33 +743,16 @@ fn rules_docs_and_named_types_as_controller_gen_reads_them() {
 /// and the crate is written.
 #[test]
 fn a_package_named_apis_beside_api_packages() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("ported");
-    let imported = import_go(
-        &[
-            GoPackageInput {
-                dir: tmp.path().join("apis"),
-                files: vec![(
-                    tmp.path().join("apis/doc.go"),
-                    "// Package apis holds the versions.\npackage apis\n".to_owned(),
-                )],
-                import_path: Some("meaning.example.com/apis".into()),
-            },
-            GoPackageInput {
-                dir: tmp.path().join("apis/v1"),
-                files: vec![(tmp.path().join("apis/v1/types.go"), GO_KIND.to_owned())],
-                import_path: Some("meaning.example.com/apis/v1".into()),
-            },
-        ],
-        &GoImportOptions {
-            out: out.clone(),
-            crate_name: "ported".into(),
-            kubernetes: KubernetesVersion::NEWEST,
-            runtime: kube_codegen::RuntimeSource::registry(),
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    imported.write().unwrap_or_else(|e| panic!("{e}"));
+    let (_tmp, out, _) = import_packages(&[
+        (
+            "apis",
+            &[(
+                "doc.go",
+                "// Package apis holds the versions.\npackage apis\n",
+            )],
+        ),
+        ("apis/v1", &[("types.go", GO_KIND)]),
+    ]);
     assert!(out.join("src/apis_2/mod.rs").is_file());
     let (crd, _) = crd(&out);
     assert_eq!(crd["spec"]["names"]["kind"], "Thing");
