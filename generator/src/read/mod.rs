@@ -252,16 +252,30 @@ pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
     out
 }
 
-/// Prose of a doc comment: marker lines removed, one leading space stripped, surrounding
-/// blank lines trimmed.
+/// Prose of a doc comment: marker lines removed, one leading space stripped, runs of
+/// blank lines reduced to one (as go/ast's `CommentGroup.Text` does, so a marker between
+/// two paragraphs leaves one break, as in controller-gen's description), surrounding blank
+/// lines dropped (a first line's leading spaces stay, as controller-gen keeps them).
 pub fn doc_text(lines: &[DocLine]) -> String {
-    let kept: Vec<&str> = lines
+    let mut kept: Vec<&str> = vec![];
+    for t in lines
         .iter()
         .map(|l| l.text.strip_prefix(' ').unwrap_or(&l.text))
         .filter(|t| !t.trim_start().starts_with('+'))
         .map(str::trim_end)
-        .collect();
-    kept.join("\n").trim().to_owned()
+    {
+        if !(t.is_empty() && kept.last().is_some_and(|l| l.is_empty())) {
+            kept.push(t);
+        }
+    }
+    // Blank lines around go; spaces that start the first line stay, as in Go's doc text.
+    while kept.first().is_some_and(|l| l.trim().is_empty()) {
+        kept.remove(0);
+    }
+    while kept.last().is_some_and(|l| l.trim().is_empty()) {
+        kept.pop();
+    }
+    kept.join("\n")
 }
 
 /// A description as controller-gen reads a doc comment (markers/zip.go, after Kubernetes'

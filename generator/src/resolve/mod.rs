@@ -413,8 +413,8 @@ fn key(path: &[String], name: &str) -> String {
     k
 }
 
-/// Markers that make sense only on a kind.
-const KIND_ONLY: &[Name] = &[
+/// Markers that make sense only on a kind (`import go` carries them as comments elsewhere).
+pub(crate) const KIND_ONLY: &[Name] = &[
     Name::GenclientNonNamespaced,
     Name::GenclientNoStatus,
     Name::GenclientNoVerbs,
