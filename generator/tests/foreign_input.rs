@@ -926,3 +926,20 @@ fn an_alias_of_a_named_type_is_that_type() {
         rust.contents
     );
 }
+
+/// A struct inlined into another brings its own keywords too (Trust Manager's
+/// `+kubebuilder:validation:MinProperties=0` on the `PKCS12` its `TargetKeyValue` inlines),
+/// as controller-gen's flattener copies each one the embedding struct does not set.
+#[test]
+fn an_inlined_struct_brings_its_keywords() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\tData []KeyValue `json:\"data,omitempty\"`\n",
+    ) + "\ntype KeyValue struct {\n\tKey string `json:\"key\"`\n\tPKCS12 `json:\",inline\"`\n}\n\n\
+         // +kubebuilder:validation:MinProperties=0\ntype PKCS12 struct {\n\
+         \tPassword *string `json:\"password,omitempty\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let items = &spec_props(&crd)["data"]["items"];
+    assert_eq!(items["minProperties"], 0, "{items}");
+    assert!(items["properties"].get("password").is_some(), "{items}");
+}

@@ -85,6 +85,72 @@ fn configure(options: &[(String, String)], config: Config) -> Config {
     c
 }
 
+/// One package's result.
+struct Checked {
+    report: String,
+    failures: Vec<String>,
+    matched: usize,
+    total: usize,
+    crds: usize,
+}
+
+/// `import go` and `generate` of one package, against its goldens by the ratchet.
+fn check_package(p: &Path, root: &Path, bless: bool) -> Checked {
+    let name = p.file_name().expect("named").to_string_lossy().into_owned();
+    let mut out = Checked {
+        report: String::new(),
+        failures: vec![],
+        matched: 0,
+        total: 0,
+        crds: 0,
+    };
+    let golden = ratchet::golden(p);
+    if golden.is_empty() {
+        out.failures.push(format!(
+            "{name}: golden/ has no CRD (rebuild it with tests/fixtures/go-corpus/regen.sh {name})"
+        ));
+        return out;
+    }
+    let krate = root.join(&name);
+    if let Err(e) = import_go::try_import_go_fixtures(std::slice::from_ref(&p.to_owned()), &krate) {
+        out.failures.push(format!("{name}: {e}"));
+        return out;
+    }
+    let options = crd_options(p);
+    // The CRDs of the groups controller-gen was run on: not those of other modules'
+    // packages in go-deps/ (Gateway API's, for cert-manager).
+    let groups: Vec<String> = golden
+        .values()
+        .filter_map(|c| c["spec"]["group"].as_str().map(str::to_owned))
+        .collect();
+    let keep = |name: &str| groups.iter().any(|g| name.ends_with(&format!(".{g}")));
+    let o = ratchet::check_only(p, &krate, &|c| configure(&options, c), &keep, bless);
+    out.report = format!("go corpus: {}", o.report);
+    out.failures.extend(o.failures);
+    if ratchet::parse_known(p)
+        .iter()
+        .any(|k| matches!(k, ratchet::Known::GenerateError { .. }))
+    {
+        out.failures.push(format!(
+            "{name}: `generate-error` is listed: every package of the corpus must generate"
+        ));
+    }
+    let share = o.matched as f64 / o.total.max(1) as f64;
+    if share < MIN_MATCH {
+        out.failures.push(format!(
+            "{name}: {}/{} leaves match ({:.2}%), below {:.0}%",
+            o.matched,
+            o.total,
+            100.0 * share,
+            100.0 * MIN_MATCH
+        ));
+    }
+    out.matched = o.matched;
+    out.total = o.total;
+    out.crds = golden.len();
+    out
+}
+
 #[test]
 fn go_corpus_against_controller_gen() {
     let bless = std::env::var_os("GO_CORPUS_BLESS").is_some_and(|v| v == "1");
@@ -104,47 +170,38 @@ fn go_corpus_against_controller_gen() {
         !packages.is_empty(),
         "no package in tests/fixtures/go-corpus"
     );
+    // The packages on as many threads as there are cores (each import and generate runs
+    // on its own), their reports in order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Checked>>> = packages
+        .iter()
+        .map(|_| std::sync::Mutex::new(None))
+        .collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(p) = packages.get(i) else { break };
+                    let checked = check_package(p, &root, bless);
+                    *results[i].lock().expect("not poisoned") = Some(checked);
+                }
+            });
+        }
+    });
     let mut failures = vec![];
     let (mut matched, mut total, mut crds) = (0, 0, 0);
-    for p in &packages {
-        let name = p.file_name().expect("named").to_string_lossy().into_owned();
-        let krate = root.join(&name);
-        if let Err(e) = import_go::try_import_go_fixtures(std::slice::from_ref(p), &krate) {
-            failures.push(format!("{name}: {e}"));
-            continue;
-        }
-        let options = crd_options(p);
-        // The CRDs of the groups controller-gen was run on: not those of other modules'
-        // packages in go-deps/ (Gateway API's, for cert-manager).
-        let groups: Vec<String> = ratchet::golden(p)
-            .values()
-            .filter_map(|c| c["spec"]["group"].as_str().map(str::to_owned))
-            .collect();
-        let keep = |name: &str| groups.iter().any(|g| name.ends_with(&format!(".{g}")));
-        let o = ratchet::check_only(p, &krate, &|c| configure(&options, c), &keep, bless);
-        print!("go corpus: {}", o.report);
-        failures.extend(o.failures);
-        if ratchet::parse_known(p)
-            .iter()
-            .any(|k| matches!(k, ratchet::Known::GenerateError { .. }))
-        {
-            failures.push(format!(
-                "{name}: `generate-error` is listed: every package of the corpus must generate"
-            ));
-        }
-        let share = o.matched as f64 / o.total.max(1) as f64;
-        if share < MIN_MATCH {
-            failures.push(format!(
-                "{name}: {}/{} leaves match ({:.2}%), below {:.0}%",
-                o.matched,
-                o.total,
-                100.0 * share,
-                100.0 * MIN_MATCH
-            ));
-        }
-        matched += o.matched;
-        total += o.total;
-        crds += ratchet::golden(p).len();
+    for r in results {
+        let c = r
+            .into_inner()
+            .expect("not poisoned")
+            .expect("every package checked");
+        print!("{}", c.report);
+        failures.extend(c.failures);
+        matched += c.matched;
+        total += c.total;
+        crds += c.crds;
     }
     println!(
         "go corpus: {} packages, {crds} CRDs: {matched}/{total} leaves match ({:.2}%), imported and generated with no hand edit",

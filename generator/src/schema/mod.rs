@@ -61,6 +61,28 @@ pub enum ConversionWebhook {
 /// controller-gen's pattern for resource.Quantity.
 pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
+/// The keywords of a struct inlined into `object` beyond its properties, required fields and
+/// rules (Trust Manager's `MinProperties=0` on its inlined `PKCS12`): controller-gen's
+/// flattener copies each one the object does not set itself.
+fn take_inlined_keywords(object: &mut JSONSchemaProps, inlined: JSONSchemaProps) {
+    let (Ok(serde_json::Value::Object(mut base)), Ok(serde_json::Value::Object(extra))) = (
+        serde_json::to_value(&*object),
+        serde_json::to_value(&inlined),
+    ) else {
+        return;
+    };
+    let mut changed = false;
+    for (k, v) in extra {
+        if k != "description" && !base.contains_key(&k) {
+            base.insert(k, v);
+            changed = true;
+        }
+    }
+    if changed && let Ok(merged) = serde_json::from_value(serde_json::Value::Object(base)) {
+        *object = merged;
+    }
+}
+
 /// The properties of an object being built: its own fields', and those its inlined
 /// (flattened) structs bring, merged at the end.
 struct Props<'a> {
@@ -434,7 +456,7 @@ impl<'a> SchemaBuilder<'a> {
                             ),
                         ));
                     }
-                    for (k, v) in inner.properties.unwrap_or_default() {
+                    for (k, v) in inner.properties.take().unwrap_or_default() {
                         if properties.insert(k.clone(), v).is_some() {
                             return Err(Diagnostic::new(
                                 f.loc.clone(),
@@ -442,10 +464,12 @@ impl<'a> SchemaBuilder<'a> {
                             ));
                         }
                     }
+                    let inner_required = inner.required.take().unwrap_or_default();
+                    take_inlined_keywords(object, inner);
                     if f.ty.is_option() || f.has_default {
                         return Ok(());
                     }
-                    required.extend(inner.required.unwrap_or_default());
+                    required.extend(inner_required);
                 }
                 TypeRef::Map(_) | TypeRef::Json => {
                     object.x_kubernetes_preserve_unknown_fields = Some(true)
