@@ -849,8 +849,9 @@ impl Importer<'_> {
     }
 
     /// A type the kinds reach that contains itself (through fields, pointers, lists, maps or
-    /// embedding) is an error at the reference that closes the loop: a CRD schema cannot
-    /// be recursive, and `generate` refuses such a type in the port ("contains itself").
+    /// embedding; not through a `Schemaless` field) is an error at the reference that closes
+    /// the loop: a CRD schema cannot be recursive, and `generate` refuses such a type in the
+    /// port ("contains itself").
     /// Walked without recursion.
     fn check_cycles(&mut self) {
         #[derive(Clone, Copy, PartialEq)]
@@ -934,11 +935,14 @@ impl Importer<'_> {
                     todo.push(k);
                 }
                 GoType::Struct(fields, _) => {
+                    // A `Schemaless` field has no schema to recurse into: Cluster API's
+                    // `JSONSchemaProps.properties` holds `JSONSchemaProps` so, as controller-gen
+                    // (and `generate`) take it.
                     todo.extend(
                         fields
                             .iter()
                             .rev()
-                            .filter(|f| !tag_of(f).skip)
+                            .filter(|f| !tag_of(f).skip && !has_marker(&f.doc, &[Name::Schemaless]))
                             .map(|f| &f.ty),
                     );
                 }
