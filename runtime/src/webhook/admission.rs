@@ -54,8 +54,8 @@
 //!   `replace` operations. controller-runtime fixed the same loss in v0.20 by dropping
 //!   every `remove`, which also drops a defaulter's deliberate removals; this keeps them.
 //! - A refusal is a `Status`: an [`AdmissionError::invalid`] is the API server's `422
-//!   Invalid` with one cause per field (`Foo.group "name" is invalid: spec.x: ...`, as
-//!   `kubectl` prints it), [`AdmissionError::forbidden`] a `403 Forbidden`, as
+//!   Invalid` with one cause per field (`Foo.group "name" is invalid: spec.x: ...`, as the
+//!   API server words its own validation errors), [`AdmissionError::forbidden`] a `403 Forbidden`, as
 //!   controller-runtime answers a plain error. Warnings go back in `warnings` whether the
 //!   request is allowed or not.
 //! - Whatever the body, the answer is an `AdmissionReview`: a malformed review, a kind the
@@ -160,6 +160,9 @@ pub struct AdmissionError {
 enum Refusal {
     Invalid(Errors),
     Forbidden(String),
+    /// Not judged: the review or its objects cannot be read (a `400`, counted as an error
+    /// rather than a denial).
+    Malformed(String),
     // Boxed: a Status is ten times the size of the other refusals.
     Status(Box<Status>),
 }
@@ -209,12 +212,16 @@ impl AdmissionError {
                 crate::validation::invalid_status(group, kind, name, errors)
             }
             Refusal::Forbidden(message) => Status::failure(message, "Forbidden").with_code(403),
+            Refusal::Malformed(message) => Status::failure(message, "BadRequest").with_code(400),
             Refusal::Status(s) => (**s).clone(),
         }
     }
 
     fn bad_request(message: String) -> Self {
-        AdmissionError::status(Status::failure(&message, "BadRequest").with_code(400))
+        AdmissionError {
+            reason: Refusal::Malformed(message),
+            warnings: vec![],
+        }
     }
 }
 
@@ -222,7 +229,7 @@ impl std::fmt::Display for AdmissionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.reason {
             Refusal::Invalid(e) => write!(f, "invalid: {e}"),
-            Refusal::Forbidden(m) => f.write_str(m),
+            Refusal::Forbidden(m) | Refusal::Malformed(m) => f.write_str(m),
             Refusal::Status(s) => f.write_str(&s.message),
         }
     }
@@ -509,6 +516,8 @@ pub(super) async fn review(route: &dyn Route, body: &[u8]) -> (Vec<u8>, Admissio
             let outcome = match route.judge(&req, object, old).await {
                 Ok(verdict) => {
                     response.warnings = non_empty(verdict.warnings);
+                    // kube sends the patch's bytes as a JSON array of numbers rather than
+                    // base64; the API server's decoder reads both (tests/admission.rs).
                     match verdict.patch.map(|p| response.clone().with_patch(p)) {
                         Some(Ok(patched)) => response = patched,
                         Some(Err(e)) => {
@@ -526,8 +535,7 @@ pub(super) async fn review(route: &dyn Route, body: &[u8]) -> (Vec<u8>, Admissio
                 Err(e) => {
                     response.allowed = false;
                     response.warnings = non_empty(e.warnings.clone());
-                    let errored =
-                        matches!(&e.reason, Refusal::Status(s) if s.reason == "BadRequest");
+                    let errored = matches!(e.reason, Refusal::Malformed(_));
                     response.result = e.to_status(&g, &k, &name);
                     if errored {
                         AdmissionOutcome::Errored
