@@ -10,7 +10,8 @@
 //! nothing); an invalid object is refused with the API server's 422, the validator's
 //! message and field path, as `kubectl` prints it; warnings reach the client; an update is
 //! validated against the old object; a create through v1alpha1 is converted to v1beta1
-//! for the webhooks (matchPolicy Equivalent) and defaulted.
+//! for the webhooks (matchPolicy Equivalent) and defaulted; and, with the webhook down,
+//! `failurePolicy: Ignore` lets a create through while `Fail` refuses it.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -271,5 +272,74 @@ async fn the_api_server_calls_the_defaulter_and_validator_over_tls() -> Result<(
     validating
         .delete(&format!("validating-{suffix}"), &dp)
         .await?;
+    Ok(())
+}
+
+/// A webhook that cannot be reached: `failurePolicy: Ignore` lets the create through
+/// (undefaulted), `Fail` refuses it with the API server's "failed calling webhook" error.
+/// The configurations point at a loopback port nothing listens on.
+#[tokio::test]
+async fn failure_policy_decides_when_the_webhook_is_down() -> Result<()> {
+    let client = client().await;
+    let pp = PostParams::default();
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let dead = format!("https://127.0.0.1:{}", free_port());
+    let mut cases = vec![];
+    for policy in ["Ignore", "Fail"] {
+        let ns = TestNamespace::new(&client, &format!("admission-{}", policy.to_lowercase())).await;
+        let mut hook = webhook("mfoo.kb.io", MUTATE, &ns.name);
+        hook["clientConfig"]["url"] = json!(format!("{dead}{MUTATE}"));
+        hook["failurePolicy"] = json!(policy);
+        hook["timeoutSeconds"] = json!(2);
+        let name = format!("down-{}", ns.name);
+        mutating
+            .create(
+                &pp,
+                &serde_json::from_value(json!({"metadata": {"name": name}, "webhooks": [hook]}))?,
+            )
+            .await?;
+        cases.push((policy, ns, name));
+    }
+    // Wait until the Fail configuration is in force (it refuses), then check both.
+    let (_, fail_ns, _) = &cases[1];
+    let fail: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &fail_ns.name);
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    eventually(
+        "the Fail webhook to be in force",
+        Duration::from_secs(30),
+        || {
+            let fail = fail.clone();
+            let dry = dry.clone();
+            async move {
+                Ok(fail
+                    .create(&dry, &foo("probe", "probe", None))
+                    .await
+                    .is_err()
+                    .then_some(()))
+            }
+        },
+    )
+    .await?;
+    let (_, ignore_ns, _) = &cases[0];
+    let ignore: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &ignore_ns.name);
+    let created = ignore.create(&pp, &foo("a", "a-deploy", None)).await?;
+    assert_eq!(created.spec.replicas, None, "let through, not defaulted");
+    let s = status(
+        fail.create(&pp, &foo("a", "a-deploy", None))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(s.code, 500, "{s:?}");
+    assert!(
+        s.message.contains("failed calling webhook \"mfoo.kb.io\""),
+        "{}",
+        s.message
+    );
+    for (_, _, name) in &cases {
+        mutating.delete(name, &DeleteParams::default()).await?;
+    }
     Ok(())
 }
