@@ -11,7 +11,8 @@
 //! message and field path, as `kubectl` prints it; warnings reach the client; an update is
 //! validated against the old object; a create through v1alpha1 is converted to v1beta1
 //! for the webhooks (matchPolicy Equivalent) and defaulted; and, with the webhook down,
-//! `failurePolicy: Ignore` lets a create through while `Fail` refuses it.
+//! `failurePolicy: Ignore` lets a create through while `Fail` refuses it; the API server
+//! recovers when the webhook restarts.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -341,5 +342,83 @@ async fn failure_policy_decides_when_the_webhook_is_down() -> Result<()> {
     for (_, _, name) in &cases {
         mutating.delete(name, &DeleteParams::default()).await?;
     }
+    Ok(())
+}
+
+/// The webhook stops and starts again on its port (a rollout, a crash): meanwhile a `Fail`
+/// webhook refuses creates, and once it serves again the API server's calls succeed on new
+/// connections (its pooled ones died with the old process's listener).
+#[tokio::test]
+async fn the_api_server_recovers_when_the_webhook_restarts() -> Result<()> {
+    let client = client().await;
+    let ns = TestNamespace::new(&client, "admission-restart").await;
+    let dir = std::env::temp_dir().join(format!(
+        "kube-codegen-e2e-admission-restart-{}",
+        std::process::id()
+    ));
+    conversion::make_certs(&dir)?;
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse()?;
+    let start = || async {
+        let server = sample_controller::conversion::bind(addr, &dir).await?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = tokio::spawn(server.run(async {
+            let _ = stopped.await;
+        }));
+        anyhow::Ok((stop, running))
+    };
+    let (stop, running) = start().await?;
+
+    let mut hook = webhook("mfoo.kb.io", MUTATE, &ns.name);
+    hook["clientConfig"] = json!({
+        "url": format!("https://{addr}{MUTATE}"),
+        "caBundle": serde_json::to_value(ByteString(std::fs::read(dir.join("ca.crt"))?))?,
+    });
+    let name = format!("restart-{}", ns.name);
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    mutating
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}, "webhooks": [hook]}))?,
+        )
+        .await?;
+    let foos: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &ns.name);
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let defaulted = || {
+        let foos = foos.clone();
+        let dry = dry.clone();
+        async move {
+            let created = foos.create(&dry, &foo("probe", "probe", None)).await?;
+            Ok((created.spec.replicas == Some(1)).then_some(()))
+        }
+    };
+    eventually("the webhook to default", Duration::from_secs(30), defaulted).await?;
+
+    stop.send(()).ok();
+    running.await??;
+    let s = status(
+        foos.create(&dry, &foo("down", "down", None))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        s.message.contains("failed calling webhook \"mfoo.kb.io\""),
+        "{}",
+        s.message
+    );
+
+    let (stop, running) = start().await?;
+    eventually(
+        "the restarted webhook to default",
+        Duration::from_secs(30),
+        defaulted,
+    )
+    .await?;
+    stop.send(()).ok();
+    running.await??;
+    mutating.delete(&name, &DeleteParams::default()).await?;
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
