@@ -101,13 +101,13 @@ struct Args {
     /// Serve the webhooks here (HTTPS): the conversion of Foo's versions (`/convert`) and
     /// Foo's defaulting and validation (`/mutate-samplecontroller-k8s-io-v1beta1-foo`,
     /// `/validate-samplecontroller-k8s-io-v1beta1-foo`).
-    #[arg(long, alias = "webhook-addr")]
+    #[arg(long, visible_alias = "webhook-addr")]
     conversion_webhook_addr: Option<SocketAddr>,
     /// `tls.crt` and `tls.key` of the webhooks (controller-runtime's default directory),
     /// re-read when they change.
     #[arg(
         long,
-        alias = "webhook-cert-dir",
+        visible_alias = "webhook-cert-dir",
         default_value = "/tmp/k8s-webhook-server/serving-certs"
     )]
     conversion_webhook_cert_dir: PathBuf,
