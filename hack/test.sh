@@ -20,6 +20,7 @@ hack/testenv.sh build
 # Generated code and CRDs committed in the repo must be current.
 cargo run -q -p kube-codegen -- check sample-api
 cargo run -q -p kube-codegen -- check sample-api --crd-dir ../sample-controller/config/crd
+cargo run -q -p kube-codegen -- check sample-controller   # its RBAC, from its markers
 # The e2e suite runs the real sample-controller binary.
 cargo build -q -p sample-controller
 # The envtest command's own tests (envtest/tests/cli.rs) need the command built.

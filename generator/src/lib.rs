@@ -1,5 +1,10 @@
 //! kube-codegen: generate Kubernetes API machinery from annotated Rust types.
 //!
+//! The user guide is the book in the repository's `docs/` (`hack/book.sh` builds it); for
+//! this crate, see its chapters "Quick start", "Writing API types", "build.rs", "Importing
+//! CRDs you do not own", "Porting Go API packages" and the reference pages "Markers" and
+//! "Configuration".
+//!
 //! [`Config`] is the whole API, for build.rs and the CLI alike: it reads the annotated
 //! types, runs the selected generators ([`GeneratorName`]) and returns the files in memory
 //! ([`Config::generate`]), writes what changed ([`Config::write`]) or compares with the tree

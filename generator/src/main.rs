@@ -151,7 +151,8 @@ struct Options {
     /// A PEM file whose contents become the conversion webhook's `caBundle`.
     #[arg(long, value_name = "FILE")]
     ca_bundle_from: Option<PathBuf>,
-    /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything.
+    /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything (only
+    /// the `crd` generator runs).
     #[arg(short = 'o', long = "output", value_name = "-")]
     output: Option<String>,
     /// Generate defaulting and validation for every kind, as if each were marked
@@ -220,10 +221,20 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             let config = opts.config()?;
             match opts.output.as_deref() {
                 Some("-") => {
+                    // stdout carries the CRDs only, so only their generator runs: the Rust
+                    // generators' work (and their checks) would be thrown away.
+                    if !opts.generators.is_empty() && !opts.generators.contains(&GeneratorName::Crd)
+                    {
+                        eprintln!(
+                            "error: `-o -` prints CRDs, and --generators does not select `crd`"
+                        );
+                        return Ok(ExitCode::from(2));
+                    }
+                    let config = config.generators([GeneratorName::Crd]);
                     let generated = config.generate()?;
                     eprint!("{}", generated.render_warnings());
                     let mut out = std::io::stdout().lock();
-                    // stdout carries the CRDs only, as one YAML stream for `| kubectl apply -f -`.
+                    // One YAML stream, for `| kubectl apply --server-side -f -`.
                     let crds = generated
                         .files
                         .iter()

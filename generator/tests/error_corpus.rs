@@ -273,7 +273,6 @@ error_cases! {
     bad_short_name,
     non_namespaced_contradicts_scope,
     unknown_genclient_verb,
-    status_subresource_without_status,
     scale_path_not_integer,
     // Rust types
     tuple_type,

@@ -23,6 +23,9 @@ mod crd_compare;
 #[path = "common/imported_crate.rs"]
 mod imported_crate;
 use crd_compare::{Kind, crds_of, diff, leaves, short};
+#[path = "common/ratchet.rs"]
+mod ratchet;
+use ratchet::glob;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -115,28 +118,6 @@ fn known() -> Vec<(Kind, String, String, String)> {
         ));
     }
     out
-}
-
-fn glob(pattern: &str, s: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == s;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !s.starts_with(first)
-        || s.len() < first.len() + last.len()
-        || !s[first.len()..].ends_with(last)
-    {
-        return false;
-    }
-    let mut rest = &s[first.len()..s.len() - last.len()];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(i) => rest = &rest[i + mid.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 #[test]

@@ -8,12 +8,9 @@ use std::path::Path;
 
 use kube_codegen::{Config, GeneratorName};
 
-fn documents(yaml: &str) -> Vec<serde_json::Value> {
-    serde_yaml::Deserializer::from_str(yaml)
-        .map(|d| serde::Deserialize::deserialize(d).expect("a YAML document"))
-        .filter(|v: &serde_json::Value| !v.is_null())
-        .collect()
-}
+#[path = "common/yaml_documents.rs"]
+mod yaml_documents;
+use yaml_documents::documents;
 
 #[test]
 fn webhook_configurations_equal_controller_gens() {

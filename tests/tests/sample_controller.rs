@@ -22,7 +22,7 @@ fn service_account_kubeconfig(tag: u16) -> (PathBuf, String) {
     static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     let config = repo_root().join("sample-controller/config");
-    for f in ["namespace.yaml", "rbac.yaml"] {
+    for f in ["namespace.yaml", "rbac/role.yaml", "rbac.yaml"] {
         kubectl_ok(&[
             "apply",
             "--server-side",

@@ -199,6 +199,28 @@ pub(crate) struct RenderYaml {
     pub render: Box<dyn Fn(usize) -> String + Send + Sync>,
 }
 
+/// One YAML file of documents (controller-gen's manifests: `---` before each, the header
+/// first), or no file when there are none.
+pub(crate) fn yaml_documents(file_name: &str, documents: Vec<serde_json::Value>) -> RenderYaml {
+    if documents.is_empty() {
+        return RenderYaml {
+            names: vec![],
+            render: Box::new(|_| String::new()),
+        };
+    }
+    RenderYaml {
+        names: vec![file_name.to_owned()],
+        render: Box::new(move |_| {
+            let mut out = format!("{}\n", crate::YAML_HEADER);
+            for document in &documents {
+                out += "---\n";
+                out += &serde_yaml::to_string(document).expect("JSON values always serialize");
+            }
+            out
+        }),
+    }
+}
+
 /// The generators, in the order of `mod.rs` and of the summary.
 pub(crate) static REGISTRY: &[Generator] = &[
     crd::GENERATOR,

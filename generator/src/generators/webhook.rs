@@ -48,24 +48,10 @@ const DEFAULT_SERVICE_NAME: &str = "webhook-service";
 const DEFAULT_SERVICE_NAMESPACE: &str = "system";
 
 fn prepare(cx: &Context) -> RenderYaml {
-    let objects = configurations(&cx.api.webhooks, &cx.api.webhook_configurations);
-    if objects.is_empty() {
-        return RenderYaml {
-            names: vec![],
-            render: Box::new(|_| String::new()),
-        };
-    }
-    RenderYaml {
-        names: vec![FILE_NAME.to_owned()],
-        render: Box::new(move |_| {
-            let mut out = format!("{}\n", crate::YAML_HEADER);
-            for object in &objects {
-                out += "---\n";
-                out += &serde_yaml::to_string(object).expect("JSON values always serialize");
-            }
-            out
-        }),
-    }
+    super::yaml_documents(
+        FILE_NAME,
+        configurations(&cx.api.webhooks, &cx.api.webhook_configurations),
+    )
 }
 
 /// The configurations, mutating first, each with its webhooks sorted by name (a stable

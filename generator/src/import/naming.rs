@@ -165,6 +165,7 @@ pub fn kind_name_problem(name: &str) -> Option<&'static str> {
 /// The Rust name of a Go type (`upper_camel`), with a trailing `_` when that is a name
 /// [`kind_name_problem`] refuses (`Self`, `Option`, `String`...): the name of a type is in
 /// no JSON, so only the Rust changes (the importer says so).
+#[cfg(feature = "import-go")]
 pub fn go_type_ident(go: &str) -> String {
     let name = upper_camel(go);
     if kind_name_problem(&name).is_some() {

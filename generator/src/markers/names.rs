@@ -70,7 +70,7 @@ names! {
 
     // ---- crd ----
     SubresourceStatus = "kubebuilder:subresource:status",
-        "the status subresource (the kind needs a `status` field)",
+        "the status subresource (without a `status` field: a warning, as controller-gen and the API server take it)",
     SubresourceScale = "kubebuilder:subresource:scale",
         "the scale subresource; `specpath`, `statuspath` and `selectorpath` are checked against the schema",
     PrintColumn = "kubebuilder:printcolumn",
