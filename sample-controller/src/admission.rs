@@ -16,9 +16,14 @@ pub const MUTATE_PATH: &str = "/mutate-samplecontroller-k8s-io-v1beta1-foo";
 pub const VALIDATE_PATH: &str = "/validate-samplecontroller-k8s-io-v1beta1-foo";
 
 // ANCHOR: webhook
-/// Foo's defaulter and validator.
+/// Foo's defaulter and validator. Their configurations (config/webhook/manifests.yaml) are
+/// generated from the markers on the impls, and the controller's Service serves them with
+/// `/convert`.
 pub struct FooWebhook;
 
+/// Replicas default to 1.
+///
+/// +kubebuilder:webhook:path=/mutate-samplecontroller-k8s-io-v1beta1-foo,mutating=true,failurePolicy=fail,sideEffects=None,groups=samplecontroller.k8s.io,resources=foos,verbs=create;update,versions=v1beta1,name=mfoo-v1beta1.kb.io,admissionReviewVersions=v1,serviceName=sample-controller-webhook,serviceNamespace=sample-controller
 impl Defaulter<Foo> for FooWebhook {
     async fn default(&self, foo: &mut Foo, _req: &Request) -> Result<(), AdmissionError> {
         foo.spec.replicas.get_or_insert(1);
@@ -26,6 +31,9 @@ impl Defaulter<Foo> for FooWebhook {
     }
 }
 
+/// A DNS label for the Deployment, which may not be renamed.
+///
+/// +kubebuilder:webhook:path=/validate-samplecontroller-k8s-io-v1beta1-foo,mutating=false,failurePolicy=fail,sideEffects=None,groups=samplecontroller.k8s.io,resources=foos,verbs=create;update,versions=v1beta1,name=vfoo-v1beta1.kb.io,admissionReviewVersions=v1,serviceName=sample-controller-webhook,serviceNamespace=sample-controller
 impl Validator<Foo> for FooWebhook {
     async fn validate_create(&self, foo: &Foo, _req: &Request) -> Result<Warnings, AdmissionError> {
         check(foo)

@@ -2,9 +2,10 @@
 //! controller's defaulter and validator for v1beta1 Foo (`sample_controller::admission`)
 //! are served as the controller serves them, with the conversion webhook on the same port
 //! (`sample_controller::conversion::bind`), on 127.0.0.1 with a certificate from a CA the
-//! test makes, and registered with a MutatingWebhookConfiguration and a
-//! ValidatingWebhookConfiguration whose `url` and `caBundle` point at it, limited to the
-//! test's namespace.
+//! test makes, and registered with the sample controller's generated
+//! MutatingWebhookConfiguration and ValidatingWebhookConfiguration
+//! (config/webhook/manifests.yaml, from the markers on its webhook), their Service replaced
+//! by a `url` and `caBundle` pointing at it and limited to the test's namespace.
 //!
 //! Shown: a defaulted field appears on create (and on a dry-run create, which persists
 //! nothing); an invalid object is refused with the API server's 422, the validator's
@@ -71,7 +72,8 @@ fn hook() -> &'static Hook {
 
 /// One webhook of a configuration, as the `webhook` generator writes it from
 /// `+kubebuilder:webhook` markers, with a `url` and `caBundle` instead of the Service and
-/// a namespaceSelector limiting it to the test's namespace.
+/// a namespaceSelector limiting it to the test's namespace (for the tests that point it
+/// elsewhere).
 fn webhook(name: &str, path: &str, namespace: &str) -> serde_json::Value {
     let hook = hook();
     json!({
@@ -93,6 +95,37 @@ fn webhook(name: &str, path: &str, namespace: &str) -> serde_json::Value {
             "resources": ["foos"],
         }],
     })
+}
+
+/// sample-controller's generated webhook configurations (config/webhook/manifests.yaml,
+/// from the `+kubebuilder:webhook` markers on its webhook), renamed for this test, each
+/// webhook's Service replaced by [`hook`]'s `url` and CA and limited to `namespace`.
+fn generated_configurations(suffix: &str, namespace: &str) -> Result<Vec<serde_json::Value>> {
+    use serde::Deserialize;
+    let text = std::fs::read_to_string(
+        repo_root().join("sample-controller/config/webhook/manifests.yaml"),
+    )?;
+    let hook = hook();
+    let mut out = vec![];
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let mut config = serde_json::Value::deserialize(doc)?;
+        let name = config["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        config["metadata"]["name"] = json!(format!("{name}-{suffix}"));
+        for w in config["webhooks"].as_array_mut().into_iter().flatten() {
+            let path = w["clientConfig"]["service"]["path"].clone();
+            w["clientConfig"] = json!({
+                "url": format!("{}{}", hook.base, path.as_str().unwrap_or_default()),
+                "caBundle": serde_json::to_value(ByteString(hook.ca_pem.clone()))?,
+            });
+            w["namespaceSelector"] =
+                json!({"matchLabels": {"kubernetes.io/metadata.name": namespace}});
+        }
+        out.push(config);
+    }
+    Ok(out)
 }
 
 fn foo(name: &str, deployment: &str, replicas: Option<i32>) -> v1beta1::Foo {
@@ -121,24 +154,20 @@ async fn the_api_server_calls_the_defaulter_and_validator_over_tls() -> Result<(
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
     let pp = PostParams::default();
-    mutating
-        .create(
-            &pp,
-            &serde_json::from_value(json!({
-                "metadata": {"name": format!("mutating-{suffix}")},
-                "webhooks": [webhook("mfoo.kb.io", MUTATE, &ns.name)],
-            }))?,
-        )
-        .await?;
-    validating
-        .create(
-            &pp,
-            &serde_json::from_value(json!({
-                "metadata": {"name": format!("validating-{suffix}")},
-                "webhooks": [webhook("vfoo.kb.io", VALIDATE, &ns.name)],
-            }))?,
-        )
-        .await?;
+    let mut names = vec![];
+    for config in generated_configurations(&suffix, &ns.name)? {
+        names.push((config["kind"].clone(), config["metadata"]["name"].clone()));
+        if config["kind"] == "MutatingWebhookConfiguration" {
+            mutating
+                .create(&pp, &serde_json::from_value(config)?)
+                .await?;
+        } else {
+            validating
+                .create(&pp, &serde_json::from_value(config)?)
+                .await?;
+        }
+    }
+    assert_eq!(names.len(), 2, "one configuration of each kind: {names:?}");
     let foos: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &ns.name);
 
     // The API server picks new configurations up within a second or so: until both
@@ -183,7 +212,7 @@ async fn the_api_server_calls_the_defaulter_and_validator_over_tls() -> Result<(
     assert_eq!((s.code, s.reason.as_str()), (422, "Invalid"), "{s:?}");
     assert_eq!(
         s.message,
-        "admission webhook \"vfoo.kb.io\" denied the request: Foo.samplecontroller.k8s.io \"bad\" is invalid: spec.deploymentName: Invalid value: \"Bad_Name\": must be a lowercase DNS label"
+        "admission webhook \"vfoo-v1beta1.kb.io\" denied the request: Foo.samplecontroller.k8s.io \"bad\" is invalid: spec.deploymentName: Invalid value: \"Bad_Name\": must be a lowercase DNS label"
     );
     let causes = s.details.expect("details").causes;
     assert_eq!(causes.len(), 1);
@@ -269,10 +298,14 @@ async fn the_api_server_calls_the_defaulter_and_validator_over_tls() -> Result<(
     assert_eq!(m.admission_reviews(VALIDATE, AdmissionOutcome::Errored), 0);
 
     let dp = DeleteParams::default();
-    mutating.delete(&format!("mutating-{suffix}"), &dp).await?;
-    validating
-        .delete(&format!("validating-{suffix}"), &dp)
-        .await?;
+    for (kind, name) in names {
+        let name = name.as_str().unwrap_or_default();
+        if kind == "MutatingWebhookConfiguration" {
+            mutating.delete(name, &dp).await?;
+        } else {
+            validating.delete(name, &dp).await?;
+        }
+    }
     Ok(())
 }
 
