@@ -7,6 +7,55 @@
 
 pub use kube_codegen_validation::validation::*;
 
+/// The API server's `422 Invalid` Status for `errs` of the object `name` of `kind` in
+/// `group`, as `apierrors.NewInvalid` words it: `Foo.group "name" is invalid: spec.x: ...`
+/// (several in brackets), one cause per error with its class, message and field path
+/// (`<nil>` for the object itself).
+#[must_use]
+pub fn invalid_status(group: &str, kind: &str, name: &str, errs: &Errors) -> kube::core::Status {
+    use kube::core::response::{StatusCause, StatusDetails};
+    let qualified = if group.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}.{group}")
+    };
+    let causes: Vec<StatusCause> = errs
+        .0
+        .iter()
+        .map(|e| StatusCause {
+            reason: e.error_type.cause_type().to_owned(),
+            message: e.body(),
+            field: if e.field.is_empty() {
+                "<nil>".to_owned()
+            } else {
+                e.field.clone()
+            },
+        })
+        .collect();
+    // The message names each cause's field as the cause does (`<nil>` too).
+    let parts: Vec<String> = causes
+        .iter()
+        .map(|c| format!("{}: {}", c.field, c.message))
+        .collect();
+    let joined = match parts.as_slice() {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    };
+    kube::core::Status::failure(
+        &format!("{qualified} \"{name}\" is invalid: {joined}"),
+        "Invalid",
+    )
+    .with_code(422)
+    .with_details(StatusDetails {
+        name: name.to_owned(),
+        group: group.to_owned(),
+        kind: kind.to_owned(),
+        uid: String::new(),
+        causes,
+        retry_after_seconds: 0,
+    })
+}
+
 /// The fake API server's [`crate::fake::Admission`] for a kind: its schema's defaults and
 /// validation, refusals as the API server's 422 `Invalid` Status with one cause per
 /// violation.
@@ -34,36 +83,8 @@ pub fn admission<K: Validate + kube::Resource<DynamicType = ()>>() -> crate::fak
             let Err(errs) = schema.validate_value(obj, old.as_ref()) else {
                 return Ok(());
             };
-            let name = obj["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            let group = K::group(&()).to_string();
-            let kind = K::kind(&()).to_string();
-            let fields: Vec<String> = errs
-                .0
-                .iter()
-                .map(|e| {
-                    if e.field.is_empty() {
-                        "<nil>".to_owned()
-                    } else {
-                        e.field.clone()
-                    }
-                })
-                .collect();
-            let bodies: Vec<String> = errs.0.iter().map(FieldError::body).collect();
-            let causes: Vec<(&str, &str)> = fields
-                .iter()
-                .zip(&bodies)
-                .map(|(f, b)| (f.as_str(), b.as_str()))
-                .collect();
-            let mut status = crate::fake::errors::invalid(&group, &kind, &name, &causes);
-            if let Some(d) = status.details.as_mut() {
-                for (c, e) in d.causes.iter_mut().zip(&errs.0) {
-                    c.reason = e.error_type.cause_type().to_owned();
-                }
-            }
-            Err(status)
+            let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+            Err(invalid_status(&K::group(&()), &K::kind(&()), name, &errs))
         },
     )
 }

@@ -1,7 +1,8 @@
 //! The conversion webhook of sample-api's multi-version kinds (Foo v1alpha1 <-> v1beta1),
 //! served by the controller process with `--conversion-webhook-addr`: the generated
 //! dispatch table (`sample_api::generated::conversion::KINDS`) behind the runtime's
-//! webhook server.
+//! webhook server, which serves Foo's admission webhooks ([`crate::admission`]) on the
+//! same port.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -15,24 +16,27 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube_codegen_runtime::conversion::Converter;
 use kube_codegen_runtime::webhook::{Server, TlsFiles};
 
+use crate::admission::{FooWebhook, MUTATE_PATH, VALIDATE_PATH};
+
 // ANCHOR: webhook
-/// Binds the webhook (reading `tls.crt` and `tls.key` in `cert_dir`): TLS problems fail
-/// here, before the controllers start. The returned server is run with [`Server::run`].
+/// Binds the webhooks, conversion and Foo's admission (reading `tls.crt` and `tls.key` in
+/// `cert_dir`): TLS problems fail here, before the controllers start. The returned server
+/// is run with [`Server::run`].
 pub async fn bind(addr: SocketAddr, cert_dir: &Path) -> Result<Server> {
-    let server = Server::bind(
-        addr,
-        TlsFiles::in_dir(cert_dir),
-        Converter::new(sample_api::generated::conversion::KINDS),
-    )
-    .await
-    .context("starting the conversion webhook")?;
-    tracing::info!(addr = %server.local_addr(), cert_dir = %cert_dir.display(), "conversion webhook listening");
+    let server = Server::builder()
+        .convert(Converter::new(sample_api::generated::conversion::KINDS))
+        .defaulter(MUTATE_PATH, FooWebhook)
+        .validator(VALIDATE_PATH, FooWebhook)
+        .bind(addr, TlsFiles::in_dir(cert_dir))
+        .await
+        .context("starting the webhooks")?;
+    tracing::info!(addr = %server.local_addr(), cert_dir = %cert_dir.display(), "webhooks listening");
     Ok(server)
 }
 
 /// Serves until `shutdown`.
 pub async fn serve(server: Server, shutdown: impl Future<Output = ()>) -> Result<()> {
-    server.run(shutdown).await.context("conversion webhook")
+    server.run(shutdown).await.context("webhooks")
 }
 // ANCHOR_END: webhook
 

@@ -4,6 +4,7 @@
 //! (clientset, informers, listers, deep-copy) and from `kube-codegen-runtime` (workqueue,
 //! event recorder, leader election). The control loop is the Go one, step for step.
 
+pub mod admission;
 pub mod conversion;
 pub mod foo;
 pub mod foo_builder;

@@ -98,12 +98,18 @@ struct Args {
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
-    /// Serve the conversion webhook of Foo's versions here (HTTPS, `/convert`).
-    #[arg(long)]
+    /// Serve the webhooks here (HTTPS): the conversion of Foo's versions (`/convert`) and
+    /// Foo's defaulting and validation (`/mutate-samplecontroller-k8s-io-v1beta1-foo`,
+    /// `/validate-samplecontroller-k8s-io-v1beta1-foo`).
+    #[arg(long, visible_alias = "webhook-addr")]
     conversion_webhook_addr: Option<SocketAddr>,
-    /// `tls.crt` and `tls.key` of the conversion webhook (controller-runtime's default
-    /// directory), re-read when they change.
-    #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs")]
+    /// `tls.crt` and `tls.key` of the webhooks (controller-runtime's default directory),
+    /// re-read when they change.
+    #[arg(
+        long,
+        visible_alias = "webhook-cert-dir",
+        default_value = "/tmp/k8s-webhook-server/serving-certs"
+    )]
     conversion_webhook_cert_dir: PathBuf,
     /// With --install-crds: point the CRDs' webhook conversion at this URL instead of the
     /// in-cluster Service the generated CRD names (a controller run outside the cluster).

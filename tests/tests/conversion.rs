@@ -372,8 +372,7 @@ async fn the_sample_controller_serves_the_webhook_and_refuses_bad_certificates()
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "must not start:\n{stderr}");
     assert!(
-        stderr.contains("conversion webhook TLS: cannot read certificate")
-            && stderr.contains("tls.crt"),
+        stderr.contains("webhook TLS: cannot read certificate") && stderr.contains("tls.crt"),
         "{stderr}"
     );
 

@@ -1,6 +1,9 @@
-//! A conversion webhook server: `ConversionReview` (apiextensions.k8s.io/v1) over HTTPS,
-//! one handler for every kind of a [`Converter`] (the generated `conversion::KINDS` of one
-//! or more API crates), as controller-runtime's webhook server serves `/convert`.
+//! The webhook server: `ConversionReview` (apiextensions.k8s.io/v1) over HTTPS, one
+//! handler for every kind of a [`Converter`] (the generated `conversion::KINDS` of one or
+//! more API crates), as controller-runtime's webhook server serves `/convert`; and, with
+//! feature `admission`, typed defaulting and validating admission webhooks on paths of
+//! their own (`admission`, `Builder::defaulter`, `Builder::validator`), on the same port
+//! with the same TLS, deadlines, limits, metrics and shutdown.
 //!
 //! - TLS from PEM files ([`TlsFiles`]), re-read when they change; a missing or mismatched
 //!   certificate or key fails [`Server::bind`] with a message naming the file.
@@ -8,8 +11,10 @@
 //!   a malformed review, an unknown kind or version fail with a message (never a panic, never
 //!   a hang: TLS handshakes, request headers and request bodies have deadlines, bodies a
 //!   size limit; a body that stops arriving is answered `408` and its connection closed).
-//! - `GET /metrics`: responses by HTTP status, reviews by outcome, and conversion latency
-//!   ([`Metrics`]); `GET /healthz`.
+//! - Each admission path (`POST`): an `AdmissionReview` answered by its defaulter or
+//!   validator, with the same guarantees.
+//! - `GET /metrics`: responses by path and HTTP status, reviews by outcome, and review
+//!   latency by path ([`Metrics`]); `GET /healthz`.
 //! - [`Server::run`] stops accepting when its shutdown future completes and waits (up to
 //!   a grace period) for the reviews in flight; a stalled body holds it up no longer than
 //!   the body deadline.
@@ -29,6 +34,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "admission")]
+pub mod admission;
 mod metrics;
 mod tls;
 
@@ -52,7 +59,7 @@ use tokio_rustls::rustls;
 
 use crate::conversion::{ConversionReview, Converter};
 
-pub use metrics::Metrics;
+pub use metrics::{AdmissionOutcome, Metrics};
 pub use tls::TlsFiles;
 
 /// The path the API server is pointed at (controller-runtime's).
@@ -65,10 +72,19 @@ const MAX_BODY: usize = 64 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum WebhookError {
     /// The certificate or key cannot be used.
-    #[error("conversion webhook TLS: {0}")]
+    #[error("webhook TLS: {0}")]
     Tls(String),
+    /// A path cannot be served: registered twice, one of the server's own (`/convert`,
+    /// `/metrics`, `/healthz`, `/readyz`), or not a plain absolute path.
+    #[error("webhook path {path:?}: {reason}")]
+    Path {
+        /// The path.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The address cannot be listened on.
-    #[error("conversion webhook cannot listen on {addr}: {source}")]
+    #[error("webhook cannot listen on {addr}: {source}")]
     Bind {
         /// The address.
         addr: SocketAddr,
@@ -104,42 +120,142 @@ impl Default for Options {
     }
 }
 
-/// A bound conversion webhook, ready to [`run`](Server::run).
+/// A bound webhook server, ready to [`run`](Server::run).
 pub struct Server {
     listener: TcpListener,
     acceptor: TlsAcceptor,
     cert: Arc<tls::ReloadingCert>,
-    converter: Arc<Converter>,
+    routes: Arc<Routes>,
     metrics: Arc<Metrics>,
     options: Options,
 }
 
-impl Server {
-    /// Reads the certificate and key and listens on `addr`, with default [`Options`].
-    ///
-    /// # Errors
-    ///
-    /// [`WebhookError::Tls`] naming the file at fault (missing, not PEM, a key that is not
-    /// the certificate's), [`WebhookError::Bind`] when the address is taken.
-    pub async fn bind(
-        addr: SocketAddr,
-        tls: TlsFiles,
-        converter: Converter,
-    ) -> Result<Self, WebhookError> {
-        Self::bind_with(addr, tls, converter, Options::default()).await
+/// What the server answers reviews with, by path.
+#[derive(Default)]
+struct Routes {
+    converter: Option<Converter>,
+    #[cfg(feature = "admission")]
+    admission: std::collections::BTreeMap<String, Box<dyn admission::Route>>,
+}
+
+impl Routes {
+    /// The review paths served.
+    fn paths(&self) -> Vec<String> {
+        let mut paths = vec![];
+        if self.converter.is_some() {
+            paths.push(CONVERT_PATH.to_owned());
+        }
+        #[cfg(feature = "admission")]
+        paths.extend(self.admission.keys().cloned());
+        paths
     }
 
-    /// [`Server::bind`] with other timings.
+    fn serves(&self, path: &str) -> bool {
+        #[cfg(feature = "admission")]
+        if self.admission.contains_key(path) {
+            return true;
+        }
+        path == CONVERT_PATH && self.converter.is_some()
+    }
+}
+
+/// What a [`Server`] serves, put together before it binds: the conversion webhook and,
+/// with feature `admission`, defaulters and validators by path. controller-runtime's
+/// `ctrl.NewWebhookManagedBy(mgr, &T{}).WithDefaulter(...).WithValidator(...)`, with the
+/// paths the `+kubebuilder:webhook` markers give.
+#[must_use = "a builder serves nothing until bound"]
+#[derive(Default)]
+pub struct Builder {
+    routes: Routes,
+    /// Paths registered wrongly, reported by [`Builder::bind`].
+    bad_paths: Vec<WebhookError>,
+    options: Options,
+}
+
+impl Builder {
+    /// Serves `POST /convert` with `converter`.
+    pub fn convert(mut self, converter: Converter) -> Self {
+        self.routes.converter = Some(converter);
+        self
+    }
+
+    /// Other timings than the default [`Options`].
+    pub fn options(mut self, options: Options) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Serves `POST path` as a mutating admission webhook for `T` with `defaulter` (the
+    /// path of the kind's `+kubebuilder:webhook:mutating=true,path=...` marker).
+    #[cfg(feature = "admission")]
+    pub fn defaulter<T: admission::Kind>(
+        self,
+        path: impl Into<String>,
+        defaulter: impl admission::Defaulter<T>,
+    ) -> Self {
+        let route = admission::Typed::<T, _>::new(admission::Defaulting(defaulter));
+        self.route(path.into(), Box::new(route))
+    }
+
+    /// Serves `POST path` as a validating admission webhook for `T` with `validator` (the
+    /// path of the kind's `+kubebuilder:webhook:mutating=false,path=...` marker).
+    #[cfg(feature = "admission")]
+    pub fn validator<T: admission::Kind>(
+        self,
+        path: impl Into<String>,
+        validator: impl admission::Validator<T>,
+    ) -> Self {
+        let route = admission::Typed::<T, _>::new(admission::Validating(validator));
+        self.route(path.into(), Box::new(route))
+    }
+
+    /// Registers `route` at `path`, or remembers why it cannot be (reported by `bind`, so
+    /// the chain of registrations stays infallible).
+    #[cfg(feature = "admission")]
+    fn route(mut self, path: String, route: Box<dyn admission::Route>) -> Self {
+        // Plain paths only: they go into metric labels unescaped, and the API server's
+        // `service.path`/`url` cannot carry more.
+        let reason = if !path.starts_with('/')
+            || !path
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/-_.~".contains(&b))
+        {
+            Some("must be an absolute path of letters, digits and `/-_.~`")
+        } else if [CONVERT_PATH, "/metrics", "/healthz", "/readyz"].contains(&path.as_str()) {
+            Some("is one of the server's own paths")
+        } else if self.routes.admission.contains_key(&path) {
+            Some("is registered twice")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => self.bad_paths.push(WebhookError::Path {
+                path,
+                reason: reason.to_owned(),
+            }),
+            None => {
+                self.routes.admission.insert(path, route);
+            }
+        }
+        self
+    }
+
+    /// Reads the certificate and key and listens on `addr`.
     ///
     /// # Errors
     ///
-    /// As [`Server::bind`].
-    pub async fn bind_with(
-        addr: SocketAddr,
-        tls: TlsFiles,
-        converter: Converter,
-        options: Options,
-    ) -> Result<Self, WebhookError> {
+    /// [`WebhookError::Path`] for the first path registered wrongly,
+    /// [`WebhookError::Tls`] naming the file at fault (missing, not PEM, a key that is not
+    /// the certificate's), [`WebhookError::Bind`] when the address is taken.
+    pub async fn bind(self, addr: SocketAddr, tls: TlsFiles) -> Result<Server, WebhookError> {
+        let Builder {
+            routes,
+            bad_paths,
+            options,
+        } = self;
+        if let Some(e) = bad_paths.into_iter().next() {
+            return Err(e);
+        }
         let cert = Arc::new(tls::ReloadingCert::new(tls)?);
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
@@ -156,10 +272,50 @@ impl Server {
             listener,
             acceptor: TlsAcceptor::from(Arc::new(config)),
             cert,
-            converter: Arc::new(converter),
-            metrics: Arc::new(Metrics::default()),
+            metrics: Arc::new(Metrics::serving(routes.paths())),
+            routes: Arc::new(routes),
             options,
         })
+    }
+}
+
+impl Server {
+    /// A server to put together: conversion, admission webhooks, options.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// Reads the certificate and key and listens on `addr`, serving conversion only, with
+    /// default [`Options`].
+    ///
+    /// # Errors
+    ///
+    /// [`WebhookError::Tls`] naming the file at fault (missing, not PEM, a key that is not
+    /// the certificate's), [`WebhookError::Bind`] when the address is taken.
+    pub async fn bind(
+        addr: SocketAddr,
+        tls: TlsFiles,
+        converter: Converter,
+    ) -> Result<Self, WebhookError> {
+        Self::builder().convert(converter).bind(addr, tls).await
+    }
+
+    /// [`Server::bind`] with other timings.
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::bind`].
+    pub async fn bind_with(
+        addr: SocketAddr,
+        tls: TlsFiles,
+        converter: Converter,
+        options: Options,
+    ) -> Result<Self, WebhookError> {
+        Self::builder()
+            .convert(converter)
+            .options(options)
+            .bind(addr, tls)
+            .await
     }
 
     /// The address listened on (with the port the OS chose for port 0).
@@ -191,7 +347,7 @@ impl Server {
             listener,
             acceptor,
             cert,
-            converter,
+            routes,
             metrics,
             options,
         } = self;
@@ -206,13 +362,13 @@ impl Server {
                         Ok((tcp, _)) => tcp,
                         Err(e) => {
                             // Out of file descriptors and the like: wait, do not spin.
-                            tracing::warn!(error = %e, "conversion webhook: accept failed");
+                            tracing::warn!(error = %e, "webhook: accept failed");
                             tokio::time::sleep(Duration::from_millis(100)).await;
                             continue;
                         }
                     };
                     let acceptor = acceptor.clone();
-                    let converter = converter.clone();
+                    let routes = routes.clone();
                     let metrics = metrics.clone();
                     let watcher = graceful.watcher();
                     let timeout = options.handshake_timeout;
@@ -221,7 +377,7 @@ impl Server {
                     // last segment of a response until the client's delayed ACK costs
                     // ~40 ms a review (the TLS 1.3 session tickets make the first one wait).
                     if let Err(e) = tcp.set_nodelay(true) {
-                        tracing::debug!(error = %e, "conversion webhook: cannot set TCP_NODELAY");
+                        tracing::debug!(error = %e, "webhook: cannot set TCP_NODELAY");
                     }
                     // The handshake runs in the connection's own task, so a slow or silent
                     // client holds up nobody else.
@@ -229,16 +385,16 @@ impl Server {
                         let stream = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
                             Ok(Ok(s)) => s,
                             Ok(Err(e)) => {
-                                tracing::debug!(error = %e, "conversion webhook: TLS handshake failed");
+                                tracing::debug!(error = %e, "webhook: TLS handshake failed");
                                 return;
                             }
                             Err(_) => return,
                         };
                         let service = service_fn(move |req| {
-                            let converter = converter.clone();
+                            let routes = routes.clone();
                             let metrics = metrics.clone();
                             async move {
-                                Ok::<_, Infallible>(handle(req, &converter, &metrics, body_timeout).await)
+                                Ok::<_, Infallible>(handle(req, &routes, &metrics, body_timeout).await)
                             }
                         });
                         let conn = http1::Builder::new()
@@ -249,9 +405,9 @@ impl Server {
                     });
                 }
                 _ = reload.tick() => match cert.reload_if_changed() {
-                    Ok(true) => tracing::info!("conversion webhook: serving certificate reloaded"),
+                    Ok(true) => tracing::info!("webhook: serving certificate reloaded"),
                     Ok(false) => {}
-                    Err(e) => tracing::error!(error = %e, "conversion webhook: keeping the old certificate"),
+                    Err(e) => tracing::error!(error = %e, "webhook: keeping the old certificate"),
                 },
                 () = &mut shutdown => break,
             }
@@ -261,7 +417,7 @@ impl Server {
             .await
             .is_err()
         {
-            tracing::warn!("conversion webhook: reviews still in flight after the grace period");
+            tracing::warn!("webhook: reviews still in flight after the grace period");
         }
         Ok(())
     }
@@ -291,14 +447,23 @@ fn review_response(review: &ConversionReview) -> Response<Full<Bytes>> {
 
 async fn handle(
     req: Request<Incoming>,
-    converter: &Converter,
+    routes: &Routes,
     metrics: &Metrics,
     body_timeout: Duration,
 ) -> Response<Full<Bytes>> {
-    match (req.method(), req.uri().path()) {
-        (&Method::POST, CONVERT_PATH) => {
+    let path = req.uri().path().to_owned();
+    match (req.method(), path.as_str()) {
+        (&Method::POST, CONVERT_PATH) if routes.converter.is_some() => {
+            let converter = routes.converter.as_ref().expect("checked by the guard");
             let response = convert(req, converter, metrics, body_timeout).await;
-            metrics.responded(response.status());
+            metrics.responded(CONVERT_PATH, response.status());
+            response
+        }
+        #[cfg(feature = "admission")]
+        (&Method::POST, p) if routes.admission.contains_key(p) => {
+            let route = &routes.admission[p];
+            let response = admit(req, p, route.as_ref(), metrics, body_timeout).await;
+            metrics.responded(p, response.status());
             response
         }
         (&Method::GET, "/metrics") => respond(
@@ -307,37 +472,30 @@ async fn handle(
             metrics.render_prometheus(),
         ),
         (&Method::GET, "/healthz" | "/readyz") => respond(StatusCode::OK, "text/plain", "ok"),
-        (_, CONVERT_PATH) => {
+        (_, p) if routes.serves(p) => {
             let response = respond(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "text/plain",
-                "POST a ConversionReview",
+                "POST a review",
             );
-            metrics.responded(response.status());
+            metrics.responded(p, response.status());
             response
         }
         _ => respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
     }
 }
 
-/// `POST /convert`: the body read within `body_timeout`, then the review.
-async fn convert(
+/// A review's body, read within `body_timeout` and [`MAX_BODY`]: `Err(Ok(message))` when
+/// it cannot be read (too large, a broken connection), for the review's failure answer;
+/// `Err(Err(response))` when it did not arrive in time, the `408` to send.
+async fn read_body(
     req: Request<Incoming>,
-    converter: &Converter,
-    metrics: &Metrics,
     body_timeout: Duration,
-) -> Response<Full<Bytes>> {
+) -> Result<Bytes, Result<String, Response<Full<Bytes>>>> {
     let read = Limited::new(req.into_body(), MAX_BODY).collect();
-    let body = match tokio::time::timeout(body_timeout, read).await {
-        Ok(Ok(b)) => b.to_bytes(),
-        Ok(Err(e)) => {
-            let review = ConversionReview::failed(
-                String::new(),
-                format!("cannot read the ConversionReview: {e}"),
-            );
-            metrics.reviewed(None, false, 0);
-            return review_response(&review);
-        }
+    match tokio::time::timeout(body_timeout, read).await {
+        Ok(Ok(b)) => Ok(b.to_bytes()),
+        Ok(Err(e)) => Err(Ok(e.to_string())),
         Err(_) => {
             // The rest of the body is not coming: answer and close, rather than wait on
             // the client (the connection cannot be reused with half a body unread).
@@ -353,8 +511,29 @@ async fn convert(
                 header::CONNECTION,
                 header::HeaderValue::from_static("close"),
             );
-            return r;
+            Err(Err(r))
         }
+    }
+}
+
+/// `POST /convert`: the body read within `body_timeout`, then the review.
+async fn convert(
+    req: Request<Incoming>,
+    converter: &Converter,
+    metrics: &Metrics,
+    body_timeout: Duration,
+) -> Response<Full<Bytes>> {
+    let body = match read_body(req, body_timeout).await {
+        Ok(body) => body,
+        Err(Ok(e)) => {
+            let review = ConversionReview::failed(
+                String::new(),
+                format!("cannot read the ConversionReview: {e}"),
+            );
+            metrics.reviewed(None, false, 0);
+            return review_response(&review);
+        }
+        Err(Err(timed_out)) => return timed_out,
     };
     // Latency is the review's own: from the whole body in hand to the answer, so a slow
     // or stalled client does not show up as slow conversion.
@@ -366,6 +545,34 @@ async fn convert(
         .map_or(0, |r| r.converted_objects.len());
     metrics.reviewed(Some(start.elapsed()), review.succeeded(), objects);
     review_response(&review)
+}
+
+/// `POST` to an admission path: the body read as [`convert`] reads it, then the review.
+#[cfg(feature = "admission")]
+async fn admit(
+    req: Request<Incoming>,
+    path: &str,
+    route: &dyn admission::Route,
+    metrics: &Metrics,
+    body_timeout: Duration,
+) -> Response<Full<Bytes>> {
+    let body = match read_body(req, body_timeout).await {
+        Ok(body) => {
+            let start = Instant::now();
+            let (answer, outcome) = admission::review(route, &body).await;
+            metrics.admitted(path, Some(start.elapsed()), outcome);
+            answer
+        }
+        Err(Ok(e)) => {
+            metrics.admitted(path, None, AdmissionOutcome::Errored);
+            admission::refused(
+                String::new(),
+                format!("cannot read the AdmissionReview: {e}"),
+            )
+        }
+        Err(Err(timed_out)) => return timed_out,
+    };
+    respond(StatusCode::OK, "application/json", body)
 }
 
 #[cfg(test)]

@@ -455,3 +455,259 @@ async fn accepted_connections_do_not_wait_for_delayed_acks() {
     running.abort();
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Admission webhooks on the conversion webhook's listener: a defaulter and a validator
+/// by path beside `/convert`, their answers, `405`s and metrics by path and outcome; and
+/// 1,000 malformed reviews on one kept-alive connection leave the server serving.
+#[cfg(feature = "admission")]
+#[tokio::test]
+async fn admission_paths_are_served_beside_conversion() {
+    use crate::validation::FieldError;
+    use admission::{AdmissionError, Defaulter, Request, Validator, Warnings};
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    struct Hook;
+    impl Defaulter<ConfigMap> for Hook {
+        async fn default(&self, cm: &mut ConfigMap, _: &Request) -> Result<(), AdmissionError> {
+            cm.data
+                .get_or_insert_default()
+                .insert("mode".into(), "fast".into());
+            Ok(())
+        }
+    }
+    impl Validator<ConfigMap> for Hook {
+        async fn validate_create(
+            &self,
+            cm: &ConfigMap,
+            _: &Request,
+        ) -> Result<Warnings, AdmissionError> {
+            match cm.data.as_ref().and_then(|d| d.get("mode")) {
+                Some(_) => Ok(vec![]),
+                None => Err(FieldError::required("data.mode", "").into()),
+            }
+        }
+        async fn validate_update(
+            &self,
+            _: &ConfigMap,
+            new: &ConfigMap,
+            r: &Request,
+        ) -> Result<Warnings, AdmissionError> {
+            self.validate_create(new, r).await
+        }
+    }
+
+    let dir = scratch("admission");
+    certs(&dir, "ca");
+    let server = Server::builder()
+        .convert(Converter::new(KINDS))
+        .defaulter("/mutate--v1-configmap", Hook)
+        .validator("/validate--v1-configmap", Hook)
+        .options(fast())
+        .bind("127.0.0.1:0".parse().unwrap(), TlsFiles::in_dir(&dir))
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let metrics = server.metrics();
+    let running = tokio::spawn(server.run(std::future::pending()));
+    let ca = dir.join("ca.crt");
+
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "u1", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "name": "cm", "namespace": "ns", "operation": "CREATE", "userInfo": {},
+            "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}},
+            "oldObject": null}
+    });
+    let (code, body, _) = call(
+        addr,
+        &ca,
+        "POST",
+        "/mutate--v1-configmap",
+        review.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 200);
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["response"]["uid"], "u1");
+    assert_eq!(answer["response"]["allowed"], true, "{body}");
+    assert_eq!(answer["response"]["patchType"], "JSONPatch", "{body}");
+    let (_, body, _) = call(
+        addr,
+        &ca,
+        "POST",
+        "/validate--v1-configmap",
+        review.to_string().as_bytes(),
+    )
+    .await;
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["response"]["allowed"], false, "{body}");
+    assert_eq!(answer["response"]["status"]["code"], 422, "{body}");
+    assert_eq!(
+        answer["response"]["status"]["details"]["causes"][0]["field"],
+        "data.mode"
+    );
+    // The conversion webhook still answers on the same port.
+    let conversion = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": "c", "desiredAPIVersion": "example.com/v2", "objects": []},
+    });
+    let (_, body, _) = call(
+        addr,
+        &ca,
+        "POST",
+        "/convert",
+        conversion.to_string().as_bytes(),
+    )
+    .await;
+    assert!(
+        serde_json::from_str::<ConversionReview>(&body)
+            .unwrap()
+            .succeeded()
+    );
+    let (code, _, _) = call(addr, &ca, "GET", "/validate--v1-configmap", b"").await;
+    assert_eq!(code, 405);
+    let (code, _, _) = call(addr, &ca, "POST", "/validate-other", b"{}").await;
+    assert_eq!(code, 404);
+
+    // 1,000 malformed reviews of every sort on one connection: each answered with a
+    // refusal, and the server still serves.
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let name = rustls_pki_types::ServerName::IpAddress(addr.ip().into());
+    let mut tls = connector(&ca).connect(name, tcp).await.unwrap();
+    let garbage: [&[u8]; 5] = [
+        b"\xff\xfe",
+        b"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":7}",
+        b"{\"kind\":\"AdmissionReview\"}",
+        b"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"x\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"configmaps\"},\"operation\":\"CREATE\",\"userInfo\":{},\"object\":{\"data\":[1]}}}",
+        b"",
+    ];
+    for i in 0..1000 {
+        let body = garbage[i % garbage.len()];
+        let head = format!(
+            "POST /validate--v1-configmap HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        tls.write_all(head.as_bytes()).await.unwrap();
+        tls.write_all(body).await.unwrap();
+        let answer = read_response(&mut tls).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200")
+                && answer.contains("\"allowed\":false")
+                && answer.contains("\"code\":400"),
+            "{answer}"
+        );
+    }
+    let (code, _, _) = call(addr, &ca, "GET", "/healthz", b"").await;
+    assert_eq!(code, 200);
+
+    use AdmissionOutcome::*;
+    assert_eq!(
+        metrics.admission_reviews("/mutate--v1-configmap", Allowed),
+        1
+    );
+    assert_eq!(
+        metrics.admission_reviews("/validate--v1-configmap", Denied),
+        1
+    );
+    assert_eq!(
+        metrics.admission_reviews("/validate--v1-configmap", Errored),
+        1000
+    );
+    assert_eq!(metrics.responses_at("/validate--v1-configmap", 405), 1);
+    let (_, text, _) = call(addr, &ca, "GET", "/metrics", b"").await;
+    for line in [
+        "controller_runtime_webhook_requests_total{code=\"200\",path=\"/convert\"} 1",
+        "controller_runtime_webhook_requests_total{code=\"200\",path=\"/validate--v1-configmap\"} 1001",
+        "controller_runtime_webhook_requests_total{code=\"405\",path=\"/validate--v1-configmap\"} 1",
+        "kube_codegen_admission_reviews_total{path=\"/mutate--v1-configmap\",result=\"allowed\"} 1",
+        "kube_codegen_admission_reviews_total{path=\"/validate--v1-configmap\",result=\"denied\"} 1",
+        "kube_codegen_admission_reviews_total{path=\"/validate--v1-configmap\",result=\"error\"} 1000",
+        "controller_runtime_webhook_latency_seconds_count{path=\"/mutate--v1-configmap\"} 1",
+        "controller_runtime_webhook_latency_seconds_count{path=\"/convert\"} 1",
+    ] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+    running.abort();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// One HTTP/1.1 response (headers and a `Content-Length` body) from a kept-alive connection.
+#[cfg(feature = "admission")]
+async fn read_response(tls: &mut tokio_rustls::client::TlsStream<TcpStream>) -> String {
+    let mut buf = vec![];
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        tls.read_exact(&mut byte).await.unwrap();
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a content-length");
+    let mut body = vec![0u8; len];
+    tls.read_exact(&mut body).await.unwrap();
+    buf.extend(body);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Paths that cannot be served fail at bind, naming the path.
+#[cfg(feature = "admission")]
+#[tokio::test]
+async fn bad_admission_paths_fail_at_bind() {
+    let dir = scratch("paths");
+    certs(&dir, "ca");
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    type Cm = k8s_openapi::api::core::v1::ConfigMap;
+    for (builder, want) in [
+        (
+            Server::builder().validator::<Cm>("validate", Nop),
+            "webhook path \"validate\": must be an absolute path",
+        ),
+        (
+            Server::builder().validator::<Cm>("/metrics", Nop),
+            "webhook path \"/metrics\": is one of the server's own paths",
+        ),
+        (
+            Server::builder()
+                .validator::<Cm>("/v", Nop)
+                .validator::<Cm>("/v", Nop),
+            "webhook path \"/v\": is registered twice",
+        ),
+        (
+            Server::builder().validator::<Cm>("/a b\"", Nop),
+            "must be an absolute path",
+        ),
+    ] {
+        match builder.bind(addr, TlsFiles::in_dir(&dir)).await {
+            Err(e) => assert!(e.to_string().contains(want), "{want:?} in {e}"),
+            Ok(_) => panic!("{want}: bound"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A validator allowing everything.
+#[cfg(feature = "admission")]
+struct Nop;
+
+#[cfg(feature = "admission")]
+impl admission::Validator<k8s_openapi::api::core::v1::ConfigMap> for Nop {
+    async fn validate_create(
+        &self,
+        _: &k8s_openapi::api::core::v1::ConfigMap,
+        _: &admission::Request,
+    ) -> Result<admission::Warnings, admission::AdmissionError> {
+        Ok(vec![])
+    }
+    async fn validate_update(
+        &self,
+        _: &k8s_openapi::api::core::v1::ConfigMap,
+        _: &k8s_openapi::api::core::v1::ConfigMap,
+        _: &admission::Request,
+    ) -> Result<admission::Warnings, admission::AdmissionError> {
+        Ok(vec![])
+    }
+}

@@ -111,6 +111,63 @@ pub struct FieldError {
 }
 
 impl FieldError {
+    /// `field.Invalid`: `value` (printed as the API server prints a bad value) is wrong
+    /// for `field` because of `detail`.
+    pub fn invalid(
+        field: impl Into<String>,
+        value: impl serde::Serialize,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            field: field.into(),
+            error_type: ErrorType::Invalid,
+            value: Some(walk::render(
+                &serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+            )),
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.Required`: `field` must be set (`detail` may be empty).
+    pub fn required(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            error_type: ErrorType::Required,
+            value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.Forbidden`: `field` may not be set, or not so, because of `detail`.
+    pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            error_type: ErrorType::Forbidden,
+            value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.NotSupported`: `value` is not one of `supported`.
+    pub fn not_supported(
+        field: impl Into<String>,
+        value: impl serde::Serialize,
+        supported: &[&str],
+    ) -> Self {
+        let quoted: Vec<String> = supported
+            .iter()
+            .map(|s| walk::render(&serde_json::Value::from(*s)))
+            .collect();
+        FieldError {
+            field: field.into(),
+            error_type: ErrorType::NotSupported,
+            value: Some(walk::render(
+                &serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+            )),
+            detail: format!("supported values: {}", quoted.join(", ")),
+        }
+    }
+
     /// The message of the API server's `StatusCause` (`field.Error.ErrorBody()`).
     pub fn body(&self) -> String {
         let mut s = self.error_type.as_str().to_owned();
@@ -152,6 +209,18 @@ impl fmt::Display for Errors {
 }
 
 impl std::error::Error for Errors {}
+
+impl From<Vec<FieldError>> for Errors {
+    fn from(errors: Vec<FieldError>) -> Self {
+        Errors(errors)
+    }
+}
+
+impl From<FieldError> for Errors {
+    fn from(error: FieldError) -> Self {
+        Errors(vec![error])
+    }
+}
 
 impl Errors {
     /// Whether there is none.

@@ -471,3 +471,39 @@ fn property_names_are_escaped_or_kept_as_the_server_keeps_them() {
     assert!(!ok("1a__dash__b", "1a-b"));
     assert!(!ok("a-b", "a-b"));
 }
+
+/// The constructors word their errors as `field.Invalid`, `field.Required`,
+/// `field.Forbidden` and `field.NotSupported` do (strings quoted as Go's `%q`).
+#[test]
+fn field_error_constructors_print_as_the_api_server_does() {
+    assert_eq!(
+        FieldError::invalid("spec.name", "a\"b", "must be a DNS label").to_string(),
+        r#"spec.name: Invalid value: "a\"b": must be a DNS label"#
+    );
+    assert_eq!(
+        FieldError::invalid("spec.replicas", 0, "must be at least 1").to_string(),
+        "spec.replicas: Invalid value: 0: must be at least 1"
+    );
+    assert_eq!(
+        FieldError::required("spec.image", "").to_string(),
+        "spec.image: Required value"
+    );
+    assert_eq!(
+        FieldError::forbidden("spec.x", "may not be set with spec.y").to_string(),
+        "spec.x: Forbidden: may not be set with spec.y"
+    );
+    let e = FieldError::not_supported("spec.mode", "turbo", &["fast", "slow"]);
+    assert_eq!(e.error_type.cause_type(), "FieldValueNotSupported");
+    assert_eq!(
+        e.to_string(),
+        r#"spec.mode: Unsupported value: "turbo": supported values: "fast", "slow""#
+    );
+    assert_eq!(
+        Errors::from(vec![
+            FieldError::required("a", ""),
+            FieldError::required("b", "")
+        ])
+        .to_string(),
+        "[a: Required value, b: Required value]"
+    );
+}
