@@ -39,7 +39,14 @@ fn fuzz<S>(
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(persistence))),
         ..RunnerConfig::default()
     };
-    let check = |value: S::Value| within(Duration::from_secs(30), move || test(value));
+    let check = |value: S::Value| {
+        let shown = format!("{value:?}");
+        within(Duration::from_secs(30), move || test(value)).inspect_err(|e| {
+            if e.to_string().contains("still running") {
+                eprintln!("{target}: hung on {shown}");
+            }
+        })
+    };
     let (mut runs, mut cases) = (0u32, 0u64);
     let start = Instant::now();
     loop {
@@ -116,7 +123,11 @@ fn crate_generates_or_error_located(
             rendered,
         }) => {
             prop_assert!(!diagnostics.is_empty(), "{rendered}");
-            let lines = text.lines().count().max(1);
+            // YAML breaks lines at U+2028, U+2029 and U+0085 too (the parser's lines).
+            let lines = text
+                .split(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}'])
+                .count()
+                .max(1);
             for d in diagnostics.iter().filter(|d| d.is_error()) {
                 prop_assert!(
                     d.loc.file.starts_with(input)

@@ -894,3 +894,33 @@ fn go_types_with_names_rust_reserves_are_ported_renamed() {
         assert!(types.contains(decl), "{decl} in\n{types}");
     }
 }
+
+/// A Go struct that holds itself twice (`A *Value`, `Name Value`; Go refuses the second,
+/// the importer reads it): the import finishes. Working out whether such a type can be
+/// defaulted walked every path through it, 2^32 of them, and the import hung. Found by
+/// the import fuzzer (`fuzz_import.rs`).
+#[test]
+fn import_go_of_a_struct_holding_itself_twice_finishes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("twice");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("types.go"),
+        "// +groupName=twice.example.com\npackage v1\n\n\
+         import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+         // +kubebuilder:object:root=true\ntype Thing struct {\n\
+         \tmetav1.TypeMeta   `json:\",inline\"`\n\
+         \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+         \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+         type ThingSpec struct {\n\tX string `json:\"x\"`\n}\n\n\
+         type Value struct {\n\tA *Value `json:\"a\"`\n\tName Value `json:\"name\"`\n}\n",
+    )
+    .unwrap();
+    let out = kube_codegen_within(tmp.path(), &["import", "go", "twice", "--out", "api"], 60)
+        .expect("the import finishes within 60 s");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

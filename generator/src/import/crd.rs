@@ -389,6 +389,17 @@ fn structural(node: &Value, path: &str, typed_here: bool) -> Result<(), Problem>
             ),
         ));
     }
+    if let Some(t) = n.get("x-kubernetes-list-type")
+        && n.get("type").and_then(Value::as_str) != Some("array")
+    {
+        return Err((
+            format!("{path}.x-kubernetes-list-type"),
+            format!(
+                "`x-kubernetes-list-type: {t}` is on a schema that is not an array, which the API server refuses"
+            ),
+            "put it on the array, or remove it".to_owned(),
+        ));
+    }
     if n.contains_key("properties") && n.contains_key("additionalProperties") {
         return not_structural("`properties` and `additionalProperties` together".into());
     }

@@ -421,6 +421,8 @@ struct Importer<'a> {
     /// Types no kind reaches that were left out (unexported, or with no Rust port), with
     /// why, for the summary.
     unreached: Vec<(usize, String, String)>,
+    /// The shape of each (package, type) worked out so far ([`Importer::shape_of`]).
+    shapes: std::cell::RefCell<BTreeMap<(usize, String), Shape>>,
 }
 
 /// Import the Go packages of `inputs` into files of the crate at `options.out`.
@@ -448,6 +450,7 @@ fn import_go_here(
         options,
         reached: BTreeSet::new(),
         unreached: vec![],
+        shapes: Default::default(),
     };
     imp.read(inputs);
     // `generate` finds the API by its `+groupName` packages: with none, the port would be
@@ -1234,6 +1237,29 @@ impl Importer<'_> {
         if depth > 32 {
             return Ok(Shape::Struct { default: true });
         }
+        // Each type once: a struct whose fields reach it again (Go refuses that, but the
+        // importer reads it) took one walk per path, 2^32 of them for two such fields.
+        // On the way down a type counts as defaultable, as past the depth bound.
+        let key = (p, decl.name.clone());
+        if let Some(shape) = self.shapes.borrow().get(&key) {
+            return Ok(*shape);
+        }
+        self.shapes
+            .borrow_mut()
+            .insert(key.clone(), Shape::Struct { default: true });
+        let shape = self.shape_uncached(p, decl, depth);
+        match &shape {
+            Ok(s) => {
+                self.shapes.borrow_mut().insert(key, *s);
+            }
+            Err(_) => {
+                self.shapes.borrow_mut().remove(&key);
+            }
+        }
+        shape
+    }
+
+    fn shape_uncached(&self, p: usize, decl: &TypeDecl, depth: usize) -> Result<Shape, Diagnostic> {
         let f = self.pkgs[p].types[&decl.name].0;
         Ok(match &decl.ty {
             GoType::Struct(fields, _) => Shape::Struct {
