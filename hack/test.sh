@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README: "Run the tests"):
+# The project's test command (README: "The two commands of this repository"):
 #   1. builds (or finds cached) the pinned control-plane binaries (etcd, kube-apiserver,
 #      kube-controller-manager, kubectl),
 #   2. checks that the generated files committed in sample-api are current,
@@ -20,6 +20,7 @@ hack/testenv.sh build
 # Generated code and CRDs committed in the repo must be current.
 cargo run -q -p kube-codegen -- check sample-api
 cargo run -q -p kube-codegen -- check sample-api --crd-dir ../sample-controller/config/crd
+cargo run -q -p kube-codegen -- check sample-controller   # its RBAC, from its markers
 # The e2e suite runs the real sample-controller binary.
 cargo build -q -p sample-controller
 # The fuzz targets (generator/tests/fuzz_import.rs, the webhook's) run a minute each here,

@@ -2,6 +2,9 @@
 //! (and, if asked, kube-controller-manager) on free loopback ports, your CRDs installed,
 //! and a [`kube::Client`] for it. The Rust analogue of controller-runtime's `envtest`.
 //!
+//! The user guide is the book in the repository's `docs/` (`hack/book.sh` builds it); for
+//! this crate, see its chapter "Testing your controller: envtest".
+//!
 //! ```no_run
 //! use kube::api::{Api, DynamicObject, ApiResource, PostParams};
 //! use kube::core::GroupVersionKind;

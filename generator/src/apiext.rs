@@ -3,7 +3,7 @@
 //! The generator keeps its own copy instead of using k8s-openapi's: k8s-openapi builds only
 //! with exactly one Kubernetes version feature, which a library must leave to the final
 //! binary, and the generator's user picks the Kubernetes version of *their* crate (see
-//! README "Kubernetes version"). These types are the same in every version k8s-openapi
+//! docs/src/guide/kubernetes-versions.md). These types are the same in every version k8s-openapi
 //! supports; the field names and the JSON they serialize to are k8s-openapi's, so the rest
 //! of the CRD generator reads as if it used k8s-openapi. Only what a CRD file carries is
 //! here: no status (the generator writes none).

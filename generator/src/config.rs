@@ -481,7 +481,10 @@ impl Config {
     /// ```
     /// use kube_codegen::{Config, GeneratorName};
     /// let config = Config::new().emit_rust(false);
-    /// assert_eq!(config.selected_generators(), [GeneratorName::Crd, GeneratorName::Rbac]);
+    /// assert_eq!(
+    ///     config.selected_generators(),
+    ///     [GeneratorName::Crd, GeneratorName::Rbac, GeneratorName::Webhook]
+    /// );
     /// ```
     #[must_use]
     pub fn emit_rust(mut self, yes: bool) -> Self {

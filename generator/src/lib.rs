@@ -1,5 +1,10 @@
 //! kube-codegen: generate Kubernetes API machinery from annotated Rust types.
 //!
+//! The user guide is the book in the repository's `docs/` (`hack/book.sh` builds it); for
+//! this crate, see its chapters "Quick start", "Writing API types", "build.rs", "Importing
+//! CRDs you do not own", "Porting Go API packages" and the reference pages "Markers" and
+//! "Configuration".
+//!
 //! [`Config`] is the whole API, for build.rs and the CLI alike: it reads the annotated
 //! types, runs the selected generators ([`GeneratorName`]) and returns the files in memory
 //! ([`Config::generate`]), writes what changed ([`Config::write`]) or compares with the tree
@@ -12,7 +17,7 @@
 //! hands it, `resolve` builds the model and checks every input (the CRDs included),
 //! `generators` holds one module per generator and their registry, `output` writes. The
 //! schema builder (`schema`), the Kubernetes data (`kubernetes`) and the model (`model`)
-//! sit below them; README's "The generator's house" draws it.
+//! sit below them; CONTRIBUTING.md's "The generator's house" draws it.
 //!
 //! ```no_run
 //! // build.rs
@@ -50,7 +55,7 @@ mod walk;
 
 pub use config::{Config, ConversionWebhookMetadata, Metadata};
 pub use error::Error;
-pub use generators::GeneratorName;
+pub use generators::{GeneratorName, MarkerDoc, ReferenceFormat, marker_docs, marker_reference};
 #[cfg(feature = "import-go")]
 pub use import::go::{
     GoImportOptions, GoImported, GoPackageInput, IMPORT_GO_HEADER, import_go, import_path_of,

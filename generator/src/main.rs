@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
-use kube_codegen::{Config, Error, GeneratorName, KubernetesVersion};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use kube_codegen::{Config, Error, GeneratorName, KubernetesVersion, ReferenceFormat};
 
 mod scaffold_cli;
 
@@ -28,6 +28,13 @@ enum Command {
     Check(Options),
     /// List the generators, with what each makes.
     Generators,
+    /// Print every marker kube-codegen reads: its syntax, where it may stand, the generator
+    /// that reads it and one line of help (from the registry the parser uses).
+    Markers {
+        /// `text` for a terminal, `markdown` for a page (the book's marker reference).
+        #[arg(long, value_enum, default_value_t = MarkerFormat::Text)]
+        format: MarkerFormat,
+    },
     /// Start a new API crate with a controller binary (kubebuilder's `init`).
     Init(scaffold_cli::InitArgs),
     /// Add to a crate made by `init` (kubebuilder's `create api`).
@@ -38,6 +45,13 @@ enum Command {
     /// Import what others define into an API crate (`import crd FILE... --out DIR`).
     #[command(subcommand)]
     Import(ImportCommand),
+}
+
+/// The formats of `kube-codegen markers`.
+#[derive(Clone, Copy, ValueEnum)]
+enum MarkerFormat {
+    Text,
+    Markdown,
 }
 
 #[derive(Subcommand)]
@@ -137,7 +151,8 @@ struct Options {
     /// A PEM file whose contents become the conversion webhook's `caBundle`.
     #[arg(long, value_name = "FILE")]
     ca_bundle_from: Option<PathBuf>,
-    /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything.
+    /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything (only
+    /// the `crd` generator runs).
     #[arg(short = 'o', long = "output", value_name = "-")]
     output: Option<String>,
     /// Generate defaulting and validation for every kind, as if each were marked
@@ -206,10 +221,20 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             let config = opts.config()?;
             match opts.output.as_deref() {
                 Some("-") => {
+                    // stdout carries the CRDs only, so only their generator runs: the Rust
+                    // generators' work (and their checks) would be thrown away.
+                    if !opts.generators.is_empty() && !opts.generators.contains(&GeneratorName::Crd)
+                    {
+                        eprintln!(
+                            "error: `-o -` prints CRDs, and --generators does not select `crd`"
+                        );
+                        return Ok(ExitCode::from(2));
+                    }
+                    let config = config.generators([GeneratorName::Crd]);
                     let generated = config.generate()?;
                     eprint!("{}", generated.render_warnings());
                     let mut out = std::io::stdout().lock();
-                    // stdout carries the CRDs only, as one YAML stream for `| kubectl apply -f -`.
+                    // One YAML stream, for `| kubectl apply --server-side -f -`.
                     let crds = generated
                         .files
                         .iter()
@@ -262,6 +287,16 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             for g in GeneratorName::all() {
                 println!("{:<width$}  {}", g.as_str(), g.about());
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Markers { format } => {
+            print!(
+                "{}",
+                kube_codegen::marker_reference(match format {
+                    MarkerFormat::Text => ReferenceFormat::Text,
+                    MarkerFormat::Markdown => ReferenceFormat::Markdown,
+                })
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Check(opts) => {

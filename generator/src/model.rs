@@ -18,9 +18,9 @@ pub struct Api {
     pub packages: BTreeMap<(String, String), Package>,
     /// Every struct/enum of the scanned modules, by full module path (`apis::v1::FooSpec`).
     pub types: BTreeMap<String, TypeDecl>,
-    /// `+kubebuilder:rbac` rules, validated; for the RBAC generator to come.
+    /// `+kubebuilder:rbac` rules, validated (the `rbac` generator writes them).
     pub rbac_rules: Vec<RbacRule>,
-    /// `+kubebuilder:webhook` markers, validated; for the webhook generator to come.
+    /// `+kubebuilder:webhook` markers, validated (the `webhook` generator writes them).
     pub webhooks: Vec<Webhook>,
     /// `+kubebuilder:webhookconfiguration` markers (names of the generated configurations).
     pub webhook_configurations: Vec<WebhookConfiguration>,
@@ -92,7 +92,6 @@ macro_rules! closed_set {
             pub const CHOICES: &[(&str, $name)] = &[$(($t, $name::$v),)*];
 
             /// The spelling in manifests.
-            #[allow(dead_code)] // read by the webhook manifests, a generator still to come
             pub fn as_str(self) -> &'static str {
                 match self {
                     $($name::$v => $t,)*

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The version of this kube-codegen, which the runtime and envtest releases share (README:
+/// The version of this kube-codegen, which the runtime and envtest releases share (README, "Install";
 /// "Compatibility").
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -303,6 +303,46 @@ fn generate_refuses_to_overwrite_a_file_it_did_not_generate() {
     );
 }
 
+/// `-o -` prints CRDs only, so only the crd generator runs: a kind the Rust generators
+/// refuse (no `Clone` for its deep copy) still prints, and RBAC markers print nothing.
+#[test]
+fn stdout_output_runs_only_the_crd_generator() {
+    let sb = Sandbox::new("tests/fixtures/testresource");
+    sb.write(
+        "Cargo.toml",
+        "[package]\nname = \"t\"\nversion = \"0.1.0\"\n\n[package.metadata.kube-codegen]\nkubernetes-version = \"1.37\"\n",
+    );
+    let lib = sb.read("src/lib.rs");
+    sb.write(
+        "src/lib.rs",
+        &lib.replace("#[derive(Clone, ", "#[derive(").replacen(
+            "//!",
+            "//! +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n//!",
+            1,
+        ),
+    );
+    let refused = sb.run(&["generate", "crate"]);
+    assert!(!refused.status.success(), "the Rust generators refuse it");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("must derive Clone"), "{stderr}");
+
+    let out = sb.run(&["generate", "crate", "-o", "-"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    for doc in serde_yaml::Deserializer::from_str(&stdout) {
+        let _: CustomResourceDefinition = serde::Deserialize::deserialize(doc).unwrap();
+    }
+    assert!(!stdout.contains("ClusterRole"), "{stdout}");
+
+    let out = sb.run(&["generate", "crate", "-o", "-", "--generators", "rbac"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not select `crd`"));
+}
+
 #[test]
 fn stdout_output_is_a_yaml_stream_and_writes_nothing() {
     // sample-api has two kinds, so two documents.
@@ -521,7 +561,7 @@ fn go_layout_generates_and_the_summary_says_what_was_found() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("kube-codegen: generated 9 files: crd 1, rbac 0, Rust 8 (applyconfigurations, clientset, deepcopy, fake, informers, listers, register)\n"),
+        stderr.contains("kube-codegen: generated 9 files: crd 1, rbac 0, webhook 0, Rust 8 (applyconfigurations, clientset, deepcopy, fake, informers, listers, register)\n"),
         "{stderr}"
     );
     assert!(sb.read(FOO_CRD).contains("deploymentName"));

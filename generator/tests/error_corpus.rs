@@ -262,6 +262,7 @@ error_cases! {
     k8s_marker_typo,
     marker_trailing_text,
     unknown_marker_typo,
+    unknown_marker_in_our_namespace,
     unknown_marker_argument,
     marker_wrong_level,
     kind_marker_on_non_kind,
@@ -273,7 +274,6 @@ error_cases! {
     bad_short_name,
     non_namespaced_contradicts_scope,
     unknown_genclient_verb,
-    status_subresource_without_status,
     scale_path_not_integer,
     // Rust types
     tuple_type,
@@ -322,6 +322,7 @@ error_cases! {
     no_storage_version,
     two_storage_versions,
     versions_disagree_on_scope,
+    webhook_patch_and_configuration,
     no_served_version,
     duplicate_group_version,
     version_without_group,

@@ -139,21 +139,27 @@ fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
     );
 }
 
-/// `import go` of `files` (name, text) as one package, then `generate` on the port.
-fn import_and_generate(
-    files: &[(&str, &str)],
-) -> (kube_codegen::GoImported, serde_json::Value, String) {
+/// `import go` of Go packages, each a directory below a temporary root (import path
+/// `meaning.example.com/<dir>`) with its files (name, text), written into `<root>/ported`
+/// (the root lives as long as the returned guard).
+fn import_packages(
+    packages: &[(&str, &[(&str, &str)])],
+) -> (tempfile::TempDir, PathBuf, kube_codegen::GoImported) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("ported");
-    let imported = import_go(
-        &[GoPackageInput {
-            dir: tmp.path().join("v1"),
+    let inputs: Vec<GoPackageInput> = packages
+        .iter()
+        .map(|(dir, files)| GoPackageInput {
+            dir: tmp.path().join(dir),
             files: files
                 .iter()
-                .map(|(n, t)| (tmp.path().join("v1").join(n), (*t).to_owned()))
+                .map(|(n, t)| (tmp.path().join(dir).join(n), (*t).to_owned()))
                 .collect(),
-            import_path: Some("meaning.example.com/api/v1".into()),
-        }],
+            import_path: Some(format!("meaning.example.com/{dir}")),
+        })
+        .collect();
+    let imported = import_go(
+        &inputs,
         &GoImportOptions {
             out: out.clone(),
             crate_name: "ported".into(),
@@ -162,7 +168,15 @@ fn import_and_generate(
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    imported.write().unwrap();
+    imported.write().unwrap_or_else(|e| panic!("{e}"));
+    (tmp, out, imported)
+}
+
+/// `import go` of `files` (name, text) as one package, then `generate` on the port.
+fn import_and_generate(
+    files: &[(&str, &str)],
+) -> (kube_codegen::GoImported, serde_json::Value, String) {
+    let (_tmp, out, imported) = import_packages(&[("api/v1", files)]);
     let (crd, warnings) = crd(&out);
     (imported, crd, warnings)
 }
@@ -287,6 +301,81 @@ fn markers_controller_gen_ignores_are_carried_as_comments() {
     );
 }
 
+/// Other tools' markers (the Go toolchain's `+patchMergeKey`, `+patchStrategy`,
+/// `+protobuf`, `+enum`, `+featureGate`; kubebuilder's `+kubebuilder:docs-gen:` and
+/// `+kubebuilder:scaffold:`, which its CronJob tutorial writes) are known, from the list
+/// `generate` reads: the port keeps them as written, and neither `import go` nor `generate`
+/// says a word (each was a warning of `generate`). A marker kube-codegen does not know in a
+/// namespace it reads (`+kubebuilder:validation:MinValue`, validation-gen's `+k8s:maxLength`)
+/// is one `generate` refuses, so the port carries it as a comment, with a warning at the Go
+/// declaration that says what was meant.
+#[test]
+fn other_tools_markers_are_quiet_and_unknown_ones_of_ours_carried_as_comments() {
+    let go = "// +groupName=meaning.example.com\n\
+        // +kubebuilder:docs-gen:collapse=Apache License\npackage v1\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\n// +kubebuilder:docs-gen:collapse=Thing\n\
+        type Thing struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+        \tSpec ThingSpec `json:\"spec\"`\n}\n\n\
+        // +enum\ntype Mode string\n\n\
+        type ThingSpec struct {\n\
+        \t// +optional\n\t// +patchMergeKey=name\n\t// +patchStrategy=merge\n\
+        \t// +listType=map\n\t// +listMapKey=name\n\
+        \tPorts []Port `json:\"ports,omitempty\" patchStrategy:\"merge\" patchMergeKey:\"name\" protobuf:\"bytes,1,rep,name=ports\"`\n\
+        \t// +optional\n\t// +featureGate=ThingModes\n\
+        \tMode Mode `json:\"mode,omitempty\"`\n\
+        \t// +kubebuilder:validation:MinValue=1\n\
+        \tReplicas int32 `json:\"replicas\"`\n\
+        \t// +optional\n\t// +k8s:maxLength=3\n\
+        \tCode string `json:\"code,omitempty\"`\n}\n\n\
+        type Port struct {\n\
+        \t// +protobuf=true\n\tName string `json:\"name\"`\n}\n\n\
+        // +kubebuilder:scaffold:types\n";
+    let (imported, crd, generate_warnings) = import_and_generate(&[("types.go", go)]);
+    let rust = &imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("types.rs"))
+        .expect("types.rs")
+        .contents;
+    for quiet in [
+        "+patchMergeKey=name",
+        "+patchStrategy=merge",
+        "+featureGate=ThingModes",
+        "+protobuf=true",
+        "+enum",
+        "+kubebuilder:docs-gen:collapse=Thing",
+    ] {
+        assert!(rust.contains(&format!("/// {quiet}\n")), "{quiet}:\n{rust}");
+    }
+    for carried in ["+kubebuilder:validation:MinValue=1", "+k8s:maxLength=3"] {
+        assert!(
+            rust.contains(&format!("// Go marker `{carried}` not carried over")),
+            "{carried}:\n{rust}"
+        );
+        assert!(
+            !rust.contains(&format!("/// {carried}")),
+            "{carried}:\n{rust}"
+        );
+    }
+    let warnings = imported.render_warnings();
+    assert_eq!(imported.warnings.len(), 2, "{warnings}");
+    assert!(
+        warnings.contains("did you mean `+kubebuilder:validation:Minimum`?")
+            && warnings.contains("for this one write `+kubebuilder:validation:MaxLength`")
+            && warnings.contains("types.go:"),
+        "{warnings}"
+    );
+    assert!(
+        generate_warnings.is_empty(),
+        "generate warned:\n{generate_warnings}"
+    );
+    let props = spec_props(&crd);
+    assert!(props["replicas"].get("minimum").is_none(), "{props}");
+}
+
 /// controller-gen's `crd:maxDescLen=0` writes no description at all, where an earlier
 /// release wrote `description: ''` on every node.
 #[test]
@@ -382,4 +471,475 @@ fn generate_embedded_object_meta_lets_rules_read_a_templates_labels() {
         crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"],
         serde_json::json!({"type": "object"})
     );
+}
+
+/// `+kubebuilder:validation:Format` on a field replaces the format of its Go type, as
+/// controller-gen applies a field's markers over its type's schema (MetalLB's `uint32` AS
+/// numbers are `format: int64`).
+#[test]
+fn a_format_marker_replaces_the_go_types_format() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\
+         \t// +kubebuilder:validation:Format=int64\n\tASN uint32 `json:\"asn\"`\n\
+         \tPort uint32 `json:\"port\"`\n",
+    );
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(props["asn"]["format"], "int64", "{props}");
+    assert_eq!(props["port"]["format"], "int32", "{props}");
+}
+
+/// A Kubernetes struct inlined into an API type (Contour's `DetailedCondition` embeds
+/// `metav1.Condition` through an alias, `json:",inline"`): its properties and required
+/// fields become the type's own, as controller-gen writes them.
+#[test]
+fn an_inlined_kubernetes_struct_brings_its_properties() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\tConditions []Detailed `json:\"conditions,omitempty\"`\n",
+    ) + "\ntype Condition = metav1.Condition\n\n\
+         type Detailed struct {\n\tCondition `json:\",inline\"`\n\
+         \t// Errors are the details.\n\tErrors []string `json:\"errors,omitempty\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let items = &spec_props(&crd)["conditions"]["items"];
+    for p in [
+        "type",
+        "status",
+        "reason",
+        "message",
+        "lastTransitionTime",
+        "errors",
+    ] {
+        assert!(items["properties"].get(p).is_some(), "{p}: {items}");
+    }
+    let required: Vec<&str> = items["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        required.contains(&"type") && required.contains(&"status"),
+        "{required:?}"
+    );
+}
+
+/// A pattern in RE2 syntax (the API server's Go regexps) is taken as RE2 reads it: `[`
+/// inside a character class is a literal there (Contour's header-name pattern), not the
+/// nested class of Rust's regex crate.
+#[test]
+fn a_pattern_is_read_as_re2() {
+    let pattern = r#"^[^()<>@,;:\\"\/[\]?={} \t\x7f]+$"#;
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:Pattern=`{pattern}`\n    pub header: String,\n    \
+         /// +kubebuilder:validation:Pattern=`^[[:alpha:]][a&&b~~c]$`\n    pub posix: String,\n}}\n"
+    );
+    let (_tmp, dir) = krate("patterns", &lib);
+    let (crd, _) = crd(&dir);
+    let props = spec_props(&crd);
+    assert_eq!(props["header"]["pattern"], pattern);
+    assert_eq!(props["posix"]["pattern"], "^[[:alpha:]][a&&b~~c]$");
+}
+
+/// Enum values quoted one by one (`Enum="5xx";gateway-error`, `Enum="gzip";"brotli"`, as
+/// Contour writes them) are a list of values, each unquoted, as controller-gen reads them.
+#[test]
+fn enum_values_quoted_one_by_one() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// +kubebuilder:validation:Enum=\"5xx\";gateway-error;reset\n    pub retry: String,\n    \
+         /// +kubebuilder:validation:Enum=\"gzip\";\"brotli\"\n    pub compression: String,\n}}\n"
+    );
+    let (_tmp, dir) = krate("quoted_enums", &lib);
+    let (crd, _) = crd(&dir);
+    let props = spec_props(&crd);
+    assert_eq!(
+        props["retry"]["enum"],
+        serde_json::json!(["5xx", "gateway-error", "reset"])
+    );
+    assert_eq!(
+        props["compression"]["enum"],
+        serde_json::json!(["gzip", "brotli"])
+    );
+}
+
+/// Go newer than the importer's grammar in a function body (Go 1.26's `new(expr)`, as
+/// cluster-api's conversions write it) does not stop an import: it reads no code.
+#[test]
+fn go_code_in_function_bodies_is_not_read() {
+    let conversion = "package v1\n\n\
+        func maxReplicas() *int32 {\n\treturn new(int32(5))\n}\n";
+    let (_, crd, _) =
+        import_and_generate(&[("thing_types.go", GO_KIND), ("conversion.go", conversion)]);
+    assert_eq!(spec_props(&crd)["name"]["type"], "string");
+}
+
+/// A field of a struct shadowing one of the same JSON name in a struct it inlines (Go's
+/// encoding/json takes the shallower; prometheus-operator's `ProbeSpec.Authorization` over
+/// its inlined `HTTPConfig`'s): one property, merged as controller-gen merges them (the
+/// inlined field's description), not an error.
+#[test]
+fn a_field_shadowing_an_inlined_one_is_one_property() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\
+         \t// auth section for this endpoint\n\tAuth *string `json:\"auth,omitempty\"`\n\
+         \tClient `json:\",inline\"`\n",
+    ) + "\ntype Client struct {\n\t// auth configures the credentials.\n\
+         \t// +kubebuilder:validation:MinLength=1\n\tAuth *string `json:\"auth,omitempty\"`\n\
+         \t// insecure skips TLS checks.\n\tInsecure bool `json:\"insecure,omitempty\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(
+        props["auth"]["description"],
+        "auth configures the credentials."
+    );
+    assert_eq!(props["auth"]["minLength"], 1, "{props}");
+    assert_eq!(props["insecure"]["type"], "boolean");
+}
+
+/// A directive comment in a doc (`//nolint:kubeapilinter`, as prometheus-operator writes
+/// them) is no part of the description, as go/ast (so controller-gen) leaves it out; and a
+/// struct inlining `metav1.TypeMeta` has `apiVersion` and `kind`, as controller-gen writes.
+#[test]
+fn directives_stay_out_of_descriptions_and_type_meta_inlines() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\t// params to append.\n\t// +optional\n\t//nolint:kubeapilinter\n\
+         \tParams map[string]string `json:\"params,omitempty\"`\n\
+         \tTemplate Embedded `json:\"template\"`\n",
+    ) + "\ntype Embedded struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\
+         \tSize string `json:\"size\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(props["params"]["description"], "params to append.");
+    let template = &props["template"]["properties"];
+    assert_eq!(template["apiVersion"]["type"], "string", "{template}");
+    assert_eq!(template["kind"]["type"], "string", "{template}");
+}
+
+/// A status subresource on a kind without a `status` field (cluster-api's
+/// ClusterResourceSetBinding v1beta1): controller-gen writes it and the API server takes
+/// it, so it is written, with a warning.
+#[test]
+fn a_status_subresource_without_status_is_a_warning() {
+    let lib = HEAD.replace(
+        "/// +genclient\n",
+        "/// +genclient\n/// +kubebuilder:subresource:status\n",
+    ) + "#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {\n    pub replicas: i32,\n}\n";
+    let (_tmp, dir) = krate("status_without_status", &lib);
+    let (crd, warnings) = crd(&dir);
+    assert_eq!(
+        crd["spec"]["versions"][0]["subresources"],
+        serde_json::json!({"status": {}})
+    );
+    assert!(
+        warnings.contains("status subresource on `Thing`, which has no `status` field"),
+        "{warnings}"
+    );
+}
+
+/// Kind markers `generate` refuses where controller-gen goes on are carried as comments,
+/// with a warning: `+k8s:conversion-gen=false` on a kind (cluster-api's MachinePool), and
+/// a root object in a package without `+groupName` (cluster-api's runtime hook requests:
+/// controller-gen writes no CRD for them).
+#[test]
+fn kind_markers_generate_refuses_are_comments() {
+    let go = GO_KIND.replace(
+        "// +kubebuilder:object:root=true\ntype Thing",
+        "// +kubebuilder:object:root=true\n// +k8s:conversion-gen=false\ntype Thing",
+    );
+    let (imported, thing, _) = import_and_generate(&[("thing_types.go", &go)]);
+    assert_eq!(thing["spec"]["names"]["kind"], "Thing");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("`+k8s:conversion-gen=false` is not carried over"),
+        "{w}"
+    );
+
+    let hooks = "package hooks\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\n\
+        type DiscoveryRequest struct {\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tName string `json:\"name\"`\n}\n";
+    let (_tmp, out, imported) = import_packages(&[
+        ("api/v1", &[("thing_types.go", GO_KIND)]),
+        ("api/hooks", &[("discovery.go", hooks)]),
+    ]);
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("its package has no `+groupName`, so controller-gen writes no CRD for `DiscoveryRequest`"),
+        "{w}"
+    );
+    let (crd, _) = crd(&out);
+    assert_eq!(crd["spec"]["names"]["kind"], "Thing");
+}
+
+/// A marker between two paragraphs of a doc (prometheus-operator's `// +optional` between
+/// blank lines) leaves one paragraph break in the description, as go/ast reduces runs of
+/// blank lines for controller-gen.
+#[test]
+fn a_marker_between_paragraphs_leaves_one_break() {
+    let lib = format!(
+        "{HEAD}#[derive(Clone, Serialize, Deserialize)]\npub struct ThingSpec {{\n    \
+         /// Cannot be set with `basicAuth`.\n    ///\n    /// +optional\n    ///\n    \
+         /// Deprecated: use `authorization`.\n    pub token: Option<String>,\n}}\n"
+    );
+    let (_tmp, dir) = krate("paragraphs", &lib);
+    let (crd, _) = crd(&dir);
+    assert_eq!(
+        spec_props(&crd)["token"]["description"],
+        "Cannot be set with `basicAuth`.\n\nDeprecated: use `authorization`."
+    );
+}
+
+/// Go's `json:"metadata"` without omitempty: controller-gen requires metadata (Contour's
+/// HTTPProxy, cluster-api's MachineDrainRule), and so does the port; with omitempty it
+/// does not.
+#[test]
+fn metadata_without_omitempty_is_required() {
+    let go = GO_KIND.replace("`json:\"metadata,omitempty\"`", "`json:\"metadata\"`");
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(schema["required"], serde_json::json!(["metadata", "spec"]));
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", GO_KIND)]);
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(schema["required"], serde_json::json!(["spec"]));
+}
+
+/// A kind's resource is named by controller-gen's plural (flect's), where it differs from
+/// kube-codegen's own: KEDA's `WithTriggers` is `withtriggers`, not `withtriggerses` (and a
+/// `+kubebuilder:resource` marker of its own gets the path).
+#[test]
+fn a_kind_gets_controller_gens_plural() {
+    let go = GO_KIND.replace("type Thing struct", "type WithTriggers struct")
+        + "\n// +kubebuilder:object:root=true\n// +kubebuilder:resource:shortName=st\n\
+           type Settings struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\
+           \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec ThingSpec `json:\"spec\"`\n}\n";
+    let (_tmp, out, _) = import_packages(&[("api/v1", &[("types.go", &go)])]);
+    let generated = Config::from_crate(&out)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = generated
+        .files
+        .iter()
+        .filter(|f| f.contents.contains("kind: CustomResourceDefinition"))
+        .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.contains(&"meaning.example.com_withtriggers.yaml".to_owned()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"meaning.example.com_settings.yaml".to_owned()),
+        "{names:?}"
+    );
+}
+
+/// A field marked both `+required` and `+optional` (Envoy Gateway's ancestor conditions):
+/// controller-gen takes `+optional` by its precedence, and so does the port, with a
+/// warning; and a root type without ObjectMeta (Envoy Gateway's `EnvoyGateway` config
+/// file) is no kind, as controller-gen writes no CRD for it.
+#[test]
+fn requiredness_by_controller_gens_precedence_and_root_types_without_metadata() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\t// conditions of the thing.\n\t// +required\n\
+         \t// +optional\n\tConditions []string `json:\"conditions,omitempty\"`\n",
+    ) + "\n// +kubebuilder:object:root=true\ntype Config struct {\n\
+         \tmetav1.TypeMeta `json:\",inline\"`\n\tLevel string `json:\"level\"`\n}\n";
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["name"]), "{spec}");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("field `Conditions` is marked both required and optional: `+required` is not carried over"),
+        "{w}"
+    );
+    assert!(
+        w.contains("`Config` does not embed both metav1.TypeMeta and metav1.ObjectMeta"),
+        "{w}"
+    );
+}
+
+/// What Envoy Gateway's API writes, as controller-gen reads it: a rule ending in a space is
+/// kept as written (it is the rule's identity); a first doc line indented by a space keeps
+/// it; a Pattern on a Quantity goes beside the Quantity's own (`allOf`); an Enum on a named
+/// string type wins over the field's.
+#[test]
+fn rules_docs_and_named_types_as_controller_gen_reads_them() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\t//  The idle timeout, indented.\n\t// +optional\n\tIdle *string `json:\"idle,omitempty\"`\n\
+         \t// +kubebuilder:validation:XIntOrString\n\
+         \t// +kubebuilder:validation:Pattern=\"^[1-9]+[0-9]*$\"\n\
+         \tLimit resource.Quantity `json:\"limit\"`\n\
+         \t// +kubebuilder:validation:Enum=HTTP;Image;ConfigMap\n\tSource SourceType `json:\"source\"`\n\
+         \tName string `json:\"name\"`\n",
+    )
+    .replace(
+        "type ThingSpec struct",
+        "// +kubebuilder:validation:XValidation:rule=\"has(self.name) ? self.name != '' : true \",message=\"named\"\n\
+         type ThingSpec struct",
+    )
+    .replace(
+        "import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"",
+        "import (\n\t\"k8s.io/apimachinery/pkg/api/resource\"\n\tmetav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n)",
+    ) + "\n// +kubebuilder:validation:Enum=HTTP;Image\ntype SourceType string\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(
+        spec["x-kubernetes-validations"][0]["rule"], "has(self.name) ? self.name != '' : true ",
+        "{spec}"
+    );
+    let props = &spec["properties"];
+    assert_eq!(props["idle"]["description"], " The idle timeout, indented.");
+    let patterns: Vec<&str> = props["limit"]["allOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", props["limit"]))
+        .iter()
+        .map(|p| p["pattern"].as_str().unwrap())
+        .collect();
+    assert_eq!(patterns.len(), 2, "{patterns:?}");
+    assert!(patterns.contains(&"^[1-9]+[0-9]*$"), "{patterns:?}");
+    assert_eq!(
+        props["source"]["enum"],
+        serde_json::json!(["HTTP", "Image"])
+    );
+}
+
+/// A package without a group named `apis` (network-policy-api's `apis/doc.go`, above its
+/// versions) beside API packages, whose modules live under `apis`: it gets another name,
+/// and the crate is written.
+#[test]
+fn a_package_named_apis_beside_api_packages() {
+    let (_tmp, out, _) = import_packages(&[
+        (
+            "apis",
+            &[(
+                "doc.go",
+                "// Package apis holds the versions.\npackage apis\n",
+            )],
+        ),
+        ("apis/v1", &[("types.go", GO_KIND)]),
+    ]);
+    assert!(out.join("src/apis_2/mod.rs").is_file());
+    let (crd, _) = crd(&out);
+    assert_eq!(crd["spec"]["names"]["kind"], "Thing");
+}
+
+/// A marker of kinds only on a type that is none (KubeRay's `+kubebuilder:printcolumn` on
+/// `RayServiceStatuses`, External Secrets' on `PushSecretList`): controller-gen ignores it there, so the port carries it as a
+/// comment, with a warning, and generates.
+#[test]
+fn a_kind_marker_on_a_type_that_is_none_is_a_comment() {
+    let go = GO_KIND.replace(
+        "type ThingSpec struct",
+        "// +kubebuilder:printcolumn:name=\"Ready\",type=string,JSONPath=\".status.ready\"\n\
+         type ThingSpec struct",
+    ) + "\n// +kubebuilder:object:root=true\n\
+         // +kubebuilder:printcolumn:name=\"Ready\",type=string,JSONPath=\".status.ready\"\n\
+         type ThingList struct {\n\tmetav1.TypeMeta `json:\",inline\"`\n\
+         \tmetav1.ListMeta `json:\"metadata,omitempty\"`\n\tItems []Thing `json:\"items\"`\n}\n";
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    assert_eq!(crd["spec"]["names"]["kind"], "Thing");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("it applies to a kind only, and `ThingSpec` is none"),
+        "{w}"
+    );
+    assert!(
+        w.contains("it applies to a kind only, and `ThingList` is none"),
+        "{w}"
+    );
+}
+
+/// A marker line inside a `/* */` comment (External Secrets' `+kubebuilder:validation:
+/// Enum=DSM`): controller-gen does not read it as a marker, so the port carries it as a
+/// comment, with a warning, and the CRD has no enum.
+#[test]
+fn a_marker_in_a_block_comment_is_not_read() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\t/* Module to use */\n\tModule ModuleType `json:\"module\"`\n",
+    ) + "\n/*\nModuleType is the module.\n+kubebuilder:validation:Enum=DSM\n*/\ntype ModuleType string\n";
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let module = &spec_props(&crd)["module"];
+    assert!(module.get("enum").is_none(), "{module}");
+    assert_eq!(module["description"], "Module to use");
+    let w = imported.render_warnings();
+    assert!(
+        w.contains("`+kubebuilder:validation:Enum=DSM` is inside a /* */ comment"),
+        "{w}"
+    );
+}
+
+/// A kind controller-gen finds by its embedded TypeMeta and ObjectMeta, with no
+/// `+kubebuilder:object:root` (KEDA's `CloudEventSource`, marked with
+/// `+kubebuilder:resource` only): its printer column stays.
+#[test]
+fn a_kind_without_a_root_marker_keeps_its_printer_column() {
+    let go = GO_KIND.replace(
+        "// +kubebuilder:object:root=true\ntype Thing struct",
+        "// +kubebuilder:resource:path=things,scope=Namespaced\n\
+         // +kubebuilder:printcolumn:name=\"Name\",type=string,JSONPath=\".spec.name\"\ntype Thing struct",
+    );
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    assert_eq!(
+        crd["spec"]["versions"][0]["additionalPrinterColumns"][0]["name"], "Name",
+        "{crd}"
+    );
+}
+
+/// A Go alias of a named type (Flux's `type DependencyReference = meta.DependencyReference`)
+/// is that type to controller-gen: a list of it is described by the aliased type's doc, not
+/// the alias's; an alias of a basic type (`type Name = string`) keeps its own doc.
+#[test]
+fn an_alias_of_a_named_type_is_that_type() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\tDependsOn []Dependency `json:\"dependsOn,omitempty\"`\n\
+         \tMode Mode `json:\"mode\"`\n",
+    ) + "\n// Dependency is the alias's doc.\ntype Dependency = Reference\n\n\
+         // Reference names an object.\ntype Reference struct {\n\tName string `json:\"name\"`\n}\n\n\
+         // Mode is how it runs.\ntype Mode = string\n";
+    let (imported, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let props = spec_props(&crd);
+    assert_eq!(
+        props["dependsOn"]["items"]["description"],
+        "Reference names an object."
+    );
+    assert_eq!(props["mode"]["description"], "Mode is how it runs.");
+    let rust = imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("thing_types.rs"))
+        .unwrap();
+    assert!(
+        rust.contents.contains("// Dependency is the alias's doc."),
+        "{}",
+        rust.contents
+    );
+}
+
+/// A struct inlined into another brings its own keywords too (Trust Manager's
+/// `+kubebuilder:validation:MinProperties=0` on the `PKCS12` its `TargetKeyValue` inlines),
+/// as controller-gen's flattener copies each one the embedding struct does not set.
+#[test]
+fn an_inlined_struct_brings_its_keywords() {
+    let go = GO_KIND.replace(
+        "\tName string `json:\"name\"`\n",
+        "\tName string `json:\"name\"`\n\tData []KeyValue `json:\"data,omitempty\"`\n",
+    ) + "\ntype KeyValue struct {\n\tKey string `json:\"key\"`\n\tPKCS12 `json:\",inline\"`\n}\n\n\
+         // +kubebuilder:validation:MinProperties=0\ntype PKCS12 struct {\n\
+         \tPassword *string `json:\"password,omitempty\"`\n}\n";
+    let (_, crd, _) = import_and_generate(&[("thing_types.go", &go)]);
+    let items = &spec_props(&crd)["data"]["items"];
+    assert_eq!(items["minProperties"], 0, "{items}");
+    assert!(items["properties"].get("password").is_some(), "{items}");
 }

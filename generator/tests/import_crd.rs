@@ -23,6 +23,9 @@ mod crd_compare;
 #[path = "common/imported_crate.rs"]
 mod imported_crate;
 use crd_compare::{Kind, crds_of, diff, leaves, short};
+#[path = "common/ratchet.rs"]
+mod ratchet;
+use ratchet::glob;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -115,28 +118,6 @@ fn known() -> Vec<(Kind, String, String, String)> {
         ));
     }
     out
-}
-
-fn glob(pattern: &str, s: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == s;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !s.starts_with(first)
-        || s.len() < first.len() + last.len()
-        || !s[first.len()..].ends_with(last)
-    {
-        return false;
-    }
-    let mut rest = &s[first.len()..s.len() - last.len()];
-    for mid in &parts[1..parts.len() - 1] {
-        match rest.find(mid) {
-            Some(i) => rest = &rest[i + mid.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 #[test]
@@ -487,6 +468,107 @@ fn snapshots_of_imported_crates() {
             format!("{}\n{}", imported.summary(), imported.render_warnings())
         );
     }
+}
+
+/// The naming rule (README, "Names of imported types"): identical shapes share one type,
+/// whatever the description of the node itself, named after the use that ranks first
+/// (under `spec` before `status` before the rest, then the shallowest, then by path), and
+/// each type says where it is used. Argo CD's shape, where `operation` comes first in the
+/// walk: `spec.source`, `spec.sources[*]` and `operation.sync.sources[*]` are one type,
+/// `ApplicationSpecSource` (they were `ApplicationSpecSource` and
+/// `ApplicationOperationSyncSources`), and the CRD comes back with each node's
+/// description. The snapshot lists every type of Gateway API's HTTPRoute with its paths.
+#[test]
+fn imported_type_names_follow_the_schema() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_crd_names");
+    let file = Path::new(TOP_LEVEL_FIELD).canonicalize().unwrap();
+    let imported = import_into(std::slice::from_ref(&file), &root, "names");
+    let types = imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("types.rs"))
+        .expect("types.rs");
+    for field in [
+        "pub source: Option<ApplicationSpecSource>,",
+        "pub sources: Option<Vec<ApplicationSpecSource>>,",
+    ] {
+        assert_eq!(
+            types.contents.matches(field).count(),
+            if field.contains("Vec") { 2 } else { 1 },
+            "{field}:\n{}",
+            types.contents
+        );
+    }
+    assert!(
+        types.contents.contains(
+            "// Used at Application.spec.source, Application.spec.sources[*],\n\
+             // Application.operation.sync.sources[*].\n"
+        ),
+        "{}",
+        types.contents
+    );
+    let generated = Config::from_crate(&root)
+        .unwrap()
+        .emit_rust(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut ours = BTreeMap::new();
+    for f in &generated.files {
+        if f.path.extension().is_some_and(|e| e == "yaml") {
+            crds_of(&f.contents, &f.path.display().to_string(), &mut ours);
+        }
+    }
+    let mut original = BTreeMap::new();
+    crds_of(
+        &std::fs::read_to_string(&file).unwrap(),
+        &file.display().to_string(),
+        &mut original,
+    );
+    assert_eq!(
+        diff(&original, &ours),
+        vec![],
+        "the CRD does not round-trip"
+    );
+
+    // Every type of a corpus CRD with the schema paths that use it.
+    let dir = root.join("httproute");
+    let imported = import_into(
+        &[corpus().join("gateway-api/httproutes.gateway.networking.k8s.io.yaml")],
+        &dir,
+        "httproute",
+    );
+    let v1 = imported
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("gateway/v1/types.rs"))
+        .expect("v1 types");
+    let mut listing = String::new();
+    let mut used_at = String::new();
+    for line in v1.contents.lines() {
+        if let Some(rest) = line.strip_prefix("// Used at ") {
+            used_at = rest.to_owned();
+        } else if let Some(rest) = line.strip_prefix("// ").filter(|_| !used_at.is_empty()) {
+            used_at.push(' ');
+            used_at.push_str(rest);
+        } else if let Some(decl) = ["pub struct ", "pub enum ", "pub type "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        {
+            let name = decl.split([' ', '{', '=']).next().unwrap();
+            let paths = std::mem::take(&mut used_at);
+            let _ = writeln!(listing, "{name}");
+            for p in paths
+                .trim_end_matches('.')
+                .split(", ")
+                .filter(|p| !p.is_empty())
+            {
+                let _ = writeln!(listing, "    {p}");
+            }
+        } else if !line.starts_with("///") && !line.starts_with("#[") {
+            used_at.clear();
+        }
+    }
+    insta::assert_snapshot!("import_httproute_v1_type_uses", listing);
 }
 
 fn kube_codegen(dir: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String) {

@@ -8,12 +8,9 @@ use std::path::Path;
 
 use kube_codegen::{Config, GeneratorName};
 
-fn documents(yaml: &str) -> Vec<serde_json::Value> {
-    serde_yaml::Deserializer::from_str(yaml)
-        .map(|d| serde::Deserialize::deserialize(d).expect("a YAML document"))
-        .filter(|v: &serde_json::Value| !v.is_null())
-        .collect()
-}
+#[path = "common/yaml_documents.rs"]
+mod yaml_documents;
+use yaml_documents::documents;
 
 #[test]
 fn roles_equal_controller_gens() {
@@ -53,4 +50,78 @@ fn no_markers_no_role() {
         "{}",
         generated.summary()
     );
+}
+
+/// A controller's crate: no API of its own, its RBAC markers where Go teams write them (on
+/// `Reconcile`, a method, a `mod`, a `static`), as controller-gen reads them from any comment
+/// of a package. Other markers there are not read; a mistake in an RBAC marker still is an
+/// error at its line.
+#[test]
+fn markers_on_functions_impls_and_modules_of_a_controller_crate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("lib.rs"),
+        r#"//! A controller.
+
+/// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list
+/// +kubebuilder:validation:Minimum=1
+pub async fn reconcile() {}
+
+pub struct Reconciler;
+
+impl Reconciler {
+    /// +kubebuilder:rbac:groups=core,resources=events,verbs=create
+    pub fn record(&self) {}
+}
+
+/// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get,namespace=system
+pub mod leader {}
+
+/// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=watch
+pub static NAME: &str = "x";
+"#,
+    )
+    .unwrap();
+    let generated = Config::new()
+        .crate_dir(tmp.path())
+        .generators([GeneratorName::Rbac])
+        .generate()
+        .unwrap();
+    let role = documents(&generated.files[0].contents);
+    assert_eq!(
+        role,
+        documents(
+            r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: manager-role}
+rules:
+- {apiGroups: [""], resources: [events], verbs: [create]}
+- {apiGroups: [apps], resources: [deployments], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: manager-role, namespace: system}
+rules:
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get]}
+"#
+        )
+    );
+
+    // A mistake in one of them is an error at its line.
+    std::fs::write(
+        src.join("lib.rs"),
+        "/// +kubebuilder:rbac:groups=apps,resources=deployments,verb=get\npub fn reconcile() {}\n",
+    )
+    .unwrap();
+    let err = Config::new()
+        .crate_dir(tmp.path())
+        .generators([GeneratorName::Rbac])
+        .generate()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("src/lib.rs:1:5"), "{err}");
+    assert!(err.contains("unknown argument `verb`"), "{err}");
 }

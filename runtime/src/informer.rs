@@ -49,7 +49,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ApiResource, DynamicObject};
-use kube::core::{ClusterResourceScope, NamespaceResourceScope};
+use kube::core::{ClusterResourceScope, NamespaceResourceScope, PartialObjectMeta};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
@@ -688,6 +688,62 @@ impl SharedInformerFactory {
         self.get_or_create(resource, ns.clone(), move || match &ns {
             Some(ns) => Api::namespaced(client, ns),
             None => Api::all(client),
+        })
+    }
+
+    /// The shared metadata-only informer of a namespaced kind: client-go's
+    /// `metadatainformer`, controller-runtime's `OnlyMetadata`. It lists and watches with
+    /// `as=PartialObjectMetadata` (kube's `Api<PartialObjectMeta<K>>` asks so), so the server
+    /// sends, and the cache keeps, only each object's `metadata`: a controller that reads an
+    /// owned object's owner references or labels caches no spec or status. Its lister returns
+    /// [`PartialObjectMeta<K>`]; give it to the builder's
+    /// [`owns`](crate::controller::Builder::owns) or `watches` as any informer.
+    ///
+    /// ```no_run
+    /// # fn f(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// let deployments = factory.metadata_informer_for::<Deployment>();
+    /// // deployments.lister().get(&key) -> Option<Arc<PartialObjectMeta<Deployment>>>
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        // Its own key: a whole-object informer of the kind may exist beside it.
+        let resource = format!("{}.{}#metadata", K::plural(&()), K::group(&()));
+        let ns = self.inner.namespace.clone();
+        let client = self.inner.client.clone();
+        self.get_or_create(resource, ns.clone(), move || match &ns {
+            Some(ns) => Api::<PartialObjectMeta<K>>::namespaced(client, ns),
+            None => Api::all(client),
+        })
+    }
+
+    /// The shared metadata-only informer of a cluster-scoped kind (see
+    /// [`metadata_informer_for`](Self::metadata_informer_for)).
+    #[must_use]
+    pub fn cluster_metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let resource = format!("{}.{}#metadata", K::plural(&()), K::group(&()));
+        let client = self.inner.client.clone();
+        self.get_or_create(resource, None, move || {
+            Api::<PartialObjectMeta<K>>::all(client)
         })
     }
 

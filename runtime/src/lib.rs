@@ -1,5 +1,10 @@
 //! kube-codegen-runtime: what generated code needs at run time.
 //!
+//! The user guide is the book in the repository's `docs/` (`hack/book.sh` builds it); for
+//! this crate, see its chapters "Using the generated code" (clients, informers, the
+//! controller builder), "Server-side apply", "Multi-version APIs and conversion" and
+//! "Defaulting and validation".
+//!
 //! - [`deepcopy`]: the `DeepCopy` trait generated types implement;
 //! - [`error`]: typed API errors (`NotFound`, `Conflict`, ...) that are easy to match;
 //! - [`apply`]: server-side apply: the shared apply configuration of `metadata`, typed

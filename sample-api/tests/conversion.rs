@@ -27,29 +27,25 @@ fn small_map() -> impl Strategy<Value = BTreeMap<String, String>> {
 }
 
 fn hub() -> impl Strategy<Value = v1beta1::Foo> {
-    let scale = prop::option::of(
-        (prop::option::of(1..=10i32), prop::option::of(0..600i32)).prop_map(
-            |(replicas, min_ready_seconds)| v1beta1::FooScale {
-                replicas,
-                min_ready_seconds,
-            },
-        ),
-    );
+    let scale = (prop::option::of(1..=10i32), prop::option::of(0..600i32));
     let status = prop::option::of(
         (0..10i32).prop_map(|available_replicas| v1beta1::FooStatus { available_replicas }),
     );
     ("[a-z-]{0,8}", scale, status, small_map(), small_map()).prop_map(
-        |(deployment_name, scale, status, labels, annotations)| v1beta1::Foo {
-            types: TypeMeta {
-                api_version: "samplecontroller.k8s.io/v1beta1".into(),
-                kind: "Foo".into(),
-            },
-            metadata: meta(labels, annotations),
-            spec: v1beta1::FooSpec {
-                deployment_name,
-                scale,
-            },
-            status,
+        |(deployment_name, (replicas, min_ready_seconds), status, labels, annotations)| {
+            v1beta1::Foo {
+                types: TypeMeta {
+                    api_version: "samplecontroller.k8s.io/v1beta1".into(),
+                    kind: "Foo".into(),
+                },
+                metadata: meta(labels, annotations),
+                spec: v1beta1::FooSpec {
+                    deployment_name,
+                    replicas,
+                    min_ready_seconds,
+                },
+                status,
+            }
         },
     )
 }
@@ -87,7 +83,7 @@ proptest! {
     fn hub_to_spoke_and_back_is_unchanged(hub in hub()) {
         let spoke = v1alpha1::Foo::from_hub(&hub);
         prop_assert_eq!(&spoke.types.api_version, "samplecontroller.k8s.io/v1alpha1");
-        prop_assert_eq!(spoke.spec.replicas, hub.spec.scale.as_ref().and_then(|s| s.replicas));
+        prop_assert_eq!(spoke.spec.replicas, hub.spec.replicas);
         let back: v1beta1::Foo = spoke.to_hub();
         prop_assert_eq!(back, hub);
     }
@@ -96,7 +92,8 @@ proptest! {
     #[test]
     fn spoke_to_hub_and_back_is_unchanged(spoke in spoke()) {
         let hub: v1beta1::Foo = spoke.to_hub();
-        prop_assert_eq!(hub.spec.scale.as_ref().and_then(|s| s.replicas), spoke.spec.replicas);
+        prop_assert_eq!(hub.spec.replicas, spoke.spec.replicas);
+        prop_assert_eq!(hub.spec.min_ready_seconds, None);
         prop_assert_eq!(v1alpha1::Foo::from_hub(&hub), spoke);
     }
 }
@@ -111,10 +108,8 @@ fn what_v1alpha1_cannot_hold_rides_in_the_annotation_and_edits_win() {
         metadata: meta(Default::default(), Default::default()),
         spec: v1beta1::FooSpec {
             deployment_name: "d".into(),
-            scale: Some(v1beta1::FooScale {
-                replicas: Some(2),
-                min_ready_seconds: Some(30),
-            }),
+            replicas: Some(2),
+            min_ready_seconds: Some(30),
         },
         status: None,
     };
@@ -125,11 +120,8 @@ fn what_v1alpha1_cannot_hold_rides_in_the_annotation_and_edits_win() {
     spoke.spec.replicas = Some(5);
     let back: v1beta1::Foo = spoke.to_hub();
     assert_eq!(
-        back.spec.scale,
-        Some(v1beta1::FooScale {
-            replicas: Some(5),
-            min_ready_seconds: Some(30),
-        })
+        (back.spec.replicas, back.spec.min_ready_seconds),
+        (Some(5), Some(30))
     );
     assert_eq!(
         back.metadata.annotations, None,
@@ -139,10 +131,8 @@ fn what_v1alpha1_cannot_hold_rides_in_the_annotation_and_edits_win() {
     let plain = v1beta1::Foo {
         spec: v1beta1::FooSpec {
             deployment_name: "d".into(),
-            scale: Some(v1beta1::FooScale {
-                replicas: Some(2),
-                min_ready_seconds: None,
-            }),
+            replicas: Some(2),
+            min_ready_seconds: None,
         },
         ..hub
     };
@@ -162,7 +152,7 @@ fn the_dispatch_table_converts_by_api_version() {
                 "apiVersion": "samplecontroller.k8s.io/v1beta1",
                 "kind": "Foo",
                 "metadata": {"name": "a", "namespace": "default"},
-                "spec": {"deploymentName": "a", "scale": {"replicas": 3}},
+                "spec": {"deploymentName": "a", "replicas": 3, "minReadySeconds": 10},
             }],
         },
     });

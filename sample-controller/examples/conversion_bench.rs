@@ -95,10 +95,8 @@ fn hub(i: usize) -> v1beta1::Foo {
         &format!("foo-{i}"),
         v1beta1::FooSpec {
             deployment_name: format!("foo-{i}-deploy"),
-            scale: Some(v1beta1::FooScale {
-                replicas: Some((i % 10) as i32 + 1),
-                min_ready_seconds: Some(30),
-            }),
+            replicas: Some((i % 10) as i32 + 1),
+            min_ready_seconds: Some(30),
         },
     );
     f.metadata.namespace = Some("default".into());

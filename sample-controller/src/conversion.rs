@@ -15,6 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube_codegen_runtime::conversion::Converter;
 use kube_codegen_runtime::webhook::{Server, TlsFiles};
 
+// ANCHOR: webhook
 /// Binds the webhook (reading `tls.crt` and `tls.key` in `cert_dir`): TLS problems fail
 /// here, before the controllers start. The returned server is run with [`Server::run`].
 pub async fn bind(addr: SocketAddr, cert_dir: &Path) -> Result<Server> {
@@ -33,6 +34,7 @@ pub async fn bind(addr: SocketAddr, cert_dir: &Path) -> Result<Server> {
 pub async fn serve(server: Server, shutdown: impl Future<Output = ()>) -> Result<()> {
     server.run(shutdown).await.context("conversion webhook")
 }
+// ANCHOR_END: webhook
 
 /// Points a CRD's webhook conversion at `url`, trusting the CA in `ca_file` (for a webhook
 /// outside the cluster, as in a local run against the test control plane).

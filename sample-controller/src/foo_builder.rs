@@ -37,6 +37,17 @@ pub fn controller(
 ///
 /// Counted in the ported loop's counters too (`controller_reconcile_total{controller="foo"}`),
 /// so dashboards and the fault suite read either loop the same way.
+///
+/// What it may do, as kubebuilder writes it on `Reconcile` (the `rbac` generator writes
+/// `config/rbac/role.yaml` from these): informers on Foos; status through the status
+/// subresource (patch: server-side apply, the default --write-mode; update:
+/// --write-mode=update); the owned Deployments (patch: server-side apply; create and update:
+/// --write-mode=update); events about Foos (count aggregation patches existing ones).
+///
+/// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos,verbs=get;list;watch,roleName=sample-controller
+/// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos/status,verbs=patch;update,roleName=sample-controller
+/// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update,roleName=sample-controller
+/// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch,roleName=sample-controller
 pub async fn reconcile(req: Request<Foo>, sync: Arc<foo::Controller>) -> Result<Action, SyncError> {
     let start = std::time::Instant::now();
     let result = sync.sync_handler(&req.key).await;

@@ -178,6 +178,11 @@ struct Running {
 
 /// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
 /// is in flight, stop the informers.
+///
+/// Leader election: one Lease in the controller's namespace, and its events there.
+///
+/// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=sample-controller,roleName=sample-controller-leader-election
+/// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch,namespace=sample-controller,roleName=sample-controller-leader-election
 async fn run_controllers(
     args: &Args,
     clientset: Clientset,

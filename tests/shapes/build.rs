@@ -1,4 +1,5 @@
 //! The build.rs integration users copy: generate into OUT_DIR, include! in lib.rs.
+// ANCHOR: build
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     kube_codegen::Config::new()
         .input("src/api")
@@ -8,3 +9,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .write()?;
     Ok(())
 }
+// ANCHOR_END: build

@@ -169,7 +169,8 @@ impl FaultEnv {
     }
 
     /// A kubeconfig for a ServiceAccount `name` in [`CONTROLLER_NAMESPACE`] bound to the
-    /// controller's generated least-privilege RBAC (sample-controller/config/rbac.yaml).
+    /// controller's least-privilege RBAC: the roles generated from its markers
+    /// (sample-controller/config/rbac/role.yaml) and their bindings (config/rbac.yaml).
     pub async fn service_account_kubeconfig(&self, name: &str) -> Result<PathBuf> {
         let client = self.client().await?;
         self.apply_controller_rbac(&client).await?;
@@ -228,7 +229,10 @@ impl FaultEnv {
 
     /// The controller's namespace, ClusterRole and leader-election Role, from the manifests.
     async fn apply_controller_rbac(&self, client: &Client) -> Result<()> {
-        let text = std::fs::read_to_string(repo_root().join("sample-controller/config/rbac.yaml"))?;
+        let config = repo_root().join("sample-controller/config");
+        let text = std::fs::read_to_string(config.join("rbac/role.yaml"))?
+            + "\n---\n"
+            + &std::fs::read_to_string(config.join("rbac.yaml"))?;
         let ns: Namespace = serde_json::from_value(json!({
             "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": CONTROLLER_NAMESPACE },
         }))?;

@@ -2,8 +2,8 @@
 //! through the runtime's conversion webhook (served by this process on 127.0.0.1 over TLS,
 //! with a CA the test makes: `kube_codegen_tests::conversion`).
 //!
-//! v1beta1 is the storage version and the hub (`spec.scale.replicas`, `spec.scale.
-//! minReadySeconds`); v1alpha1 is a spoke (`spec.replicas`). Objects written in one version
+//! v1beta1 is the storage version and the hub (v1alpha1's fields and `spec.minReadySeconds`);
+//! v1alpha1 is a spoke, without `minReadySeconds`. Objects written in one version
 //! are read, listed, watched and patched in the other with their values intact; data only
 //! v1beta1 holds survives updates through v1alpha1; a storage-version migration leaves etcd
 //! on v1beta1.
@@ -51,20 +51,17 @@ fn beta(name: &str, replicas: i32, min_ready_seconds: Option<i32>) -> v1beta1::F
         name,
         v1beta1::FooSpec {
             deployment_name: format!("{name}-deploy"),
-            scale: Some(v1beta1::FooScale {
-                replicas: Some(replicas),
-                min_ready_seconds,
-            }),
+            replicas: Some(replicas),
+            min_ready_seconds,
         },
     )
 }
 
-/// `spec.scale`'s (replicas, minReadySeconds).
+/// A v1beta1 Foo's (replicas, minReadySeconds).
 type Scale = (Option<i32>, Option<i32>);
 
 fn scale(f: &v1beta1::Foo) -> Scale {
-    let s = f.spec.scale.clone().unwrap_or_default();
-    (s.replicas, s.min_ready_seconds)
+    (f.spec.replicas, f.spec.min_ready_seconds)
 }
 
 #[tokio::test]
@@ -78,7 +75,7 @@ async fn objects_read_list_watch_and_patch_across_versions() {
     let new: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &ns.name);
     let pp = PostParams::default();
 
-    // Written in v1alpha1, read in v1beta1: replicas moved into scale.
+    // Written in v1alpha1, read in v1beta1: the same fields, no minReadySeconds.
     old.create(&pp, &alpha("a", 3)).await.unwrap();
     let a = new.get("a").await.unwrap();
     assert_eq!(a.types.api_version, "samplecontroller.k8s.io/v1beta1");
@@ -134,7 +131,7 @@ async fn objects_read_list_watch_and_patch_across_versions() {
     new.patch(
         "a",
         &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"scale": {"replicas": 5}}})),
+        &Patch::Merge(json!({"spec": {"replicas": 5}})),
     )
     .await
     .unwrap();
@@ -394,7 +391,7 @@ async fn the_sample_controller_serves_the_webhook_and_refuses_bad_certificates()
         "request": {"uid": "x", "desiredAPIVersion": "samplecontroller.k8s.io/v1alpha1", "objects": [{
             "apiVersion": "samplecontroller.k8s.io/v1beta1", "kind": "Foo",
             "metadata": {"name": "f", "namespace": "default"},
-            "spec": {"deploymentName": "f", "scale": {"replicas": 4}},
+            "spec": {"deploymentName": "f", "replicas": 4},
         }]},
     });
     let answer =

@@ -1011,7 +1011,7 @@ async fn run(side: &Side, kind: Kind, name: &str, op: &Op) -> Result<DynamicObje
 }
 
 /// Fields the real server adds to Deployments (defaulting, the deployment controller) and
-/// the fake does not: README "Server-side apply in the fake".
+/// the fake does not: the book's "Server-side apply in the fake" (docs/src/guide/server-side-apply.md).
 fn strip_deployment_extras(v: &mut Value) {
     let remove = |v: &mut Value, path: &str, key: &str| {
         if let Some(Value::Object(m)) = v.pointer_mut(path) {

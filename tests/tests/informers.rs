@@ -251,3 +251,87 @@ async fn two_electors_never_lead_at_once_and_hand_over_on_release() {
     let _ = follower_stop.send(());
     let _ = tokio::join!(ta, tb);
 }
+
+/// A metadata-only informer (client-go's `metadatainformer`, controller-runtime's
+/// `OnlyMetadata`): the API server answers its list and watch as `PartialObjectMetadata`, so
+/// the cache holds each object's metadata and nothing of its spec; a whole-object informer of
+/// the same kind lives beside it.
+#[tokio::test]
+async fn metadata_informers_cache_only_metadata_as_the_server_sends_it() {
+    use kube_codegen_runtime::store::ObjectKey;
+
+    let client = client().await;
+    let ns = TestNamespace::new(&client, "metadata-informers").await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
+    let deployment: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": "web", "labels": { "app": "web" } },
+        "spec": {
+            "selector": { "matchLabels": { "app": "web" } },
+            "template": {
+                "metadata": { "labels": { "app": "web" } },
+                "spec": { "containers": [{ "name": "c", "image": "example.invalid/web" }] }
+            }
+        }
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+
+    let factory = RuntimeFactory::builder(client.clone())
+        .with_namespace(ns.name.clone())
+        .build();
+    let metadata = factory.metadata_informer_for::<Deployment>();
+    let whole = factory.informer_for::<Deployment>();
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(60))
+        .await
+        .unwrap();
+
+    let key = ObjectKey::namespaced(&ns.name, "web");
+    let cached = metadata.lister().get(&key).expect("cached");
+    // The server's own form for metadata-only answers: it sends it only when asked with
+    // `as=PartialObjectMetadata`.
+    let types = cached.types.as_ref().expect("apiVersion and kind");
+    assert_eq!(types.kind, "PartialObjectMetadata");
+    assert_eq!(types.api_version, "meta.k8s.io/v1");
+    assert_eq!(
+        cached.metadata.labels.as_ref().unwrap()["app"],
+        "web",
+        "labels kept"
+    );
+    // The whole-object informer of the same kind is another informer, with the spec.
+    let full = whole.lister().get(&key).expect("cached");
+    assert_eq!(
+        full.spec.template.spec.as_ref().unwrap().containers[0].name,
+        "c"
+    );
+    assert_ne!(metadata.name(), whole.name());
+
+    // A later change reaches the metadata cache through the metadata watch.
+    let mut changed = deployments.get("web").await.unwrap();
+    changed
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("tier".into(), "front".into());
+    deployments
+        .replace("web", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    eventually(
+        "the label in the metadata cache",
+        Duration::from_secs(30),
+        || {
+            let tier = metadata
+                .lister()
+                .get(&key)
+                .and_then(|d| d.metadata.labels.as_ref()?.get("tier").cloned());
+            async move { Ok(tier.filter(|t| t == "front")) }
+        },
+    )
+    .await
+    .unwrap();
+}

@@ -22,7 +22,7 @@ fn service_account_kubeconfig(tag: u16) -> (PathBuf, String) {
     static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     let config = repo_root().join("sample-controller/config");
-    for f in ["namespace.yaml", "rbac.yaml"] {
+    for f in ["namespace.yaml", "rbac/role.yaml", "rbac.yaml"] {
         kubectl_ok(&[
             "apply",
             "--server-side",
@@ -375,6 +375,163 @@ async fn converges(extra: &[&str]) {
         "exit status {status:?}\n{}",
         std::fs::read_to_string(logs_path).unwrap_or_default()
     );
+}
+
+/// The sample-controller tutorial (kubernetes/sample-controller's README, and the walk-through
+/// in the project's seeds) with its own kubectl commands, word for word but for `-n`:
+/// apply `foo.yaml` (v1alpha1), see the Deployment, scale it with
+/// `kubectl patch foo example-foo --type merge -p '{"spec":{"replicas":2}}'`, read the
+/// status with jsonpath, delete, and be refused a Deployment another owner has. kubectl
+/// talks to the *preferred* version, v1beta1 (beta outranks alpha), converted by the
+/// webhook: so v1beta1 must keep every path v1alpha1 has. When it moved `spec.replicas`,
+/// the patch was pruned (`Warning: unknown field "spec.replicas"`) and the Deployment
+/// stayed at one replica.
+#[tokio::test]
+async fn the_tutorials_kubectl_commands_work_against_the_preferred_version() {
+    let client = client().await;
+    install_crds(&client).await;
+    let ns = TestNamespace::new(&client, "seed").await;
+    let controller = Controller::start(&["--namespace", &ns.name, "--controllers", "foo"]);
+    controller.wait_ready().await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
+    let foo_yaml = repo_root().join("sample-controller/config/examples/foo.yaml");
+    let foo_yaml = foo_yaml.to_str().unwrap();
+    let n = ["-n", ns.name.as_str()];
+    let run = |args: &[&str]| {
+        let out = kubectl(&[args, &n[..]].concat());
+        assert!(
+            out.success && !out.stderr.contains("Warning"),
+            "kubectl {args:?}:\n{}{}",
+            out.stdout,
+            out.stderr
+        );
+        out.stdout
+    };
+
+    // kubectl's Foo is v1beta1, the preferred version.
+    run(&["apply", "-f", foo_yaml]);
+    assert_eq!(
+        run(&["get", "foo", "example-foo", "-o", "jsonpath={.apiVersion}"]),
+        "samplecontroller.k8s.io/v1beta1"
+    );
+    let replicas = |want: i32| {
+        let deployments = deployments.clone();
+        async move {
+            eventually(
+                &format!("deployment example-foo at {want} replicas"),
+                Duration::from_secs(30),
+                || async {
+                    Ok(deployments
+                        .get_opt("example-foo")
+                        .await?
+                        .filter(|d| d.spec.replicas == Some(want))
+                        .map(|_| ()))
+                },
+            )
+            .await
+        }
+    };
+    replicas(1)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+    assert!(run(&["get", "deploy"]).contains("example-foo"));
+
+    // Scale through kubectl: the patch reaches spec.replicas and the Deployment follows.
+    run(&[
+        "patch",
+        "foo",
+        "example-foo",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"replicas":2}}"#,
+    ]);
+    assert_eq!(
+        run(&[
+            "get",
+            "foo",
+            "example-foo",
+            "-o",
+            "jsonpath={.spec.replicas}"
+        ]),
+        "2"
+    );
+    replicas(2)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+    let columns = run(&["get", "foo", "example-foo"]);
+    assert!(
+        columns.lines().nth(1).is_some_and(|l| l
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .starts_with(&["example-foo", "example-foo", "2"])),
+        "{columns}"
+    );
+
+    // The status, as the tutorial reads it.
+    let kubelet = FakeKubelet::register(&client, "fake-node-seed")
+        .await
+        .unwrap();
+    eventually(
+        "status.availableReplicas 2",
+        Duration::from_secs(90),
+        || async {
+            kubelet
+                .make_pods_ready(&ns.name, "app=nginx,controller=example-foo")
+                .await?;
+            let status = run(&["get", "foo", "example-foo", "-o", "jsonpath={.status}"]);
+            Ok((status == r#"{"availableReplicas":2}"#).then_some(()))
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}\n{}", controller.logs()));
+
+    // Delete: the Deployment goes with its owner.
+    run(&["delete", "-f", foo_yaml]);
+    eventually(
+        "deployment garbage-collected",
+        Duration::from_secs(60),
+        || async {
+            Ok(deployments
+                .get_opt("example-foo")
+                .await?
+                .is_none()
+                .then_some(()))
+        },
+    )
+    .await
+    .unwrap();
+
+    // A Deployment of that name that the Foo does not own is left alone, with an event.
+    run(&["create", "deployment", "example-foo", "--image=nginx"]);
+    run(&["apply", "-f", foo_yaml]);
+    let out = eventually(
+        "ErrResourceExists event",
+        Duration::from_secs(30),
+        || async {
+            let out = kubectl(&[
+                "get",
+                "events",
+                "-n",
+                &ns.name,
+                "--field-selector",
+                "involvedObject.name=example-foo,reason=ErrResourceExists",
+                "-o",
+                "jsonpath={.items[*].message}",
+            ]);
+            Ok((out.success && !out.stdout.is_empty()).then_some(out.stdout))
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.contains("Resource \"example-foo\" already exists and is not managed by Foo"),
+        "{out}"
+    );
+    run(&["delete", "-f", foo_yaml]);
+    run(&["delete", "deploy", "example-foo"]);
+    let status = controller.terminate();
+    assert!(status.success(), "exit status {status:?}");
 }
 
 #[tokio::test]

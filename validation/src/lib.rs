@@ -15,4 +15,5 @@
 #![deny(missing_docs)]
 
 pub mod cel;
+pub mod re2;
 pub mod validation;

@@ -6,7 +6,7 @@
 //! configurations too, in the module `k8s`, built from the schemas the CRDs use
 //! (`kubernetes/schemas/`, controller-gen's for the chosen Kubernetes version): k8s-openapi's
 //! own types always write their required fields, so a manager applying one would own
-//! fields it never meant to (README "Server-side apply"). Kubernetes types without
+//! fields it never meant to (docs/src/guide/server-side-apply.md). Kubernetes types without
 //! properties of their own (`Quantity`, `IntOrString`, `Time`, `RawExtension`, empty
 //! structs) are one value on the wire and stay k8s-openapi types.
 //!

@@ -20,9 +20,13 @@ mod deepcopy;
 mod fake;
 mod informers;
 mod listers;
+mod marker_reference;
 mod rbac;
 mod register;
 mod validation;
+mod webhook;
+
+pub use marker_reference::{MarkerDoc, ReferenceFormat, marker_docs, marker_reference};
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -62,6 +66,9 @@ pub enum GeneratorName {
     /// Defaulting and validation per kind as the API server does them, CEL rules
     /// evaluated (defaulter-gen, validation-gen), for kinds that opt in.
     Validation,
+    /// Mutating and validating webhook configurations from `+kubebuilder:webhook` markers
+    /// (controller-gen's `webhook`).
+    Webhook,
 }
 
 impl GeneratorName {
@@ -192,6 +199,28 @@ pub(crate) struct RenderYaml {
     pub render: Box<dyn Fn(usize) -> String + Send + Sync>,
 }
 
+/// One YAML file of documents (controller-gen's manifests: `---` before each, the header
+/// first), or no file when there are none.
+pub(crate) fn yaml_documents(file_name: &str, documents: Vec<serde_json::Value>) -> RenderYaml {
+    if documents.is_empty() {
+        return RenderYaml {
+            names: vec![],
+            render: Box::new(|_| String::new()),
+        };
+    }
+    RenderYaml {
+        names: vec![file_name.to_owned()],
+        render: Box::new(move |_| {
+            let mut out = format!("{}\n", crate::YAML_HEADER);
+            for document in &documents {
+                out += "---\n";
+                out += &serde_yaml::to_string(document).expect("JSON values always serialize");
+            }
+            out
+        }),
+    }
+}
+
 /// The generators, in the order of `mod.rs` and of the summary.
 pub(crate) static REGISTRY: &[Generator] = &[
     crd::GENERATOR,
@@ -205,6 +234,7 @@ pub(crate) static REGISTRY: &[Generator] = &[
     register::GENERATOR,
     rbac::GENERATOR,
     validation::GENERATOR,
+    webhook::GENERATOR,
 ];
 
 /// The marker table of every run: the model's markers and every registered generator's,

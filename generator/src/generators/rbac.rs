@@ -33,24 +33,7 @@ pub(crate) const DEFAULT_ROLE_NAME: &str = "manager-role";
 const FILE_NAME: &str = "role.yaml";
 
 fn prepare(cx: &Context) -> RenderYaml {
-    let roles = roles(&cx.api.rbac_rules);
-    if roles.is_empty() {
-        return RenderYaml {
-            names: vec![],
-            render: Box::new(|_| String::new()),
-        };
-    }
-    RenderYaml {
-        names: vec![FILE_NAME.to_owned()],
-        render: Box::new(move |_| {
-            let mut out = format!("{}\n", crate::YAML_HEADER);
-            for role in &roles {
-                out += "---\n";
-                out += &serde_yaml::to_string(role).expect("JSON values always serialize");
-            }
-            out
-        }),
-    }
+    super::yaml_documents(FILE_NAME, roles(&cx.api.rbac_rules))
 }
 
 /// One rule as controller-gen keeps it while merging: every list deduplicated and sorted.

@@ -78,7 +78,7 @@ fn runtime_contract() -> proc_macro2::TokenStream {
     }
 }
 
-/// The front door every generated crate has (README: "Using the generated code"): the
+/// The front door every generated crate has (README, "What it generates"): the
 /// clientset and the informer factory, named at the top of the generated code, so
 /// `my_api::generated::Clientset` works, and `my_api::Clientset` too where the crate root
 /// re-exports them (`init` and the importers write that line) or includes the single file.
@@ -296,7 +296,7 @@ pub(crate) fn packages(api: &Api, options: &RustOptions) -> Vec<t::Package> {
 }
 
 /// What `new(name, spec)` takes and how it starts a kind's fields besides its
-/// `types: TypeMeta` and `metadata` (README: "Writing API types"): `spec` is the argument
+/// `types: TypeMeta` and `metadata` (docs/src/guide/api-types.md): `spec` is the argument
 /// (`Some(spec)` for `spec: Option<T>`), an `Option` starts as `None`, a field with
 /// `#[serde(default)]` or `#[serde(skip)]` at its type's default, and, when the kind is
 /// `Default`, any other field from the kind's default. `None` (no `new`) when those three

@@ -222,6 +222,20 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
         for c in crds {
             names.claim(c.kind());
         }
+        // The naming rule needs every use of every shape first: a recording pass over the
+        // module's kinds, whose types and warnings are dropped, makes the plan.
+        let mut recorder = types::Recorder::default();
+        for c in crds {
+            walk_version(
+                c,
+                version,
+                options.kubernetes,
+                &mut Names::for_types(),
+                &mut BTreeMap::new(),
+                types::Pass::Record(&mut recorder),
+            );
+        }
+        let plan = recorder.plan(&mut names);
         let mut all_types: Vec<TypeDef> = vec![];
         let mut sources = BTreeSet::new();
         for c in crds {
@@ -233,39 +247,23 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "-".into()),
             );
-            let versions = c.spec()["versions"].as_array().cloned().unwrap_or_default();
-            let (i, v) = versions
-                .iter()
-                .enumerate()
-                .find(|(_, v)| v["name"].as_str() == Some(version))
-                .expect("grouped by this version");
-            let mut b = ModuleBuilder {
-                names: &mut names,
-                seen: &mut seen,
-                types: vec![],
-                warnings: vec![],
-                loc: c.loc.clone(),
-                positions: c.positions.clone(),
-                kubernetes: options.kubernetes,
-                what: format!("CRD {} version {version}", c.name),
-                needs_status: !v["subresources"]["status"].is_null(),
-            };
-            let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
-            let root = v["schema"]["openAPIV3Schema"]
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            b.structure(&root, c.kind(), &path, true);
-            let kind_markers = kind_markers(c, v, versions.len(), &mut b.warnings);
-            let mut types = b.types;
-            warnings.extend(b.warnings);
-            let kind = types.first_mut().expect("the kind's struct comes first");
+            let (mut made, mut found, v, count) = walk_version(
+                c,
+                version,
+                options.kubernetes,
+                &mut names,
+                &mut seen,
+                types::Pass::Build(&plan),
+            );
+            let kind_markers = kind_markers(c, &v, count, &mut found);
+            warnings.extend(found);
+            let kind = made.first_mut().expect("the kind's struct comes first");
             let mut m = kind_markers;
             m.append(&mut kind.markers);
             kind.markers = m;
             stats.versions += 1;
             stats.kinds += 1;
-            all_types.extend(types);
+            all_types.extend(made);
         }
         stats.types += all_types.len();
         stats.patches += all_types
@@ -367,6 +365,48 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
 }
 
 /// The kind-level markers of one version: identity, scope, subresources, columns, versions.
+/// One pass of the type builder over CRD `c`'s schema of `version`: the types and
+/// warnings it made, the version's node and how many versions the CRD has.
+fn walk_version(
+    c: &crd::Crd,
+    version: &str,
+    kubernetes: KubernetesVersion,
+    names: &mut Names,
+    seen: &mut BTreeMap<String, String>,
+    pass: types::Pass<'_>,
+) -> (Vec<TypeDef>, Vec<Diagnostic>, Value, usize) {
+    let versions = c.spec()["versions"].as_array().cloned().unwrap_or_default();
+    let (i, v) = versions
+        .iter()
+        .enumerate()
+        .find(|(_, v)| v["name"].as_str() == Some(version))
+        .expect("grouped by this version");
+    let mut b = ModuleBuilder {
+        names,
+        pass,
+        kind: c.kind().to_owned(),
+        seen,
+        types: vec![],
+        warnings: vec![],
+        loc: c.loc.clone(),
+        positions: c.positions.clone(),
+        kubernetes,
+        what: format!("CRD {} version {version}", c.name),
+        needs_status: !v["subresources"]["status"].is_null(),
+    };
+    let root = v["schema"]["openAPIV3Schema"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    b.structure(
+        &root,
+        c.kind(),
+        &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+        true,
+    );
+    (b.types, b.warnings, v.clone(), versions.len())
+}
+
 fn kind_markers(
     c: &crd::Crd,
     v: &Value,

@@ -1,7 +1,7 @@
 //! Rust names for what a CRD names in JSON: Go-like type names from the property path
 //! (`CertificateSpecKeystoresJks`), snake_case fields, module names for groups; every
-//! collision resolved by a numeric suffix in the order the schema is walked, so a name
-//! is the same in every run.
+//! collision resolved by a numeric suffix, types in the order of the naming rule
+//! (`types::Plan`, README "Names of imported types"), so a name is the same in every run.
 
 use std::collections::BTreeSet;
 
@@ -165,6 +165,7 @@ pub fn kind_name_problem(name: &str) -> Option<&'static str> {
 /// The Rust name of a Go type (`upper_camel`), with a trailing `_` when that is a name
 /// [`kind_name_problem`] refuses (`Self`, `Option`, `String`...): the name of a type is in
 /// no JSON, so only the Rust changes (the importer says so).
+#[cfg(feature = "import-go")]
 pub fn go_type_ident(go: &str) -> String {
     let name = upper_camel(go);
     if kind_name_problem(&name).is_some() {

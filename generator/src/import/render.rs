@@ -54,6 +54,30 @@ fn field(out: &mut String, f: &FieldDef) {
 }
 
 /// `types.rs` of one group/version: every kind and every struct its schema needs.
+/// Where a type is used, as a plain comment (not a doc comment, which would be its
+/// description): the schema paths, the one that names it first, wrapped at 100 columns.
+fn used_at_lines(out: &mut String, used_at: &[String]) {
+    if used_at.is_empty() {
+        return;
+    }
+    let mut line = String::from("// Used at");
+    for (i, p) in used_at.iter().enumerate() {
+        let item = if i + 1 == used_at.len() {
+            format!(" {p}.")
+        } else {
+            format!(" {p},")
+        };
+        if line.len() + item.len() > 100 && line != "// Used at" {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("//");
+        }
+        line.push_str(&item);
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
+
 pub fn types_rs(types: &[TypeDef], sources: &BTreeSet<String>) -> String {
     let mut out = String::from(IMPORT_HEADER);
     out.push('\n');
@@ -65,6 +89,7 @@ pub fn types_rs(types: &[TypeDef], sources: &BTreeSet<String>) -> String {
     out.push_str("\nuse serde::{Deserialize, Serialize};\n");
     for t in types {
         out.push('\n');
+        used_at_lines(&mut out, &t.used_at);
         doc_lines(&mut out, "", t.doc.as_deref(), &t.markers);
         if !t.variants.is_empty() {
             out.push_str("#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]\n");

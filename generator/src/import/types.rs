@@ -34,6 +34,9 @@ pub struct TypeDef {
     /// An enum of unit variants instead of a struct: (Rust name, JSON value), the first
     /// the `Default`.
     pub variants: Vec<(String, String)>,
+    /// The schema paths that use the type (`Application.spec.sources[*]`), the one that
+    /// names it first: written above it as a plain comment.
+    pub used_at: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -76,12 +79,204 @@ struct Lowered {
     is_struct: bool,
 }
 
+/// Where a schema node sits, for the naming rule: the kind's top-level field it is under
+/// (`spec` before `status` before the rest), how deep, then the kind and the path itself.
+/// The use that ranks first names the type.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rank {
+    class: u8,
+    depth: usize,
+    kind: String,
+    path: String,
+}
+
+/// One use of a type-making schema node, seen by the recording pass.
+#[derive(Clone, Debug)]
+struct Use {
+    rank: Rank,
+    /// The name the node's path gives (`ApplicationSpecSource`).
+    hint: String,
+    /// The path as users read it (`Application.spec.source`).
+    shown: String,
+}
+
+/// One use of an object node, which may share its struct with uses of the same shape that
+/// differ only in their description.
+#[derive(Clone, Debug)]
+struct StructUse {
+    at: Use,
+    /// An array's items or a map's values: no field doc can stand in for the struct's doc.
+    item: bool,
+    description: Option<String>,
+}
+
+/// What the recording pass saw: every use of every node that becomes a type, the subtrees
+/// of shared nodes walked once per use.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    uses: std::collections::BTreeMap<String, Vec<Use>>,
+    structs: std::collections::BTreeMap<String, Vec<StructUse>>,
+}
+
+/// The naming rule, decided before any type is written: identical nodes share one type
+/// (object nodes whatever their own description, when the uses' docs allow it), named
+/// after the use that ranks first ([`Rank`]), names claimed in that order, a collision
+/// getting a numeric suffix.
+#[derive(Debug, Default)]
+pub struct Plan {
+    names: std::collections::BTreeMap<String, String>,
+    used_at: std::collections::BTreeMap<String, Vec<String>>,
+    structs: std::collections::BTreeMap<String, Vec<StructUse>>,
+}
+
+/// Which pass a [`ModuleBuilder`] runs.
+pub enum Pass<'a> {
+    /// Walk every use of every node, sharing nothing, and record them.
+    Record(&'a mut Recorder),
+    /// Build the types, by the plan made from the record.
+    Build(&'a Plan),
+}
+
+impl Recorder {
+    /// The plan: final keys, their names (claimed from `names` in rank order) and uses.
+    pub fn plan(self, names: &mut Names) -> Plan {
+        let mut plan = Plan {
+            structs: self.structs.clone(),
+            ..Default::default()
+        };
+        let mut uses = self.uses;
+        for (base, list) in &self.structs {
+            for u in list {
+                let key = struct_key(base, group_doc(list, u.item, u.description.as_deref()));
+                uses.entry(key).or_default().push(u.at.clone());
+            }
+        }
+        let mut order: Vec<(Use, String)> = vec![];
+        for (key, mut list) in uses {
+            list.sort_by(|a, b| (&a.rank, &a.hint).cmp(&(&b.rank, &b.hint)));
+            let mut shown: Vec<String> = vec![];
+            for u in &list {
+                if !shown.contains(&u.shown) {
+                    shown.push(u.shown.clone());
+                }
+            }
+            plan.used_at.insert(key.clone(), shown);
+            order.push((list[0].clone(), key));
+        }
+        order.sort_by(|(a, ka), (b, kb)| (&a.rank, &a.hint, ka).cmp(&(&b.rank, &b.hint, kb)));
+        for (first, key) in order {
+            let name = names.claim(&first.hint);
+            plan.names.insert(key, name);
+        }
+        plan
+    }
+}
+
+/// The doc of the struct a use of an object node shares. An item's description, and a
+/// field's missing one, can only be the struct's doc (a field's own doc replaces the
+/// struct's; an item has none); a field with a description can use any struct. So uses
+/// fixed to one doc share a struct; a free field joins the struct of its own description,
+/// else the one of the first-ranked fixed use; with no fixed use, the struct has the doc
+/// all the fields agree on, or none.
+fn group_doc<'u>(
+    uses: &'u [StructUse],
+    item: bool,
+    description: Option<&'u str>,
+) -> Option<&'u str> {
+    let fixed = |u: &&StructUse| u.item || u.description.is_none();
+    if item || description.is_none() {
+        return description;
+    }
+    if uses
+        .iter()
+        .filter(fixed)
+        .any(|u| u.description.as_deref() == description)
+    {
+        return description;
+    }
+    let first = |it: &mut dyn Iterator<Item = &'u StructUse>| {
+        it.min_by(|a, b| (&a.at.rank, &a.at.hint).cmp(&(&b.at.rank, &b.at.hint)))
+    };
+    match first(&mut uses.iter().filter(fixed)) {
+        Some(u) => u.description.as_deref(),
+        // Only fields, each with its doc: the struct has one when they all agree.
+        None => {
+            let one = uses[0].description.as_deref();
+            uses.iter()
+                .all(|u| u.description.as_deref() == one)
+                .then_some(one)
+                .flatten()
+        }
+    }
+}
+
+fn struct_key(base: &str, doc: Option<&str>) -> String {
+    format!(
+        "{base} doc {}",
+        serde_json::to_string(&doc).expect("JSON serializes")
+    )
+}
+
+/// `spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.sources.items`
+/// -> its [`Rank`] and `Application.spec.sources[*]`.
+fn rank_of(kind: &str, path: &str) -> (Rank, String) {
+    let within = path
+        .split_once("openAPIV3Schema")
+        .map_or(path, |(_, rest)| rest);
+    let mut shown = kind.to_owned();
+    let mut depth = 0;
+    let mut class = None;
+    let mut rest = within;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix(".properties.") {
+            let end = [".properties.", ".items", ".additionalProperties"]
+                .iter()
+                .filter_map(|t| r.find(t))
+                .min()
+                .unwrap_or(r.len());
+            let name = &r[..end];
+            class.get_or_insert(match name {
+                "spec" => 0,
+                "status" => 1,
+                _ => 2,
+            });
+            depth += 1;
+            shown.push('.');
+            shown.push_str(name);
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix(".items") {
+            shown.push_str("[*]");
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix(".additionalProperties") {
+            shown.push_str(".*");
+            rest = r;
+        } else {
+            shown.push_str(rest);
+            break;
+        }
+    }
+    (
+        Rank {
+            class: class.unwrap_or(2),
+            depth,
+            kind: kind.to_owned(),
+            path: shown.clone(),
+        },
+        shown,
+    )
+}
+
 /// Builds the types of one group/version module.
 pub struct ModuleBuilder<'a> {
     pub names: &'a mut Names,
-    /// Types made so far in the module, by what they were made from: an identical subtree
-    /// (Gateway API's filters under rules and under backendRefs, a shared reference type)
-    /// reuses the first one's type instead of a copy under another name.
+    /// The recording pass, or the plan it made.
+    pub pass: Pass<'a>,
+    /// The kind whose schema is walked.
+    pub kind: String,
+    /// Types made so far in the module, by the plan's key of what they were made from: an
+    /// identical subtree (Gateway API's filters under rules and under backendRefs, a shared
+    /// reference type) reuses the one type the plan named, instead of a copy under another
+    /// name. Unused while recording.
     pub seen: &'a mut std::collections::BTreeMap<String, String>,
     pub types: Vec<TypeDef>,
     pub warnings: Vec<Diagnostic>,
@@ -192,6 +387,40 @@ fn num(v: &Value) -> Option<String> {
 }
 
 impl ModuleBuilder<'_> {
+    /// The type already made for `key`, if any; none while recording, so every use of a
+    /// node is walked.
+    fn made(&self, key: &str) -> Option<String> {
+        match self.pass {
+            Pass::Record(_) => None,
+            Pass::Build(_) => self.seen.get(key).cloned(),
+        }
+    }
+
+    /// The name of the type for `key`, made at `path` with the path's name `hint`: recorded
+    /// while recording, the plan's when building.
+    fn name_for(&mut self, key: &str, hint: &str, path: &str) -> (String, Vec<String>) {
+        let (rank, shown) = rank_of(&self.kind, path);
+        match &mut self.pass {
+            Pass::Record(r) => {
+                r.uses.entry(key.to_owned()).or_default().push(Use {
+                    rank,
+                    hint: hint.to_owned(),
+                    shown,
+                });
+                (hint.to_owned(), vec![])
+            }
+            Pass::Build(plan) => {
+                let name = plan
+                    .names
+                    .get(key)
+                    .cloned()
+                    .unwrap_or_else(|| self.names.claim(hint));
+                self.seen.insert(key.to_owned(), name.clone());
+                (name, plan.used_at.get(key).cloned().unwrap_or_default())
+            }
+        }
+    }
+
     fn warn(&mut self, path: &str, keys: &[String]) {
         let at = match self.positions.locate(path) {
             Some((l, c)) => Location::new(&self.loc.file, l, c),
@@ -428,7 +657,7 @@ impl ModuleBuilder<'_> {
                     // A string enum becomes a Rust enum of unit variants, which `generate`
                     // writes back as `type: string` with the same `enum`.
                     if let Some(values) = n.get("enum").and_then(Value::as_array)
-                        && let Some(name) = self.string_enum(values, hint)
+                        && let Some(name) = self.string_enum(values, hint, path)
                     {
                         implied.insert("enum".into(), Value::Array(values.clone()));
                         l.ty = name;
@@ -467,7 +696,7 @@ impl ModuleBuilder<'_> {
                             handled.push("items");
                             let item_path = format!("{path}.items");
                             let item = self.lower(items, hint, &item_path);
-                            let t = self.nest(&mut l, item, "items", hint, &item_path);
+                            let t = self.nest(&mut l, (items, item), "items", hint, &item_path);
                             l.ty = format!("Vec<{t}>");
                         }
                         _ => {
@@ -487,7 +716,13 @@ impl ModuleBuilder<'_> {
                         handled.push("additionalProperties");
                         let value_path = format!("{path}.additionalProperties");
                         let value = self.lower(addl, hint, &value_path);
-                        let t = self.nest(&mut l, value, "additionalProperties", hint, &value_path);
+                        let t = self.nest(
+                            &mut l,
+                            (addl, value),
+                            "additionalProperties",
+                            hint,
+                            &value_path,
+                        );
                         l.ty = format!("::std::collections::BTreeMap<String, {t}>");
                     } else if props.is_none() && pres {
                         // An open object: any JSON, typed `object`.
@@ -598,10 +833,10 @@ impl ModuleBuilder<'_> {
 
     /// An enum for the string values of an `enum` keyword, or `None` when a value cannot
     /// be a unit variant (empty, duplicated).
-    fn string_enum(&mut self, values: &[Value], hint: &str) -> Option<String> {
+    fn string_enum(&mut self, values: &[Value], hint: &str, path: &str) -> Option<String> {
         let key = format!("enum {}", Value::Array(values.to_vec()));
-        if let Some(name) = self.seen.get(&key) {
-            return Some(name.clone());
+        if let Some(name) = self.made(&key) {
+            return Some(name);
         }
         let mut variants = vec![];
         let mut names = Names::default();
@@ -621,8 +856,7 @@ impl ModuleBuilder<'_> {
         if variants.is_empty() {
             return None;
         }
-        let name = self.names.claim(hint);
-        self.seen.insert(key, name.clone());
+        let (name, used_at) = self.name_for(&key, hint, path);
         self.types.push(TypeDef {
             name: name.clone(),
             doc: None,
@@ -631,6 +865,7 @@ impl ModuleBuilder<'_> {
             kind: false,
             alias: None,
             variants,
+            used_at,
         });
         Some(name)
     }
@@ -642,7 +877,7 @@ impl ModuleBuilder<'_> {
     fn nest(
         &mut self,
         l: &mut Lowered,
-        child: Lowered,
+        (node, child): (&Value, Lowered),
         at: &'static str,
         hint: &str,
         path: &str,
@@ -669,19 +904,14 @@ impl ModuleBuilder<'_> {
             }
             return child.ty;
         }
-        let key = format!(
-            "alias {at} {} {:?} {:?} {}",
-            child.ty,
-            child.description,
-            child.kws,
-            Value::Object(child.hatch.clone())
-        );
-        if let Some(name) = self.seen.get(&key) {
-            return name.clone();
+        // The node itself is the key: the same in both passes (the child's Rust type may
+        // be a name, which only the plan fixes).
+        let key = format!("alias {at} {node}");
+        if let Some(name) = self.made(&key) {
+            return name;
         }
         let suffix = if at == "items" { "Item" } else { "Value" };
-        let name = self.names.claim(&format!("{hint}{suffix}"));
-        self.seen.insert(key, name.clone());
+        let (name, used_at) = self.name_for(&key, &format!("{hint}{suffix}"), path);
         let mut markers = vec![];
         let mut hatch = child.hatch;
         for kw in child.kws {
@@ -710,6 +940,7 @@ impl ModuleBuilder<'_> {
             kind: false,
             alias: Some(child.ty),
             variants: vec![],
+            used_at,
         });
         name
     }
@@ -722,16 +953,55 @@ impl ModuleBuilder<'_> {
         path: &str,
         kind: bool,
     ) -> String {
-        let key = format!("struct {}", Value::Object(n.clone()));
-        if !kind && let Some(name) = self.seen.get(&key) {
-            return name.clone();
+        // An object node's own description belongs to where it is used (a field's doc
+        // replaces its struct's), so nodes differing only there may share a struct: the
+        // shape without it is the base of the key, the struct's doc its group's
+        // (`group_doc`). A description no doc comment carries stays in the shape.
+        let description = n
+            .get("description")
+            .and_then(Value::as_str)
+            .filter(|d| doc_safe(d));
+        let mut shape = n.clone();
+        if description.is_some() {
+            shape.remove("description");
         }
-        let name = if kind {
-            hint.to_owned()
+        let base = format!("struct {}", Value::Object(shape));
+        let item = path.ends_with(".items") || path.ends_with(".additionalProperties");
+        let (key, doc) = match &mut self.pass {
+            Pass::Record(r) if !kind => {
+                let (rank, shown) = rank_of(&self.kind, path);
+                r.structs.entry(base.clone()).or_default().push(StructUse {
+                    at: Use {
+                        rank,
+                        hint: hint.to_owned(),
+                        shown,
+                    },
+                    item,
+                    description: description.map(str::to_owned),
+                });
+                (base.clone(), description.map(str::to_owned))
+            }
+            Pass::Build(plan) if !kind => {
+                let doc = plan
+                    .structs
+                    .get(&base)
+                    .map(|uses| group_doc(uses, item, description).map(str::to_owned))
+                    .unwrap_or_else(|| description.map(str::to_owned));
+                (struct_key(&base, doc.as_deref()), doc)
+            }
+            _ => (base.clone(), description.map(str::to_owned)),
+        };
+        if !kind && let Some(name) = self.made(&key) {
+            return name;
+        }
+        let (name, used_at) = if kind {
+            (hint.to_owned(), vec![])
         } else {
-            let name = self.names.claim(hint);
-            self.seen.insert(key, name.clone());
-            name
+            match &self.pass {
+                // Recorded with the struct's uses above.
+                Pass::Record(_) => (hint.to_owned(), vec![]),
+                Pass::Build(_) => self.name_for(&key, hint, path),
+            }
         };
         // Reserve the slot now so types come out parents first.
         let at = self.types.len();
@@ -743,6 +1013,7 @@ impl ModuleBuilder<'_> {
             kind,
             alias: None,
             variants: vec![],
+            used_at,
         });
         let empty = Map::new();
         let props = n
@@ -766,7 +1037,9 @@ impl ModuleBuilder<'_> {
                 continue;
             }
             let child_path = format!("{path}.properties.{pname}");
-            let lc = self.lower(pnode, &format!("{name}{}", upper_camel(pname)), &child_path);
+            // Named after the path, not after the parent's (maybe shared) name: a name
+            // follows from the schema alone.
+            let lc = self.lower(pnode, &format!("{hint}{}", upper_camel(pname)), &child_path);
             let optional = !required.contains(&pname.as_str());
             let mut markers = vec![];
             let mut hatch = lc.hatch;
@@ -888,7 +1161,9 @@ impl ModuleBuilder<'_> {
             ));
         }
         let t = &mut self.types[at];
-        t.doc = own.description;
+        // The group's doc: this node's description, or one all the struct's uses agree on
+        // (a use with another description says it in the field's doc).
+        t.doc = if kind { own.description } else { doc };
         t.markers = markers;
         t.fields = fields;
         name

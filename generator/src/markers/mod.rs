@@ -8,13 +8,16 @@
 //! starts with `+` and names a known *prefix* (kubebuilder, genclient, listType, ...) but
 //! no known marker is an error with a "did you mean" hint: a typo must never be silently
 //! ignored, because the generated CRD would then lack the validation the author asked for.
+//! Other tools' markers in those namespaces (`+kubebuilder:scaffold:`, `+k8s:deepcopy-gen`)
+//! and elsewhere (`+patchStrategy`) are known and quiet: [`names::FOREIGN`], the one list
+//! the importers read too.
 //!
 //! [`values`] holds the grammar of marker values (Go literals, quoted strings, lists).
 
 mod names;
 mod values;
 
-pub use names::{ITEMS_MARKERS, ITEMS_PREFIX, Name, SILENT_FOREIGN, VALIDATION_PREFIX};
+pub use names::{ITEMS_MARKERS, ITEMS_PREFIX, Name, VALIDATION_PREFIX, is_foreign};
 use values::QuoteError;
 use values::split_top_level;
 pub use values::{parse_any, split_list, unquote};
@@ -98,7 +101,7 @@ pub const WEBHOOK_ARGS: &[&str] = &[
 ];
 
 /// The markers of the model itself, owned by no generator: group/version and kind identity,
-/// field presence, and markers parsed for generators still to come (webhooks, apply
+/// field presence, and controller-gen's switches kube-codegen accepts (apply
 /// configurations). Each generator declares the markers whose meaning it owns
 /// (`generators::REGISTRY`), which joins them into one [`Table`], so markers are parsed once.
 pub const CORE_MARKERS: &[MarkerSpec] = &[
@@ -156,16 +159,6 @@ pub const CORE_MARKERS: &[MarkerSpec] = &[
         name: Name::AcOutputPackage,
         args: Args::Value,
         levels: P,
-    },
-    MarkerSpec {
-        name: Name::Webhook,
-        args: Args::Named(WEBHOOK_ARGS),
-        levels: PT,
-    },
-    MarkerSpec {
-        name: Name::WebhookConfiguration,
-        args: Args::Named(&["!mutating", "name"]),
-        levels: PT,
     },
     MarkerSpec {
         name: Name::K8sRequired,
@@ -312,6 +305,11 @@ fn typo_of(name: &str, table: &Table) -> Option<(String, String)> {
         let lower = written.to_lowercase();
         for candidate in all_names(table) {
             let d = strsim::damerau_levenshtein(&lower, &candidate.to_lowercase());
+            // `genclient` in `+genclient:namespaced` is the marker itself, followed by a
+            // name that is not a marker: not a typo of it.
+            if d == 0 && end < name.len() {
+                continue;
+            }
             // One edit in a short name, two in a long one: `+optinal` is a typo, while
             // `+kubebuilder:scaffold` (kubebuilder's own) is nowhere near `+kubebuilder:skip`.
             // The last segment decides, so `+k8s:minItems` (declarative validation's, not
@@ -326,9 +324,14 @@ fn typo_of(name: &str, table: &Table) -> Option<(String, String)> {
     best.map(|(_, written, candidate)| (written, candidate))
 }
 
-/// A `+` line that names no marker we know: a typo of ours is an error with a suggestion;
-/// another tool's marker (an unknown `+kubebuilder:` form, `+operator-sdk:`, openapi-gen's
-/// `+patchStrategy`) is a warning, since it changes nothing here; prose is left alone.
+/// A `+` line that names no marker we know: a known marker of another tool ([`FOREIGN`]:
+/// `+patchStrategy`, `+kubebuilder:scaffold:`, `+operator-sdk:`) is left alone without a
+/// word; any other name in a namespace kube-codegen reads (`+kubebuilder:`, `+k8s:`,
+/// `+genclient`, `+listType`, ...) is an error, with the markers it is likely a typo of;
+/// a marker of a namespace we do not read is a warning, since it changes nothing here;
+/// prose is left alone.
+///
+/// [`FOREIGN`]: names::FOREIGN
 fn unknown_marker(body: &str, loc: Location, table: &Table) -> Result<Option<Marker>, Diagnostic> {
     let name_end = body
         .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, ':' | '-' | '_' | '.' | '/')))
@@ -339,10 +342,7 @@ fn unknown_marker(body: &str, loc: Location, table: &Table) -> Result<Option<Mar
     if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
         return Ok(None);
     }
-    if SILENT_FOREIGN.iter().any(|f| {
-        name.strip_prefix(f)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
-    }) {
+    if is_foreign(name) {
         return Ok(None);
     }
     let typo = typo_of(name, table);
@@ -378,6 +378,27 @@ fn unknown_marker(body: &str, loc: Location, table: &Table) -> Result<Option<Mar
             );
         }
     }
+    if let Some(namespace) = owned_namespace(name, table) {
+        let near = near_in_namespace(name, table);
+        let hint = if let Some(ours) = kubebuilder_form(name, table) {
+            format!(
+                "kube-codegen reads only some of validation-gen's `+k8s:` tags (`kube-codegen \
+                 markers` lists them); for this one write `+{ours}`"
+            )
+        } else if near.is_empty() {
+            format!(
+                "kube-codegen reads the `+{namespace}` markers and none is named so (`kube-codegen \
+                 markers` lists them); if this is another tool's marker, please report it: \
+                 kube-codegen keeps a list of those and leaves them alone"
+            )
+        } else {
+            let near: Vec<String> = near.iter().map(|n| format!("`+{n}`")).collect();
+            format!("did you mean {}?", near.join(" or "))
+        };
+        return Err(Diagnostic::new(loc, format!("unknown marker `+{name}`"))
+            .with_marker(body)
+            .with_hint(hint));
+    }
     Err(Diagnostic::warning(
         loc,
         format!("`+{name}` is not a kube-codegen marker; it is ignored"),
@@ -385,8 +406,88 @@ fn unknown_marker(body: &str, loc: Location, table: &Table) -> Result<Option<Mar
     .with_marker(body)
     .with_hint(
         "markers of other tools are left alone, as controller-gen leaves markers it does not \
-         know; see the marker reference in README.md for the ones kube-codegen uses",
+         know; `kube-codegen markers` lists the ones kube-codegen uses",
     ))
+}
+
+/// The namespace of a marker kube-codegen reads that `name` is in, if any: the first
+/// segment (`kubebuilder`, `k8s`, `genclient`, `listType`, ...) of a marker in the table.
+fn owned_namespace<'n>(name: &'n str, table: &Table) -> Option<&'n str> {
+    let first = name.split([':', '.']).next().unwrap_or(name);
+    all_names(table)
+        .any(|known| known.split(':').next() == Some(first))
+        .then_some(first)
+}
+
+/// For a validation-gen tag kube-codegen does not read (`k8s:maxLength`, `k8s:minItems`,
+/// or a slip of one), the `kubebuilder:validation:` marker that says the same.
+fn kubebuilder_form(name: &str, table: &Table) -> Option<String> {
+    let tag = name.strip_prefix("k8s:")?.to_lowercase();
+    if tag.contains(':') {
+        return None;
+    }
+    all_names(table)
+        .filter_map(|known| {
+            let x = known.strip_prefix(VALIDATION_PREFIX)?;
+            (!x.contains(':')).then(|| {
+                (
+                    strsim::damerau_levenshtein(&tag, &x.to_lowercase()),
+                    known.clone(),
+                )
+            })
+        })
+        .filter(|(d, _)| *d <= 1)
+        .min()
+        .map(|(_, known)| known)
+}
+
+/// Other names of a validation marker's last segment (lowercase), from other schema
+/// languages and validators, each with the marker meant.
+const SYNONYMS: &[(&[&str], &str)] = &[
+    (&["min", "minvalue", "minval", "gte"], "Minimum"),
+    (&["max", "maxvalue", "maxval", "lte"], "Maximum"),
+    (&["minlen", "minchars"], "MinLength"),
+    (&["maxlen", "maxchars"], "MaxLength"),
+    (&["regex", "regexp"], "Pattern"),
+    (&["oneof", "enums", "values"], "Enum"),
+    (&["unique"], "UniqueItems"),
+    (&["rule", "cel"], "XValidation"),
+];
+
+/// Markers of `name`'s namespace (all but its last segment) whose last segment is like
+/// `name`'s (`MinValue` is like `Minimum`): at most three, most alike first.
+fn near_in_namespace(name: &str, table: &Table) -> Vec<String> {
+    let (parent, last) = name.rsplit_once(':').unwrap_or(("", name));
+    let last = last.to_lowercase();
+    // Names other schema languages give a bound (Go's validator `min`, `max`, `len`;
+    // `MinValue`): the one marker meant, when its namespace has it.
+    if let Some((_, meant)) = SYNONYMS
+        .iter()
+        .find(|(alias, _)| alias.contains(&last.as_str()))
+    {
+        let full = format!("{parent}:{meant}");
+        if all_names(table).any(|known| known == full) {
+            return vec![full];
+        }
+    }
+    let mut scored: Vec<(f64, String)> = all_names(table)
+        .filter(|known| known.rsplit_once(':').map_or("", |(p, _)| p) == parent)
+        .map(|known| {
+            let known_last = known.rsplit(':').next().unwrap_or(&known).to_lowercase();
+            let common = last
+                .chars()
+                .zip(known_last.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            // A shared start of three letters (`Min`) says more than overall likeness.
+            let score =
+                strsim::jaro_winkler(&last, &known_last) + if common >= 3 { 1.0 } else { 0.0 };
+            (score, known)
+        })
+        .filter(|(score, _)| *score >= 0.85)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
 }
 
 fn level_name(level: Level) -> &'static str {
@@ -426,6 +527,11 @@ pub fn parse_line(
         (true, Some(at)) => rest[..at].trim_end(),
         _ => rest,
     };
+    // `+genclient:namespaced` continues the name of a marker without arguments: a marker
+    // of its namespace that does not exist, not an argument.
+    if matches!(spec.args, Args::Flag | Args::OptionalBool) && rest.starts_with(':') {
+        return unknown_marker(body, loc, table);
+    }
     let err = |msg: String| Diagnostic::new(loc.clone(), msg).with_marker(body);
     if spec.name == Name::Default
         && rest
@@ -818,20 +924,77 @@ mod tests {
     }
 
     #[test]
-    fn other_tools_markers_warn_and_typos_fail() {
+    fn other_tools_markers_are_quiet_and_unknown_ones_of_ours_fail() {
         for foreign in [
             "+operator-sdk:csv:customresourcedefinitions:displayName=\"Thing\"",
             "+kubebuilder:scaffold:imports",
             "+kubebuilder:docs-gen:collapse=Advanced",
             "+patchStrategy=merge",
-            "+k8s:unionMember",
-            "+k8s:format=k8s-short-name",
-            "+k8s:minItems=1",
+            "+patchMergeKey=name",
+            "+protobuf=true",
+            "+protobuf.options.(gogoproto.goproto_stringer)=false",
             "+enum",
+            "+featureGate=MyFeature",
         ] {
-            let d = parse_line(foreign, Level::Field, loc()).unwrap_err();
-            assert!(!d.is_error(), "{foreign}: {d}");
-            assert!(d.message.contains("not a kube-codegen marker"), "{d}");
+            assert!(
+                parse_line(foreign, Level::Field, loc()).unwrap().is_none(),
+                "{foreign}"
+            );
+        }
+        // Neither ours nor a known tool's: a warning, as controller-gen ignores it.
+        let d = parse_line(
+            "+crossplane:generate:reference:type=Bucket",
+            Level::Field,
+            loc(),
+        )
+        .unwrap_err();
+        assert!(
+            !d.is_error() && d.message.contains("not a kube-codegen marker"),
+            "{d}"
+        );
+        // In a namespace of ours, with no marker of that name: an error, with the markers
+        // of the same namespace whose name is like it.
+        for (unknown, hint) in [
+            (
+                "+kubebuilder:validation:MinValue=1",
+                "did you mean `+kubebuilder:validation:Minimum`?",
+            ),
+            (
+                "+kubebuilder:validation:Min=1",
+                "did you mean `+kubebuilder:validation:Minimum`?",
+            ),
+            (
+                "+kubebuilder:validation:MinLen=1",
+                "did you mean `+kubebuilder:validation:MinLength`?",
+            ),
+            (
+                "+kubebuilder:validation:MinLenght=1",
+                "did you mean `+kubebuilder:validation:MinLength`?",
+            ),
+            (
+                "+kubebuilder:validation:MinSize=1",
+                "did you mean `+kubebuilder:validation:MinItems` or \
+                 `+kubebuilder:validation:Minimum` or `+kubebuilder:validation:MinLength`?",
+            ),
+            (
+                "+genclient:namespaced",
+                "did you mean `+genclient:nonNamespaced`?",
+            ),
+            (
+                "+k8s:minItems=1",
+                "kube-codegen reads only some of validation-gen's `+k8s:` tags (`kube-codegen \
+                 markers` lists them); for this one write `+kubebuilder:validation:MinItems`",
+            ),
+            ("+k8s:unionMember", ""),
+            ("+kube-codegen:crd=false", ""),
+            ("+k8s:notATag", ""),
+            ("+listType:foo=bar", ""),
+        ] {
+            let d = parse_line(unknown, Level::Field, loc()).unwrap_err();
+            assert!(d.is_error(), "{unknown}: {d}");
+            if !hint.is_empty() {
+                assert_eq!(d.hint.as_deref(), Some(hint), "{unknown}");
+            }
         }
         for silent in [
             "+k8s:deepcopy-gen=package",

@@ -3,13 +3,14 @@
 //! Which generator owns a marker, and its arguments and levels, are the owner's
 //! [`MarkerSpec`](super::MarkerSpec) table.
 
-/// Declares [`Name`] with the text of each marker.
+/// Declares [`Name`] with the text of each marker and its one line of help (the help is
+/// also the variant's rustdoc, so the two cannot drift).
 macro_rules! names {
-    ($($(#[$doc:meta])* $variant:ident = $text:literal,)*) => {
+    ($($variant:ident = $text:literal, $help:literal,)*) => {
         /// A marker kube-codegen understands, by the name users write after `+`.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Name {
-            $($(#[$doc])* $variant,)*
+            $(#[doc = concat!("`+", $text, "`: ", $help, ".")] $variant,)*
         }
 
         impl Name {
@@ -22,188 +23,196 @@ macro_rules! names {
                     $(Name::$variant => $text,)*
                 }
             }
+
+            /// One line of help for users: what the marker means (`kube-codegen markers`
+            /// prints it, and the variant's rustdoc is the same text).
+            pub const fn help(self) -> &'static str {
+                match self {
+                    $(Name::$variant => $help,)*
+                }
+            }
         }
     };
 }
 
 names! {
     // ---- the model's own (owned by no generator) ----
-    /// `+groupName=`: the API group of a group/version module.
     GroupName = "groupName",
-    /// `+versionName=`: the version of a group/version module.
+        "the API group of a group/version module (required; a DNS subdomain with a dot)",
     VersionName = "versionName",
-    /// `+kubebuilder:object:root`: a top-level type (a kind, or a list).
+        "the version of a group/version module (default: the module's name)",
     ObjectRoot = "kubebuilder:object:root",
-    /// `+kubebuilder:resource:path=,singular=,shortName=,categories=,scope=`.
+        "a top-level type: a kind, or with a `ListMeta` (or a `...List` with `items`) a list",
     Resource = "kubebuilder:resource",
-    /// `+kubebuilder:validation:Required`: fields required unless marked optional.
+        "the CRD's names and scope: `path` (plural), `singular`, `shortName=a;b`, `categories=a;b`, `scope=Namespaced|Cluster`",
     ValidationRequired = "kubebuilder:validation:Required",
-    /// `+kubebuilder:validation:Optional`: fields optional unless marked required.
+        "on a field: required; on a package: fields are required unless marked optional",
     ValidationOptional = "kubebuilder:validation:Optional",
-    /// `+optional`.
+        "on a field: optional; on a package: fields are optional unless marked required",
     Optional = "optional",
-    /// `+required`.
+        "the field is optional (not in the schema's `required`)",
     Required = "required",
-    /// `+kubebuilder:skip`: no CRD for the package.
+        "the field is required",
     Skip = "kubebuilder:skip",
-    /// `+kubebuilder:ac:generate`.
+        "not an API version: no CRD from this module",
     AcGenerate = "kubebuilder:ac:generate",
-    /// `+kubebuilder:ac:output:package`.
+        "accepted for controller-gen compatibility (its apply-configuration switch); apply configurations are generated per kind",
     AcOutputPackage = "kubebuilder:ac:output:package",
-    /// `+kubebuilder:webhook:...`: an admission webhook.
+        "accepted for controller-gen compatibility (where its apply configurations go)",
     Webhook = "kubebuilder:webhook",
-    /// `+kubebuilder:webhookconfiguration:mutating=,name=`.
+        "an admission webhook, with controller-gen's arguments (`path` xor `url`, `failurePolicy`, `sideEffects`, `timeoutSeconds` 1-30, operations)",
     WebhookConfiguration = "kubebuilder:webhookconfiguration",
-    /// `+k8s:required` (declarative validation).
+        "the name and kind (`mutating`) of the webhook configuration the package's webhooks go into",
     K8sRequired = "k8s:required",
-    /// `+k8s:optional` (declarative validation).
+        "required (declarative validation); also sets `minLength`/`minItems`/`minProperties` 1 unless given",
     K8sOptional = "k8s:optional",
+        "optional (declarative validation)",
 
     // ---- crd ----
-    /// `+kubebuilder:subresource:status`.
     SubresourceStatus = "kubebuilder:subresource:status",
-    /// `+kubebuilder:subresource:scale:specpath=,statuspath=,selectorpath=`.
+        "the status subresource (without a `status` field: a warning, as controller-gen and the API server take it)",
     SubresourceScale = "kubebuilder:subresource:scale",
-    /// `+kubebuilder:printcolumn:name=,type=,JSONPath=,...`.
+        "the scale subresource; `specpath`, `statuspath` and `selectorpath` are checked against the schema",
     PrintColumn = "kubebuilder:printcolumn",
-    /// `+kubebuilder:storageversion`.
+        "a `kubectl get` column: `name`, `type`, `JSONPath` (checked against the schema), `description`, `format`, `priority`",
     StorageVersion = "kubebuilder:storageversion",
-    /// `+kubebuilder:deprecatedversion:warning=`.
+        "the stored version, when a kind has several",
     DeprecatedVersion = "kubebuilder:deprecatedversion",
-    /// `+kubebuilder:skipversion`.
+        "the version is deprecated; `warning` is what clients are told",
     SkipVersion = "kubebuilder:skipversion",
-    /// `+kubebuilder:unservedversion`.
+        "leave this version out of the CRD",
     UnservedVersion = "kubebuilder:unservedversion",
-    /// `+kubebuilder:selectablefield:JSONPath=`.
+        "keep this version in the CRD, not served",
     SelectableField = "kubebuilder:selectablefield",
-    /// `+kubebuilder:metadata:annotations=,labels=`.
+        "a field selector on `JSONPath` (a string, integer or boolean field)",
     Metadata = "kubebuilder:metadata",
-    /// `+kubebuilder:validation:Minimum=`.
+        "the CRD's own annotations and labels: `annotations=k=v;k2=v2`, `labels=k=v`",
     Minimum = "kubebuilder:validation:Minimum",
-    /// `+kubebuilder:validation:Maximum=`.
+        "the least value of a number",
     Maximum = "kubebuilder:validation:Maximum",
-    /// `+kubebuilder:validation:ExclusiveMinimum`.
+        "the greatest value of a number",
     ExclusiveMinimum = "kubebuilder:validation:ExclusiveMinimum",
-    /// `+kubebuilder:validation:ExclusiveMaximum`.
+        "`Minimum` itself is not allowed",
     ExclusiveMaximum = "kubebuilder:validation:ExclusiveMaximum",
-    /// `+kubebuilder:validation:MultipleOf=`.
+        "`Maximum` itself is not allowed",
     MultipleOf = "kubebuilder:validation:MultipleOf",
-    /// `+kubebuilder:validation:MinLength=`.
+        "the number is a multiple of this",
     MinLength = "kubebuilder:validation:MinLength",
-    /// `+kubebuilder:validation:MaxLength=`.
+        "the least length of a string",
     MaxLength = "kubebuilder:validation:MaxLength",
-    /// `+kubebuilder:validation:Pattern=`.
+        "the greatest length of a string",
     Pattern = "kubebuilder:validation:Pattern",
-    /// `+kubebuilder:validation:MinItems=`.
+        "a regular expression the string matches (RE2, compiled at generation time; quote with backticks)",
     MinItems = "kubebuilder:validation:MinItems",
-    /// `+kubebuilder:validation:MaxItems=`.
+        "the least length of an array",
     MaxItems = "kubebuilder:validation:MaxItems",
-    /// `+kubebuilder:validation:UniqueItems`.
+        "the greatest length of an array",
     UniqueItems = "kubebuilder:validation:UniqueItems",
-    /// `+kubebuilder:validation:MinProperties=`.
+        "no two items of the array are equal",
     MinProperties = "kubebuilder:validation:MinProperties",
-    /// `+kubebuilder:validation:MaxProperties=`.
+        "the least number of an object's properties",
     MaxProperties = "kubebuilder:validation:MaxProperties",
-    /// `+kubebuilder:validation:Enum=`.
+        "the greatest number of an object's properties",
     Enum = "kubebuilder:validation:Enum",
-    /// `+kubebuilder:validation:Format=`.
+        "the allowed values, `a;b;c`, typed like the field",
     Format = "kubebuilder:validation:Format",
-    /// `+kubebuilder:validation:Type=`.
+        "the schema's `format` (`date-time`, `uri`, ...)",
     Type = "kubebuilder:validation:Type",
-    /// `+kubebuilder:validation:XValidation:rule=,...`: a CEL rule.
+        "overrides the schema's `type`",
     XValidation = "kubebuilder:validation:XValidation",
-    /// `+kubebuilder:validation:XPreserveUnknownFields`.
+        "a CEL rule: `rule`, `message`, `messageExpression`, `reason`, `fieldPath`, `optionalOldSelf` (syntax, types and estimated cost checked as the API server does)",
     XPreserveUnknownFields = "kubebuilder:validation:XPreserveUnknownFields",
-    /// `+kubebuilder:validation:XEmbeddedResource`.
+        "keep unknown fields (`x-kubernetes-preserve-unknown-fields`)",
     XEmbeddedResource = "kubebuilder:validation:XEmbeddedResource",
-    /// `+kubebuilder:validation:XIntOrString`.
+        "an embedded object with its own `apiVersion`, `kind` and `metadata`",
     XIntOrString = "kubebuilder:validation:XIntOrString",
-    /// `+kubebuilder:validation:Schemaless`.
+        "an integer or a string (`x-kubernetes-int-or-string`)",
     Schemaless = "kubebuilder:validation:Schemaless",
-    /// `+kubebuilder:pruning:PreserveUnknownFields`.
+        "no schema for this field",
     PreserveUnknownFields = "kubebuilder:pruning:PreserveUnknownFields",
-    /// `+kubebuilder:default=`: controller-gen's default (Go literals).
+        "keep unknown fields (`x-kubernetes-preserve-unknown-fields`)",
     KubebuilderDefault = "kubebuilder:default",
-    /// `+kubebuilder:example=`.
+        "the default, in controller-gen's Go literals (`{a,b}` a list, `{k: v}` an object) or JSON; type-checked",
     Example = "kubebuilder:example",
-    /// `+kubebuilder:title=`.
+        "an example value (controller-gen's literals)",
     Title = "kubebuilder:title",
-    /// `+default=`: Kubernetes' own default marker (JSON).
+        "the schema's `title`",
     Default = "default",
-    /// `+nullable`.
+        "Kubernetes' default marker, in JSON (`+kubebuilder:default` wins when both are set)",
     Nullable = "nullable",
-    /// `+kube-codegen:schema=<json>`: a JSON merge patch over the node's schema.
+        "`null` is a value (`nullable: true`)",
     Schema = "kube-codegen:schema",
-    /// `+listType=`.
+        "the raw-schema escape hatch: a JSON merge patch (RFC 7386) applied last to the node's schema",
     ListType = "listType",
-    /// `+listMapKey=`.
+        "server-side apply topology of a list: `atomic`, `set` or `map`",
     ListMapKey = "listMapKey",
-    /// `+mapType=`.
+        "a key field of a `listType=map` list (repeat for several)",
     MapType = "mapType",
-    /// `+structType=`.
+        "server-side apply topology of a map: `granular` or `atomic`",
     StructType = "structType",
-    /// `+kubebuilder:validation:EmbeddedResource`.
+        "server-side apply topology of a struct: `granular` or `atomic`",
     EmbeddedResource = "kubebuilder:validation:EmbeddedResource",
-    /// `+kubebuilder:validation:AtMostOneOf=`.
+        "as `XEmbeddedResource`",
     AtMostOneOf = "kubebuilder:validation:AtMostOneOf",
-    /// `+kubebuilder:validation:ExactlyOneOf=`.
+        "on a struct: at most one of the fields `a;b` is set (a CEL rule; the fields must be optional)",
     ExactlyOneOf = "kubebuilder:validation:ExactlyOneOf",
-    /// `+kubebuilder:validation:AtLeastOneOf=`.
+        "on a struct: exactly one of the fields `a;b` is set (a CEL rule; the fields must be optional)",
     AtLeastOneOf = "kubebuilder:validation:AtLeastOneOf",
-    /// `+kubebuilder:externalDocs:url=,description=`.
+        "on a struct: at least one of the fields `a;b` is set (a CEL rule; the fields must be optional)",
     ExternalDocs = "kubebuilder:externalDocs",
-    /// `+k8s:listType=`.
+        "the schema's `externalDocs`: `url` (checked) and `description`",
     K8sListType = "k8s:listType",
-    /// `+k8s:listMapKey=`.
+        "as `+listType` (a trailing `# comment` is allowed)",
     K8sListMapKey = "k8s:listMapKey",
-    /// `+k8s:enum`.
+        "as `+listMapKey`",
     K8sEnum = "k8s:enum",
-    /// `+k8s:immutable`.
+        "on an enum of unit variants: its variants are the allowed values",
     K8sImmutable = "k8s:immutable",
-    /// `+k8s:maxItems=`.
+        "the CEL rule `self == oldSelf`; on an optional field the parent also forbids unsetting it",
     K8sMaxItems = "k8s:maxItems",
-    /// `+k8s:minimum=`.
+        "as `MaxItems`",
     K8sMinimum = "k8s:minimum",
-    /// `+k8s:maximum=`.
+        "as `Minimum`",
     K8sMaximum = "k8s:maximum",
+        "as `Maximum`",
 
     // ---- client ----
-    /// `+genclient`: the kind gets a typed client.
     Genclient = "genclient",
-    /// `+genclient:nonNamespaced`.
+        "this struct is a kind and gets a typed client",
     GenclientNonNamespaced = "genclient:nonNamespaced",
-    /// `+genclient:noStatus`.
+        "the kind is cluster-scoped",
     GenclientNoStatus = "genclient:noStatus",
-    /// `+genclient:noVerbs`.
+        "the client has no status verbs",
     GenclientNoVerbs = "genclient:noVerbs",
-    /// `+genclient:readonly`.
+        "the client has no verbs",
     GenclientReadonly = "genclient:readonly",
-    /// `+genclient:onlyVerbs=`.
+        "the client has only get, list and watch",
     GenclientOnlyVerbs = "genclient:onlyVerbs",
-    /// `+genclient:skipVerbs=`.
+        "the client has only these verbs (`create,get`)",
     GenclientSkipVerbs = "genclient:skipVerbs",
-    /// `+genclient:method=`.
+        "the client has every verb but these (`delete`)",
     GenclientMethod = "genclient:method",
+        "an extra client method: `Name,verb=get,subresource=scale`, with `input` and `result` types",
 
     // ---- conversion ----
-    /// `+kube-codegen:conversion=hub|spoke`.
     Conversion = "kube-codegen:conversion",
-    /// `+k8s:conversion-gen=`.
+        "on the storage version's kind: `hub` generates conversions between the kind's versions, this one the hub",
     ConversionGen = "k8s:conversion-gen",
-    /// `+k8s:conversion-gen:explicit-from=`.
+        "`=false` on a type (not a kind): its conversion to and from the hub's type of that name is hand-written",
     ConversionGenExplicitFrom = "k8s:conversion-gen:explicit-from",
+        "accepted for code-generator compatibility (conversion-gen's explicit source type)",
 
     // ---- deepcopy ----
-    /// `+kubebuilder:object:generate`.
     ObjectGenerate = "kubebuilder:object:generate",
+        "accepted for controller-gen compatibility (its deep-copy switch); deep copies are generated per type",
 
     // ---- rbac ----
-    /// `+kubebuilder:rbac:groups=,resources=,verbs=,...`.
     Rbac = "kubebuilder:rbac",
+        "an RBAC rule of the controller's ClusterRole (or a namespaced Role): `groups`, `resources`, `resourceNames`, `verbs`, `urls`, `namespace`, `roleName`",
 
     // ---- validation ----
-    /// `+kube-codegen:validation`: generated defaulting and validation for a kind.
     Validation = "kube-codegen:validation",
+        "generate defaulting and validation (`Validate`) for this kind, or on a package for every kind of it",
 }
 
 impl std::fmt::Display for Name {
@@ -245,23 +254,65 @@ pub const ITEMS_MARKERS: &[Name] = &[
     Name::XValidation,
 ];
 
-/// Markers of Kubernetes' code-generator (and its protobuf tooling) that have no meaning for
-/// a CRD or for the Rust we generate: accepted without a word, as controller-gen does.
-pub const SILENT_FOREIGN: &[&str] = &[
+/// The markers of other tools, known and quiet: the one list both `generate` and the
+/// importers read. A marker is one of them when its name is an entry, or continues one with
+/// `:` or `.` (`k8s:deepcopy-gen:interfaces`, `protobuf.options...`); an entry ending in
+/// `:` names a whole namespace (`kubebuilder:scaffold:`). Every other unknown marker in a
+/// namespace kube-codegen reads (`+kubebuilder:`, `+k8s:`, `+genclient`, ...) is an error:
+/// a typo there would leave a bound out of the CRD. So are validation-gen's declarative
+/// validation tags beyond the ones kube-codegen reads (`+k8s:maxLength`, `+k8s:format`):
+/// they are not in this list, because an author who writes one on a CRD's field means a
+/// bound the CRD would not have.
+pub const FOREIGN: &[&str] = &[
+    // Kubernetes' code-generator and gengo: generators that do not touch a CRD, or whose
+    // Rust counterpart needs no marker.
     "k8s:deepcopy-gen",
     "k8s:openapi-gen",
     "k8s:openapi-model-package",
     "k8s:conversion-gen",
+    "k8s:conversion-gen-external-types",
     "k8s:conversion-fn",
     "k8s:defaulter-gen",
+    "k8s:defaulter-gen-input",
     "k8s:prerelease-lifecycle-gen",
     "k8s:protobuf",
     "k8s:validation-gen",
+    "k8s:validation-gen-input",
+    "k8s:validation-gen-scheme-registry",
     "k8s:register-gen",
+    "k8s:applyconfiguration-gen",
     "groupGoName",
-    "protobuf",
     "genconversion",
+    // The Go toolchain's API conventions, read by openapi-gen, protobuf and strategic merge
+    // patch (not by CRDs, which have no patch strategy).
+    "protobuf",
+    "patchMergeKey",
+    "patchStrategy",
+    "enum",
+    "featureGate",
+    "union",
+    "unionDiscriminator",
+    "unionDeprecated",
+    // kubebuilder's own markers that are not CRD markers: its docs generator and the
+    // scaffold lines of its main.go (kubebuilder's CronJob tutorial writes both).
+    "kubebuilder:docs-gen:",
+    "kubebuilder:scaffold:",
+    // Operator SDK's OLM metadata.
+    "operator-sdk:",
 ];
+
+/// Whether `name` (a marker's name, without `+` and value) is another tool's, from
+/// [`FOREIGN`].
+pub fn is_foreign(name: &str) -> bool {
+    FOREIGN.iter().any(|f| match f.strip_suffix(':') {
+        Some(namespace) => name
+            .strip_prefix(namespace)
+            .is_some_and(|rest| rest.starts_with(':')),
+        None => name
+            .strip_prefix(f)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '.'])),
+    })
+}
 
 impl Name {
     /// The `items:` form of a validation marker (`kubebuilder:validation:items:MaxLength`),

@@ -66,6 +66,11 @@ pub struct Module {
     pub reexported_globs: Vec<Vec<String>>,
     /// Inner doc lines (`//!`), where package markers live.
     pub inner_docs: Vec<DocLine>,
+    /// The doc comments of the module's other items (functions, impl blocks and their
+    /// items, traits, statics, consts, `mod` declarations): where Go teams write RBAC and
+    /// webhook markers (on `Reconcile`, on a webhook type's methods), which controller-gen
+    /// reads from any comment of a package. One entry per item that has a doc comment.
+    pub other_docs: Vec<Vec<DocLine>>,
     /// `use` imports: local name -> absolute path (crate-local paths start with `crate`).
     pub uses: BTreeMap<String, Vec<String>>,
     /// Absolute paths of `use path::*;` imports.
@@ -247,16 +252,30 @@ pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
     out
 }
 
-/// Prose of a doc comment: marker lines removed, one leading space stripped, surrounding
-/// blank lines trimmed.
+/// Prose of a doc comment: marker lines removed, one leading space stripped, runs of
+/// blank lines reduced to one (as go/ast's `CommentGroup.Text` does, so a marker between
+/// two paragraphs leaves one break, as in controller-gen's description), surrounding blank
+/// lines dropped (a first line's leading spaces stay, as controller-gen keeps them).
 pub fn doc_text(lines: &[DocLine]) -> String {
-    let kept: Vec<&str> = lines
+    let mut kept: Vec<&str> = vec![];
+    for t in lines
         .iter()
         .map(|l| l.text.strip_prefix(' ').unwrap_or(&l.text))
         .filter(|t| !t.trim_start().starts_with('+'))
         .map(str::trim_end)
-        .collect();
-    kept.join("\n").trim().to_owned()
+    {
+        if !(t.is_empty() && kept.last().is_some_and(|l| l.is_empty())) {
+            kept.push(t);
+        }
+    }
+    // Blank lines around go; spaces that start the first line stay, as in Go's doc text.
+    while kept.first().is_some_and(|l| l.trim().is_empty()) {
+        kept.remove(0);
+    }
+    while kept.last().is_some_and(|l| l.trim().is_empty()) {
+        kept.pop();
+    }
+    kept.join("\n")
 }
 
 /// A description as controller-gen reads a doc comment (markers/zip.go, after Kubernetes'
@@ -484,6 +503,7 @@ fn collect_module(
         .collect();
     let mut module = Module {
         inner_docs: doc_lines(file, &inner),
+        other_docs: vec![],
         path: path.clone(),
         file: file.to_owned(),
         visible,
@@ -499,6 +519,7 @@ fn collect_module(
         literal_fns: BTreeMap::new(),
     };
     let mut nested = Vec::new();
+    let mut other_docs: Vec<Vec<syn::Attribute>> = Vec::new();
     let mut structs = Vec::new();
     let mut enums = Vec::new();
     let mut aliases = Vec::new();
@@ -508,12 +529,21 @@ fn collect_module(
             syn::Item::Enum(e) => enums.push(e),
             syn::Item::Type(t) => aliases.push(t),
             syn::Item::Fn(f) => {
+                other_docs.push(f.attrs.clone());
                 if let Some(v) = literal_fn(&f.sig, &f.block) {
                     module.literal_fns.insert(f.sig.ident.to_string(), v);
                 }
             }
-            syn::Item::Impl(i) if i.trait_.is_none() => {
-                if let syn::Type::Path(tp) = &*i.self_ty
+            syn::Item::Impl(i) => {
+                other_docs.push(i.attrs.clone());
+                other_docs.extend(i.items.iter().filter_map(|item| match item {
+                    syn::ImplItem::Fn(f) => Some(f.attrs.clone()),
+                    syn::ImplItem::Const(c) => Some(c.attrs.clone()),
+                    syn::ImplItem::Type(t) => Some(t.attrs.clone()),
+                    _ => None,
+                }));
+                if i.trait_.is_none()
+                    && let syn::Type::Path(tp) = &*i.self_ty
                     && let Some(last) = tp.path.segments.last()
                 {
                     for item in &i.items {
@@ -531,7 +561,17 @@ fn collect_module(
                 let export = is_visible(&u.vis);
                 collect_use(&path, &u.tree, vec![], export, &mut module)
             }
+            syn::Item::Trait(t) => other_docs.push(t.attrs.clone()),
+            syn::Item::Static(st) => other_docs.push(st.attrs.clone()),
+            syn::Item::Const(c) => other_docs.push(c.attrs.clone()),
             syn::Item::Mod(m) => {
+                other_docs.push(
+                    m.attrs
+                        .iter()
+                        .filter(|a| matches!(a.style, syn::AttrStyle::Outer))
+                        .cloned()
+                        .collect(),
+                );
                 // As written (`r#type` stays raw): generated code spells module paths with it.
                 let name = m.ident.to_string();
                 module.children.push(name.clone());
@@ -567,6 +607,12 @@ fn collect_module(
             _ => {}
         }
     }
+    module.other_docs = other_docs
+        .iter()
+        .map(|attrs| doc_lines(file, attrs))
+        // Only comments that may hold a marker are kept (most have none).
+        .filter(|lines| lines.iter().any(|l| l.text.trim_start().starts_with('+')))
+        .collect();
     // Items are read into plain data once the module is complete (locations need its file).
     module.structs = structs
         .iter()

@@ -395,7 +395,7 @@ pub(super) fn derived_kind(
             "cel" => {}
             key @ "no_spec" => diags.push(
                 Diagnostic::warning(arg.loc.clone(), format!("`#[kube({key})]` is not read by kube-codegen yet: the CRD it writes lacks what this adds to kube-derive's"))
-                    .with_hint("the rest of the kind is generated; see README \"kube-derive types as input\" for what is read"),
+                    .with_hint("the rest of the kind is generated; see docs/src/guide/kube-derive.md for what is read"),
             ),
             // A second single-valued key: reported by `single`.
             "group" | "version" | "kind" | "root" | "doc" | "plural" | "singular" | "status"
@@ -678,7 +678,7 @@ pub(super) fn schema_markers(
     let unread = |arg: &AttrArg, tool: &str, diags: &mut Diagnostics| {
         diags.push(
             Diagnostic::warning(arg.loc.clone(), format!("`#[{tool}({})]` is not read by kube-codegen yet: the CRD lacks what it adds to kube-derive's schema", arg.key))
-                .with_hint("README \"kube-derive types as input\" lists what is read"),
+                .with_hint("docs/src/guide/kube-derive.md lists what is read"),
         );
     };
     // What `length` bounds: items of a list, properties of a map, else characters.
@@ -863,7 +863,7 @@ pub(super) fn check_types(api: &Api, diags: &mut Diagnostics) {
         };
         let not_emulated = |loc: &Location, what: String| {
             Diagnostic::warning(loc.clone(), format!("{what}: kube-codegen does not reproduce kube-derive's schema for it yet, so the CRD accepts anything there"))
-                .with_hint("README \"kube-derive types as input\" lists the shapes read; the clients are generated all the same")
+                .with_hint("docs/src/guide/kube-derive.md lists the shapes read; the clients are generated all the same")
         };
         unread_markers(&decl.markers, diags);
         match &decl.shape {

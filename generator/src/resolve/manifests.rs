@@ -155,9 +155,107 @@ pub fn webhook(m: &Marker) -> Result<Webhook, Diagnostic> {
         webhook_versions,
         admission_review_versions,
         reinvocation_policy: m.choice_arg("reinvocationPolicy", ReinvocationPolicy::CHOICES)?,
-        patch: m.arg("patch").map(str::to_owned),
+        patch: match m.arg("patch") {
+            Some(p) => Some(webhook_patch(m, p, kind)?),
+            None => None,
+        },
         loc: m.loc.clone(),
     })
+}
+
+/// The fields of admissionregistration/v1's MutatingWebhook (ValidatingWebhook has all but
+/// `reinvocationPolicy`), which a `patch=` may set.
+const WEBHOOK_FIELDS: &[&str] = &[
+    "admissionReviewVersions",
+    "clientConfig",
+    "failurePolicy",
+    "matchConditions",
+    "matchPolicy",
+    "name",
+    "namespaceSelector",
+    "objectSelector",
+    "reinvocationPolicy",
+    "rules",
+    "sideEffects",
+    "timeoutSeconds",
+];
+
+/// A webhook's `patch=`: a JSON object over the generated webhook, as controller-gen takes
+/// it (a strategic merge patch: objects merge, `null` removes, lists are replaced but
+/// `matchConditions`, merged by name). controller-gen decodes it strictly, so a key the
+/// webhook does not have is an error here too; strategic-merge directives (`$patch`,
+/// `$retainKeys`, ...) are refused, as the generator applies none.
+fn webhook_patch(m: &Marker, patch: &str, kind: WebhookKind) -> Result<String, Diagnostic> {
+    let value: serde_json::Value = serde_json::from_str(patch).map_err(|e| {
+        m.error(format!("`patch` is not JSON: {e}"))
+            .with_hint("quote the patch with backticks: patch=`{\"namespaceSelector\":{...}}`")
+    })?;
+    let Some(fields) = value.as_object() else {
+        return Err(m
+            .error("`patch` is not a JSON object")
+            .with_hint("the patch is merged into the webhook: `{\"objectSelector\":{...}}`"));
+    };
+    for key in fields.keys() {
+        let known = WEBHOOK_FIELDS.contains(&key.as_str())
+            && (key != "reinvocationPolicy" || kind == WebhookKind::Mutating);
+        if key.starts_with('$') {
+            return Err(m
+                .error(format!(
+                    "`patch` uses the strategic-merge directive `{key}`"
+                ))
+                .with_hint("write the fields as they should be; `null` removes one"));
+        }
+        if !known {
+            let which = if key == "reinvocationPolicy" {
+                "a validating webhook"
+            } else {
+                "a webhook"
+            };
+            return Err(m
+                .error(format!("`patch` sets `{key}`, which {which} does not have"))
+                .with_hint(format!("the fields are {}", WEBHOOK_FIELDS.join(", "))));
+        }
+    }
+    fn has_directive(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.keys().any(|k| k.starts_with('$')) || o.values().any(has_directive)
+            }
+            serde_json::Value::Array(a) => a.iter().any(has_directive),
+            _ => false,
+        }
+    }
+    if has_directive(&value) {
+        return Err(m
+            .error("`patch` uses a strategic-merge directive (a `$` key)")
+            .with_hint("write the fields as they should be; `null` removes one"));
+    }
+    Ok(patch.to_owned())
+}
+
+/// At most one `+kubebuilder:webhookconfiguration` of each kind: controller-gen refuses a
+/// second ("duplicate mutating ..."), as the webhooks of a kind go into one configuration.
+pub fn check_webhook_configurations(configurations: &[WebhookConfiguration]) -> Vec<Diagnostic> {
+    let mut out = vec![];
+    for (i, c) in configurations.iter().enumerate() {
+        if let Some(first) = configurations[..i].iter().find(|f| f.kind == c.kind) {
+            let kind = match c.kind {
+                WebhookKind::Mutating => "mutating",
+                WebhookKind::Validating => "validating",
+            };
+            out.push(
+                Diagnostic::new(
+                    c.loc.clone(),
+                    format!("a second {kind} `+{}`", Name::WebhookConfiguration),
+                )
+                .with_hint(format!(
+                    "the {kind} webhooks go into one configuration, named at {}",
+                    first.loc
+                )),
+            );
+        }
+    }
+    out
 }
 
 /// A `+kubebuilder:webhookconfiguration` marker.

@@ -156,6 +156,15 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     for m in modules {
         let pkg_markers = parse_markers(&m.inner_docs, Level::Package, table, diags);
         collect_tool_markers(&mut api, &pkg_markers, diags);
+        for docs in &m.other_docs {
+            let lines: Vec<DocLine> = docs
+                .iter()
+                .filter(|l| is_manifest_marker(&l.text))
+                .cloned()
+                .collect();
+            let markers = parse_markers(&lines, Level::Package, table, diags);
+            collect_tool_markers(&mut api, &markers, diags);
+        }
         if let Some(package) = package_of(m, &pkg_markers, diags) {
             // controller-gen's `+kubebuilder:skip`: not an API version, no CRDs from it;
             // its types still belong to it, so they are not reported as outside.
@@ -332,7 +341,14 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     }
     check_duplicates(&api, diags);
     check_conversions(&api, diags);
-    if api.packages.is_empty() && !diags.has_errors() {
+    for d in manifests::check_webhook_configurations(&api.webhook_configurations) {
+        diags.push(d);
+    }
+    // A controller's crate has no API of its own, only RBAC and webhook markers: with only
+    // the manifest generators selected (nothing to check of kinds), those suffice.
+    let manifests_only =
+        options.checks.is_empty() && !(api.rbac_rules.is_empty() && api.webhooks.is_empty());
+    if api.packages.is_empty() && !manifests_only && !diags.has_errors() {
         diags.push(
             Diagnostic::new(
                 Location::new(&options.first_input, 1, 1),
@@ -398,8 +414,8 @@ fn key(path: &[String], name: &str) -> String {
     k
 }
 
-/// Markers that make sense only on a kind.
-const KIND_ONLY: &[Name] = &[
+/// Markers that make sense only on a kind (`import go` carries them as comments elsewhere).
+pub(crate) const KIND_ONLY: &[Name] = &[
     Name::GenclientNonNamespaced,
     Name::GenclientNoStatus,
     Name::GenclientNoVerbs,
@@ -419,7 +435,23 @@ const KIND_ONLY: &[Name] = &[
     Name::Conversion,
 ];
 
-/// Keep the markers of generators to come (RBAC, webhooks), validated now.
+/// The markers controller-gen reads from any comment of a package, not only a type's or the
+/// package's own: RBAC rules and webhooks, which Go teams write on `Reconcile` and on a
+/// webhook's methods. Other markers on functions, impls and the like are not read (they
+/// describe no API), so only these lines are parsed there.
+const MANIFEST_MARKERS: &[Name] = &[Name::Rbac, Name::Webhook, Name::WebhookConfiguration];
+
+fn is_manifest_marker(line: &str) -> bool {
+    let Some(body) = line.trim_start().strip_prefix('+') else {
+        return false;
+    };
+    MANIFEST_MARKERS.iter().any(|n| {
+        body.strip_prefix(n.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '=']))
+    })
+}
+
+/// Keep the markers of the manifest generators (`rbac`, `webhook`), validated.
 fn collect_tool_markers(api: &mut Api, markers: &[Marker], diags: &mut Diagnostics) {
     for mk in markers {
         match mk.name {

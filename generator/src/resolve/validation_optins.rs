@@ -123,7 +123,7 @@ fn check_rules(api: &Api, k: &Kind, schema: &Value, diags: &mut Diagnostics) {
             None => Diagnostic::new(k.loc.clone(), message),
         };
         diags.push(d.with_hint(
-            "generated validation would disagree with the API server: rewrite the rule with supported functions (README, \"Defaulting and validation\"), or do not opt the kind into validation (`+kube-codegen:validation` on it or its group/version, `--validate-all-kinds`)",
+            "generated validation would disagree with the API server: rewrite the rule with supported functions (the book's \"Defaulting and validation\", docs/src/guide/validation.md), or do not opt the kind into validation (`+kube-codegen:validation` on it or its group/version, `--validate-all-kinds`)",
         ));
     }
 }

@@ -475,7 +475,9 @@ fn apply_marker(
             schema.max_properties = Some(count("a non-negative integer")?);
         }
         Name::Enum => {
-            let raw = m.string_value()?;
+            // A list, its items quoted one by one (`"5xx";gateway-error`): split, then each
+            // item unquoted, as controller-gen reads a list argument.
+            let raw = m.string_value_raw()?;
             let items = split_list(&raw);
             if items.is_empty() {
                 return Err(m
@@ -505,8 +507,10 @@ fn apply_marker(
             schema.format = Some(m.string_value()?);
         }
         Name::XValidation => {
-            let rule = m.arg("rule").unwrap_or_default().trim().to_owned();
-            if rule.is_empty() {
+            // As written: controller-gen keeps a rule's spaces (Envoy Gateway's end in one),
+            // and the rule is its identity in the CRD.
+            let rule = m.arg("rule").unwrap_or_default().to_owned();
+            if rule.trim().is_empty() {
                 return Err(m.error("XValidation rule is empty"));
             }
             check_cel(m, "rule", &rule)?;

@@ -61,6 +61,52 @@ pub enum ConversionWebhook {
 /// controller-gen's pattern for resource.Quantity.
 pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
+/// The keywords of a struct inlined into `object` beyond its properties, required fields and
+/// rules (Trust Manager's `MinProperties=0` on its inlined `PKCS12`): controller-gen's
+/// flattener copies each one the object does not set itself.
+fn take_inlined_keywords(object: &mut JSONSchemaProps, inlined: JSONSchemaProps) {
+    let (Ok(serde_json::Value::Object(mut base)), Ok(serde_json::Value::Object(extra))) = (
+        serde_json::to_value(&*object),
+        serde_json::to_value(&inlined),
+    ) else {
+        return;
+    };
+    let mut changed = false;
+    for (k, v) in extra {
+        if k != "description" && !base.contains_key(&k) {
+            base.insert(k, v);
+            changed = true;
+        }
+    }
+    if changed && let Ok(merged) = serde_json::from_value(serde_json::Value::Object(base)) {
+        *object = merged;
+    }
+}
+
+/// The properties of an object being built: its own fields', and those its inlined
+/// (flattened) structs bring, merged at the end.
+struct Props<'a> {
+    own: &'a mut BTreeMap<String, JSONSchemaProps>,
+    inlined: &'a mut BTreeMap<String, JSONSchemaProps>,
+}
+
+/// The property of an object's own field over one of the same name from an inlined struct,
+/// as controller-gen's allOf flattening merges them: the inlined one first (its description
+/// stays), the own field's keywords filling in what it lacks.
+fn merge_shadowed(inlined: JSONSchemaProps, own: JSONSchemaProps) -> JSONSchemaProps {
+    let (Ok(serde_json::Value::Object(mut base)), Ok(serde_json::Value::Object(over))) =
+        (serde_json::to_value(&inlined), serde_json::to_value(&own))
+    else {
+        return inlined;
+    };
+    for (k, v) in over {
+        if k != "description" {
+            base.entry(k).or_insert(v);
+        }
+    }
+    serde_json::from_value(serde_json::Value::Object(base)).unwrap_or(inlined)
+}
+
 pub(super) fn typed(t: &str) -> JSONSchemaProps {
     JSONSchemaProps {
         type_: Some(t.to_owned()),
@@ -111,8 +157,9 @@ impl<'a> SchemaBuilder<'a> {
     /// by [`truncate_descriptions`]).
     pub(super) fn describe(&self, doc: &str) -> Option<String> {
         let doc = crate::read::doc_conventions(doc);
-        let doc = doc.trim();
-        (!doc.is_empty()).then(|| doc.to_owned())
+        // Spaces that start the first line stay, as controller-gen keeps them.
+        let doc = doc.trim_end().trim_start_matches(['\n', '\r']);
+        (!doc.trim().is_empty()).then(|| doc.to_owned())
     }
 
     /// The full schema of a kind: apiVersion, kind, metadata, then its own fields; `None`
@@ -129,27 +176,51 @@ impl<'a> SchemaBuilder<'a> {
         }
     }
 
+    /// `apiVersion` and `kind`, as a kind has them and any struct inlining Go's
+    /// `metav1.TypeMeta` (prometheus-operator's `EmbeddedPersistentVolumeClaim`).
+    fn type_meta_properties(&self) -> [(String, JSONSchemaProps); 2] {
+        [
+            (
+                "apiVersion".into(),
+                JSONSchemaProps {
+                    description: self.describe("APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"),
+                    ..typed("string")
+                },
+            ),
+            (
+                "kind".into(),
+                JSONSchemaProps {
+                    description: self.describe("Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"),
+                    ..typed("string")
+                },
+            ),
+        ]
+    }
+
     fn kind_schema_or_first_error(&mut self, kind: &Kind) -> Result<JSONSchemaProps, Diagnostic> {
         let mut schema = self.decl_schema(&kind.type_key, &kind.loc)?;
+        let type_meta = self.type_meta_properties();
         let props = schema.properties.get_or_insert_with(BTreeMap::new);
-        props.insert(
-            "apiVersion".into(),
-            JSONSchemaProps {
-                description: self.describe("APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"),
-                ..typed("string")
-            },
-        );
-        props.insert(
-            "kind".into(),
-            JSONSchemaProps {
-                description: self.describe("Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"),
-                ..typed("string")
-            },
-        );
+        props.extend(type_meta);
         // The apiserver owns metadata's schema; a CRD may only say it is an object.
         props.insert("metadata".into(), typed("object"));
+        // Required only when marked so (Go's `json:"metadata"` without omitempty, which
+        // controller-gen requires, as Contour's and cluster-api's kinds have it): Rust's
+        // `metadata: ObjectMeta` without a default is how every kind is written.
+        let metadata_marked_required = match self.api.types.get(&kind.type_key).map(|d| &d.shape) {
+            Some(Shape::Struct(fields)) => fields.iter().any(|f| {
+                f.json_name == "metadata"
+                    && f.markers.iter().any(|m| {
+                        matches!(
+                            m.name,
+                            Name::Required | Name::ValidationRequired | Name::K8sRequired
+                        )
+                    })
+            }),
+            _ => false,
+        };
         if let Some(req) = &mut schema.required {
-            req.retain(|r| r != "metadata");
+            req.retain(|r| r != "metadata" || metadata_marked_required);
             if req.is_empty() {
                 schema.required = None;
             }
@@ -232,7 +303,7 @@ impl<'a> SchemaBuilder<'a> {
         }
     }
 
-    /// Whether the schema requires the field, by the rules in README ("Required fields").
+    /// Whether the schema requires the field, by the rules in the book (docs/src/guide/api-types.md, "Required and optional fields").
     fn is_required(&self, f: &Field) -> Result<bool, Diagnostic> {
         let explicit_required = f.markers.iter().find(|m| {
             matches!(
@@ -288,19 +359,33 @@ impl<'a> SchemaBuilder<'a> {
         let mut embedded_rules = vec![];
         let mut schema = typed("object");
         let mut properties = BTreeMap::new();
+        let mut inlined = BTreeMap::new();
         let mut required = vec![];
         for f in fields.iter().filter(|f| !f.skip) {
             // A field in error is left out, and the others go on.
             let field = self.object_field(
                 f,
                 &mut schema,
-                &mut properties,
+                Props {
+                    own: &mut properties,
+                    inlined: &mut inlined,
+                },
                 &mut required,
                 &mut embedded_rules,
             );
             if let Err(d) = field {
                 self.found.push(d);
             }
+        }
+        // A field of the object and one of a struct it inlines, of one JSON name (Go's
+        // shadowing, as prometheus-operator's ProbeSpec.Authorization over its inlined
+        // HTTPConfig's): one property, their schemas merged as controller-gen merges them.
+        for (k, v) in inlined {
+            let merged = match properties.remove(&k) {
+                Some(own) => merge_shadowed(v, own),
+                None => v,
+            };
+            properties.insert(k, merged);
         }
         // An optional `+k8s:immutable` field could be unset, which its own rule cannot see:
         // controller-gen adds this rule to the parent.
@@ -335,21 +420,31 @@ impl<'a> SchemaBuilder<'a> {
         &mut self,
         f: &Field,
         object: &mut JSONSchemaProps,
-        properties: &mut BTreeMap<String, JSONSchemaProps>,
+        props: Props<'_>,
         required: &mut Vec<String>,
         embedded_rules: &mut Vec<ValidationRule>,
     ) -> Result<(), Diagnostic> {
         if f.flatten {
+            let properties = props.inlined;
             match f.ty.unalias() {
-                TypeRef::TypeMeta => return Ok(()),
-                TypeRef::Local(key) => {
-                    let mut inner = self.decl_schema(key, &f.loc)?;
+                TypeRef::TypeMeta => {
+                    properties.extend(self.type_meta_properties());
+                }
+                // A struct of the crate, or of k8s-openapi (Go's inlined `metav1.Condition`).
+                t @ (TypeRef::Local(_) | TypeRef::K8s(_)) => {
+                    let (mut inner, is_struct) = match t {
+                        TypeRef::Local(key) => (
+                            self.decl_schema(key, &f.loc)?,
+                            matches!(self.api.types[key].shape, Shape::Struct(_)),
+                        ),
+                        TypeRef::K8s(path) => (self.k8s_schema(path, &f.loc)?, false),
+                        _ => unreachable!("matched above"),
+                    };
                     embedded_rules
                         .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
                     // A struct without fields has no `properties` (as controller-gen writes
                     // it) and flattens to nothing; an object of any other kind does not
                     // flatten.
-                    let is_struct = matches!(self.api.types[key].shape, Shape::Struct(_));
                     if inner.type_.as_deref() != Some("object")
                         || (inner.properties.is_none() && !is_struct)
                     {
@@ -361,7 +456,7 @@ impl<'a> SchemaBuilder<'a> {
                             ),
                         ));
                     }
-                    for (k, v) in inner.properties.unwrap_or_default() {
+                    for (k, v) in inner.properties.take().unwrap_or_default() {
                         if properties.insert(k.clone(), v).is_some() {
                             return Err(Diagnostic::new(
                                 f.loc.clone(),
@@ -369,19 +464,24 @@ impl<'a> SchemaBuilder<'a> {
                             ));
                         }
                     }
+                    let inner_required = inner.required.take().unwrap_or_default();
+                    take_inlined_keywords(object, inner);
                     if f.ty.is_option() || f.has_default {
                         return Ok(());
                     }
-                    required.extend(inner.required.unwrap_or_default());
+                    required.extend(inner_required);
                 }
                 TypeRef::Map(_) | TypeRef::Json => {
                     object.x_kubernetes_preserve_unknown_fields = Some(true)
                 }
-                TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_)) => {
-                    let TypeRef::Local(key) = &**inner else {
-                        unreachable!()
+                TypeRef::Option(inner)
+                    if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)) =>
+                {
+                    let mut inner = match &**inner {
+                        TypeRef::Local(key) => self.decl_schema(key, &f.loc)?,
+                        TypeRef::K8s(path) => self.k8s_schema(path, &f.loc)?,
+                        _ => unreachable!("matched above"),
                     };
-                    let mut inner = self.decl_schema(key, &f.loc)?;
                     embedded_rules
                         .extend(inner.x_kubernetes_validations.take().unwrap_or_default());
                     properties.extend(inner.properties.unwrap_or_default());
@@ -402,7 +502,7 @@ impl<'a> SchemaBuilder<'a> {
         if self.is_required(f)? {
             required.push(f.json_name.clone());
         }
-        if properties.insert(f.json_name.clone(), prop).is_some() {
+        if props.own.insert(f.json_name.clone(), prop).is_some() {
             return Err(Diagnostic::new(
                 f.loc.clone(),
                 format!("two fields serialize as `{}`", f.json_name),
@@ -423,8 +523,21 @@ impl<'a> SchemaBuilder<'a> {
             schema.description = Some(d);
         }
         // A named type's schema, before the field's markers go on top of it.
-        let by_name = matches!(f.ty, TypeRef::Local(_) | TypeRef::K8s(_))
-            || matches!(&f.ty, TypeRef::Option(inner) if matches!(**inner, TypeRef::Local(_) | TypeRef::K8s(_)));
+        // (Quantity, IntOrString and Time are named types too: Envoy Gateway's Pattern on a
+        // Quantity keeps the Quantity's pattern beside its own; so is an alias, Go's
+        // `type X string`, whose Enum wins over the field's.)
+        let named = |t: &TypeRef| {
+            matches!(
+                t,
+                TypeRef::Local(_)
+                    | TypeRef::Alias { .. }
+                    | TypeRef::K8s(_)
+                    | TypeRef::Quantity
+                    | TypeRef::IntOrString
+                    | TypeRef::Time
+            )
+        };
+        let by_name = named(&f.ty) || matches!(&f.ty, TypeRef::Option(inner) if named(inner));
         let type_schema = (by_name && !schemaless).then(|| schema.clone());
         apply_markers(&mut schema, &f.markers, &mut self.found);
         // The field's own integer (through `Option`), whose range its bounds should keep to.

@@ -42,6 +42,14 @@ pub fn import_go_fixture(fixture: &Path, out: &Path) -> kube_codegen::GoImported
 
 /// `import go` of the Go packages of several fixtures into one crate at `out`.
 pub fn import_go_fixtures(fixtures: &[PathBuf], out: &Path) -> kube_codegen::GoImported {
+    try_import_go_fixtures(fixtures, out).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`import_go_fixtures`], its error as text (`import go <dirs>: <error>`).
+pub fn try_import_go_fixtures(
+    fixtures: &[PathBuf],
+    out: &Path,
+) -> Result<kube_codegen::GoImported, String> {
     let inputs: Vec<kube_codegen::GoPackageInput> = fixtures
         .iter()
         .flat_map(|f| go_packages(f))
@@ -73,7 +81,7 @@ pub fn import_go_fixtures(fixtures: &[PathBuf], out: &Path) -> kube_codegen::GoI
             runtime: kube_codegen::RuntimeSource::registry(),
         },
     )
-    .unwrap_or_else(|e| panic!("import go {fixtures:?}: {e}"));
+    .map_err(|e| format!("import go {fixtures:?}: {e}"))?;
     imported.write().expect("imported crate written");
-    imported
+    Ok(imported)
 }

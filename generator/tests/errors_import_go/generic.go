@@ -14,6 +14,6 @@ type Spec struct {
 
 // Thing is the kind: what it reaches is ported, and its errors are reported.
 // +kubebuilder:object:root=true
-type Thing struct {
+type Thing struct { //~ WARNING does not embed both metav1.TypeMeta and metav1.ObjectMeta
 	Spec Spec `json:"spec"`
 }

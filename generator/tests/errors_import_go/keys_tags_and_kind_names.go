@@ -16,7 +16,7 @@ type Phase string
 
 // Thing is a kind.
 // +kubebuilder:object:root=true
-type Thing struct {
+type Thing struct { //~ WARNING does not embed both metav1.TypeMeta and metav1.ObjectMeta
 	Spec Spec `json:"spec"`
 }
 

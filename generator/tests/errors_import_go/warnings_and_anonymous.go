@@ -20,6 +20,6 @@ func (s *Spec) UnmarshalJSON(data []byte) error { return nil } //~ WARNING has i
 
 // Thing is the kind: what it reaches is ported, and its errors are reported.
 // +kubebuilder:object:root=true
-type Thing struct {
+type Thing struct { //~ WARNING does not embed both metav1.TypeMeta and metav1.ObjectMeta
 	Spec Spec `json:"spec"`
 }

@@ -644,9 +644,16 @@ pub mod samplecontroller_v1beta1 {
             skip_serializing_if = "Option::is_none"
         )]
         pub deployment_name: ::std::option::Option<::std::string::String>,
-        /// How the Deployment scales (v1alpha1's `spec.replicas` lives here).
-        #[serde(rename = "scale", default, skip_serializing_if = "Option::is_none")]
-        pub scale: ::std::option::Option<FooScaleApplyConfiguration>,
+        /// How many replicas the Deployment runs.
+        #[serde(rename = "replicas", default, skip_serializing_if = "Option::is_none")]
+        pub replicas: ::std::option::Option<i32>,
+        /// Seconds a new pod must be ready before it counts as available. v1alpha1 has no place for it: it survives a v1alpha1 round trip in the conversion-data annotation.
+        #[serde(
+            rename = "minReadySeconds",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub min_ready_seconds: ::std::option::Option<i32>,
     }
     impl FooSpecApplyConfiguration {
         /// Set `deploymentName`.
@@ -659,29 +666,6 @@ pub mod samplecontroller_v1beta1 {
             self.deployment_name = ::std::option::Option::Some(value.into());
             self
         }
-        /// Set `scale`.
-        #[inline]
-        #[must_use]
-        pub fn with_scale(mut self, value: FooScaleApplyConfiguration) -> Self {
-            self.scale = ::std::option::Option::Some(value);
-            self
-        }
-    }
-    /// Apply configuration of `crate::apis::samplecontroller::v1beta1::FooScale`: every field optional, absent from the applied object when unset.
-    #[derive(Clone, Default, Debug, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-    pub struct FooScaleApplyConfiguration {
-        /// How many replicas the Deployment runs.
-        #[serde(rename = "replicas", default, skip_serializing_if = "Option::is_none")]
-        pub replicas: ::std::option::Option<i32>,
-        /// Seconds a new pod must be ready before it counts as available. v1alpha1 has no place for it: it survives a v1alpha1 round trip in the conversion-data annotation.
-        #[serde(
-            rename = "minReadySeconds",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
-        pub min_ready_seconds: ::std::option::Option<i32>,
-    }
-    impl FooScaleApplyConfiguration {
         /// Set `replicas`.
         #[inline]
         #[must_use]

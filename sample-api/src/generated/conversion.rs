@@ -18,17 +18,13 @@ fn v1alpha1_foo_spec_to_hub(
     src: &crate::apis::samplecontroller::v1alpha1::FooSpec,
     restored: Option<&crate::apis::samplecontroller::v1beta1::FooSpec>,
 ) -> crate::apis::samplecontroller::v1beta1::FooSpec {
-    let mut out = crate::apis::samplecontroller::v1beta1::FooSpec {
+    crate::apis::samplecontroller::v1beta1::FooSpec {
         deployment_name: ::core::clone::Clone::clone(&src.deployment_name),
-        scale: restored
-            .map(|r| ::core::clone::Clone::clone(&r.scale))
+        replicas: ::core::clone::Clone::clone(&src.replicas),
+        min_ready_seconds: restored
+            .map(|r| ::core::clone::Clone::clone(&r.min_ready_seconds))
             .unwrap_or_default(),
-    };
-    <crate::apis::samplecontroller::v1alpha1::Foo as FooV1alpha1ManualConversion>::foo_spec_replicas_to_hub(
-        src,
-        &mut out,
-    );
-    out
+    }
 }
 /// `FooStatus` (v1alpha1) to `FooStatus` (v1beta1).
 fn v1alpha1_foo_status_to_hub(
@@ -43,15 +39,10 @@ fn v1alpha1_foo_status_to_hub(
 fn v1beta1_foo_spec_from_hub(
     src: &crate::apis::samplecontroller::v1beta1::FooSpec,
 ) -> crate::apis::samplecontroller::v1alpha1::FooSpec {
-    let mut out = crate::apis::samplecontroller::v1alpha1::FooSpec {
+    crate::apis::samplecontroller::v1alpha1::FooSpec {
         deployment_name: ::core::clone::Clone::clone(&src.deployment_name),
-        replicas: ::core::default::Default::default(),
-    };
-    <crate::apis::samplecontroller::v1alpha1::Foo as FooV1alpha1ManualConversion>::foo_spec_replicas_from_hub(
-        src,
-        &mut out,
-    );
-    out
+        replicas: ::core::clone::Clone::clone(&src.replicas),
+    }
 }
 /// `FooStatus` (v1beta1) to `FooStatus` (v1alpha1).
 fn v1beta1_foo_status_from_hub(
@@ -115,24 +106,6 @@ impl ::kube_codegen_runtime::conversion::Convertible<
         }
         out
     }
-}
-/// The conversions of Foo v1alpha1 that kube-codegen cannot derive: implement it for the spoke kind.
-#[diagnostic::on_unimplemented(
-    message = "Foo v1alpha1 needs hand-written conversions to and from its hub v1beta1: implement `FooV1alpha1ManualConversion` for `{Self}`",
-    note = "write `fn foo_spec_replicas_to_hub`: `FooSpec.replicas` (v1alpha1) has no field of that name and type in the hub's `FooSpec` (v1beta1): write it into `out`",
-    note = "write `fn foo_spec_replicas_from_hub`: `FooSpec.replicas` (v1alpha1) has no field of that name and type in the hub's `FooSpec` (v1beta1): set it in `out` from `src`"
-)]
-pub trait FooV1alpha1ManualConversion {
-    /// `FooSpec.replicas` (v1alpha1) has no field of that name and type in the hub's `FooSpec` (v1beta1): write it into `out`.
-    fn foo_spec_replicas_to_hub(
-        src: &crate::apis::samplecontroller::v1alpha1::FooSpec,
-        out: &mut crate::apis::samplecontroller::v1beta1::FooSpec,
-    );
-    /// `FooSpec.replicas` (v1alpha1) has no field of that name and type in the hub's `FooSpec` (v1beta1): set it in `out` from `src`.
-    fn foo_spec_replicas_from_hub(
-        src: &crate::apis::samplecontroller::v1beta1::FooSpec,
-        out: &mut crate::apis::samplecontroller::v1alpha1::FooSpec,
-    );
 }
 /// Converts a Foo.samplecontroller.k8s.io of any version to `to` through the hub v1beta1.
 fn convert_samplecontroller_foo(

@@ -52,19 +52,12 @@ impl ::kube_codegen_runtime::DeepCopy for crate::apis::samplecontroller::v1beta1
     }
 }
 impl ::kube_codegen_runtime::DeepCopy
-for crate::apis::samplecontroller::v1beta1::FooScale {
-    #[inline]
-    fn deep_copy_into(&self, out: &mut Self) {
-        out.replicas.clone_from(&self.replicas);
-        out.min_ready_seconds.clone_from(&self.min_ready_seconds);
-    }
-}
-impl ::kube_codegen_runtime::DeepCopy
 for crate::apis::samplecontroller::v1beta1::FooSpec {
     #[inline]
     fn deep_copy_into(&self, out: &mut Self) {
         out.deployment_name.clone_from(&self.deployment_name);
-        ::kube_codegen_runtime::DeepCopy::deep_copy_into(&self.scale, &mut out.scale);
+        out.replicas.clone_from(&self.replicas);
+        out.min_ready_seconds.clone_from(&self.min_ready_seconds);
     }
 }
 impl ::kube_codegen_runtime::DeepCopy

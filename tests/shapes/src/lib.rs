@@ -6,4 +6,6 @@
 
 pub mod api;
 
+// ANCHOR: include
 include!(concat!(env!("OUT_DIR"), "/kube_codegen.rs"));
+// ANCHOR_END: include

@@ -595,7 +595,7 @@ fn format_string(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -
 fn find(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>, all: bool) -> Result<Value> {
     let s = recv_str(ftx, this)?;
     let pattern = as_str(args.first().ok_or_else(|| ftx.error("missing argument"))?)?;
-    let re = regex::Regex::new(&pattern).map_err(|e| ftx.error(e))?;
+    let re = crate::re2::regex(&pattern).map_err(|e| ftx.error(e))?;
     if !all {
         return Ok(str_value(re.find(&s).map(|m| m.as_str()).unwrap_or("")));
     }

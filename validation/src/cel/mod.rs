@@ -9,7 +9,7 @@
 //! same result,
 //! and [`compile`] refuses what the evaluator cannot run (a function it lacks), so code
 //! generation fails on such a rule instead of a program silently disagreeing with the
-//! cluster. What is not supported is listed in [`UNSUPPORTED`] and in README
+//! cluster. What is not supported is listed in [`UNSUPPORTED`] and in the book (docs/src/guide/validation.md)
 //! ("Defaulting and validation").
 
 pub mod check;

@@ -168,7 +168,7 @@ impl Schema {
             }
         };
         if let Some(p) = &self.pattern {
-            match regex::Regex::new(p) {
+            match crate::re2::regex(p) {
                 Ok(re) => self.compiled_pattern = Some(re),
                 Err(e) => errors.push(SchemaError {
                     path: at("pattern"),

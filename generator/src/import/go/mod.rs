@@ -7,7 +7,7 @@
 //! listing which parent modules already exist in the output crate: Go text in, files
 //! (path, contents) and located diagnostics out; the CLI reads and writes.
 //!
-//! The mapping (README "Importing Go API packages"):
+//! The mapping (docs/src/guide/import-go.md):
 //! - a package with `+groupName` -> `src/apis/<group>/<package>/`, any other package (shared
 //!   types such as flux's `meta`) -> `src/<package>/`; `doc.go` -> that module's `mod.rs`;
 //! - `type X struct` -> a struct deriving serde, `type X string` / `type X = Y` -> `pub type`,
@@ -16,6 +16,7 @@
 //! - required-ness as controller-gen reads Go: `omitempty`/`+optional` make a field optional,
 //!   which in Rust is an `Option`, a `#[serde(default)]` or a `skip_serializing_if`.
 
+mod flect;
 mod k8s_named;
 mod parse;
 
@@ -156,7 +157,23 @@ struct Resolved {
     doc: Option<Vec<String>>,
 }
 
+/// The `+kube-codegen:schema` patch giving a Go type's format (JSON: a string or `null`)
+/// where the Rust type's differs.
+fn format_patch(format: &str) -> String {
+    Name::Schema.with_value(format!("{{\"format\":{format}}}"))
+}
+
 impl Resolved {
+    /// The patches for a field or type with `doc`: a `+kubebuilder:validation:Format` there
+    /// replaces the Go type's format (controller-gen applies a field's markers over its
+    /// type's schema), so the type's format patch goes.
+    fn markers_under(&self, doc: &Doc) -> impl Iterator<Item = &String> {
+        let own_format = has_marker(doc, &[Name::Format]);
+        self.markers.iter().filter(move |m| {
+            !(own_format && m.starts_with(&Name::Schema.with_value("{\"format\":")))
+        })
+    }
+
     /// `*T`: an `Option<T>`.
     fn pointer(inner: Resolved) -> Resolved {
         Resolved {
@@ -421,7 +438,9 @@ struct Importer<'a> {
     /// Types no kind reaches that were left out (unexported, or with no Rust port), with
     /// why, for the summary.
     unreached: Vec<(usize, String, String)>,
-    /// The shape of each (package, type) worked out so far ([`Importer::shape_of`]).
+    /// The shape of each declared type, (package, Go name), once found: a struct's shape
+    /// depends on its fields' and theirs (cluster-api's nest deep enough that finding
+    /// them anew each time takes exponential time).
     shapes: std::cell::RefCell<BTreeMap<(usize, String), Shape>>,
 }
 
@@ -621,6 +640,11 @@ impl Importer<'_> {
     /// Module paths: `apis/<group>/<package>` for API packages, `<package>` for the others.
     fn layout(&mut self) {
         let mut taken = BTreeSet::new();
+        // `apis` holds the API packages' modules: a package without a group named `apis`
+        // (network-policy-api's `apis/doc.go`) is named otherwise.
+        if self.pkgs.iter().any(|p| p.group.is_some()) {
+            taken.insert(vec!["apis".to_owned()]);
+        }
         for p in &mut self.pkgs {
             let leaf = naming::module_ident(&p.name);
             let mut module = match &p.group {
@@ -686,7 +710,170 @@ impl Importer<'_> {
         };
         out.lines.retain(|l| !refused(l));
         out.upper_markers.retain(|l| !refused(l));
+        for m in std::mem::take(&mut out.block_markers) {
+            let m = m.trim().to_owned();
+            out.comments.push(format!(
+                "Go `{m}` inside a /* */ comment, which controller-gen does not read as a marker: not carried over."
+            ));
+            warnings.push(
+                Diagnostic::warning(
+                    at.clone(),
+                    format!("`{m}` is inside a /* */ comment, which controller-gen does not read as a marker: not carried over"),
+                )
+                .with_marker(m.trim_start_matches('+'))
+                .with_hint("it is kept in the port as a plain comment; write it in a // comment to apply it"),
+            );
+        }
         out
+    }
+
+    /// The doc of a Go alias of a named type (`type A = B`, Flux's `type DependencyReference
+    /// = meta.DependencyReference`): controller-gen refers to `B` (pkg/crd/schema.go,
+    /// `localNamedToSchema`), so describes and validates by `B`'s doc and markers. Its lines are plain comments in the port (a Rust
+    /// alias's doc would describe its uses), its markers too, with a warning.
+    fn alias_doc(mut doc: Doc, name: &str, at: &Location, warnings: &mut Vec<Diagnostic>) -> Doc {
+        let lines: Vec<String> = doc
+            .lines
+            .drain(..)
+            .chain(doc.upper_markers.drain(..))
+            .collect();
+        for l in lines {
+            if let Some(m) = l.trim_start().strip_prefix('+') {
+                warnings.push(
+                    Diagnostic::warning(
+                        at.clone(),
+                        format!("`+{m}` on the alias `{name}` is not carried over: controller-gen reads the aliased type's markers"),
+                    )
+                    .with_marker(m)
+                    .with_hint("it is kept in the port as a plain comment; put it on the aliased type or the fields"),
+                );
+            }
+            doc.comments.push(l.trim().to_owned());
+        }
+        doc
+    }
+
+    /// A field's `doc` marked both required and optional (Envoy Gateway's
+    /// `+required`/`+optional` on one field): `generate` refuses that; controller-gen takes
+    /// the first by its precedence. The others are moved to plain comments, with a warning.
+    fn one_requiredness(
+        mut doc: Doc,
+        field: &str,
+        at: &Location,
+        warnings: &mut Vec<Diagnostic>,
+    ) -> Doc {
+        let Some(required) = marked_required(&doc) else {
+            return doc;
+        };
+        if !has_marker(&doc, if required { OPTIONAL } else { REQUIRED }) {
+            return doc;
+        }
+        let losing = if required { OPTIONAL } else { REQUIRED };
+        let mut moved = vec![];
+        let mut keep = |l: &String| -> bool {
+            let Some(m) = l.trim_start().strip_prefix('+') else {
+                return true;
+            };
+            let key = m.split(['=', ' ']).next().unwrap_or(m).trim();
+            let lose = losing.iter().any(|n| n.as_str() == key);
+            if lose {
+                moved.push(l.trim().to_owned());
+            }
+            !lose
+        };
+        doc.lines.retain(&mut keep);
+        doc.upper_markers.retain(&mut keep);
+        let what = if required { "required" } else { "optional" };
+        for m in moved {
+            doc.comments.push(format!(
+                "Go marker `{m}` not carried over: the field is {what} by controller-gen's precedence."
+            ));
+            warnings.push(
+                Diagnostic::warning(
+                    at.clone(),
+                    format!("field `{field}` is marked both required and optional: `{m}` is not carried over, as controller-gen makes it {what}"),
+                )
+                .with_marker(m.trim_start_matches('+'))
+                .with_hint("it is kept in the port as a plain comment"),
+            );
+        }
+        doc
+    }
+
+    /// A struct's `doc` with the kind markers `generate` refuses where controller-gen goes
+    /// on moved to plain comments, each with a warning: a kind marker where controller-gen
+    /// writes no CRD (`not_a_crd` says why: a package without `+groupName`, as cluster-api's
+    /// runtime hook requests; a root type without ObjectMeta, as Envoy Gateway's
+    /// `EnvoyGateway` config), a marker of kinds only on a type that is none, and
+    /// `+k8s:conversion-gen=false` on a kind (Go's conversion-gen then
+    /// leaves its conversion to hand-written code; `generate` writes a kind's conversion).
+    fn kind_doc(
+        mut doc: Doc,
+        not_a_crd: Option<String>,
+        list: bool,
+        object: bool,
+        name: &str,
+        at: &Location,
+        warnings: &mut Vec<Diagnostic>,
+    ) -> Doc {
+        let was_kind = has_marker(&doc, KIND_MARKERS);
+        let key = |l: &str| {
+            let m = l.trim_start().strip_prefix('+')?;
+            Some(m.split(['=', ' ']).next().unwrap_or(m).trim().to_owned())
+        };
+        // `kubebuilder:printcolumn:name` is a `kubebuilder:printcolumn` marker.
+        let named = |names: &[Name], k: &str| {
+            names.iter().any(|n| {
+                k.strip_prefix(n.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+            })
+        };
+        let mut moved: Vec<(String, String)> = vec![];
+        let mut keep = |l: &String| -> bool {
+            let Some(k) = key(l) else { return true };
+            let why = match &not_a_crd {
+                Some(why) if was_kind && named(KIND_MARKERS, &k) => Some(why.clone()),
+                None if was_kind
+                    && k == Name::ConversionGen.as_str()
+                    && l.split_once('=').is_some_and(|(_, v)| v.trim() == "false") =>
+                {
+                    Some(format!(
+                        "`generate` writes the conversion of kind `{name}`, which Go's conversion-gen leaves to hand-written code"
+                    ))
+                }
+                // A kind's marker on a type that is no kind (KubeRay's printcolumn on
+                // `RayServiceStatuses`, External Secrets' on `PushSecretList`): controller-gen
+                // reads it on kinds only, which it finds by their embedded TypeMeta and
+                // ObjectMeta, marked or not (KEDA's `CloudEventSource` is not marked).
+                _ if (!(was_kind || object) || not_a_crd.is_some() || list)
+                    && named(crate::resolve::KIND_ONLY, &k) =>
+                {
+                    Some(format!(
+                        "it applies to a kind only, and `{name}` is none, so controller-gen ignores it"
+                    ))
+                }
+                _ => None,
+            };
+            match why {
+                Some(why) => {
+                    moved.push((l.trim().to_owned(), why));
+                    false
+                }
+                None => true,
+            }
+        };
+        doc.lines.retain(&mut keep);
+        doc.upper_markers.retain(&mut keep);
+        for (m, why) in moved {
+            doc.comments
+                .push(format!("Go marker `{m}` not carried over: {why}."));
+            warnings.push(
+                Diagnostic::warning(at.clone(), format!("`{m}` is not carried over: {why}"))
+                    .with_marker(m.trim_start_matches('+'))
+                    .with_hint("it is kept in the port as a plain comment"),
+            );
+        }
+        doc
     }
 
     /// The types the kinds (`+genclient`, `+kubebuilder:object:root`) reach through their
@@ -716,8 +903,9 @@ impl Importer<'_> {
     }
 
     /// A type the kinds reach that contains itself (through fields, pointers, lists, maps or
-    /// embedding) is an error at the reference that closes the loop: a CRD schema cannot
-    /// be recursive, and `generate` refuses such a type in the port ("contains itself").
+    /// embedding; not through a `Schemaless` field) is an error at the reference that closes
+    /// the loop: a CRD schema cannot be recursive, and `generate` refuses such a type in the
+    /// port ("contains itself").
     /// Walked without recursion.
     fn check_cycles(&mut self) {
         #[derive(Clone, Copy, PartialEq)]
@@ -801,11 +989,14 @@ impl Importer<'_> {
                     todo.push(k);
                 }
                 GoType::Struct(fields, _) => {
+                    // A `Schemaless` field has no schema to recurse into: Cluster API's
+                    // `JSONSchemaProps.properties` holds `JSONSchemaProps` so, as controller-gen
+                    // (and `generate`) take it.
                     todo.extend(
                         fields
                             .iter()
                             .rev()
-                            .filter(|f| !tag_of(f).skip)
+                            .filter(|f| !tag_of(f).skip && !has_marker(&f.doc, &[Name::Schemaless]))
                             .map(|f| &f.ty),
                     );
                 }
@@ -953,7 +1144,7 @@ impl Importer<'_> {
                 if let Some((rust, shape, format)) = builtin(name) {
                     let mut out = r(rust.to_owned(), shape);
                     if let Some(fmt) = format {
-                        out.markers.push(Name::Schema.with_value(format!("{{\"format\":{fmt}}}")));
+                        out.markers.push(format_patch(fmt));
                     }
                     return Ok(out);
                 }
@@ -1143,8 +1334,7 @@ impl Importer<'_> {
                         doc: None,
                     };
                     if let Some(fmt) = format {
-                        out.markers
-                            .push(Name::Schema.with_value(format!("{{\"format\":{fmt}}}")));
+                        out.markers.push(format_patch(fmt));
                     }
                     return Ok(out);
                 }
@@ -1237,31 +1427,12 @@ impl Importer<'_> {
         if depth > 32 {
             return Ok(Shape::Struct { default: true });
         }
-        // Each type once: a struct whose fields reach it again (Go refuses that, but the
-        // importer reads it) took one walk per path, 2^32 of them for two such fields.
-        // On the way down a type counts as defaultable, as past the depth bound.
         let key = (p, decl.name.clone());
-        if let Some(shape) = self.shapes.borrow().get(&key) {
-            return Ok(*shape);
+        if let Some(s) = self.shapes.borrow().get(&key) {
+            return Ok(*s);
         }
-        self.shapes
-            .borrow_mut()
-            .insert(key.clone(), Shape::Struct { default: true });
-        let shape = self.shape_uncached(p, decl, depth);
-        match &shape {
-            Ok(s) => {
-                self.shapes.borrow_mut().insert(key, *s);
-            }
-            Err(_) => {
-                self.shapes.borrow_mut().remove(&key);
-            }
-        }
-        shape
-    }
-
-    fn shape_uncached(&self, p: usize, decl: &TypeDecl, depth: usize) -> Result<Shape, Diagnostic> {
         let f = self.pkgs[p].types[&decl.name].0;
-        Ok(match &decl.ty {
+        let shape = match &decl.ty {
             GoType::Struct(fields, _) => Shape::Struct {
                 default: self.struct_has_default(p, f, decl, fields, depth + 1),
             },
@@ -1270,7 +1441,9 @@ impl Importer<'_> {
                 self.resolve(p, f, other, &mut uses, &BTreeSet::new(), depth + 1)?
                     .shape
             }
-        })
+        };
+        self.shapes.borrow_mut().insert(key, shape);
+        Ok(shape)
     }
 
     /// Whether every field of a struct can be defaulted (k8s-openapi's `Time` cannot).
@@ -1863,7 +2036,15 @@ impl Importer<'_> {
                     .resolve(pi, fi, other, uses, local, 0)
                     .map_err(|e| vec![e])?;
                 let mut doc = Self::checked_doc(&t.doc, Level::Type, &t.loc, warnings);
-                doc.lines.extend(r.markers.iter().map(|m| format!(" +{m}")));
+                // controller-gen reads an alias of a named type as that type (an alias of a
+                // basic type, `type Name = string`, keeps its own doc and markers).
+                let of_basic = matches!(other, GoType::Named { pkg: None, name, .. } if builtin(name).is_some());
+                if t.alias && !of_basic {
+                    doc = Self::alias_doc(doc, &t.name, &t.loc, warnings);
+                }
+                let patches: Vec<String> =
+                    r.markers_under(&doc).map(|m| format!(" +{m}")).collect();
+                doc.lines.extend(patches);
                 doc_lines(body, "", &doc);
                 if !exported(&t.name) {
                     let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);
@@ -1922,6 +2103,12 @@ impl Importer<'_> {
                             &format!("k8s_openapi::apimachinery::pkg::apis::meta::v1::{n}"),
                             local,
                         );
+                        // controller-gen requires what Go does not mark optional, metadata
+                        // too; `generate` requires metadata only when marked so.
+                        if n == "ObjectMeta" && !field_optional(fd, package_optional) {
+                            let _ =
+                                writeln!(lines, "    /// +{}", Name::ValidationRequired.as_str());
+                        }
                         let _ = writeln!(lines, "    #[serde(default)]\n    pub metadata: {m},");
                         continue;
                     }
@@ -1967,8 +2154,11 @@ impl Importer<'_> {
                 lines.append(&mut doc.lines);
                 doc.lines = lines;
             }
-            doc.lines
-                .extend(resolved.markers.iter().map(|m| format!(" +{m}")));
+            let patches: Vec<String> = resolved
+                .markers_under(&doc)
+                .map(|m| format!(" +{m}"))
+                .collect();
+            doc.lines.extend(patches);
             if tag.skip {
                 attrs.push("skip".into());
                 if !resolved.shape.has_default() {
@@ -2053,6 +2243,7 @@ impl Importer<'_> {
                 );
             }
             let doc = Self::checked_doc(&doc, Level::Field, &fd.loc, warnings);
+            let doc = Self::one_requiredness(doc, &go_name, &fd.loc, warnings);
             lines.push_str(&field_text(&doc, &attrs, &rust_field, &ty));
             if let Some(tr) = &fd.trailing {
                 let _ = writeln!(lines, "    {tr}");
@@ -2105,7 +2296,57 @@ impl Importer<'_> {
                     .with_hint("replace `unapproved, experimental-only` with the URL of the API review that approved the group"),
             );
         }
+        // controller-gen names a kind's resource by flect's plural; where kube-codegen's
+        // own plural differs (a kind ending in `s`), the port says the path.
+        if home.group.is_some() && has_marker(&doc, KIND_MARKERS) {
+            let path = flect::controller_gen_plural(&t.name);
+            if path != kube_codegen_templates::pluralize(&name.to_lowercase()) {
+                let resource = format!("{}:", Name::Resource.as_str());
+                let existing = doc
+                    .lines
+                    .iter_mut()
+                    .chain(doc.upper_markers.iter_mut())
+                    .find(|l| {
+                        l.trim_start()
+                            .strip_prefix('+')
+                            .is_some_and(|m| m.starts_with(&resource))
+                    });
+                match existing {
+                    Some(line) if line.contains("path=") => {}
+                    Some(line) => *line = format!("{},path={path}", line.trim_end()),
+                    None => doc.upper_markers.push(format!(" +{resource}path={path}")),
+                }
+            }
+        }
         let doc = Self::checked_doc(&doc, Level::Type, &t.loc, warnings);
+        // controller-gen writes a CRD for a root type that embeds both metav1.TypeMeta and
+        // metav1.ObjectMeta, in a package with a group (FindKubeKinds); a list (ListMeta) is
+        // a kind's, as `generate` knows.
+        let embeds = |meta: &str| {
+            fields.iter().any(|f| {
+                f.name.is_none()
+                    && matches!(strip_pointer(&f.ty), GoType::Named { pkg: Some(alias), name, .. }
+                        if name == meta
+                            && self.pkgs[cpi].files[cfi].imports.get(alias).map(String::as_str)
+                                == Some(META_V1))
+            })
+        };
+        let not_a_crd = if home.group.is_none() {
+            Some(format!(
+                "its package has no `+groupName`, so controller-gen writes no CRD for `{}`",
+                t.name
+            ))
+        } else if !(embeds("TypeMeta") && (embeds("ObjectMeta") || embeds("ListMeta"))) {
+            Some(format!(
+                "`{}` does not embed both metav1.TypeMeta and metav1.ObjectMeta, so controller-gen writes no CRD for it",
+                t.name
+            ))
+        } else {
+            None
+        };
+        let list = embeds("ListMeta");
+        let object = embeds("TypeMeta") && embeds("ObjectMeta");
+        let doc = Self::kind_doc(doc, not_a_crd, list, object, &t.name, &t.loc, warnings);
         doc_lines(body, "", &doc);
         if !exported(&t.name) {
             let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);
@@ -2211,8 +2452,28 @@ const KIND_MARKERS: &[Name] = &[Name::Genclient, Name::ObjectRoot];
 /// Optional as controller-gen reads a field: marked so, or `omitempty` (or the package's
 /// default) unless marked required.
 fn field_optional(fd: &Field, package_optional: bool) -> bool {
-    has_marker(&fd.doc, OPTIONAL)
-        || (!has_marker(&fd.doc, REQUIRED) && (tag_of(fd).omitempty || package_optional))
+    match marked_required(&fd.doc) {
+        Some(required) => !required,
+        None => tag_of(fd).omitempty || package_optional,
+    }
+}
+
+/// controller-gen's precedence among a field's required-ness markers (pkg/crd/schema.go):
+/// `+kubebuilder:validation:Optional`, then `+kubebuilder:validation:Required`, then
+/// `+optional`/`+k8s:optional`, then `+required`/`+k8s:required`; `Some(true)` when the
+/// first found requires.
+const REQUIREDNESS: &[(&[Name], bool)] = &[
+    (&[Name::ValidationOptional], false),
+    (&[Name::ValidationRequired], true),
+    (&[Name::Optional, Name::K8sOptional], false),
+    (&[Name::Required, Name::K8sRequired], true),
+];
+
+fn marked_required(doc: &Doc) -> Option<bool> {
+    REQUIREDNESS
+        .iter()
+        .find(|(names, _)| has_marker(doc, names))
+        .map(|&(_, required)| required)
 }
 
 /// `+kubebuilder:validation:Optional` on a struct.

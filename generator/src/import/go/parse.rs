@@ -53,6 +53,9 @@ pub struct Doc {
     /// Lines the port writes as plain comments above the doc: markers `generate` would
     /// refuse (set by the importer, never by the parser).
     pub comments: Vec<String>,
+    /// Marker-like lines inside a `/* */` comment of the doc (External Secrets' `+kubebuilder:
+    /// validation:Enum=DSM`): controller-gen reads markers from line comments only.
+    pub block_markers: Vec<String>,
 }
 
 impl Doc {
@@ -72,6 +75,8 @@ pub struct TypeDecl {
     pub doc: Doc,
     /// Type parameters (`type A[T any] ...`): generics have no CRD schema.
     pub generic: bool,
+    /// `type A = B`: another name for `B`, no type of its own.
+    pub alias: bool,
     pub ty: GoType,
 }
 
@@ -140,13 +145,65 @@ fn text<'a>(src: &'a str, n: Node) -> &'a str {
 /// A `//` comment's line without the slashes, or the lines of a `/* */` comment.
 fn comment_lines(raw: &str) -> Vec<String> {
     if let Some(rest) = raw.strip_prefix("//") {
+        if is_directive(rest) {
+            return vec![];
+        }
         vec![rest.to_owned()]
+    } else if block_is_marker(raw) {
+        block_lines(raw).collect()
     } else {
-        let inner = raw
-            .strip_prefix("/*")
-            .and_then(|r| r.strip_suffix("*/"))
-            .unwrap_or(raw);
-        inner.lines().map(str::to_owned).collect()
+        block_lines(raw).filter(|l| !is_marker(l)).collect()
+    }
+}
+
+/// A `/* +marker */` comment, which controller-gen reads as a marker (its text starts with
+/// `+`).
+fn block_is_marker(raw: &str) -> bool {
+    raw.strip_prefix("/*")
+        .is_some_and(|r| r.trim_start().starts_with('+'))
+}
+
+/// The lines of a `/* */` comment.
+fn block_lines(raw: &str) -> impl Iterator<Item = String> + '_ {
+    raw.strip_prefix("/*")
+        .and_then(|r| r.strip_suffix("*/"))
+        .unwrap_or(raw)
+        .lines()
+        .map(str::to_owned)
+}
+
+/// The marker-like lines of a `/* */` comment, which controller-gen does not read as
+/// markers (it reads a comment as a marker when its text starts with `+`).
+fn block_marker_lines(raw: &str) -> Vec<String> {
+    if raw.starts_with("//") || block_is_marker(raw) {
+        return vec![];
+    }
+    block_lines(raw).filter(|l| is_marker(l)).collect()
+}
+
+/// A directive comment (`//nolint:x`, `//go:generate`, `//line`, `//export`): not part of
+/// a doc, as go/ast's `CommentGroup.Text` (so controller-gen) leaves it out.
+fn is_directive(after_slashes: &str) -> bool {
+    if ["line ", "extern ", "export "]
+        .iter()
+        .any(|p| after_slashes.starts_with(p))
+    {
+        return true;
+    }
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    match after_slashes.split_once(':') {
+        Some((name, rest)) => {
+            word(name)
+                && rest
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        }
+        None => false,
     }
 }
 
@@ -198,6 +255,15 @@ fn doc_of(src: &str, n: Node) -> Doc {
             .collect()
     };
     Doc {
+        block_markers: groups
+            .first()
+            .map(|g| {
+                g.iter()
+                    .rev()
+                    .flat_map(|c| block_marker_lines(text(src, *c)))
+                    .collect()
+            })
+            .unwrap_or_default(),
         lines: groups.first().map(lines_of).unwrap_or_default(),
         upper_markers: groups
             .get(1)
@@ -342,6 +408,7 @@ fn parse_type_spec(path: &Path, src: &str, spec: Node, doc: Doc) -> Option<TypeD
         name,
         doc,
         generic: spec.child_by_field_name("type_parameters").is_some(),
+        alias: spec.kind() == "type_alias",
         ty,
     })
 }
@@ -362,7 +429,9 @@ fn receiver_type(src: &str, m: Node) -> Option<String> {
 }
 
 /// Parse one file. A syntax error is a located error (tree-sitter recovers, so the first
-/// `ERROR` or missing node is reported).
+/// `ERROR` or missing node is reported), but for one inside a function's or method's body:
+/// the importer reads no code, and Go newer than the grammar (Go 1.26's `new(expr)`, in
+/// cluster-api's conversions) must not stop it.
 pub fn parse(path: &Path, text_: String) -> Result<GoFile, Diagnostic> {
     let src = text_.as_str();
     let mut parser = Parser::new();
@@ -386,16 +455,17 @@ pub fn parse(path: &Path, text_: String) -> Result<GoFile, Diagnostic> {
                 }
                 continue;
             }
-            if n.has_error() {
+            let body = matches!(n.kind(), "function_declaration" | "method_declaration")
+                && n.parent() == Some(root);
+            if n.has_error() && !body {
                 let mut c = n.walk();
                 stack.extend(n.children(&mut c));
             }
         }
-        let at = bad
-            .map(|n| loc(path, n))
-            .unwrap_or(Location::new(path, 1, 1));
-        return Err(Diagnostic::new(at, "Go syntax error")
-            .with_hint("the importer reads Go that compiles; run `go vet` on the package"));
+        if let Some(n) = bad {
+            return Err(Diagnostic::new(loc(path, n), "Go syntax error")
+                .with_hint("the importer reads Go that compiles; run `go vet` on the package"));
+        }
     }
     let mut file = GoFile {
         path: path.to_owned(),

@@ -1,4 +1,2 @@
 pub mod v1alpha1;
 pub mod v1beta1;
-
-mod conversion;

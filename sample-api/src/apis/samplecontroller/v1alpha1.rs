@@ -1,3 +1,4 @@
+// ANCHOR: types
 //! The v1alpha1 version of the samplecontroller API: the Rust port of
 //! kubernetes/sample-controller's `pkg/apis/samplecontroller/v1alpha1`.
 //!
@@ -42,6 +43,7 @@ pub struct FooSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 }
+// ANCHOR_END: types
 
 /// FooStatus is the status for a Foo resource.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

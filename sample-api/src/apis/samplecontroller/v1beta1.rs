@@ -1,7 +1,11 @@
-//! The v1beta1 version of the samplecontroller API: Foo's scale moves into `spec.scale`,
-//! which also holds what v1alpha1 cannot (`minReadySeconds`). v1beta1 is the storage
-//! version and the conversion hub; v1alpha1 is served as a spoke, converted by the
-//! generated `generated::conversion` (README "Multi-version APIs and conversion").
+//! The v1beta1 version of the samplecontroller API: v1alpha1's Foo with one field more,
+//! `spec.minReadySeconds`, which v1alpha1 cannot hold. v1beta1 is the storage version and
+//! the conversion hub; v1alpha1 is served as a spoke, converted by the generated
+//! `generated::conversion` (docs/src/guide/conversion.md).
+//!
+//! v1beta1 only adds: kubectl prefers it to v1alpha1 (beta outranks alpha), so every path
+//! v1alpha1 has must mean the same here, or the sample-controller tutorial's
+//! `kubectl patch foo ... -p '{"spec":{"replicas":2}}'` would be pruned.
 //!
 //! +groupName=samplecontroller.k8s.io
 
@@ -9,6 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::TypeMeta;
 use serde::{Deserialize, Serialize};
 
+// ANCHOR: hub
 /// Foo is a specification for a Foo resource.
 ///
 /// +genclient
@@ -18,7 +23,7 @@ use serde::{Deserialize, Serialize};
 /// +kubebuilder:storageversion
 /// +kube-codegen:conversion=hub
 /// +kubebuilder:printcolumn:name="Deployment",type=string,JSONPath=".spec.deploymentName"
-/// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".spec.scale.replicas"
+/// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".spec.replicas"
 /// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=".status.availableReplicas"
 /// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -31,6 +36,7 @@ pub struct Foo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<FooStatus>,
 }
+// ANCHOR_END: hub
 
 /// FooSpec is the spec for a Foo resource.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -38,15 +44,6 @@ pub struct Foo {
 pub struct FooSpec {
     /// The name of the Deployment the controller creates and owns for this Foo.
     pub deployment_name: String,
-    /// How the Deployment scales (v1alpha1's `spec.replicas` lives here).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<FooScale>,
-}
-
-/// How a Foo's Deployment scales.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FooScale {
     /// How many replicas the Deployment runs.
     ///
     /// +kubebuilder:validation:Minimum=1

@@ -33,8 +33,8 @@ use super::limits::{
 /// Whether each pattern compiled, once per distinct pattern: APIs repeat their patterns.
 static PATTERNS: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
 
-/// Compiles a regular expression (RE2 syntax, which the regex crate follows, as the API
-/// server's Go regexps do) to check it: a schema's `pattern`, or the literal pattern of a
+/// Compiles a regular expression (RE2 syntax, as the API server's Go regexps read it:
+/// [`crate::re2`]) to check it: a schema's `pattern`, or the literal pattern of a
 /// rule's `matches`. `Err` carries the last line of the compiler's message, without its
 /// `error: ` (callers say what failed; "invalid regular expression ...: error: ..." said
 /// it twice).
@@ -43,7 +43,7 @@ pub fn check_regex(pattern: &str) -> Result<(), String> {
     if let Some(r) = lock().get(pattern) {
         return r.clone();
     }
-    let r = regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+    let r = crate::re2::regex(pattern).map(|_| ()).map_err(|e| {
         e.to_string()
             .lines()
             .last()

@@ -1,4 +1,4 @@
-// RBAC and webhook markers are parsed and checked now, though generated later.
+// RBAC and webhook markers are checked where they are read, before any manifest is written.
 //! +groupName=errors.example.com
 //! +versionName=v1
 
