@@ -621,6 +621,16 @@ impl Config {
     /// [`Error::Input`] with every problem of the input, located (nothing is generated when
     /// there is one error).
     pub fn generate(&self) -> Result<Generated, Error> {
+        self.run(true)
+    }
+
+    /// What [`Config::generate`] would refuse, without rendering a file: renderers refuse
+    /// nothing, so the input is checked once resolved (the importers' check of a port).
+    pub(crate) fn check_input(&self) -> Result<(), Error> {
+        self.run(false).map(|_| ())
+    }
+
+    fn run(&self, render: bool) -> Result<Generated, Error> {
         let mut schema = self.schema.clone();
         if let Some(file) = &self.ca_bundle_from {
             let path = self.resolve_path(file);
@@ -652,6 +662,7 @@ impl Config {
             kubernetes: self.kubernetes(),
             validate_all_kinds: self.validate_all_kinds,
             emit_rerun_if_changed: self.emit_rerun_if_changed,
+            render,
         })
     }
 

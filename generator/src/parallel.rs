@@ -25,11 +25,23 @@ pub const STACK_SIZE: usize = 64 << 20;
 /// # Errors
 /// When the thread cannot be started (the system refuses the stack).
 pub fn with_stack<R: Send>(f: impl FnOnce() -> R + Send) -> std::io::Result<R> {
+    thread_local! {
+        /// This thread is one `with_stack` started.
+        static ON_RUN_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    // Already on one (an importer checking its port with `generate`): no second thread,
+    // whose allocator arena would keep the memory the first one freed.
+    if ON_RUN_STACK.get() {
+        return Ok(f());
+    }
     std::thread::scope(|s| {
         let worker = std::thread::Builder::new()
             .name("kube-codegen".into())
             .stack_size(STACK_SIZE)
-            .spawn_scoped(s, f)?;
+            .spawn_scoped(s, || {
+                ON_RUN_STACK.set(true);
+                f()
+            })?;
         Ok(worker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))

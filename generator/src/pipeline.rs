@@ -37,6 +37,9 @@ pub(crate) struct Run {
     pub validate_all_kinds: bool,
     /// Print `cargo:rerun-if-changed=` and `cargo:warning=` lines (build.rs).
     pub emit_rerun_if_changed: bool,
+    /// Render the files; without, the run stops once the input is checked (renderers
+    /// refuse nothing) and gives no files.
+    pub render: bool,
 }
 
 /// The result of a generation run, still in memory.
@@ -201,6 +204,16 @@ fn run_here(run: Run) -> Result<Generated, Error> {
         return Err(Error::Input {
             diagnostics: diags.sorted(),
             rendered,
+        });
+    }
+    if !run.render {
+        return Ok(Generated {
+            files: vec![],
+            inputs: vec![],
+            warnings: diags.warnings(),
+            found: vec![],
+            made: vec![],
+            kubernetes,
         });
     }
     // Every selected generator prepares its work from the checked model, which it cannot

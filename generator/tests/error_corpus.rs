@@ -226,6 +226,7 @@ error_cases! {
     bad_minimum,
     float_bound_not_finite,
     schema_patch_unknown_type,
+    list_type_patch_on_object,
     schema_errors_all_reported,
     bad_max_length,
     negative_min_items,

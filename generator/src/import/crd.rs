@@ -208,6 +208,22 @@ fn check(crd: &Value) -> Result<(), Problem> {
         "metadata.name",
     )?;
     need("spec.group", crd["spec"]["group"].is_string(), "spec.group")?;
+    let group = crd["spec"]["group"].as_str().unwrap_or_default();
+    if crate::kubernetes::is_protected_group(group)
+        && crd["metadata"]["annotations"][crate::kubernetes::API_APPROVED].is_null()
+    {
+        return Err((
+            "spec.group".to_owned(),
+            format!(
+                "group `{group}` is protected: the API server refuses a CRD in it without the `{}` annotation",
+                crate::kubernetes::API_APPROVED
+            ),
+            format!(
+                "add the annotation `{}: <PR URL, or \"unapproved, experimental-only\">` to metadata.annotations, or import a CRD of a group you own",
+                crate::kubernetes::API_APPROVED
+            ),
+        ));
+    }
     need(
         "spec.names.kind",
         crd["spec"]["names"]["kind"].is_string(),
@@ -233,6 +249,43 @@ fn check(crd: &Value) -> Result<(), Problem> {
         "spec.names.plural",
     )?;
     need("spec.scope", crd["spec"]["scope"].is_string(), "spec.scope")?;
+    // The names as the API server checks them (and `generate` after it): a group is a DNS
+    // subdomain with a dot, a plural and each version a DNS label, the name `plural.group`.
+    let dns = crate::resolve::is_dns_subdomain;
+    let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+    let invalid = |path: &str, what: String, hint: &str| -> Result<(), Problem> {
+        Err((path.to_owned(), what, hint.to_owned()))
+    };
+    if !dns(group) || !group.contains('.') {
+        invalid(
+            "spec.group",
+            format!("group `{group}` is not one the API server takes"),
+            "a CRD group is a lowercase DNS subdomain with at least one dot, e.g. `stable.example.com`",
+        )?;
+    }
+    if !dns(plural) || plural.contains('.') {
+        invalid(
+            "spec.names.plural",
+            format!("plural `{plural}` is not one the API server takes"),
+            "a plural is a lowercase DNS label, e.g. `crontabs`",
+        )?;
+    }
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    if name != format!("{plural}.{group}") {
+        invalid(
+            "metadata.name",
+            format!("the name `{name}` is not `<plural>.<group>` (`{plural}.{group}`)"),
+            "the API server requires a CRD's name to be its plural and group",
+        )?;
+    }
+    let scope = crd["spec"]["scope"].as_str().unwrap_or_default();
+    if scope != "Namespaced" && scope != "Cluster" {
+        invalid(
+            "spec.scope",
+            format!("scope `{scope}` is neither `Namespaced` nor `Cluster`"),
+            "a CRD's scope is `Namespaced` or `Cluster`",
+        )?;
+    }
     let versions = crd["spec"]["versions"].as_array();
     need(
         "spec.versions",
@@ -272,6 +325,14 @@ fn check(crd: &Value) -> Result<(), Problem> {
             v["name"].is_string(),
             "the version's name",
         )?;
+        let version = v["name"].as_str().unwrap_or_default();
+        if !crate::resolve::is_version(version) {
+            return Err((
+                format!("{at}.name"),
+                format!("version `{version}` is not one the API server takes"),
+                "a version is a lowercase DNS label, e.g. `v1`".to_owned(),
+            ));
+        }
         let schema = &v["schema"]["openAPIV3Schema"];
         if !schema.is_object() {
             return Err((
@@ -326,6 +387,17 @@ fn structural(node: &Value, path: &str, typed_here: bool) -> Result<(), Problem>
                 "a schema's type is one of {}",
                 crate::schema::marker_keywords::SCHEMA_TYPES.join(", ")
             ),
+        ));
+    }
+    if let Some(t) = n.get("x-kubernetes-list-type")
+        && n.get("type").and_then(Value::as_str) != Some("array")
+    {
+        return Err((
+            format!("{path}.x-kubernetes-list-type"),
+            format!(
+                "`x-kubernetes-list-type: {t}` is on a schema that is not an array, which the API server refuses"
+            ),
+            "put it on the array, or remove it".to_owned(),
         ));
     }
     if n.contains_key("properties") && n.contains_key("additionalProperties") {

@@ -16,6 +16,7 @@ mod crd;
 pub(crate) mod go;
 mod k8s;
 mod naming;
+mod net;
 mod positions;
 mod render;
 mod types;
@@ -321,6 +322,39 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
         });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    // What `generate` would still refuse, placed at the CRD whose kind names the type the
+    // error is in (types are named after their kind: `WidgetSpecTemplate`). The CRDs'
+    // documents are done with: freed first, as the check resolves the whole port.
+    let kinds: Vec<(String, crate::Location)> = by_name
+        .values()
+        .map(|c| (c.kind().to_owned(), c.loc.clone()))
+        .collect();
+    drop(modules);
+    drop(by_name);
+    let refused: Vec<Diagnostic> = net::refusals(&files, &options.out)
+        .iter()
+        .map(|r| {
+            let ty = r
+                .text
+                .as_deref()
+                .and_then(|t| net::type_at(t, r.diagnostic.loc.line));
+            let crd = ty.and_then(|ty| {
+                kinds
+                    .iter()
+                    .filter(|(k, _)| ty.starts_with(k.as_str()))
+                    .max_by_key(|(k, _)| k.len())
+            });
+            match crd {
+                Some((_, loc)) => net::placed(loc.clone(), r),
+                None => r.diagnostic.clone(),
+            }
+        })
+        .collect();
+    if !refused.is_empty() {
+        let mut all = refused;
+        all.extend(warnings);
+        return Err(input_error(all));
+    }
     let mut sorted = Diagnostics(warnings).sorted();
     sorted.retain(|d| !d.is_error());
     Ok(Imported {

@@ -34,6 +34,7 @@ mod types;
 mod validation_optins;
 
 pub use nesting::MAX_TYPE_NESTING;
+pub(crate) use package::{is_dns_subdomain, is_version};
 
 use kind::kind_of;
 use package::package_of;

@@ -6,11 +6,19 @@ use crate::markers::{Marker, Name};
 use crate::model::*;
 use crate::read::Module;
 
-pub(super) fn is_dns_subdomain(s: &str) -> bool {
+pub(crate) fn is_dns_subdomain(s: &str) -> bool {
     static LABEL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
     });
     !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| l.len() <= 63 && LABEL.is_match(l))
+}
+
+/// Whether `v` is a version the API server takes: a DNS-1035 label (`v1`, `v2beta1`).
+pub(crate) fn is_version(v: &str) -> bool {
+    static VERSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
+    });
+    VERSION.is_match(v) && v.len() <= 63
 }
 
 pub(super) fn package_of(
@@ -63,10 +71,7 @@ pub(super) fn package_of(
             }
         },
     };
-    static VERSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
-    });
-    if !VERSION.is_match(&version) || version.len() > 63 {
+    if !is_version(&version) {
         let at = markers
             .iter()
             .find(|mk| mk.name == Name::VersionName)

@@ -738,15 +738,33 @@ fn one_of_rule(schema: &mut JSONSchemaProps, m: &Marker, kind: OneOf) -> Result<
 fn check_list_map(schema: &JSONSchemaProps, markers: &[&Marker]) -> Result<(), Diagnostic> {
     let is_key = |m: &&&Marker| matches!(m.name, Name::ListMapKey | Name::K8sListMapKey);
     let key_marker = markers.iter().find(is_key);
+    // The list type and keys come from these markers, or from a `+kube-codegen:schema`
+    // patch (what `import crd` writes for them where no marker can): blamed in that order.
+    let patch = markers.iter().find(|m| m.name == Name::Schema);
     let type_marker = markers
         .iter()
-        .find(|m| matches!(m.name, Name::ListType | Name::K8sListType));
+        .find(|m| matches!(m.name, Name::ListType | Name::K8sListType))
+        .or(patch);
+    let key_marker = key_marker.or(patch);
+    // A list type none of these sets came with the field's type, and was checked there.
+    if schema.x_kubernetes_list_type.is_some() && type_marker.is_none() {
+        return Ok(());
+    }
+    if let Some(t) = &schema.x_kubernetes_list_type
+        && schema.type_.as_deref() != Some("array")
+        && let Some(m) = type_marker
+    {
+        return Err(m.error(format!(
+            "`x-kubernetes-list-type: {t}` is on a schema of type `{}`, and the API server takes it only on an array",
+            schema.type_.as_deref().unwrap_or("(none)")
+        )));
+    }
     match (
         schema.x_kubernetes_list_type.as_deref(),
         &schema.x_kubernetes_list_map_keys,
     ) {
         (Some("map"), None) => Err(type_marker
-            .expect("set by marker")
+            .expect("a list type is set by one of the markers")
             .error("`+listType=map` needs at least one `+listMapKey=`")),
         (Some("map"), Some(keys)) => {
             let item = match &schema.items {
@@ -792,9 +810,10 @@ fn check_list_map(schema: &JSONSchemaProps, markers: &[&Marker]) -> Result<(), D
             }
             Ok(())
         }
-        (_, Some(_)) => Err(key_marker
-            .expect("set")
-            .error("`+listMapKey` needs `+listType=map`")),
+        (_, Some(_)) => match key_marker {
+            Some(m) => Err(m.error("`+listMapKey` needs `+listType=map`")),
+            None => Ok(()),
+        },
         _ => Ok(()),
     }
 }
@@ -828,6 +847,14 @@ pub fn apply_schema_patches(
             m.error(format!("the schema patch makes an invalid schema: {e}"))
                 .with_hint("the value is merged into the field's schema; keep keyword names and value types of apiextensions.k8s.io/v1")
         })?;
+        if let Some(t) = &schema.x_kubernetes_list_type
+            && schema.type_.as_deref() != Some("array")
+        {
+            return Err(m.error(format!(
+                "the schema patch leaves `x-kubernetes-list-type: {t}` on a schema of type `{}`, and the API server takes it only on an array",
+                schema.type_.as_deref().unwrap_or("(none)")
+            )));
+        }
     }
     Ok(())
 }

@@ -711,3 +711,137 @@ impl admission::Validator<k8s_openapi::api::core::v1::ConfigMap> for Nop {
         Ok(vec![])
     }
 }
+
+/// Panics on the fuzzed server's threads (a panic in a connection's task is caught by tokio
+/// and only printed).
+static PANICS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A raw HTTP request, right or wrong in every part: methods, paths, versions, headers
+/// (lengths that lie, chunked bodies, duplicate and huge headers), bodies (reviews right
+/// and wrong, garbage), or bytes.
+fn request() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let review = prop_oneof![
+        Just(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "u", "desiredAPIVersion": "example.com/v2", "objects": [
+                {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}}]}}).to_string()),
+        Just(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "u", "desiredAPIVersion": "example.com/v9", "objects": [1, null, "x"]}}).to_string()),
+        Just(r#"{"request":{"objects":[{"apiVersion":"example.com/v1","kind":"Gadget"}]}}"#.to_owned()),
+        Just("[".repeat(10_000)),
+        any::<String>(),
+    ];
+    let head = (
+        prop::sample::select(vec!["POST", "GET", "PUT", "DELETE", "OPTIONS", "BREW", "", "POST POST"]),
+        prop::sample::select(vec!["/convert", "/metrics", "/healthz", "/", "/convert?x=1", "*", "//convert", "/%00"]),
+        prop::sample::select(vec!["HTTP/1.1", "HTTP/1.0", "HTTP/2", "HTTP/9.9", ""]),
+        prop::sample::select(vec![
+            "Content-Type: application/json\r\n",
+            "Transfer-Encoding: chunked\r\n",
+            "Content-Length: 5\r\nContent-Length: 6\r\n",
+            "Content-Length: -1\r\n",
+            "Content-Length: 99999999999999999999\r\n",
+            "Expect: 100-continue\r\n",
+            "Connection: keep-alive\r\n",
+            "X-Big: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
+            "",
+        ]),
+        any::<bool>(),
+        review,
+    )
+        .prop_map(|(method, path, version, extra, length, body)| {
+            let mut r = format!("{method} {path} {version}\r\nHost: localhost\r\n{extra}");
+            if length {
+                r.push_str(&format!("Content-Length: {}\r\n", body.len()));
+            }
+            r.push_str("Connection: close\r\n\r\n");
+            let mut bytes = r.into_bytes();
+            bytes.extend(body.into_bytes());
+            bytes
+        });
+    prop_oneof![4 => head, 1 => prop::collection::vec(any::<u8>(), 0..300)]
+}
+
+/// Fuzz target: requests of every shape over TLS to a running server. Each is answered or
+/// its connection closed within a bound (the body deadline is 1 s here), nothing panics,
+/// and the server answers a health check afterwards. `KUBE_CODEGEN_FUZZ_SECONDS=N` runs it
+/// for N seconds (CI: 60), else for a few dozen requests; failures are kept in
+/// `tests/fuzz/webhook.txt` and replayed first.
+#[test]
+fn any_request_is_answered_or_closed_and_nothing_panics() {
+    use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() == Some("webhook-fuzz") {
+            PANICS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        previous(info);
+    }));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("webhook-fuzz")
+        .enable_all()
+        .build()
+        .unwrap();
+    let options = Options {
+        body_timeout: Duration::from_secs(1),
+        ..fast()
+    };
+    let (dir, server) = rt.block_on(serve("fuzz", options));
+    let addr = server.local_addr();
+    let running = rt.spawn(server.run(std::future::pending()));
+    let ca = dir.join("ca.crt");
+    let seconds: Option<u64> = std::env::var("KUBE_CODEGEN_FUZZ_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let start = std::time::Instant::now();
+    let mut cases = 0u64;
+    loop {
+        let batch = if seconds.is_some() { 50 } else { 48 };
+        let mut runner = TestRunner::new(Config {
+            cases: batch,
+            failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+                "tests/fuzz/webhook.txt",
+            ))),
+            ..Config::default()
+        });
+        let result = runner.run(&request(), |bytes| {
+            rt.block_on(async {
+                let tcp = TcpStream::connect(addr).await.unwrap();
+                let name = rustls_pki_types::ServerName::IpAddress(addr.ip().into());
+                let mut tls = connector(&ca).connect(name, tcp).await.unwrap();
+                let _ = tls.write_all(&bytes).await;
+                let _ = tls.flush().await;
+                let mut out = vec![];
+                match tokio::time::timeout(Duration::from_secs(10), tls.read_to_end(&mut out)).await
+                {
+                    Ok(_) => Ok(()),
+                    Err(_) => Err(TestCaseError::fail(
+                        "neither answered nor closed within 10 s",
+                    )),
+                }
+            })?;
+            let panics = PANICS.load(std::sync::atomic::Ordering::Relaxed);
+            if panics > 0 {
+                return Err(TestCaseError::fail(format!("{panics} panic(s)")));
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("webhook: {e}");
+        }
+        cases += u64::from(batch);
+        match seconds {
+            Some(s) if start.elapsed() < Duration::from_secs(s) => continue,
+            _ => break,
+        }
+    }
+    let (code, _, _) = rt.block_on(call(addr, &ca, "GET", "/healthz", b""));
+    assert_eq!(code, 200);
+    eprintln!(
+        "webhook: {cases} requests, {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    running.abort();
+    let _ = std::fs::remove_dir_all(dir);
+}

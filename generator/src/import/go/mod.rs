@@ -472,6 +472,19 @@ fn import_go_here(
         shapes: Default::default(),
     };
     imp.read(inputs);
+    // `generate` finds the API by its `+groupName` packages: with none, the port would be
+    // a crate it refuses ("no group/version module found").
+    if imp.errors.is_empty() && !imp.pkgs.is_empty() && imp.pkgs.iter().all(|p| p.group.is_none()) {
+        for p in &imp.pkgs {
+            imp.errors.push(
+                Diagnostic::new(
+                    Location::new(&p.files[0].path, 1, 1),
+                    format!("package `{}` has no `+groupName`, and no package given has one: there is no API to port", p.name),
+                )
+                .with_hint("pass the API package (its doc.go has `// +groupName=example.com` above `package`), with the packages it imports"),
+            );
+        }
+    }
     if imp.errors.is_empty() {
         imp.layout();
         imp.reached = imp.reachable();
@@ -481,6 +494,47 @@ fn import_go_here(
         return Err(imp.fail());
     }
     let files = imp.emit();
+    if !imp.errors.is_empty() {
+        return Err(imp.fail());
+    }
+    // What `generate` would still refuse, placed at the Go declaration of the type the
+    // error is in (else at the Go file the Rust file was ported from).
+    for r in super::net::refusals(&files, &options.out) {
+        let at = r.text.as_deref().and_then(|text| {
+            let ty = super::net::type_at(text, r.diagnostic.loc.line);
+            let decl = ty.and_then(|ty| {
+                imp.pkgs
+                    .iter()
+                    .flat_map(|p| &p.files)
+                    .flat_map(|f| &f.items)
+                    .find_map(|i| match i {
+                        Item::Type(t) if naming::go_type_ident(&t.name) == ty => {
+                            Some(t.loc.clone())
+                        }
+                        _ => None,
+                    })
+            });
+            decl.or_else(|| {
+                let from = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("// Imported from "))?
+                    .trim_end_matches('.');
+                imp.pkgs
+                    .iter()
+                    .flat_map(|p| &p.files)
+                    .find(|f| {
+                        f.path
+                            .file_name()
+                            .is_some_and(|n| n.to_string_lossy() == from)
+                    })
+                    .map(|f| Location::new(&f.path, 1, 1))
+            })
+        });
+        imp.errors.push(match at {
+            Some(at) => super::net::placed(at, &r),
+            None => r.diagnostic,
+        });
+    }
     if !imp.errors.is_empty() {
         return Err(imp.fail());
     }
