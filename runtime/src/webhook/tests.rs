@@ -29,11 +29,13 @@ static KINDS: &[KindConversions] = &[KindConversions {
 }];
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "kcg-webhook-{name}-{}-{:?}",
-        std::process::id(),
-        std::time::SystemTime::now()
-    ));
+    // Unique per process and call; a plain number, not `SystemTime`'s Debug form (spaces
+    // and braces in a path).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir =
+        std::env::temp_dir().join(format!("kcg-webhook-{name}-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
