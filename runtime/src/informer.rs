@@ -193,6 +193,15 @@ enum Notification<K> {
     Delete(DeleteEvent<K>),
 }
 
+/// The key suffix of metadata-only informers: a whole-object informer of the same kind may
+/// live beside one, and each needs its own list-watch.
+const METADATA_ONLY: &str = "#metadata";
+
+/// An informer's resource key, `<plural>.<group><suffix>`.
+fn resource_key<T: Resource<DynamicType = ()>>(suffix: &str) -> String {
+    format!("{}.{}{suffix}", T::plural(&()), T::group(&()))
+}
+
 /// A metadata transform applied to every object before it is cached.
 pub type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 type TypedTransform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
@@ -682,13 +691,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        let resource = format!("{}.{}", K::plural(&()), K::group(&()));
-        let ns = self.inner.namespace.clone();
-        let client = self.inner.client.clone();
-        self.get_or_create(resource, ns.clone(), move || match &ns {
-            Some(ns) => Api::namespaced(client, ns),
-            None => Api::all(client),
-        })
+        self.namespaced_informer::<K>("")
     }
 
     /// The shared metadata-only informer of a namespaced kind: client-go's
@@ -717,14 +720,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        // Its own key: a whole-object informer of the kind may exist beside it.
-        let resource = format!("{}.{}#metadata", K::plural(&()), K::group(&()));
-        let ns = self.inner.namespace.clone();
-        let client = self.inner.client.clone();
-        self.get_or_create(resource, ns.clone(), move || match &ns {
-            Some(ns) => Api::<PartialObjectMeta<K>>::namespaced(client, ns),
-            None => Api::all(client),
-        })
+        self.namespaced_informer::<PartialObjectMeta<K>>(METADATA_ONLY)
     }
 
     /// The shared metadata-only informer of a cluster-scoped kind (see
@@ -740,11 +736,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        let resource = format!("{}.{}#metadata", K::plural(&()), K::group(&()));
-        let client = self.inner.client.clone();
-        self.get_or_create(resource, None, move || {
-            Api::<PartialObjectMeta<K>>::all(client)
-        })
+        self.cluster_informer::<PartialObjectMeta<K>>(METADATA_ONLY)
     }
 
     /// The shared informer of a cluster-scoped kind.
@@ -759,9 +751,43 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        let resource = format!("{}.{}", K::plural(&()), K::group(&()));
+        self.cluster_informer::<K>("")
+    }
+
+    /// The shared informer of `T` (a kind, or its `PartialObjectMeta`) in the factory's
+    /// namespace, or all; `suffix` keeps apart informers of one kind's resource that cache
+    /// different things.
+    fn namespaced_informer<T>(&self, suffix: &str) -> Informer<T>
+    where
+        T: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let ns = self.inner.namespace.clone();
         let client = self.inner.client.clone();
-        self.get_or_create(resource, None, move || Api::all(client))
+        self.get_or_create(resource_key::<T>(suffix), ns.clone(), move || match &ns {
+            Some(ns) => Api::namespaced(client, ns),
+            None => Api::all(client),
+        })
+    }
+
+    /// The shared informer of a cluster-scoped `T` (see [`Self::namespaced_informer`]).
+    fn cluster_informer<T>(&self, suffix: &str) -> Informer<T>
+    where
+        T: Resource<Scope = ClusterResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let client = self.inner.client.clone();
+        self.get_or_create(resource_key::<T>(suffix), None, move || Api::all(client))
     }
 
     /// Generic access by `ApiResource` (client-go's `ForResource`); `namespaced` is the
