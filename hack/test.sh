@@ -23,7 +23,7 @@ cargo run -q -p kube-codegen -- check sample-api --crd-dir ../sample-controller/
 cargo run -q -p kube-codegen -- check sample-controller   # its RBAC, from its markers
 # The e2e suite runs the real sample-controller binary.
 cargo build -q -p sample-controller
-# The fuzz targets (generator/tests/fuzz_import.rs, the webhook's) run a minute each here,
+# The fuzz targets (generator/tests/fuzz.rs and fuzz_import.rs, the webhook's) run a minute each here,
 # a few dozen cases elsewhere (RELIABILITY.md, "Fuzzing").
 export KUBE_CODEGEN_FUZZ_SECONDS=${KUBE_CODEGEN_FUZZ_SECONDS:-60}
 # The envtest command's own tests (envtest/tests/cli.rs) need the command built.

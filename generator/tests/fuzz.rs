@@ -3,8 +3,9 @@
 //! (random structs, enums, field types and markers with random values, many of them wrong)
 //! and must return files or located diagnostics.
 //!
-//! Quick by default (a few seconds); for a long run: `PROPTEST_CASES=10000 cargo test -p
-//! kube-codegen --test fuzz --release`.
+//! Quick by default (a few seconds). `KUBE_CODEGEN_FUZZ_SECONDS=N` runs each target for N
+//! seconds instead (CI: 60, `hack/test.sh`); failures are kept in `tests/fuzz/<target>.txt`
+//! and replayed first (`common/fuzz.rs`).
 
 use std::path::Path;
 
@@ -12,12 +13,9 @@ use kube_codegen::__private::markers::{Level, MARKERS, parse_line};
 use kube_codegen::{Config, Error, Location};
 use proptest::prelude::*;
 
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+#[path = "common/fuzz.rs"]
+mod fuzz_driver;
+use fuzz_driver::fuzz;
 
 fn level() -> impl Strategy<Value = Level> {
     prop::sample::select(vec![Level::Package, Level::Type, Level::Field])
@@ -101,18 +99,30 @@ fn marker_line() -> impl Strategy<Value = String> {
         })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(512)))]
+#[test]
+fn parse_line_never_panics_on_arbitrary_text() {
+    fuzz(
+        "parse_line_text",
+        512,
+        (any::<String>(), level()),
+        |(line, level)| {
+            check_line(&line, level);
+            Ok(())
+        },
+    );
+}
 
-    #[test]
-    fn parse_line_never_panics_on_arbitrary_text(line in any::<String>(), level in level()) {
-        check_line(&line, level);
-    }
-
-    #[test]
-    fn parse_line_never_panics_on_marker_shaped_text(line in marker_line(), level in level()) {
-        check_line(&line, level);
-    }
+#[test]
+fn parse_line_never_panics_on_marker_shaped_text() {
+    fuzz(
+        "parse_line_marker",
+        512,
+        (marker_line(), level()),
+        |(line, level)| {
+            check_line(&line, level);
+            Ok(())
+        },
+    );
 }
 
 /// Parse, and use every accessor: nothing panics; errors point where they were told to.
@@ -530,31 +540,40 @@ fn generate_checks_out(dir: &Path, source: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(64)))]
-
-    #[test]
-    fn generation_never_panics(api in api()) {
+#[test]
+fn generation_never_panics() {
+    fuzz("generation", 64, api(), |api| {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("crate");
         let source = render(&api);
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::write(dir.join("src/v1.rs"), &source).unwrap();
-        generate_checks_out(&dir, &source)?;
-    }
+        generate_checks_out(&dir, &source)
+    });
+}
 
-    /// Arbitrary bytes as a source file: not UTF-8, not Rust, or Rust that means nothing.
-    #[test]
-    fn generation_never_panics_on_garbage(bytes in prop::collection::vec(any::<u8>(), 0..400), prefix in any::<bool>()) {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("crate");
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        let mut file = if prefix { b"//! +groupName=g.example.com\n//! +versionName=v1\n".to_vec() } else { vec![] };
-        file.extend_from_slice(&bytes);
-        std::fs::write(dir.join("src/lib.rs"), &file).unwrap();
-        let source = String::from_utf8_lossy(&file).into_owned();
-        generate_checks_out(&dir, &source)?;
-    }
+/// Arbitrary bytes as a source file: not UTF-8, not Rust, or Rust that means nothing.
+#[test]
+fn generation_never_panics_on_garbage() {
+    fuzz(
+        "generation_garbage",
+        64,
+        (prop::collection::vec(any::<u8>(), 0..400), any::<bool>()),
+        |(bytes, prefix)| {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("crate");
+            std::fs::create_dir_all(dir.join("src")).unwrap();
+            let mut file = if prefix {
+                b"//! +groupName=g.example.com\n//! +versionName=v1\n".to_vec()
+            } else {
+                vec![]
+            };
+            file.extend_from_slice(&bytes);
+            std::fs::write(dir.join("src/lib.rs"), &file).unwrap();
+            let source = String::from_utf8_lossy(&file).into_owned();
+            generate_checks_out(&dir, &source)
+        },
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -597,39 +616,50 @@ fn nested_code(shapes: &[u8]) -> String {
     format!("pub fn nested() {{ let _ = {open}1{close}; }}\n")
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
-
-    /// A kind with a chain of structs, a field of wrappers and nested code, each from
-    /// nothing to past its limit: files, or one located error per limit passed.
-    #[test]
-    fn nesting_never_aborts(
-        chain in 0..120usize,
-        wrappers in prop::collection::vec(any::<u8>(), 0..300),
-        code in prop::collection::vec(any::<u8>(), 0..300),
-    ) {
-        let mut s = String::from(
-            "//! +groupName=fuzz.example.com\n//! +versionName=v1\n\n\
-             use std::collections::BTreeMap;\n\n\
-             use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
-             use kube::core::TypeMeta;\nuse serde::{Deserialize, Serialize};\n\n\
-             /// +kubebuilder:object:root=true\n\
-             #[derive(Clone, Debug, Default, Serialize, Deserialize)]\n\
-             pub struct Kind0 {\n    #[serde(flatten)]\n    pub types: TypeMeta,\n    \
-             pub metadata: ObjectMeta,\n    pub spec: S0,\n}\n",
-        );
-        for i in 0..=chain {
-            let next = if i == chain { "String".to_owned() } else { format!("S{}", i + 1) };
-            let ty = if i == chain { wrapped(&wrappers, &next) } else { format!("Option<{next}>") };
-            s.push_str(&format!(
-                "\n#[derive(Clone, Debug, Default, Serialize, Deserialize)]\npub struct S{i} {{\n    pub f: {ty},\n}}\n"
-            ));
-        }
-        s.push_str(&nested_code(&code));
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("crate");
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::write(dir.join("src/lib.rs"), &s).unwrap();
-        generate_checks_out(&dir, &s)?;
-    }
+/// A kind with a chain of structs, a field of wrappers and nested code, each from nothing
+/// to past its limit: files, or one located error per limit passed.
+#[test]
+fn nesting_never_aborts() {
+    fuzz(
+        "nesting",
+        32,
+        (
+            0..120usize,
+            prop::collection::vec(any::<u8>(), 0..300),
+            prop::collection::vec(any::<u8>(), 0..300),
+        ),
+        |(chain, wrappers, code)| {
+            let mut s = String::from(
+                "//! +groupName=fuzz.example.com\n//! +versionName=v1\n\n\
+                 use std::collections::BTreeMap;\n\n\
+                 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;\n\
+                 use kube::core::TypeMeta;\nuse serde::{Deserialize, Serialize};\n\n\
+                 /// +kubebuilder:object:root=true\n\
+                 #[derive(Clone, Debug, Default, Serialize, Deserialize)]\n\
+                 pub struct Kind0 {\n    #[serde(flatten)]\n    pub types: TypeMeta,\n    \
+                 pub metadata: ObjectMeta,\n    pub spec: S0,\n}\n",
+            );
+            for i in 0..=chain {
+                let next = if i == chain {
+                    "String".to_owned()
+                } else {
+                    format!("S{}", i + 1)
+                };
+                let ty = if i == chain {
+                    wrapped(&wrappers, &next)
+                } else {
+                    format!("Option<{next}>")
+                };
+                s.push_str(&format!(
+                    "\n#[derive(Clone, Debug, Default, Serialize, Deserialize)]\npub struct S{i} {{\n    pub f: {ty},\n}}\n"
+                ));
+            }
+            s.push_str(&nested_code(&code));
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("crate");
+            std::fs::create_dir_all(dir.join("src")).unwrap();
+            std::fs::write(dir.join("src/lib.rs"), &s).unwrap();
+            generate_checks_out(&dir, &s)
+        },
+    );
 }
