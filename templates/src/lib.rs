@@ -20,8 +20,8 @@
 //! into the API crate (about 90% of its LLVM IR), although the API crate runs none of it.
 //! With `#[inline]` a function is code-generated only in the crates that call it, as
 //! `Api<Foo>` is with kube-derive: the API crate compiles its types, and each consumer
-//! compiles what it uses (BENCHMARKS.md part 4). Async verbs were cheap even without it (a
-//! future's body is compiled only where it is polled), but they follow the same rule.
+//! compiles what it uses (BENCHMARKS.md, "Compile cost"). Async verbs were cheap even without
+//! it (a future's body is compiled only where it is polled), but they follow the same rule.
 
 #![deny(missing_docs)]
 
