@@ -9,6 +9,9 @@
 #   sample     the real sample-api crate (Foo + TestResource) / the same types in annotated Go
 #   synthetic  bench/gen-synthetic.py: GROUPS x KINDS (default 20 x 5) in Rust and Go
 # Modes:
+#   crd   CRDs only, printed to stdout, against the fastest Go peer for that artifact:
+#         `kube-codegen generate -o -` (the crd generator alone) vs `controller-gen crd
+#         output:crd:stdout`; peak RSS of one run each in codegen-crd-rss.txt.
 #   cold  output removed before every run (src/generated + crds; Go: generated/, crds/ and
 #         every zz_generated.deepcopy.go). Go's module and build caches stay warm, as do
 #         the OS page cache and our binary: "cold" means empty outputs, not a cold machine.
@@ -79,7 +82,12 @@ for wl in sample synthetic; do
   blog "workload $wl: kube-codegen"
   run_hf "$wl-ours-cold" "$(clean_rust "$wl")" "$KCG generate $W/$wl/rust"
   run_hf "$wl-ours-warm" "" "$KCG generate $W/$wl/rust"
+  run_hf "$wl-ours-crd" "" "$KCG generate $W/$wl/rust -o -"
   if ((GO_OK)); then
+    blog "workload $wl: controller-gen alone (CRDs to stdout)"
+    printf 'cd %q && GOFLAGS=-mod=mod GOTOOLCHAIN=local exec %q crd paths=./apis/... output:crd:stdout\n' \
+      "$W/$wl/go" "$ANCHOR_BIN/controller-gen" >"$W/$wl/crdgen.sh"
+    run_hf "$wl-go-crd" "" "bash $W/$wl/crdgen.sh"
     blog "workload $wl: kube_codegen.sh + controller-gen"
     run_hf "$wl-go-cold" "$(clean_go "$wl")" "bash $W/$wl/gogen.sh"
     run_hf "$wl-go-warm" "" "bash $W/$wl/gogen.sh"
@@ -97,6 +105,18 @@ done
     fi
   done
 } >"$RESULTS/codegen-sizes.txt"
+
+# Peak RSS of one CRD-only run each (GNU time's maximum resident set size, KiB).
+{
+  for wl in sample synthetic; do
+    kib=$( { /usr/bin/time -f %M "$KCG" generate "$W/$wl/rust" -o - >/dev/null; } 2>&1 | tail -1)
+    echo "$wl ours crd: $kib KiB"
+    if ((GO_OK)); then
+      kib=$( { /usr/bin/time -f %M bash "$W/$wl/crdgen.sh" >/dev/null; } 2>&1 | tail -1)
+      echo "$wl controller-gen crd: $kib KiB"
+    fi
+  done
+} >"$RESULTS/codegen-crd-rss.txt"
 
 # Where the Go pair's time goes (one warm run, each step timed on its own).
 if ((GO_OK)) && ((!SMOKE)); then
