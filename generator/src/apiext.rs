@@ -484,6 +484,63 @@ pub struct JSONSchemaProps {
     pub x_kubernetes_validations: Option<Vec<ValidationRule>>,
 }
 
+impl JSONSchemaProps {
+    /// The schemas directly below this one, in every keyword that holds one.
+    pub fn children(&self) -> impl Iterator<Item = &JSONSchemaProps> {
+        fn or_bool(v: &Option<JSONSchemaPropsOrBool>) -> Option<&JSONSchemaProps> {
+            match v {
+                Some(JSONSchemaPropsOrBool::Schema(s)) => Some(s),
+                _ => None,
+            }
+        }
+        let items: &[JSONSchemaProps] = match &self.items {
+            Some(JSONSchemaPropsOrArray::Schema(s)) => std::slice::from_ref(&**s),
+            Some(JSONSchemaPropsOrArray::Schemas(v)) => v,
+            None => &[],
+        };
+        let dependencies = self
+            .dependencies
+            .iter()
+            .flatten()
+            .filter_map(|(_, d)| match d {
+                JSONSchemaPropsOrStringArray::Schema(s) => Some(&**s),
+                JSONSchemaPropsOrStringArray::Strings(_) => None,
+            });
+        [
+            &self.properties,
+            &self.pattern_properties,
+            &self.definitions,
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(BTreeMap::values)
+        .chain(items)
+        .chain(or_bool(&self.additional_properties))
+        .chain(or_bool(&self.additional_items))
+        .chain(
+            [&self.all_of, &self.any_of, &self.one_of]
+                .into_iter()
+                .flatten()
+                .flatten(),
+        )
+        .chain(self.not.as_deref())
+        .chain(dependencies)
+    }
+
+    /// Whether `f` holds for this schema or any below it (walked without recursion: schemas
+    /// nest as deep as the types they come from).
+    pub fn any_node(&self, mut f: impl FnMut(&JSONSchemaProps) -> bool) -> bool {
+        let mut stack = vec![self];
+        while let Some(s) = stack.pop() {
+            if f(s) {
+                return true;
+            }
+            stack.extend(s.children());
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,6 +565,70 @@ mod tests {
         );
         assert!(matches!(s.items, Some(JSONSchemaPropsOrArray::Schema(_))));
         assert_eq!(serde_json::to_value(&s).unwrap(), json);
+    }
+
+    #[test]
+    fn any_node_reaches_every_keyword_that_holds_a_schema() {
+        let leaf = || JSONSchemaProps {
+            default: Some(JSON(Value::from(1))),
+            ..Default::default()
+        };
+        let holders: Vec<JSONSchemaProps> = vec![
+            JSONSchemaProps {
+                properties: Some([("a".to_owned(), leaf())].into()),
+                ..Default::default()
+            },
+            JSONSchemaProps {
+                items: Some(JSONSchemaPropsOrArray::Schema(Box::new(leaf()))),
+                ..Default::default()
+            },
+            JSONSchemaProps {
+                items: Some(JSONSchemaPropsOrArray::Schemas(vec![
+                    JSONSchemaProps::default(),
+                    leaf(),
+                ])),
+                ..Default::default()
+            },
+            JSONSchemaProps {
+                additional_properties: Some(JSONSchemaPropsOrBool::Schema(Box::new(leaf()))),
+                ..Default::default()
+            },
+            JSONSchemaProps {
+                any_of: Some(vec![leaf()]),
+                ..Default::default()
+            },
+            JSONSchemaProps {
+                not: Some(Box::new(leaf())),
+                ..Default::default()
+            },
+            JSONSchemaProps {
+                dependencies: Some(
+                    [(
+                        "d".to_owned(),
+                        JSONSchemaPropsOrStringArray::Schema(Box::new(leaf())),
+                    )]
+                    .into(),
+                ),
+                ..Default::default()
+            },
+        ];
+        for h in &holders {
+            assert!(h.any_node(|s| s.default.is_some()), "{h:?}");
+            // Two levels down, through the same keyword.
+            let outer = JSONSchemaProps {
+                all_of: Some(vec![h.clone()]),
+                ..Default::default()
+            };
+            assert!(outer.any_node(|s| s.default.is_some()));
+        }
+        assert!(
+            !JSONSchemaProps {
+                properties: Some([("a".to_owned(), JSONSchemaProps::default())].into()),
+                additional_properties: Some(JSONSchemaPropsOrBool::Bool(true)),
+                ..Default::default()
+            }
+            .any_node(|s| s.default.is_some())
+        );
     }
 
     #[test]

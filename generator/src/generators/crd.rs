@@ -62,7 +62,9 @@ fn hide_yaml11_scalars(v: &mut serde_json::Value, quoted: &mut Vec<String>) {
     match v {
         serde_json::Value::String(s) => hide(s),
         serde_json::Value::Array(a) => a.iter_mut().for_each(|x| hide_yaml11_scalars(x, quoted)),
-        serde_json::Value::Object(o) => {
+        // Keys are renamed by rebuilding the map, which costs a re-insertion per entry: only
+        // where a key needs it (rare), so that the values of every other map are swept in place.
+        serde_json::Value::Object(o) if o.keys().any(|k| yaml11_reads_as_non_string(k)) => {
             let entries = std::mem::take(o);
             for (mut k, mut x) in entries {
                 if yaml11_reads_as_non_string(&k) {
@@ -72,6 +74,7 @@ fn hide_yaml11_scalars(v: &mut serde_json::Value, quoted: &mut Vec<String>) {
                 o.insert(k, x);
             }
         }
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| hide_yaml11_scalars(x, quoted)),
         _ => {}
     }
 }

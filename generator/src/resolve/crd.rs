@@ -558,6 +558,11 @@ fn check_defaults(
     prefix: &str,
     diags: &mut Diagnostics,
 ) {
+    // Compiling the schema is most of a CRD's build time; with no default in it there is
+    // nothing to judge.
+    if !schema.any_node(|s| s.default.is_some()) {
+        return;
+    }
     let json = serde_json::to_string(schema).expect("schemas serialize");
     // A schema the walk cannot compile (a bad pattern or rule) is reported where it is
     // written, by the checks that own it; its defaults cannot be judged.
