@@ -31,6 +31,7 @@
 //! ```
 
 mod parse;
+mod request;
 
 use std::fmt;
 use std::num::NonZeroUsize;
@@ -38,6 +39,8 @@ use std::num::NonZeroUsize;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 pub use parse::ShardSelectorError;
+pub use request::ServerFiltering;
+pub(crate) use request::{Observed, sharded_client};
 
 /// The end of the hash space, `2^64`: the only bound written with 17 hex digits,
 /// `0x10000000000000000`.
