@@ -30,6 +30,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod assign;
 mod parse;
 mod request;
 
@@ -38,6 +39,7 @@ use std::num::NonZeroUsize;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+pub use assign::{Assignment, DEFAULT_SLOTS, slot_range};
 pub use parse::ShardSelectorError;
 pub use request::ServerFiltering;
 pub(crate) use request::{Observed, sharded_client};
@@ -173,14 +175,7 @@ impl ShardRange {
     /// range `i` is `[⌊i·2^64/count⌋, ⌊(i+1)·2^64/count⌋)`.
     #[must_use]
     pub fn split_even(count: NonZeroUsize) -> Vec<ShardRange> {
-        let n = count.get() as u128;
-        let bound = |i: u128| i * HASH_SPACE_END / n;
-        (0..n)
-            .map(|i| ShardRange {
-                start: bound(i),
-                end: bound(i + 1),
-            })
-            .collect()
+        (0..count.get()).map(|i| slot_range(i, count)).collect()
     }
 }
 
