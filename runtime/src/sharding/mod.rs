@@ -31,6 +31,7 @@
 //! ```
 
 mod assign;
+mod fence;
 mod parse;
 mod request;
 
@@ -40,6 +41,7 @@ use std::num::NonZeroUsize;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 pub use assign::{Assignment, DEFAULT_SLOTS, slot_range};
+pub use fence::{Changes, SlotTable};
 pub use parse::ShardSelectorError;
 pub use request::ServerFiltering;
 pub(crate) use request::{Observed, sharded_client};
