@@ -504,6 +504,10 @@ where
                 informer = %name, %selector, echo = %echo,
                 "the API server echoed another shard selector than the one sent; this informer filters client-side"
             ),
+            ServerFiltering::Unconfirmed => tracing::info!(
+                informer = %name, %selector,
+                "the API server's list carried no shardInfo (metadata-only lists lose it) but held only selected objects; this informer filters client-side as well"
+            ),
             ServerFiltering::Unknown => tracing::warn!(
                 informer = %name, %selector,
                 "no list response showed whether the API server filters by the shard selector (streaming list?); this informer filters client-side"

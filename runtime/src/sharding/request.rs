@@ -17,7 +17,7 @@ use kube::client::Body;
 use parking_lot::Mutex;
 use serde::Deserialize;
 
-use super::ShardSelector;
+use super::{ShardKey, ShardSelector};
 
 /// What the API server did with a shard selector, as its list responses show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,9 +26,14 @@ pub enum ServerFiltering {
     Unknown,
     /// The server filtered: the list echoed the selector in `metadata.shardInfo.selector`.
     Applied,
-    /// The server returned a list without `shardInfo`: it ignored the parameter (its
-    /// feature gate `ShardedListAndWatch` is off) and sent every object.
+    /// The server ignored the parameter (its feature gate `ShardedListAndWatch` is off) and
+    /// sent every object: a list without `shardInfo`, or with objects outside the shard.
     Ignored,
+    /// A list without `shardInfo` whose objects were all in the shard. kube-apiserver 1.37
+    /// filters metadata-only lists (`PartialObjectMetadataList`) but drops `shardInfo` when
+    /// it converts them, so this is what a metadata-only informer sees from a server with
+    /// the gate on (and what an empty list from any server looks like).
+    Unconfirmed,
     /// The server echoed a different selector than the one sent (it is kept here).
     Different(String),
 }
@@ -81,7 +86,10 @@ fn is_watch(uri: &Uri) -> bool {
 
 #[derive(Deserialize)]
 struct ListHead {
+    kind: Option<String>,
     metadata: Option<ListMetaHead>,
+    #[serde(default)]
+    items: Vec<ItemHead>,
 }
 
 #[derive(Deserialize)]
@@ -91,23 +99,56 @@ struct ListMetaHead {
 }
 
 #[derive(Deserialize)]
+struct ItemHead {
+    #[serde(default)]
+    metadata: ItemMeta,
+}
+
+/// The two fields a shard key reads (not the whole ObjectMeta: managedFields is large).
+#[derive(Deserialize, Default)]
+struct ItemMeta {
+    uid: Option<String>,
+    namespace: Option<String>,
+}
+
+impl ItemMeta {
+    fn key(&self, key: ShardKey) -> &str {
+        match key {
+            ShardKey::Uid => self.uid.as_deref(),
+            ShardKey::Namespace => self.namespace.as_deref(),
+        }
+        .unwrap_or("")
+    }
+}
+
+#[derive(Deserialize)]
 struct ShardInfo {
     selector: String,
 }
 
 /// What a list response body says about the selector sent. The echo is the server's
-/// canonical rendering, so it is compared as a selector, not as text.
+/// canonical rendering, so it is compared as a selector, not as text. Without an echo,
+/// an object outside the shard proves the selector was ignored.
 pub(crate) fn judge_list(body: &[u8], sent: &ShardSelector) -> ServerFiltering {
     let Ok(head) = serde_json::from_slice::<ListHead>(body) else {
         // Not a list (kube reports the decode error itself).
         return ServerFiltering::Unknown;
     };
-    match head.metadata.and_then(|m| m.shard_info) {
-        None => ServerFiltering::Ignored,
-        Some(info) => match info.selector.parse::<ShardSelector>() {
+    if let Some(info) = head.metadata.and_then(|m| m.shard_info) {
+        return match info.selector.parse::<ShardSelector>() {
             Ok(echo) if echo == *sent => ServerFiltering::Applied,
             _ => ServerFiltering::Different(info.selector),
-        },
+        };
+    }
+    let outside = head
+        .items
+        .iter()
+        .any(|i| !sent.matches_value(i.metadata.key(sent.key())));
+    let metadata_only = head.kind.as_deref() == Some("PartialObjectMetadataList");
+    if outside || !metadata_only {
+        ServerFiltering::Ignored
+    } else {
+        ServerFiltering::Unconfirmed
     }
 }
 
@@ -200,5 +241,32 @@ mod tests {
             ServerFiltering::Different(s) if s.contains("0x8000000000000000")
         ));
         assert_eq!(judge_list(b"not json", &sel), ServerFiltering::Unknown);
+        // Metadata-only lists lose shardInfo on the server: the items decide.
+        let inside = (0..)
+            .map(|i| format!("uid-{i}"))
+            .find(|u| sel.matches_value(u))
+            .unwrap();
+        let outside = (0..)
+            .map(|i| format!("uid-{i}"))
+            .find(|u| !sel.matches_value(u))
+            .unwrap();
+        let meta_list = |uids: &[&str]| {
+            let items: Vec<String> = uids
+                .iter()
+                .map(|u| format!(r#"{{"metadata":{{"name":"{u}","uid":"{u}"}}}}"#))
+                .collect();
+            format!(
+                r#"{{"kind":"PartialObjectMetadataList","metadata":{{}},"items":[{}]}}"#,
+                items.join(",")
+            )
+        };
+        assert_eq!(
+            judge_list(meta_list(&[&inside]).as_bytes(), &sel),
+            ServerFiltering::Unconfirmed
+        );
+        assert_eq!(
+            judge_list(meta_list(&[&inside, &outside]).as_bytes(), &sel),
+            ServerFiltering::Ignored
+        );
     }
 }
