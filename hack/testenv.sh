@@ -18,7 +18,8 @@
 #   hack/testenv.sh help               every subcommand and flag
 #
 # `up` here is `kube-codegen-envtest up --detach --build --controller-manager`; every other
-# subcommand is passed through as is. Environment (flags win; `help up` lists them):
+# subcommand is passed through as is. Feature gates of kube-apiserver are flags of `up`:
+#   hack/testenv.sh up --feature-gate ShardedListAndWatch=true   (sharded list and watch) Environment (flags win; `help up` lists them):
 #   KUBE_CODEGEN_CACHE        binary cache root      (default ~/.cache/kube-codegen)
 #   KUBE_CODEGEN_TESTENV_DIR  runtime dir (certs, logs, pids, etcd data) (default /tmp/kube-codegen-testenv)
 #   KUBE_CODEGEN_TESTENV_TIMEOUT seconds `up` waits for readiness (default 90)

@@ -130,6 +130,10 @@ struct UpArgs {
         allow_hyphen_values = true
     )]
     apiserver_args: Vec<String>,
+    /// Turn a kube-apiserver feature gate on or off, `NAME=true|false` (repeatable), e.g.
+    /// `--feature-gate ShardedListAndWatch=true` for sharded list and watch.
+    #[arg(long = "feature-gate", value_name = "NAME=BOOL", value_parser = parse_gate)]
+    feature_gates: Vec<(String, bool)>,
     /// An extra kube-controller-manager flag, after those of $KUBE_CODEGEN_KCM_EXTRA_ARGS
     /// (repeatable).
     #[arg(
@@ -166,6 +170,24 @@ struct TimeoutArg {
 }
 
 type Failure = Box<dyn std::error::Error>;
+
+/// `NAME=true|false`, as kube-apiserver's `--feature-gates` takes each gate.
+fn parse_gate(s: &str) -> Result<(String, bool), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=true or NAME=false, got {s:?}"))?;
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(format!(
+            "feature gate names are letters and digits (ShardedListAndWatch), got {name:?}"
+        ));
+    }
+    let on = match value {
+        "true" => true,
+        "false" => false,
+        _ => return Err(format!("{name}: expected true or false, got {value:?}")),
+    };
+    Ok((name.to_owned(), on))
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -226,6 +248,9 @@ async fn up(args: UpArgs) -> Result<(), Failure> {
         .chain(args.apiserver_args.iter().cloned())
     {
         builder = builder.apiserver_arg(arg);
+    }
+    for (name, on) in &args.feature_gates {
+        builder = builder.feature_gate(name, *on);
     }
     for arg in env_words(KCM_ARGS_ENV)?
         .into_iter()

@@ -138,9 +138,16 @@ async fn a_detached_control_plane_lives_in_its_directory_until_down() {
     let dir = tmp.path().join("control-plane");
     let _down = DownOnDrop(dir.clone());
     let ports = free_ports();
-    let mut up_args: Vec<String> = ["up", "--detach", "--controller-manager", "--crd-file"]
-        .map(String::from)
-        .into();
+    let mut up_args: Vec<String> = [
+        "up",
+        "--detach",
+        "--controller-manager",
+        "--feature-gate",
+        "ShardedListAndWatch=true",
+        "--crd-file",
+    ]
+    .map(String::from)
+    .into();
     up_args.push(foo_crd().display().to_string());
     up_args.extend(port_args(ports));
     let up_args: Vec<&str> = up_args.iter().map(String::as_str).collect();
@@ -173,6 +180,22 @@ async fn a_detached_control_plane_lives_in_its_directory_until_down() {
     cms.create(&PostParams::default(), &cm)
         .await
         .expect("create a ConfigMap");
+    // --feature-gate reached kube-apiserver: a sharded list echoes its selector.
+    let selector = "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')";
+    let req = http::Request::get(format!(
+        "/api/v1/namespaces/default/configmaps?shardSelector={}",
+        selector
+            .replace(' ', "%20")
+            .replace('\'', "%27")
+            .replace(',', "%2C")
+    ))
+    .body(Vec::new())
+    .unwrap();
+    let list: serde_json::Value = c.request(req).await.expect("a sharded list");
+    assert_eq!(
+        list["metadata"]["shardInfo"]["selector"], selector,
+        "{list}"
+    );
 
     // status: everything runs, with the pids of the pid files.
     let out = run(&["status"], &dir);
@@ -307,6 +330,14 @@ async fn mistakes_are_reported_before_anything_starts() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("KUBE_CODEGEN_TESTENV_PORT_OFFSET"), "{err}");
+
+    // A feature gate is NAME=true or NAME=false.
+    for gate in ["ShardedListAndWatch", "ShardedListAndWatch=yes", "=true"] {
+        let out = cli().args(["up", "--feature-gate", gate]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{gate}: a usage error");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--feature-gate"), "{err}");
+    }
 
     // --dir and the ports belong to --detach.
     let out = cli()

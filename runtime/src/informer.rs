@@ -58,6 +58,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::sharding::{Observed, ServerFiltering, ShardSelector, sharded_client};
 use crate::store::{IndexExists, IndexFn, ObjectKey, Store, key_of};
 
 /// An object that disappeared while the watch was down: its last known state
@@ -205,10 +206,23 @@ fn resource_key<T: Resource<DynamicType = ()>>(suffix: &str) -> String {
 /// A metadata transform applied to every object before it is cached.
 pub type MetaTransform = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;
 type TypedTransform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+/// Makes the informer's `Api` on a client: the factory's, or the sharded one made when the
+/// watch starts (a `kube::Client` must be made inside the runtime).
+type ApiFor<K> = Box<dyn Fn(Client) -> Api<K> + Send + Sync>;
+
+/// A sharded informer's selector and what the server did with it.
+struct Shard {
+    selector: ShardSelector,
+    observed: Observed,
+    /// The filtering last logged, so each change is said once.
+    reported: Mutex<Option<ServerFiltering>>,
+}
 
 struct InformerInner<K: Resource> {
     name: String,
-    api: Api<K>,
+    client: Client,
+    api_for: ApiFor<K>,
+    shard: Option<Shard>,
     config: watcher::Config,
     store: Store<K>,
     handlers: Mutex<Vec<mpsc::UnboundedSender<Notification<K>>>>,
@@ -239,9 +253,12 @@ impl<K> Informer<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         name: String,
-        api: Api<K>,
+        client: Client,
+        api_for: ApiFor<K>,
+        shard: Option<ShardSelector>,
         config: watcher::Config,
         meta_transform: Option<MetaTransform>,
         default_resync: Option<Duration>,
@@ -251,7 +268,13 @@ where
         Informer {
             inner: Arc::new(InformerInner {
                 name,
-                api,
+                client,
+                api_for,
+                shard: shard.map(|selector| Shard {
+                    selector,
+                    observed: Arc::new(Mutex::new(ServerFiltering::Unknown)),
+                    reported: Mutex::new(None),
+                }),
                 config,
                 store: Store::new(),
                 handlers: Mutex::new(vec![]),
@@ -270,6 +293,21 @@ where
     #[must_use]
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The shard selector this informer lists and watches with, if it is sharded
+    /// ([`SharedInformerFactoryBuilder::with_shard_selector`]).
+    #[must_use]
+    pub fn shard_selector(&self) -> Option<&ShardSelector> {
+        self.inner.shard.as_ref().map(|s| &s.selector)
+    }
+
+    /// What the API server did with the shard selector, as the informer's list responses
+    /// show it (`None` if the informer is not sharded). Whatever it says, the cache holds
+    /// only the selected objects: the informer checks every object itself as well.
+    #[must_use]
+    pub fn server_filtering(&self) -> Option<ServerFiltering> {
+        self.inner.shard.as_ref().map(|s| s.observed.lock().clone())
     }
 
     /// The cache, with its indexes.
@@ -432,9 +470,60 @@ where
         self.inner.tasks.lock().push(task);
     }
 
+    /// Whether a sharded informer keeps `obj`. The server's filtering is checked as well:
+    /// one hash of a short field per event buys a partition that holds against a server
+    /// with the gate off, or an HA control plane half through turning it on.
+    fn selected(&self, obj: &K) -> bool {
+        self.inner
+            .shard
+            .as_ref()
+            .is_none_or(|s| s.selector.matches(obj.meta()))
+    }
+
+    /// Logs, once per change, how a sharded informer's selector is applied.
+    fn report_filtering(&self) {
+        let Some(shard) = &self.inner.shard else {
+            return;
+        };
+        let now = shard.observed.lock().clone();
+        let mut reported = shard.reported.lock();
+        if reported.as_ref() == Some(&now) {
+            return;
+        }
+        let (name, selector) = (&self.inner.name, &shard.selector);
+        match &now {
+            ServerFiltering::Applied => tracing::info!(
+                informer = %name, %selector,
+                "sharded list and watch: the API server filters by the shard selector"
+            ),
+            ServerFiltering::Ignored => tracing::warn!(
+                informer = %name, %selector,
+                "the API server ignored the shard selector (its feature gate ShardedListAndWatch is off): it sends every object; this informer filters them client-side"
+            ),
+            ServerFiltering::Different(echo) => tracing::warn!(
+                informer = %name, %selector, echo = %echo,
+                "the API server echoed another shard selector than the one sent; this informer filters client-side"
+            ),
+            ServerFiltering::Unconfirmed => tracing::info!(
+                informer = %name, %selector,
+                "the API server's list carried no shardInfo (metadata-only lists lose it) but held only selected objects; this informer filters client-side as well"
+            ),
+            ServerFiltering::Unknown => tracing::warn!(
+                informer = %name, %selector,
+                "no list response showed whether the API server filters by the shard selector (streaming list?); this informer filters client-side"
+            ),
+        }
+        *reported = Some(now);
+    }
+
     async fn watch_loop(self) {
         let inner = self.inner.clone();
-        let mut stream = watcher::watcher(inner.api.clone(), inner.config.clone())
+        let client = match &inner.shard {
+            Some(s) => sharded_client(inner.client.clone(), &s.selector, s.observed.clone()),
+            None => inner.client.clone(),
+        };
+        let api = (inner.api_for)(client);
+        let mut stream = watcher::watcher(api, inner.config.clone())
             .default_backoff()
             .boxed();
         let mut stop = inner.stop.clone();
@@ -447,8 +536,13 @@ where
             let Some(event) = event else { return };
             match event {
                 Ok(Event::Init) => buffer.clear(),
-                Ok(Event::InitApply(o)) => buffer.push(self.prepare(o)),
+                Ok(Event::InitApply(o)) => {
+                    if self.selected(&o) {
+                        buffer.push(self.prepare(o))
+                    }
+                }
                 Ok(Event::InitDone) => {
+                    self.report_filtering();
                     let kind = if *inner.synced_tx.borrow() {
                         AddKind::Watch
                     } else {
@@ -483,6 +577,9 @@ where
                     inner.synced_tx.send_replace(true);
                     tracing::debug!(informer = %inner.name, objects = inner.store.len(), "cache synced");
                 }
+                // A shard key (uid, namespace) never changes, so an object never moves into
+                // or out of the selection: events of others are dropped whole.
+                Ok(Event::Apply(o) | Event::Delete(o)) if !self.selected(&o) => {}
                 Ok(Event::Apply(o)) => {
                     let obj = self.prepare(o);
                     let handlers = inner.handlers.lock();
@@ -552,6 +649,7 @@ struct InformerKey {
     namespace: Option<String>,
     labels: Option<String>,
     fields: Option<String>,
+    shard: Option<String>,
 }
 
 /// An informer of some type, with its type for safe downcasting.
@@ -561,6 +659,7 @@ struct FactoryInner {
     client: Client,
     namespace: Option<String>,
     tweak: Option<TweakListOptions>,
+    shard: Option<ShardSelector>,
     transform: Option<MetaTransform>,
     default_resync: Option<Duration>,
     informers: Mutex<BTreeMap<InformerKey, RegisteredInformer>>,
@@ -636,7 +735,7 @@ impl SharedInformerFactory {
         &self,
         resource: String,
         namespace: Option<String>,
-        make: impl FnOnce() -> Api<K>,
+        api_for: impl Fn(Client) -> Api<K> + Send + Sync + 'static,
     ) -> Informer<K>
     where
         K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -647,6 +746,7 @@ impl SharedInformerFactory {
             namespace: namespace.clone(),
             labels: config.label_selector.clone(),
             fields: config.field_selector.clone(),
+            shard: self.inner.shard.as_ref().map(ToString::to_string),
         };
         let mut informers = self.inner.informers.lock();
         if let Some((type_id, existing)) = informers.get(&key)
@@ -662,10 +762,11 @@ impl SharedInformerFactory {
             Some(ns) => format!("{resource}/{ns}"),
             None => resource,
         };
-        let api = make();
         let informer = Informer::new(
             name,
-            api,
+            self.inner.client.clone(),
+            Box::new(api_for),
+            self.inner.shard.clone(),
             config,
             self.inner.transform.clone(),
             self.inner.default_resync,
@@ -768,11 +869,14 @@ impl SharedInformerFactory {
             + 'static,
     {
         let ns = self.inner.namespace.clone();
-        let client = self.inner.client.clone();
-        self.get_or_create(resource_key::<T>(suffix), ns.clone(), move || match &ns {
-            Some(ns) => Api::namespaced(client, ns),
-            None => Api::all(client),
-        })
+        self.get_or_create(
+            resource_key::<T>(suffix),
+            ns.clone(),
+            move |client| match &ns {
+                Some(ns) => Api::namespaced(client, ns),
+                None => Api::all(client),
+            },
+        )
     }
 
     /// The shared informer of a cluster-scoped `T` (see [`Self::namespaced_informer`]).
@@ -786,8 +890,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        let client = self.inner.client.clone();
-        self.get_or_create(resource_key::<T>(suffix), None, move || Api::all(client))
+        self.get_or_create(resource_key::<T>(suffix), None, Api::all)
     }
 
     /// Generic access by `ApiResource` (client-go's `ForResource`); `namespaced` is the
@@ -804,9 +907,8 @@ impl SharedInformerFactory {
         } else {
             None
         };
-        let client = self.inner.client.clone();
         let ar = resource.clone();
-        self.get_or_create(name, ns.clone(), move || match &ns {
+        self.get_or_create(name, ns.clone(), move |client| match &ns {
             Some(ns) => Api::namespaced_with(client, ns, &ar),
             None => Api::all_with(client, &ar),
         })
@@ -880,6 +982,7 @@ pub struct SharedInformerFactoryBuilder {
     client: Client,
     namespace: Option<String>,
     tweak: Option<TweakListOptions>,
+    shard: Option<ShardSelector>,
     transform: Option<MetaTransform>,
     default_resync: Option<Duration>,
 }
@@ -892,6 +995,7 @@ impl SharedInformerFactoryBuilder {
             client,
             namespace: None,
             tweak: None,
+            shard: None,
             transform: None,
             default_resync: None,
         }
@@ -912,6 +1016,36 @@ impl SharedInformerFactoryBuilder {
         f: impl Fn(&mut watcher::Config) + Send + Sync + 'static,
     ) -> Self {
         self.tweak = Some(Arc::new(f));
+        self
+    }
+
+    /// List and watch only the objects a shard selector selects (sharded list and watch,
+    /// Kubernetes 1.36+, feature gate `ShardedListAndWatch` on kube-apiserver): the
+    /// informers send `shardSelector` with every list and watch, and cache only the
+    /// objects whose key hashes into the selector's ranges.
+    ///
+    /// On its first list each informer reads whether the server applied the selector
+    /// (`metadata.shardInfo`, [`Informer::server_filtering`]) and logs one line saying so. A
+    /// server without the gate ignores the parameter and sends every object; the informer
+    /// then says so (a warning) and filters on its own, with the server's hash, so the
+    /// cache and the handlers see the same objects either way; only the traffic differs.
+    ///
+    /// A sharded informer's `kube::Client` is made when it starts: start the factory
+    /// within a Tokio runtime.
+    ///
+    /// ```no_run
+    /// # fn f(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kube_codegen_runtime::informer::SharedInformerFactory;
+    /// use kube_codegen_runtime::sharding::ShardSelector;
+    ///
+    /// let lower_half: ShardSelector =
+    ///     "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')".parse()?;
+    /// let factory = SharedInformerFactory::builder(client).with_shard_selector(lower_half).build();
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_shard_selector(mut self, selector: ShardSelector) -> Self {
+        self.shard = Some(selector);
         self
     }
 
@@ -938,6 +1072,7 @@ impl SharedInformerFactoryBuilder {
                 client: self.client,
                 namespace: self.namespace,
                 tweak: self.tweak,
+                shard: self.shard,
                 transform: self.transform,
                 default_resync: self.default_resync,
                 informers: Mutex::new(BTreeMap::new()),

@@ -21,7 +21,8 @@
 //!   serves it over HTTPS.
 //!
 //! Also [`events`] (client-go's event recorder), [`leader`] (Lease leader election) and
-//! [`ratelimit`] (client-side QPS limits and the token bucket every limiter here uses).
+//! [`ratelimit`] (client-side QPS limits and the token bucket every limiter here uses), and
+//! [`sharding`] (the API server's shard selectors for sharded list and watch).
 //!
 //! Objects in caches and work queues are named by [`store::ObjectKey`] (typed; its string
 //! form is client-go's `namespace/name`).
@@ -45,6 +46,7 @@ pub mod informer;
 pub mod leader;
 pub mod lister;
 pub mod ratelimit;
+pub mod sharding;
 pub mod store;
 // The CEL format library uses the validation module's name and format checkers, so
 // `cel` compiles both; `validation` names the feature for what users want.

@@ -297,3 +297,125 @@ async fn wait_for_cache_sync_names_the_informer_that_did_not_sync() {
         .unwrap_err();
     assert_eq!(err.cause, SyncFailure::Stopped);
 }
+
+/// Collects what tracing prints, for the one log line a sharded informer owes.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The fake API server ignores `shardSelector`, like a kube-apiserver without the
+/// `ShardedListAndWatch` gate: two informers with complementary ranges must still split the
+/// objects between them, with the server's hash, and each must say, once, that it filters
+/// client-side.
+#[tokio::test]
+async fn sharded_informers_partition_the_objects_when_the_server_ignores_the_selector() {
+    use kube_codegen_runtime::sharding::{
+        ServerFiltering, ShardKey, ShardRange, ShardSelector, hash_field,
+    };
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let _guard = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish(),
+    );
+    let server = FakeApiServer::new();
+    for i in 0..60 {
+        server.add(&cm("a", &format!("cm-{i}"), "web")).unwrap();
+    }
+    let halves = ShardRange::split_even(std::num::NonZeroUsize::new(2).unwrap());
+    let shards: Vec<_> = halves
+        .iter()
+        .map(|r| {
+            let sel = ShardSelector::new(ShardKey::Uid, [*r]).unwrap();
+            let factory = SharedInformerFactory::builder(server.client())
+                .with_shard_selector(sel)
+                .build();
+            let informer = factory.informer_for::<ConfigMap>();
+            let log: Log = Default::default();
+            informer.add_event_handler(recorder(&log));
+            factory.start();
+            (factory, informer, log)
+        })
+        .collect();
+    for (factory, informer, _) in &shards {
+        factory
+            .wait_for_cache_sync(Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(informer.server_filtering(), Some(ServerFiltering::Ignored));
+    }
+    // Then changes while watching: new objects and deletions go to their shard only.
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
+    for i in 60..80 {
+        api.create(&PostParams::default(), &cm("a", &format!("cm-{i}"), "web"))
+            .await
+            .unwrap();
+    }
+    for i in 0..10 {
+        api.delete(&format!("cm-{i}"), &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    let all: Vec<ConfigMap> = server.list(Some("a"));
+    assert_eq!(all.len(), 70);
+    let owner = |c: &ConfigMap| {
+        let h = hash_field(c.metadata.uid.as_deref().unwrap());
+        halves.iter().position(|r| r.contains(h)).unwrap()
+    };
+    for (i, (_, informer, _)) in shards.iter().enumerate() {
+        let mut want: Vec<String> = all
+            .iter()
+            .filter(|c| owner(c) == i)
+            .map(|c| c.metadata.name.clone().unwrap())
+            .collect();
+        want.sort();
+        let lister = informer.lister();
+        wait_until("the shard's cache to converge", || {
+            let mut have: Vec<String> = lister
+                .list_all()
+                .iter()
+                .map(|c| c.metadata.name.clone().unwrap())
+                .collect();
+            have.sort();
+            have == want
+        })
+        .await;
+        // Neither half is empty: the test would pass vacuously otherwise.
+        assert!(want.len() > 15, "shard {i}: {} objects", want.len());
+    }
+    // Handlers heard of their own shard's objects only.
+    for (i, (_, _, log)) in shards.iter().enumerate() {
+        let other_names: Vec<String> = all
+            .iter()
+            .filter(|c| owner(c) != i)
+            .map(|c| c.metadata.name.clone().unwrap())
+            .collect();
+        for line in log.lock().iter() {
+            let name = line.split_whitespace().nth(1).unwrap();
+            assert!(
+                !other_names.iter().any(|n| n == name),
+                "shard {i} heard {line}"
+            );
+        }
+    }
+    let printed = String::from_utf8(logs.0.lock().clone()).unwrap();
+    let warnings = printed
+        .lines()
+        .filter(|l| l.contains("ignored the shard selector"))
+        .count();
+    assert_eq!(warnings, 2, "one line per informer:\n{printed}");
+    for (factory, _, _) in shards {
+        factory.shutdown();
+    }
+}

@@ -143,3 +143,31 @@ mod builder {
         Ok(())
     }
 }
+
+mod sharding {
+    // ANCHOR: sharding
+    use std::num::NonZeroUsize;
+
+    use kube_codegen_runtime::informer::SharedInformerFactory as RuntimeFactory;
+    use kube_codegen_runtime::sharding::{ShardKey, ShardRange, ShardSelector};
+    use sample_api::SharedInformerFactory;
+
+    fn factory(client: kube::Client, flag: Option<&str>) -> anyhow::Result<SharedInformerFactory> {
+        let mine: ShardSelector = match flag {
+            // From a flag: "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
+            // a bad selector is an error at its column, with a hint.
+            Some(text) => text.parse()?,
+            // Replica 0 of 2: the first half of the hash space.
+            None => {
+                let halves = ShardRange::split_even(NonZeroUsize::new(2).unwrap());
+                ShardSelector::new(ShardKey::Uid, [halves[0]])?
+            }
+        };
+        Ok(SharedInformerFactory::from_runtime(
+            RuntimeFactory::builder(client)
+                .with_shard_selector(mine)
+                .build(),
+        ))
+    }
+    // ANCHOR_END: sharding
+}
