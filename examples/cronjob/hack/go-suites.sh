@@ -11,6 +11,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
+# As hack/test.sh: the envtest command builds outside the clone.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/kube-codegen/target}
 assets="$("$root/hack/testenv.sh" build | tail -n 1)"
 for bin in etcd kube-apiserver kubectl; do
     [ -x "$assets/$bin" ] || { echo "go-suites.sh: $assets/$bin missing (hack/testenv.sh build)" >&2; exit 1; }

@@ -463,3 +463,49 @@ async fn should_set_available_false_when_cron_job_is_suspended() {
         .await
         .unwrap();
 }
+
+/// Bad input (not one of the Go `It`s): a Job whose scheduled-time annotation does not parse
+/// is logged and skipped for the last schedule time, as the Go controller does, and the
+/// controller goes on: the other Job's time is the CronJob's last schedule time, and both
+/// Jobs are active.
+#[tokio::test]
+async fn a_job_with_an_unparseable_scheduled_time_is_skipped() {
+    let client = setup_test().await;
+    let (cron_jobs, jobs) = apis(&client);
+    let name = "test-cronjob-bad-annotation";
+    let pp = PostParams::default();
+    cron_jobs.create(&pp, &cron_job(name)).await.unwrap();
+    let owner = read_back(&cron_jobs, name).await;
+    for (job_name, at) in [
+        ("bad-annotation-job", "yesterday"),
+        ("good-annotation-job", "2026-01-01T00:01:00Z"),
+    ] {
+        let mut job = owned_job(job_name, &owner);
+        job.metadata.annotations = Some(
+            [(
+                cronjob::controller::SCHEDULED_TIME_ANNOTATION.to_owned(),
+                at.to_owned(),
+            )]
+            .into(),
+        );
+        jobs.create(&pp, &job).await.unwrap();
+    }
+    let c = eventually("both Jobs active", EVENTUALLY, || async {
+        let c = cron_jobs.get(name).await.ok()?;
+        (c.status.active.len() == 2).then_some(c)
+    })
+    .await;
+    assert_eq!(
+        c.status.last_schedule_time.map(|t| t.0),
+        Some("2026-01-01T00:01:00Z".parse().unwrap())
+    );
+    for job_name in ["bad-annotation-job", "good-annotation-job"] {
+        jobs.delete(job_name, &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    cron_jobs
+        .delete(name, &DeleteParams::default())
+        .await
+        .unwrap();
+}
