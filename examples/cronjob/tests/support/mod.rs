@@ -28,19 +28,28 @@ pub struct Hook {
     pub base: String,
     /// The CA its serving certificate chains to (PEM).
     pub ca_pem: String,
+    /// `tls.crt` and `tls.key` (for 127.0.0.1), and `ca.crt`.
+    pub cert_dir: PathBuf,
 }
 
 /// A CA and a serving certificate for 127.0.0.1 signed by it, in `dir` (`tls.crt`,
 /// `tls.key`, what the webhook server reads); returns the CA's PEM.
 fn make_certs(dir: &std::path::Path) -> String {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     std::fs::create_dir_all(dir).expect("certificate directory");
     let ca_key = KeyPair::generate().expect("CA key");
     let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA");
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    // Names of their own: with rcgen's one default name for both, OpenSSL (curl) takes the
+    // serving certificate for a self-signed one.
+    ca.distinguished_name
+        .push(DnType::CommonName, "cronjob-test-ca");
     let ca_cert = ca.self_signed(&ca_key).expect("CA certificate");
     let key = KeyPair::generate().expect("serving key");
-    let serving = CertificateParams::new(vec!["127.0.0.1".to_owned()]).expect("serving");
+    let mut serving = CertificateParams::new(vec!["127.0.0.1".to_owned()]).expect("serving");
+    serving
+        .distinguished_name
+        .push(DnType::CommonName, "cronjob-webhook");
     let cert = serving
         .signed_by(&key, &Issuer::from_params(&ca, &ca_key))
         .expect("serving certificate");
@@ -56,6 +65,8 @@ pub fn hook() -> &'static Hook {
     HOOK.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("cronjob-webhook-{}", std::process::id()));
         let ca_pem = make_certs(&dir);
+        std::fs::write(dir.join("ca.crt"), &ca_pem).expect("ca.crt");
+        let cert_dir = dir.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -74,11 +85,12 @@ pub fn hook() -> &'static Hook {
         Hook {
             base: format!("https://{addr}"),
             ca_pem,
+            cert_dir,
         }
     })
 }
 
-fn ca_bundle() -> Value {
+pub fn ca_bundle() -> Value {
     serde_json::to_value(ByteString(hook().ca_pem.clone().into_bytes())).unwrap()
 }
 
