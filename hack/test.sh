@@ -21,6 +21,7 @@ hack/testenv.sh build
 cargo run -q -p kube-codegen -- check sample-api
 cargo run -q -p kube-codegen -- check sample-api --crd-dir ../sample-controller/config/crd
 cargo run -q -p kube-codegen -- check sample-controller   # its RBAC, from its markers
+cargo run -q -p kube-codegen -- check examples/cronjob     # the CronJob port: CRD, RBAC, webhooks, Rust
 # The e2e suite runs the real sample-controller binary.
 cargo build -q -p sample-controller
 # The fuzz targets (generator/tests/fuzz.rs and fuzz_import.rs, the webhook's) run a minute each here,

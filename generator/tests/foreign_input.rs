@@ -943,3 +943,88 @@ fn an_inlined_struct_brings_its_keywords() {
     assert_eq!(items["minProperties"], 0, "{items}");
     assert!(items["properties"].get("password").is_some(), "{items}");
 }
+
+/// A Go kind `Thing` in package `version`, marked `storage` or not, with controller-runtime's
+/// `Hub()` or not.
+fn versioned_kind(version: &str, storage: bool, hub: bool) -> String {
+    format!(
+        "// +groupName=meaning.example.com\npackage {version}\n\n\
+        import metav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n\n\
+        // +kubebuilder:object:root=true\n{}type Thing struct {{\n\
+        \tmetav1.TypeMeta `json:\",inline\"`\n\
+        \tmetav1.ObjectMeta `json:\"metadata,omitempty\"`\n\
+        \tSpec ThingSpec `json:\"spec\"`\n}}\n\n\
+        type ThingSpec struct {{\n\tName string `json:\"name\"`\n}}\n\n{}",
+        if storage {
+            "// +kubebuilder:storageversion\n"
+        } else {
+            ""
+        },
+        if hub {
+            "// Hub marks this type as a conversion hub.\nfunc (*Thing) Hub() {}\n"
+        } else {
+            ""
+        },
+    )
+}
+
+/// controller-runtime's hub is the kind with a `Hub()` method (kubebuilder's multi-version
+/// tutorial, api/v1/cronjob_conversion.go); the port marks it `+kube-codegen:conversion=hub`,
+/// and a new crate gets the conversion webhook where kubebuilder's kustomize patch puts it,
+/// so the CRD has webhook conversion and `generate` writes the conversions. A `Hub()` on a
+/// version that is not the storage version is not made the hub (kube-codegen's hub is the
+/// storage version): a warning says so.
+#[test]
+fn a_go_hub_becomes_the_conversion_hub() {
+    let v1 = versioned_kind("v1", true, true);
+    let v2 = versioned_kind("v2", false, false);
+    let (_tmp, out, imported) = import_packages(&[
+        ("api/v1", &[("thing_types.go", &v1)]),
+        ("api/v2", &[("thing_types.go", &v2)]),
+    ]);
+    let rust = |path: &str| {
+        imported
+            .files
+            .iter()
+            .find(|f| f.path.ends_with(path))
+            .unwrap_or_else(|| panic!("{path}"))
+            .contents
+            .clone()
+    };
+    assert!(rust("v1/thing_types.rs").contains("/// +kube-codegen:conversion=hub\n"));
+    assert!(!rust("v2/thing_types.rs").contains("conversion=hub"));
+    assert!(
+        rust("Cargo.toml").contains(
+            "conversion-webhook = { service = \"system/webhook-service\", path = \"/convert\" }"
+        ),
+        "{}",
+        rust("Cargo.toml")
+    );
+    let (crd, _) = crd(&out);
+    assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
+    assert_eq!(
+        crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"],
+        serde_json::json!({"name": "webhook-service", "namespace": "system", "path": "/convert"})
+    );
+
+    // `Hub()` on the version that is not stored: no hub, a warning at the method.
+    let v1 = versioned_kind("v1", true, false);
+    let v2 = versioned_kind("v2", false, true);
+    let (_tmp, _out, imported) = import_packages(&[
+        ("api/v1", &[("thing_types.go", &v1)]),
+        ("api/v2", &[("thing_types.go", &v2)]),
+    ]);
+    assert!(
+        imported
+            .files
+            .iter()
+            .all(|f| !f.contents.contains("conversion=hub")
+                && !f.contents.contains("conversion-webhook"))
+    );
+    let warnings = imported.render_warnings();
+    assert!(
+        warnings
+            .contains("`Thing` has controller-runtime's `Hub()` but is not the storage version"),
+        "{warnings}"
+    );
+}

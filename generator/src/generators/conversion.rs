@@ -829,8 +829,9 @@ fn render(cx: &Context) -> TokenStream {
         //! Conversions between the versions of each kind whose storage version is marked
         //! `+kube-codegen:conversion=hub`, and the table a conversion webhook dispatches by.
         // Generated uniformly: every nested value converts through a closure over a
-        // borrowed source, also where a function or an auto-borrow would do.
-        #![allow(clippy::redundant_closure, clippy::needless_borrow)]
+        // borrowed source, also where a function, an auto-borrow or a plain clone would do
+        // (an `Option` of two versions' aliases of one type: `as_ref().map(clone)`).
+        #![allow(clippy::redundant_closure, clippy::needless_borrow, clippy::useless_asref)]
 
         /// Every multi-version kind's conversions: `Converter::new(KINDS)` serves them all.
         pub static KINDS: &[::kube_codegen_runtime::conversion::KindConversions] = &[#(#table),*];

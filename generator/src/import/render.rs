@@ -183,15 +183,26 @@ pub fn lib_rs(origin: &str, modules: &BTreeSet<String>) -> String {
 /// scans, `docs_from` says where the doc comments came from (they are prose, not doc tests).
 /// It builds as written: the runtime from `runtime`, and k8s-openapi with the feature of
 /// the crate's Kubernetes version (k8s-openapi's build fails without one), as `init` writes.
+/// With a conversion `hub`, the CRD's conversion webhook is where kubebuilder's
+/// `config/crd/patches/webhook_in_<plural>.yaml` puts it (`generate` refuses a hub without
+/// one).
 pub fn cargo_toml(
     name: &str,
     kubernetes: KubernetesVersion,
     input: &str,
     docs_from: &str,
     runtime: &RuntimeSource,
+    hub: bool,
 ) -> String {
     let feature = kubernetes.k8s_openapi_feature();
     let runtime = runtime.runtime_dependency();
+    let conversion = if hub {
+        "# The conversion webhook of the hub (the kind with Go's `Hub()`), where kubebuilder's\n\
+         # config/crd/patches/webhook_in_<plural>.yaml puts it.\n\
+         conversion-webhook = { service = \"system/webhook-service\", path = \"/convert\" }\n"
+    } else {
+        ""
+    };
     format!(
         r#"[package]
 name = "{name}"
@@ -207,7 +218,7 @@ doctest = false
 input = ["{input}"]
 crd-dir = "crds"
 kubernetes-version = "{kubernetes}"
-
+{conversion}
 [dependencies]
 k8s-openapi = {{ version = "0.29", default-features = false, features = ["std", "{feature}"] }}
 kube = {{ version = "5", default-features = false, features = ["client", "rustls-tls", "ring", "runtime", "jsonpatch"] }}

@@ -2,7 +2,7 @@
 
 //! Conversions between the versions of each kind whose storage version is marked
 //! `+kube-codegen:conversion=hub`, and the table a conversion webhook dispatches by.
-#![allow(clippy::redundant_closure, clippy::needless_borrow)]
+#![allow(clippy::redundant_closure, clippy::needless_borrow, clippy::useless_asref)]
 /// Every multi-version kind's conversions: `Converter::new(KINDS)` serves them all.
 pub static KINDS: &[::kube_codegen_runtime::conversion::KindConversions] = &[
     ::kube_codegen_runtime::conversion::KindConversions {

@@ -876,6 +876,28 @@ impl Importer<'_> {
         doc
     }
 
+    /// Where package `pi` declares controller-runtime's `Hub()` on type `name`, if it does.
+    fn hub_method(&self, pi: usize, name: &str) -> Option<&Location> {
+        self.pkgs[pi]
+            .files
+            .iter()
+            .flat_map(|f| &f.methods)
+            .find(|(recv, m, _)| recv == name && m == "Hub")
+            .map(|(_, _, at)| at)
+    }
+
+    /// Whether any kind becomes a conversion hub (a storage version with `Hub()`): a new
+    /// crate then says where its conversion webhook is.
+    fn has_hub(&self) -> bool {
+        self.pkgs.iter().enumerate().any(|(pi, p)| {
+            p.files.iter().flat_map(|f| &f.items).any(|i| {
+                matches!(i, Item::Type(t) if self.hub_method(pi, &t.name).is_some()
+                    && has_marker(&t.doc, KIND_MARKERS)
+                    && has_marker(&t.doc, &[Name::StorageVersion]))
+            })
+        })
+    }
+
     /// The types the kinds (`+genclient`, `+kubebuilder:object:root`) reach through their
     /// fields, in every package: what controller-gen walks for the CRDs.
     fn reachable(&self) -> BTreeSet<(usize, String)> {
@@ -1541,6 +1563,7 @@ impl Importer<'_> {
                     "src",
                     "Go doc comments",
                     &self.options.runtime,
+                    self.has_hub(),
                 ),
             });
         }
@@ -2346,7 +2369,24 @@ impl Importer<'_> {
         };
         let list = embeds("ListMeta");
         let object = embeds("TypeMeta") && embeds("ObjectMeta");
-        let doc = Self::kind_doc(doc, not_a_crd, list, object, &t.name, &t.loc, warnings);
+        let mut doc = Self::kind_doc(doc, not_a_crd, list, object, &t.name, &t.loc, warnings);
+        // controller-runtime's hub is the kind with a `Hub()` method (conversion.Hub);
+        // kube-codegen's is marked, and must be the storage version (the API server
+        // stores what every spoke converts to and from).
+        if let Some(hub_at) = self.hub_method(pi, &t.name)
+            && object
+            && !has_marker(&doc, &[Name::Conversion])
+        {
+            if has_marker(&doc, &[Name::StorageVersion]) {
+                doc.upper_markers
+                    .push(format!(" +{}=hub", Name::Conversion.as_str()));
+            } else {
+                warnings.push(
+                    Diagnostic::warning(hub_at.clone(), format!("`{}` has controller-runtime's `Hub()` but is not the storage version: not made the conversion hub, as kube-codegen's hub is the storage version", t.name))
+                        .with_hint("mark the hub `+kubebuilder:storageversion` in Go, or mark the storage version `+kube-codegen:conversion=hub` in the port"),
+                );
+            }
+        }
         doc_lines(body, "", &doc);
         if !exported(&t.name) {
             let _ = writeln!(body, "// Unexported in Go (`{}`).", t.name);
