@@ -16,7 +16,7 @@ mod imported_crate;
 
 #[path = "common/import_go.rs"]
 mod import_go;
-use import_go::{import_go_fixture, import_go_fixtures};
+use import_go::import_go_fixture;
 
 fn fidelity() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,13 +30,20 @@ fn shapes() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import_go")
 }
 
+/// The `crd:` options `fixtures/import_go/regen-golden.sh` gives controller-gen: the shapes
+/// include a float on purpose.
+fn shapes_options() -> kube_codegen::CrdOptions {
+    "crd:allowDangerousTypes=true".parse().unwrap()
+}
+
 /// Every Go shape the importer maps: the Rust it writes, its warnings, and the CRD
 /// `generate` makes of it (reviewed by hand: required-ness and formats as controller-gen
 /// gives them for the Go original).
 #[test]
 fn shapes_of_go() {
     let krate = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_go_shapes");
-    let imported = import_go_fixture(&shapes(), &krate);
+    let imported = import_go::try_import_go_fixtures_with(&[shapes()], &krate, &shapes_options())
+        .unwrap_or_else(|e| panic!("{e}"));
     let dir = krate.join("src/apis/shapes/v1");
     for f in ["mod.rs", "types.rs"] {
         insta::assert_snapshot!(
@@ -236,7 +243,8 @@ fn imported_go_compiles_and_reads_the_samples() {
     .map(|f| fidelity().join(f))
     .chain([shapes()])
     .collect();
-    import_go_fixtures(&fixtures, &krate);
+    import_go::try_import_go_fixtures_with(&fixtures, &krate, &shapes_options())
+        .unwrap_or_else(|e| panic!("{e}"));
     let written = Config::from_crate(&krate)
         .unwrap()
         .write()
@@ -400,6 +408,7 @@ fn a_hand_written_lib_rs_is_kept_and_named_in_a_warning() {
             crate_name: "mine".into(),
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
+            crd: Default::default(),
         },
     )
     .unwrap();

@@ -309,6 +309,7 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
                 "src/apis",
                 "Descriptions imported from CRDs",
                 &options.runtime,
+                "",
             ),
         });
     }

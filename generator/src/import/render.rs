@@ -183,12 +183,14 @@ pub fn lib_rs(origin: &str, modules: &BTreeSet<String>) -> String {
 /// scans, `docs_from` says where the doc comments came from (they are prose, not doc tests).
 /// It builds as written: the runtime from `runtime`, and k8s-openapi with the feature of
 /// the crate's Kubernetes version (k8s-openapi's build fails without one), as `init` writes.
+/// `metadata`: more `[package.metadata.kube-codegen]` lines (each ending in a newline).
 pub fn cargo_toml(
     name: &str,
     kubernetes: KubernetesVersion,
     input: &str,
     docs_from: &str,
     runtime: &RuntimeSource,
+    metadata: &str,
 ) -> String {
     let feature = kubernetes.k8s_openapi_feature();
     let runtime = runtime.runtime_dependency();
@@ -207,7 +209,7 @@ doctest = false
 input = ["{input}"]
 crd-dir = "crds"
 kubernetes-version = "{kubernetes}"
-
+{metadata}
 [dependencies]
 k8s-openapi = {{ version = "0.29", default-features = false, features = ["std", "{feature}"] }}
 kube = {{ version = "5", default-features = false, features = ["client", "rustls-tls", "ring", "runtime", "jsonpatch"] }}

@@ -59,6 +59,9 @@ pub struct GoImportOptions {
     pub kubernetes: KubernetesVersion,
     /// Where a new crate's Cargo.toml takes kube-codegen-runtime from.
     pub runtime: crate::RuntimeSource,
+    /// controller-gen's `crd:` options the project passes: `ignoreUnexportedFields` applies
+    /// to the import, the others go into a new crate's metadata as the settings they are.
+    pub crd: crate::CrdOptions,
 }
 
 /// An import's result, in memory.
@@ -572,6 +575,24 @@ fn import_go_here(
     };
     imp.read(inputs);
     imp.used = used_names(&imp.pkgs);
+    // The CRD header the new crate will name: readable, and YAML comments only.
+    if let Some(h) = &options.crd.header_file {
+        match std::fs::read_to_string(h) {
+            Ok(text) => {
+                if let Some(line) = crate::crd_options::non_comment_line(&text) {
+                    imp.errors.push(Diagnostic::new(
+                        Location::new(h, line, 1),
+                        "a CRD header line that is not a YAML comment: it would become part of every CRD file",
+                    )
+                    .with_hint("start each line with `#` (controller-gen writes the file as it is, so a Go `/* */` licence breaks its CRDs)"));
+                }
+            }
+            Err(e) => imp.errors.push(Diagnostic::new(
+                Location::new(h, 1, 1),
+                format!("cannot read CRD header file: {e}"),
+            )),
+        }
+    }
     // `generate` finds the API by its `+groupName` packages: with none, the port would be
     // a crate it refuses ("no group/version module found").
     if imp.errors.is_empty() && !imp.pkgs.is_empty() && imp.pkgs.iter().all(|p| p.group.is_none()) {
@@ -649,6 +670,42 @@ fn import_go_here(
 }
 
 impl Importer<'_> {
+    /// Whether an unexported Go field is ported: as controller-gen without
+    /// `crd:ignoreUnexportedFields=true`, one with a JSON tag is in the schema (Go's
+    /// encoding/json never writes it; the warning says so).
+    fn ports_unexported(&self, fd: &Field) -> bool {
+        !self.options.crd.ignore_unexported_fields && fd.json.as_deref().is_some_and(|j| j != "-")
+    }
+
+    /// The `[package.metadata.kube-codegen]` lines of a new crate for the `crd:` options:
+    /// each the setting it is. Without `allowDangerousTypes`, floats are refused, as
+    /// controller-gen refuses them; the header file is named relative to the crate.
+    fn crd_metadata(&self) -> String {
+        let o = &self.options.crd;
+        let mut out = String::new();
+        if let Some(n) = o.max_desc_len {
+            let _ = writeln!(out, "max-description-len = {n}");
+        }
+        if o.generate_embedded_object_meta {
+            out.push_str("generate-embedded-object-meta = true\n");
+        }
+        if !o.allow_dangerous_types {
+            out.push_str("# controller-gen refuses floats without crd:allowDangerousTypes=true\nallow-dangerous-types = false\n");
+        }
+        if let Some(h) = &o.header_file {
+            let rel = relative_to(&self.options.out, h);
+            let _ = writeln!(
+                out,
+                "crd-header-file = {}",
+                toml_string(&rel.to_string_lossy())
+            );
+        }
+        if let Some(y) = &o.year {
+            let _ = writeln!(out, "crd-header-year = {}", toml_string(y));
+        }
+        out
+    }
+
     fn fail(&mut self) -> Error {
         let mut all = std::mem::take(&mut self.errors);
         all.append(&mut self.warnings);
@@ -1626,7 +1683,7 @@ impl Importer<'_> {
     ) -> bool {
         let by_default = self.pkgs[p].optional_by_default() || optional_type(decl);
         fields.iter().all(|fd| {
-            if fd.name.as_deref().is_some_and(|n| !exported(n)) {
+            if fd.name.as_deref().is_some_and(|n| !exported(n)) && !self.ports_unexported(fd) {
                 return true;
             }
             let mut uses = FileUses::default();
@@ -1710,8 +1767,14 @@ impl Importer<'_> {
                     "src",
                     "Go doc comments",
                     &self.options.runtime,
+                    &self.crd_metadata(),
                 ),
             });
+        } else if self.options.crd != crate::CrdOptions::default() {
+            self.warnings.push(Diagnostic::warning(
+                Location::new(self.options.out.join("Cargo.toml"), 1, 1),
+                "the crate's Cargo.toml exists and is left alone: the `crd:` options given are not written into its metadata",
+            ).with_hint("set them in `[package.metadata.kube-codegen]` (`max-description-len`, `generate-embedded-object-meta`, `allow-dangerous-types`, `crd-header-file`, `crd-header-year`)"));
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         files
@@ -2248,12 +2311,21 @@ impl Importer<'_> {
                 );
                 continue;
             };
-            if fd.name.is_some() && !exported(&go_name) {
+            if fd.name.is_some() && !exported(&go_name) && !self.ports_unexported(fd) {
                 let _ = writeln!(
                     lines,
                     "    // Go field `{go_name}` is unexported (not serialized): not ported."
                 );
                 continue;
+            }
+            if fd.name.is_some() && !exported(&go_name) {
+                warnings.push(
+                    Diagnostic::warning(
+                        fd.loc.clone(),
+                        format!("unexported field `{go_name}` has a JSON tag: ported, as controller-gen puts it in the schema without `crd:ignoreUnexportedFields=true`, though Go's encoding/json never writes it"),
+                    )
+                    .with_hint("pass `--crd-options ignoreUnexportedFields=true` to `import go` to leave it out, as controller-gen then does"),
+                );
             }
             let embedded = fd.name.is_none();
             // Embedded metav1 types, as every Kubernetes kind has them.
@@ -2742,6 +2814,30 @@ fn field_text(doc: &Doc, attrs: &[String], name: &str, ty: &str) -> String {
     }
     let _ = writeln!(out, "    pub {name}: {ty},");
     out
+}
+
+/// `path` as seen from the directory `from` (both made absolute): `../hack/x.txt`.
+fn relative_to(from: &Path, path: &Path) -> PathBuf {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let (from, path) = (abs(from), abs(path));
+    let common = from
+        .components()
+        .zip(path.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in from.components().skip(common) {
+        out.push("..");
+    }
+    for c in path.components().skip(common) {
+        out.push(c);
+    }
+    out
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
 }
 
 /// The import path of the package in `dir`, from the nearest `go.mod` above it.
