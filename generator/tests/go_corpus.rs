@@ -38,13 +38,7 @@ fn corpus() -> PathBuf {
 
 /// Every package: a directory with `go/` and `golden/`.
 fn packages() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("tests/fixtures/go-corpus readable")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.join("go").is_dir() && p.join("golden").is_dir())
-        .collect();
-    out.sort();
-    out
+    import_go::corpus_packages(&corpus())
 }
 
 /// One package's result.

@@ -108,3 +108,15 @@ pub fn crd_options_of_origin(package: &Path) -> kube_codegen::CrdOptions {
     opts.parse()
         .unwrap_or_else(|e| panic!("{}/ORIGIN: `{line}`: {e}", package.display()))
 }
+
+/// The packages of the Go corpus below `corpus`: each directory with `go/` and `golden/`,
+/// sorted.
+pub fn corpus_packages(corpus: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(corpus)
+        .unwrap_or_else(|e| panic!("{}: {e}", corpus.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.join("go").is_dir() && p.join("golden").is_dir())
+        .collect();
+    out.sort();
+    out
+}
