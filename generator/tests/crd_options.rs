@@ -328,3 +328,51 @@ fn import_go_refuses_a_header_that_is_not_yaml_comments() {
     assert!(err.to_string().contains("boilerplate.go.txt:1:1"), "{err}");
     assert!(!Path::new(&out).exists());
 }
+
+/// The command line: `import go --crd-options` as a Makefile writes them, into the new
+/// crate's metadata, and a bad option refused before anything is written.
+#[test]
+fn import_go_takes_crd_options_on_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("v1")).unwrap();
+    std::fs::write(tmp.path().join("v1/types.go"), GO).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "import",
+        "go",
+        "v1",
+        "--out",
+        "ported",
+        "--crd-options",
+        "crd:maxDescLen=0,generateEmbeddedObjectMeta=true,allowDangerousTypes=true,ignoreUnexportedFields=true",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cargo = std::fs::read_to_string(tmp.path().join("ported/Cargo.toml")).unwrap();
+    assert!(
+        cargo.contains("max-description-len = 0\ngenerate-embedded-object-meta = true\n"),
+        "{cargo}"
+    );
+    let out = run(&[
+        "import",
+        "go",
+        "v1",
+        "--out",
+        "other",
+        "--crd-options",
+        "crd:trivialVersions=true",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("trivialVersions"), "{stderr}");
+    assert!(!tmp.path().join("other").exists());
+}
