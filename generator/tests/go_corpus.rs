@@ -224,7 +224,12 @@ fn imported_crates_build() {
             .output()
             .expect("cargo runs");
         println!(
-            "go corpus: {name}: imported crate built in {:.1} s",
+            "go corpus: {name}: cargo build of the imported crate {} in {:.1} s",
+            if out.status.success() {
+                "passed"
+            } else {
+                "FAILED"
+            },
             start.elapsed().as_secs_f64()
         );
         if !out.status.success() {
