@@ -35,6 +35,15 @@ pub struct Metadata {
     /// Write an embedded `ObjectMeta` (a pod template's `metadata`) with its validatable
     /// fields, as controller-gen's `crd:generateEmbeddedObjectMeta=true` (default false).
     pub generate_embedded_object_meta: Option<bool>,
+    /// Write floats (`f32`, `f64`) into schemas (default true); `false` refuses them, as
+    /// controller-gen does without `crd:allowDangerousTypes=true`.
+    pub allow_dangerous_types: Option<bool>,
+    /// A file of YAML comments (a licence, say) written at the top of every CRD file, as
+    /// controller-gen's `crd:headerFile` (relative to the crate).
+    pub crd_header_file: Option<PathBuf>,
+    /// What ` YEAR` in `crd-header-file` becomes, as controller-gen's `crd:year` (without
+    /// it, nothing).
+    pub crd_header_year: Option<String>,
     /// Generate Rust (register, deep-copy, clientset, fake) as well as CRDs (default true).
     pub rust: Option<bool>,
     /// The Rust path of the module `src/` maps to (default `crate`).
@@ -119,6 +128,9 @@ pub struct Config {
     /// `None`: every generator.
     generators: Option<Vec<GeneratorName>>,
     header_file: Option<PathBuf>,
+    /// controller-gen's `crd:headerFile` and `crd:year`.
+    crd_header_file: Option<PathBuf>,
+    crd_header_year: Option<String>,
     /// Chosen by the caller or the metadata; `None`: the manifest's k8s-openapi feature, or
     /// the newest.
     kubernetes: Option<(KubernetesVersion, ChosenBy)>,
@@ -155,6 +167,8 @@ impl Config {
             output_dirs: Default::default(),
             generators: None,
             header_file: None,
+            crd_header_file: None,
+            crd_header_year: None,
             kubernetes: None,
             schema: SchemaOptions::default(),
             ca_bundle_from: None,
@@ -233,6 +247,9 @@ impl Config {
             config.schema.max_description_len = meta.max_description_len;
             config.schema.generate_embedded_object_meta =
                 meta.generate_embedded_object_meta.unwrap_or(false);
+            config.schema.refuse_floats = !meta.allow_dangerous_types.unwrap_or(true);
+            config.crd_header_file = meta.crd_header_file;
+            config.crd_header_year = meta.crd_header_year;
             if let Some(w) = meta.conversion_webhook {
                 config.schema.conversion_webhook =
                     conversion_webhook(w.service.as_deref(), w.url.as_deref(), w.path, w.port)
@@ -432,6 +449,75 @@ impl Config {
     #[must_use]
     pub fn generate_embedded_object_meta(mut self, yes: bool) -> Self {
         self.schema.generate_embedded_object_meta = yes;
+        self
+    }
+
+    /// Write floats (`f32`, `f64`) into schemas as `type: number` (the default, `true`), or
+    /// refuse them at the field (`false`), as controller-gen does without
+    /// `crd:allowDangerousTypes=true`: not every language reads JSON floats the same.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().allow_dangerous_types(false);
+    /// ```
+    #[must_use]
+    pub fn allow_dangerous_types(mut self, yes: bool) -> Self {
+        self.schema.refuse_floats = !yes;
+        self
+    }
+
+    /// A file of YAML comments (a licence, say; relative to the crate) written at the top of
+    /// every CRD file, as controller-gen's `crd:headerFile`: the text as it is, ` YEAR`
+    /// replaced as [`Config::crd_header_year`] says. A line that is not a comment is an error
+    /// (it would change every CRD).
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().crd_header_file("hack/boilerplate.yaml.txt");
+    /// ```
+    #[must_use]
+    pub fn crd_header_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.crd_header_file = Some(path.into());
+        self
+    }
+
+    /// What ` YEAR` in the CRD header file becomes (controller-gen's `crd:year`; without
+    /// it, nothing, as controller-gen).
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().crd_header_year("2026");
+    /// ```
+    #[must_use]
+    pub fn crd_header_year(mut self, year: impl Into<String>) -> Self {
+        self.crd_header_year = Some(year.into());
+        self
+    }
+
+    /// This config without a CRD header file (an importer's check of its port in a scratch
+    /// copy, where the crate's relative path to it points nowhere).
+    pub(crate) fn without_crd_header(mut self) -> Self {
+        self.crd_header_file = None;
+        self
+    }
+
+    /// controller-gen's `crd:` options, as a Go project's Makefile passes them, each as the
+    /// setting it is ([`CrdOptions`](crate::CrdOptions)); `ignoreUnexportedFields` is
+    /// `import go`'s (Rust fields are serialized whatever their visibility).
+    ///
+    /// ```
+    /// let options: kube_codegen::CrdOptions = "crd:maxDescLen=0,generateEmbeddedObjectMeta=true".parse()?;
+    /// let config = kube_codegen::Config::new().crd_options(&options);
+    /// # Ok::<(), String>(())
+    /// ```
+    #[must_use]
+    pub fn crd_options(mut self, options: &crate::CrdOptions) -> Self {
+        if let Some(n) = options.max_desc_len {
+            self = self.max_description_len(n);
+        }
+        self.schema.generate_embedded_object_meta = options.generate_embedded_object_meta;
+        self.schema.refuse_floats = !options.allow_dangerous_types;
+        if let Some(h) = &options.header_file {
+            self = self.crd_header_file(h);
+        }
+        self.crd_header_year = options.year.clone();
         self
     }
 
@@ -659,6 +745,11 @@ impl Config {
             schema,
             rust: self.rust.clone(),
             header_file: self.header_file.as_deref().map(|h| self.resolve_path(h)),
+            crd_header_file: self
+                .crd_header_file
+                .as_deref()
+                .map(|h| self.resolve_path(h)),
+            crd_header_year: self.crd_header_year.clone(),
             kubernetes: self.kubernetes(),
             validate_all_kinds: self.validate_all_kinds,
             emit_rerun_if_changed: self.emit_rerun_if_changed,

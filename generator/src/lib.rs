@@ -35,6 +35,7 @@
 
 mod apiext;
 mod config;
+mod crd_options;
 mod diagnostics;
 mod error;
 mod generators;
@@ -54,6 +55,7 @@ mod utf8;
 mod walk;
 
 pub use config::{Config, ConversionWebhookMetadata, Metadata};
+pub use crd_options::CrdOptions;
 pub use error::Error;
 pub use generators::{GeneratorName, MarkerDoc, ReferenceFormat, marker_docs, marker_reference};
 #[cfg(feature = "import-go")]

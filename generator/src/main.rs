@@ -79,6 +79,13 @@ struct ImportGo {
     /// The Kubernetes version a new crate generates for (default: the newest).
     #[arg(long, value_name = "1.NN")]
     kubernetes_version: Option<KubernetesVersion>,
+    /// controller-gen's `crd:` options as the project's Makefile passes them, e.g.
+    /// `crd:maxDescLen=0,generateEmbeddedObjectMeta=true`: `ignoreUnexportedFields` applies
+    /// to the import, the others go into a new crate's metadata (crdVersions=v1,
+    /// maxDescLen, generateEmbeddedObjectMeta, allowDangerousTypes, headerFile, year; without
+    /// allowDangerousTypes=true floats are refused, as controller-gen refuses them).
+    #[arg(long, value_name = "crd:NAME=VALUE,...")]
+    crd_options: Option<kube_codegen::CrdOptions>,
     #[command(flatten)]
     runtime: scaffold_cli::RuntimeArgs,
 }
@@ -131,6 +138,18 @@ struct Options {
     /// `generate-embedded-object-meta`).
     #[arg(long)]
     generate_embedded_object_meta: bool,
+    /// Write floats into schemas (true) or refuse them (false), as controller-gen's
+    /// `crd:allowDangerousTypes` (overrides `allow-dangerous-types`; default true).
+    #[arg(long, value_name = "BOOL")]
+    allow_dangerous_types: Option<bool>,
+    /// A file of YAML comments written at the top of every CRD file, as controller-gen's
+    /// `crd:headerFile` (overrides `crd-header-file`).
+    #[arg(long, value_name = "FILE")]
+    crd_header_file: Option<PathBuf>,
+    /// What ` YEAR` in the CRD header file becomes, as controller-gen's `crd:year`
+    /// (overrides `crd-header-year`).
+    #[arg(long, value_name = "YEAR")]
+    crd_header_year: Option<String>,
     /// The Kubernetes version to generate for, e.g. 1.35 (overrides `kubernetes-version`;
     /// default: the crate's k8s-openapi feature, else the newest supported).
     #[arg(long, value_name = "1.NN")]
@@ -187,6 +206,19 @@ impl Options {
         }
         if self.generate_embedded_object_meta {
             c = c.generate_embedded_object_meta(true);
+        }
+        if let Some(yes) = self.allow_dangerous_types {
+            c = c.allow_dangerous_types(yes);
+        }
+        if let Some(f) = &self.crd_header_file {
+            // Relative to where the command runs, as other paths on the command line.
+            let abs = std::env::current_dir()
+                .map(|d| d.join(f))
+                .unwrap_or_else(|_| f.clone());
+            c = c.crd_header_file(abs);
+        }
+        if let Some(y) = &self.crd_header_year {
+            c = c.crd_header_year(y);
         }
         if let Some(v) = self.kubernetes_version {
             c = c.kubernetes_version(v);
@@ -515,6 +547,7 @@ fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
         crate_name: crate_name_of(args.name.as_ref(), &args.out),
         kubernetes: args.kubernetes_version.unwrap_or(KubernetesVersion::NEWEST),
         runtime: runtime.source.clone(),
+        crd: args.crd_options.clone().unwrap_or_default(),
     };
     let imported = kube_codegen::import_go(&inputs, &options)?;
     eprint!("{}", imported.render_warnings());

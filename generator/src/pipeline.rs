@@ -32,6 +32,9 @@ pub(crate) struct Run {
     pub rust: rust::RustOptions,
     /// A file whose text goes under the header of every generated Rust file.
     pub header_file: Option<PathBuf>,
+    /// A file of YAML comments written at the top of every CRD file, and its ` YEAR`.
+    pub crd_header_file: Option<PathBuf>,
+    pub crd_header_year: Option<String>,
     pub kubernetes: (KubernetesVersion, ChosenBy),
     /// Every kind opts into the `validation` generator.
     pub validate_all_kinds: bool,
@@ -178,6 +181,33 @@ fn run_here(run: Run) -> Result<Generated, Error> {
             )),
         }
     }
+    let mut crd_header = None;
+    // Lexically normalized: `import go` names it `../header.yaml.txt` from a crate it
+    // checks before the crate's directory exists.
+    if let Some(path) = run.crd_header_file.as_deref().map(read::normalize) {
+        let path = &path;
+        match std::fs::read_to_string(path) {
+            Ok(text) => match crate::crd_options::non_comment_line(&text) {
+                Some(line) => diags.push(
+                    Diagnostic::new(
+                        Location::new(path, line, 1),
+                        "a CRD header line that is not a YAML comment: it would become part of every CRD file",
+                    )
+                    .with_hint("start each line with `#` (controller-gen writes the file as it is, so a Go `/* */` licence breaks its CRDs)"),
+                ),
+                None => {
+                    crd_header = Some(crate::crd_options::header_text(
+                        &text,
+                        run.crd_header_year.as_deref(),
+                    ))
+                }
+            },
+            Err(e) => diags.push(Diagnostic::new(
+                Location::new(path, 1, 1),
+                format!("cannot read CRD header file: {e}"),
+            )),
+        }
+    }
     let kubernetes = run.kubernetes;
     let options = resolve::Options {
         table: generators::marker_table(),
@@ -219,7 +249,7 @@ fn run_here(run: Run) -> Result<Generated, Error> {
     // Every selected generator prepares its work from the checked model, which it cannot
     // refuse, before anything is rendered.
     let selected = run.selected;
-    let cx = generators::Context::new(&api, &rust_options, &selected);
+    let cx = generators::Context::new(&api, &rust_options, &selected, crd_header.as_deref());
     let mut rust_modules = vec![];
     let mut yaml = vec![];
     let mut made: Vec<(GeneratorName, usize)> = vec![];

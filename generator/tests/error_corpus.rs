@@ -511,6 +511,7 @@ fn import_go_errors() {
                 crate_name: "out".into(),
                 kubernetes: KubernetesVersion::NEWEST,
                 runtime: kube_codegen::RuntimeSource::registry(),
+                crd: Default::default(),
             },
         )
         .expect_err("bad input must not import");

@@ -117,6 +117,7 @@ fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
             crate_name: "ported".into(),
             kubernetes: KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
+            crd: Default::default(),
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -165,6 +166,7 @@ fn import_packages(
             crate_name: "ported".into(),
             kubernetes: KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
+            crd: Default::default(),
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));

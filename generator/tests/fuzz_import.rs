@@ -433,6 +433,7 @@ fn import_go_text(text: String) -> Result<(), TestCaseError> {
             crate_name: "api".into(),
             kubernetes: KubernetesVersion::NEWEST,
             runtime: RuntimeSource::registry(),
+            crd: Default::default(),
         },
     )
     .map(|imported| (imported.files, out));

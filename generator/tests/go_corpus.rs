@@ -8,6 +8,9 @@
 //! `known-differences.txt`, and one not listed fails. Every package imports and generates
 //! (no `generate-error` line) and matches at least 99% of controller-gen's leaves.
 //!
+//! `imported_crates_build` builds a sample of the imported crates with everything `generate`
+//! writes (`KUBE_CODEGEN_GO_CORPUS_COMPILE=all`: every package; `=a,b`: those).
+//!
 //! `GO_CORPUS_BLESS=1` rewrites the lists from the current differences (reasons kept),
 //! `GO_CORPUS_ONLY=a,b` checks those packages only;
 //! `cargo test -p kube-codegen --test go_corpus -- --nocapture` prints the scores.
@@ -18,10 +21,10 @@ use std::path::{Path, PathBuf};
 mod crd_compare;
 #[path = "common/import_go.rs"]
 mod import_go;
+#[path = "common/imported_crate.rs"]
+mod imported_crate;
 #[path = "common/ratchet.rs"]
 mod ratchet;
-
-use kube_codegen::Config;
 
 /// Each package's share of controller-gen's leaves that must match.
 const MIN_MATCH: f64 = 0.99;
@@ -35,54 +38,7 @@ fn corpus() -> PathBuf {
 
 /// Every package: a directory with `go/` and `golden/`.
 fn packages() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("tests/fixtures/go-corpus readable")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.join("go").is_dir() && p.join("golden").is_dir())
-        .collect();
-    out.sort();
-    out
-}
-
-/// The `crd:` options of the package's ORIGIN (`crd options: crd:a=b,c=d (where from)`) as
-/// `(name, value)` pairs.
-fn crd_options(package: &Path) -> Vec<(String, String)> {
-    let origin = std::fs::read_to_string(package.join("ORIGIN")).expect("ORIGIN");
-    let line = origin
-        .lines()
-        .find_map(|l| l.strip_prefix("crd options: "))
-        .unwrap_or_else(|| panic!("{}/ORIGIN: no `crd options:` line", package.display()));
-    let opts = line.split(' ').next().unwrap_or_default();
-    let opts = opts
-        .strip_prefix("crd:")
-        .or_else(|| (opts == "crd").then_some(""))
-        .unwrap_or_else(|| panic!("{}/ORIGIN: `{line}` is not `crd[:...]`", package.display()));
-    opts.split(',')
-        .filter(|o| !o.is_empty())
-        .map(|o| {
-            let (k, v) = o.split_once('=').unwrap_or((o, "true"));
-            (k.to_owned(), v.to_owned())
-        })
-        .collect()
-}
-
-/// controller-gen's `crd:` options as `Config` settings.
-fn configure(options: &[(String, String)], config: Config) -> Config {
-    let mut c = config;
-    for (k, v) in options {
-        c = match (k.as_str(), v.as_str()) {
-            // The only CRD version there is.
-            ("crdVersions", "v1") => c,
-            // kube-codegen writes floats always; controller-gen needs this option for them.
-            ("allowDangerousTypes", "true") => c,
-            ("maxDescLen", n) => c.max_description_len(n.parse().expect("maxDescLen=<number>")),
-            ("generateEmbeddedObjectMeta", b) => {
-                c.generate_embedded_object_meta(b.parse().expect("true or false"))
-            }
-            _ => panic!("crd option {k}={v}: not mapped to a kube-codegen setting"),
-        };
-    }
-    c
+    import_go::corpus_packages(&corpus())
 }
 
 /// One package's result.
@@ -112,11 +68,16 @@ fn check_package(p: &Path, root: &Path, bless: bool) -> Checked {
         return out;
     }
     let krate = root.join(&name);
-    if let Err(e) = import_go::try_import_go_fixtures(std::slice::from_ref(&p.to_owned()), &krate) {
+    // The options go into the imported crate's metadata, which `generate` reads.
+    let options = import_go::crd_options_of_origin(p);
+    if let Err(e) = import_go::try_import_go_fixtures_with(
+        std::slice::from_ref(&p.to_owned()),
+        &krate,
+        &options,
+    ) {
         out.failures.push(format!("{name}: {e}"));
         return out;
     }
-    let options = crd_options(p);
     // The CRDs of the groups controller-gen was run on: not those of other modules'
     // packages in go-deps/ (Gateway API's, for cert-manager).
     let groups: Vec<String> = golden
@@ -124,7 +85,7 @@ fn check_package(p: &Path, root: &Path, bless: bool) -> Checked {
         .filter_map(|c| c["spec"]["group"].as_str().map(str::to_owned))
         .collect();
     let keep = |name: &str| groups.iter().any(|g| name.ends_with(&format!(".{g}")));
-    let o = ratchet::check_only(p, &krate, &|c| configure(&options, c), &keep, bless);
+    let o = ratchet::check_only(p, &krate, &|c| c, &keep, bless);
     out.report = format!("go corpus: {}", o.report);
     out.failures.extend(o.failures);
     if ratchet::parse_known(p)
@@ -208,5 +169,75 @@ fn go_corpus_against_controller_gen() {
         packages.len(),
         100.0 * matched as f64 / total.max(1) as f64
     );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The packages whose imported crates CI builds: small ones of three projects.
+const COMPILE_SAMPLE: &[&str] = &["clusterctl", "gatekeeper", "metallb"];
+
+/// An imported crate builds (issue 28, class 12): `import go` with the ORIGIN's options,
+/// `generate` with every generator, then `cargo build` of the crate on the workspace's
+/// runtime, in the target directory the other import tests build theirs in (so the
+/// dependencies are built once for all of them).
+#[test]
+fn imported_crates_build() {
+    let wanted = std::env::var("KUBE_CODEGEN_GO_CORPUS_COMPILE").ok();
+    let packages: Vec<PathBuf> = packages()
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            match wanted.as_deref() {
+                Some("all") => true,
+                Some(list) => list.split(',').any(|n| n == name),
+                None => COMPILE_SAMPLE.contains(&&*name),
+            }
+        })
+        .collect();
+    assert!(!packages.is_empty(), "no package to build");
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let mut failures = vec![];
+    for p in &packages {
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let krate = root.join("go_corpus_build").join(&name);
+        let options = import_go::crd_options_of_origin(p);
+        if let Err(e) =
+            import_go::try_import_go_fixtures_with(std::slice::from_ref(p), &krate, &options)
+        {
+            failures.push(format!("{name}: {e}"));
+            continue;
+        }
+        if let Err(e) = kube_codegen::Config::from_crate(&krate).and_then(|c| c.write()) {
+            failures.push(format!("{name}: generate: {e}"));
+            continue;
+        }
+        imported_crate::use_workspace_runtime(&krate, "src");
+        let start = std::time::Instant::now();
+        let out = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--offline", "--quiet", "--lib"])
+            .current_dir(&krate)
+            .env("CARGO_TARGET_DIR", root.join("kubernetes_versions/target"))
+            .env_remove("RUSTFLAGS")
+            .output()
+            .expect("cargo runs");
+        println!(
+            "go corpus: {name}: cargo build of the imported crate {} in {:.1} s",
+            if out.status.success() {
+                "passed"
+            } else {
+                "FAILED"
+            },
+            start.elapsed().as_secs_f64()
+        );
+        if !out.status.success() {
+            failures.push(format!(
+                "{name}: the imported crate does not build:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

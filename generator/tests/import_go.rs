@@ -16,7 +16,7 @@ mod imported_crate;
 
 #[path = "common/import_go.rs"]
 mod import_go;
-use import_go::{import_go_fixture, import_go_fixtures};
+use import_go::import_go_fixture;
 
 fn fidelity() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,13 +30,20 @@ fn shapes() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import_go")
 }
 
+/// The `crd:` options `fixtures/import_go/regen-golden.sh` gives controller-gen: the shapes
+/// include a float on purpose.
+fn shapes_options() -> kube_codegen::CrdOptions {
+    "crd:allowDangerousTypes=true".parse().unwrap()
+}
+
 /// Every Go shape the importer maps: the Rust it writes, its warnings, and the CRD
 /// `generate` makes of it (reviewed by hand: required-ness and formats as controller-gen
 /// gives them for the Go original).
 #[test]
 fn shapes_of_go() {
     let krate = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("import_go_shapes");
-    let imported = import_go_fixture(&shapes(), &krate);
+    let imported = import_go::try_import_go_fixtures_with(&[shapes()], &krate, &shapes_options())
+        .unwrap_or_else(|e| panic!("{e}"));
     let dir = krate.join("src/apis/shapes/v1");
     for f in ["mod.rs", "types.rs"] {
         insta::assert_snapshot!(
@@ -236,7 +243,8 @@ fn imported_go_compiles_and_reads_the_samples() {
     .map(|f| fidelity().join(f))
     .chain([shapes()])
     .collect();
-    import_go_fixtures(&fixtures, &krate);
+    import_go::try_import_go_fixtures_with(&fixtures, &krate, &shapes_options())
+        .unwrap_or_else(|e| panic!("{e}"));
     let written = Config::from_crate(&krate)
         .unwrap()
         .write()
@@ -400,6 +408,7 @@ fn a_hand_written_lib_rs_is_kept_and_named_in_a_warning() {
             crate_name: "mine".into(),
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
+            crd: Default::default(),
         },
     )
     .unwrap();
@@ -420,5 +429,138 @@ fn a_hand_written_lib_rs_is_kept_and_named_in_a_warning() {
         imported.summary.contains("1 warning"),
         "{}",
         imported.summary
+    );
+}
+
+/// `tests/fixtures/go-corpus/<name>`: a package of the Go API corpus.
+fn go_corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/go-corpus")
+        .join(name)
+        .canonicalize()
+        .expect("tests/fixtures/go-corpus")
+}
+
+/// A scratch directory with no `go.mod` above it (the system's temporary directory).
+fn flat_root(name: &str) -> PathBuf {
+    let root =
+        std::env::temp_dir().join(format!("kcg-import-go-flat-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    assert_eq!(
+        kube_codegen::import_path_of(&root),
+        None,
+        "{}: a go.mod above the scratch directory",
+        root.display()
+    );
+    root
+}
+
+/// Copy the `.go` files of `from` into the new directory `to`.
+fn copy_go_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "go") {
+            std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+/// The `.rs` files of a crate, relative path -> text, without the line naming the Go
+/// package's import path (known only from a `go.mod`).
+fn rust_sources(krate: &Path) -> BTreeMap<PathBuf, String> {
+    rs_files(&krate.join("src"))
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let text: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.starts_with("// Go package `"))
+                .collect();
+            (p.strip_prefix(krate).unwrap().to_owned(), text.join("\n"))
+        })
+        .collect()
+}
+
+/// Issue 28, class 10: package directories given flat, outside their module's tree (no
+/// `go.mod` above them, named nothing like their import paths), are matched to the import
+/// paths that name them by their `package` clause and the names used through each path.
+/// cert-manager's seven packages (three of them `package v1`, two of those declaring a
+/// `LocalObjectReference`) copied into `p1`..`p7` give the crate their module tree gives.
+#[test]
+fn go_packages_given_flat_are_matched_by_package_clause() {
+    let fx = go_corpus("cert-manager");
+    let tree: Vec<PathBuf> = import_go::go_packages(&fx);
+    assert_eq!(tree.len(), 7, "{tree:?}");
+    let root = flat_root("cert-manager");
+    for (i, dir) in tree.iter().enumerate() {
+        copy_go_files(dir, &root.join(format!("p{}", i + 1)));
+    }
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let flat = target.join("import_go_flat");
+    let imported = import_go::try_import_go_fixtures(std::slice::from_ref(&root), &flat);
+    let _ = std::fs::remove_dir_all(&root);
+    if let Err(e) = &imported {
+        panic!("flat import failed: {e}");
+    }
+    let moduled = target.join("import_go_flat_tree");
+    import_go_fixture(&fx, &moduled);
+    let (a, b) = (rust_sources(&flat), rust_sources(&moduled));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (path, text) in &a {
+        assert_eq!(text, &b[path], "{}", path.display());
+    }
+}
+
+/// Class 10's message: a directory that was given is never "not among the inputs". Gateway
+/// API's `v1beta1` in a directory named `v1` and its `v1` in one named `v2` import; `v1`
+/// given twice is an ambiguity naming both; a `go.mod` of another module above the `v1`
+/// given is named as the reason it does not match.
+#[test]
+fn a_given_go_directory_is_never_not_among_the_inputs() {
+    let fx = go_corpus("gateway-api").join("go/apis");
+    let root = flat_root("gateway");
+    copy_go_files(&fx.join("v1beta1"), &root.join("swapped/v1"));
+    copy_go_files(&fx.join("v1"), &root.join("swapped/v2"));
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let out = target.join("import_go_flat_gateway");
+    let swapped = import_go::try_import_go_fixtures(&[root.join("swapped")], &out);
+    assert!(swapped.is_ok(), "{}", swapped.err().unwrap_or_default());
+    assert!(out.join("src/apis/gateway/v1/gateway_types.rs").is_file());
+    assert!(
+        out.join("src/apis/gateway/v1beta1/gateway_types.rs")
+            .is_file()
+    );
+
+    copy_go_files(&fx.join("v1beta1"), &root.join("twice/beta"));
+    copy_go_files(&fx.join("v1"), &root.join("twice/a"));
+    copy_go_files(&fx.join("v1"), &root.join("twice/b"));
+    let err = import_go::try_import_go_fixtures(&[root.join("twice")], &out)
+        .expect_err("v1 given twice is ambiguous");
+    assert!(!err.contains("not among the inputs"), "{err}");
+    assert!(
+        err.contains("could be any of the given directories"),
+        "{err}"
+    );
+    assert!(
+        err.contains("twice/a`") && err.contains("twice/b`"),
+        "{err}"
+    );
+
+    copy_go_files(&fx.join("v1beta1"), &root.join("moduled/beta"));
+    copy_go_files(&fx.join("v1"), &root.join("moduled/mine/v1"));
+    std::fs::write(
+        root.join("moduled/mine/go.mod"),
+        "module example.com/mine\n\ngo 1.22\n",
+    )
+    .unwrap();
+    let err = import_go::try_import_go_fixtures(&[root.join("moduled")], &out)
+        .expect_err("a go.mod of another module above v1");
+    let _ = std::fs::remove_dir_all(&root);
+    assert!(!err.contains("not among the inputs"), "{err}");
+    assert!(
+        err.contains("the `go.mod` above it makes its import path `example.com/mine/v1`"),
+        "{err}"
     );
 }

@@ -26,9 +26,19 @@ pub(super) const GENERATOR: Generator = Generator {
 /// Render each CRD resolve built, on demand.
 fn prepare(cx: &Context) -> RenderYaml {
     let crds = cx.api.crds.clone();
+    let header = cx.crd_header.unwrap_or_default().to_owned();
     RenderYaml {
         names: crds.iter().map(|c| c.file_name.clone()).collect(),
-        render: Box::new(move |i| to_yaml(&crds[i].crd)),
+        render: Box::new(move |i| with_header(&to_yaml(&crds[i].crd), &header)),
+    }
+}
+
+/// A CRD file with controller-gen's `crd:headerFile` text (YAML comments, checked) after
+/// the generated-file line, which stays first so a later run knows the file as its own.
+fn with_header(yaml: &str, header: &str) -> String {
+    match yaml.split_once('\n') {
+        Some((first, rest)) if !header.is_empty() => format!("{first}\n{header}{rest}"),
+        _ => yaml.to_owned(),
     }
 }
 

@@ -284,15 +284,23 @@ pub(crate) struct Context<'a> {
     /// The generators of this run (with their requirements), for the few whose output
     /// calls another's: the fake clientset turns on the `validation` module's admission.
     selected: &'a [GeneratorName],
+    /// controller-gen's `crd:headerFile` text, for the top of every CRD file.
+    pub crd_header: Option<&'a str>,
     packages: OnceCell<Arc<Vec<t::Package>>>,
 }
 
 impl<'a> Context<'a> {
-    pub fn new(api: &'a Api, rust: &'a rust::RustOptions, selected: &'a [GeneratorName]) -> Self {
+    pub fn new(
+        api: &'a Api,
+        rust: &'a rust::RustOptions,
+        selected: &'a [GeneratorName],
+        crd_header: Option<&'a str>,
+    ) -> Self {
         Context {
             api,
             rust,
             selected,
+            crd_header,
             packages: OnceCell::new(),
         }
     }

@@ -310,6 +310,7 @@ fn import_crds_here(inputs: &[Input], options: &ImportOptions) -> Result<Importe
                 "Descriptions imported from CRDs",
                 &options.runtime,
                 false,
+                "",
             ),
         });
     }

@@ -185,7 +185,7 @@ pub fn lib_rs(origin: &str, modules: &BTreeSet<String>) -> String {
 /// the crate's Kubernetes version (k8s-openapi's build fails without one), as `init` writes.
 /// With a conversion `hub`, the CRD's conversion webhook is where kubebuilder's
 /// `config/crd/patches/webhook_in_<plural>.yaml` puts it (`generate` refuses a hub without
-/// one).
+/// one). `metadata`: more `[package.metadata.kube-codegen]` lines (each ending in a newline).
 pub fn cargo_toml(
     name: &str,
     kubernetes: KubernetesVersion,
@@ -193,6 +193,7 @@ pub fn cargo_toml(
     docs_from: &str,
     runtime: &RuntimeSource,
     hub: bool,
+    metadata: &str,
 ) -> String {
     let feature = kubernetes.k8s_openapi_feature();
     let runtime = runtime.runtime_dependency();
@@ -218,7 +219,7 @@ doctest = false
 input = ["{input}"]
 crd-dir = "crds"
 kubernetes-version = "{kubernetes}"
-{conversion}
+{conversion}{metadata}
 [dependencies]
 k8s-openapi = {{ version = "0.29", default-features = false, features = ["std", "{feature}"] }}
 kube = {{ version = "5", default-features = false, features = ["client", "rustls-tls", "ring", "runtime", "jsonpatch"] }}

@@ -38,6 +38,8 @@ pub struct SchemaOptions {
     /// may validate, as controller-gen's `crd:generateEmbeddedObjectMeta=true` does, instead
     /// of a bare object (a kind's own `metadata` stays the API server's).
     pub generate_embedded_object_meta: bool,
+    /// Refuse floats, as controller-gen does without `crd:allowDangerousTypes=true`.
+    pub refuse_floats: bool,
 }
 
 /// How the API server reaches a conversion webhook (`clientConfig`).
@@ -582,6 +584,13 @@ impl<'a> SchemaBuilder<'a> {
                 format: Some("int64".into()),
                 ..typed("integer")
             },
+            TypeRef::Float | TypeRef::Double if self.options.refuse_floats => {
+                return Err(Diagnostic::new(
+                    loc.clone(),
+                    "a float, which `allow-dangerous-types = false` refuses (controller-gen without `crd:allowDangerousTypes=true`): languages read JSON floats differently",
+                )
+                .with_hint("serialize the number as a string (a `Quantity`, or a `String` with a pattern), or set `allow-dangerous-types = true` (`--allow-dangerous-types true`)"));
+            }
             TypeRef::Float => JSONSchemaProps {
                 format: Some("float".into()),
                 ..typed("number")

@@ -50,6 +50,15 @@ pub fn try_import_go_fixtures(
     fixtures: &[PathBuf],
     out: &Path,
 ) -> Result<kube_codegen::GoImported, String> {
+    try_import_go_fixtures_with(fixtures, out, &kube_codegen::CrdOptions::default())
+}
+
+/// [`try_import_go_fixtures`] with controller-gen's `crd:` options.
+pub fn try_import_go_fixtures_with(
+    fixtures: &[PathBuf],
+    out: &Path,
+    crd: &kube_codegen::CrdOptions,
+) -> Result<kube_codegen::GoImported, String> {
     let inputs: Vec<kube_codegen::GoPackageInput> = fixtures
         .iter()
         .flat_map(|f| go_packages(f))
@@ -79,9 +88,35 @@ pub fn try_import_go_fixtures(
             crate_name: "imported".into(),
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
+            crd: crd.clone(),
         },
     )
     .map_err(|e| format!("import go {fixtures:?}: {e}"))?;
     imported.write().expect("imported crate written");
     Ok(imported)
+}
+
+/// The `crd:` options of a Go corpus package's ORIGIN (`crd options: crd:a=b,c=d (where
+/// from)`), which `import go` takes as the project's Makefile writes them.
+pub fn crd_options_of_origin(package: &Path) -> kube_codegen::CrdOptions {
+    let origin = std::fs::read_to_string(package.join("ORIGIN")).expect("ORIGIN");
+    let line = origin
+        .lines()
+        .find_map(|l| l.strip_prefix("crd options: "))
+        .unwrap_or_else(|| panic!("{}/ORIGIN: no `crd options:` line", package.display()));
+    let opts = line.split(' ').next().unwrap_or_default();
+    opts.parse()
+        .unwrap_or_else(|e| panic!("{}/ORIGIN: `{line}`: {e}", package.display()))
+}
+
+/// The packages of the Go corpus below `corpus`: each directory with `go/` and `golden/`,
+/// sorted.
+pub fn corpus_packages(corpus: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(corpus)
+        .unwrap_or_else(|e| panic!("{}: {e}", corpus.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.join("go").is_dir() && p.join("golden").is_dir())
+        .collect();
+    out.sort();
+    out
 }

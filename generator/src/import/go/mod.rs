@@ -59,6 +59,9 @@ pub struct GoImportOptions {
     pub kubernetes: KubernetesVersion,
     /// Where a new crate's Cargo.toml takes kube-codegen-runtime from.
     pub runtime: crate::RuntimeSource,
+    /// controller-gen's `crd:` options the project passes: `ignoreUnexportedFields` applies
+    /// to the import, the others go into a new crate's metadata as the settings they are.
+    pub crd: crate::CrdOptions,
 }
 
 /// An import's result, in memory.
@@ -134,6 +137,15 @@ impl Pkg {
             .iter()
             .flat_map(|f| &f.package_markers)
             .any(|m| m == Name::ValidationOptional.as_str())
+    }
+
+    /// Whether the package declares a type or constant `name`.
+    fn declares(&self, name: &str) -> bool {
+        self.types.contains_key(name)
+            || self.files.iter().flat_map(|f| &f.items).any(|i| match i {
+                Item::Consts(cs) => cs.iter().any(|c| c.name == name),
+                Item::Type(_) => false,
+            })
     }
 
     fn type_decl(&self, name: &str) -> Option<(usize, &TypeDecl)> {
@@ -239,6 +251,91 @@ enum External {
     /// A Kubernetes named type that is not a struct (`corev1.ResourceList`), of the
     /// package with this import path: it is what its underlying type is.
     K8s(String, &'static k8s_named::Named),
+}
+
+/// Import path -> the names the files of `pkgs` use through it, in types and constants.
+fn used_names(pkgs: &[Pkg]) -> BTreeMap<String, BTreeSet<String>> {
+    fn walk(ty: &GoType, file: &GoFile, out: &mut BTreeMap<String, BTreeSet<String>>) {
+        match ty {
+            GoType::Named {
+                pkg: Some(alias),
+                name,
+                ..
+            } => {
+                if let Some(import) = file.imports.get(alias) {
+                    out.entry(import.clone()).or_default().insert(name.clone());
+                }
+            }
+            GoType::Pointer(i) | GoType::Slice(i) | GoType::Array(i) => walk(i, file, out),
+            GoType::Map(k, v) => {
+                walk(k, file, out);
+                walk(v, file, out);
+            }
+            GoType::Struct(fields, _) => fields.iter().for_each(|f| walk(&f.ty, file, out)),
+            GoType::Named { pkg: None, .. }
+            | GoType::Interface { .. }
+            | GoType::Unsupported { .. } => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    for file in pkgs.iter().flat_map(|p| &p.files) {
+        for item in &file.items {
+            match item {
+                Item::Type(t) => walk(&t.ty, file, &mut out),
+                Item::Consts(cs) => {
+                    for c in cs {
+                        if let Some(ty) = &c.ty {
+                            walk(ty, file, &mut out);
+                        }
+                        if c.value_kind.as_deref() == Some("selector_expression")
+                            && let Some((alias, name)) =
+                                c.value.as_deref().and_then(|v| v.split_once('.'))
+                            && let Some(import) = file.imports.get(alias)
+                        {
+                            out.entry(import.clone())
+                                .or_default()
+                                .insert(name.to_owned());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The given package an import path names by its package clause.
+enum ByClause {
+    /// None has that clause.
+    None,
+    /// This one.
+    One(usize),
+    /// These, equally well: the import cannot be told apart.
+    Several(Vec<usize>),
+}
+
+/// The package clauses an import path may name: its last element, and for a major-version
+/// suffix (`.../bar/v2`, `gopkg.in/yaml.v3`) the element before it too, as Go's convention
+/// drops the suffix (API packages are called `v2` as well, so both).
+fn clause_names(import: &str) -> Vec<&str> {
+    let mut parts = import.rsplit('/');
+    let last = parts.next().unwrap_or(import);
+    let mut out = vec![last];
+    let major = |v: &str| {
+        v.strip_prefix('v')
+            .is_some_and(|n| n.parse::<u32>().is_ok_and(|n| n >= 2))
+    };
+    if major(last)
+        && let Some(prev) = parts.next()
+    {
+        out.push(prev);
+    }
+    if let Some((base, v)) = last.rsplit_once('.')
+        && major(v)
+    {
+        out.push(base);
+    }
+    out
 }
 
 /// Per-file state while emitting: the `use` lines it needs.
@@ -442,6 +539,10 @@ struct Importer<'a> {
     /// depends on its fields' and theirs (cluster-api's nest deep enough that finding
     /// them anew each time takes exponential time).
     shapes: std::cell::RefCell<BTreeMap<(usize, String), Shape>>,
+    /// Import path -> the names the given files use through it (`pkg.Name` in types and
+    /// constants): a given package taken for that import path by its package clause must
+    /// declare all of them.
+    used: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// Import the Go packages of `inputs` into files of the crate at `options.out`.
@@ -470,8 +571,28 @@ fn import_go_here(
         reached: BTreeSet::new(),
         unreached: vec![],
         shapes: Default::default(),
+        used: BTreeMap::new(),
     };
     imp.read(inputs);
+    imp.used = used_names(&imp.pkgs);
+    // The CRD header the new crate will name: readable, and YAML comments only.
+    if let Some(h) = &options.crd.header_file {
+        match std::fs::read_to_string(h) {
+            Ok(text) => {
+                if let Some(line) = crate::crd_options::non_comment_line(&text) {
+                    imp.errors.push(Diagnostic::new(
+                        Location::new(h, line, 1),
+                        "a CRD header line that is not a YAML comment: it would become part of every CRD file",
+                    )
+                    .with_hint("start each line with `#` (controller-gen writes the file as it is, so a Go `/* */` licence breaks its CRDs)"));
+                }
+            }
+            Err(e) => imp.errors.push(Diagnostic::new(
+                Location::new(h, 1, 1),
+                format!("cannot read CRD header file: {e}"),
+            )),
+        }
+    }
     // `generate` finds the API by its `+groupName` packages: with none, the port would be
     // a crate it refuses ("no group/version module found").
     if imp.errors.is_empty() && !imp.pkgs.is_empty() && imp.pkgs.iter().all(|p| p.group.is_none()) {
@@ -549,6 +670,42 @@ fn import_go_here(
 }
 
 impl Importer<'_> {
+    /// Whether an unexported Go field is ported: as controller-gen without
+    /// `crd:ignoreUnexportedFields=true`, one with a JSON tag is in the schema (Go's
+    /// encoding/json never writes it; the warning says so).
+    fn ports_unexported(&self, fd: &Field) -> bool {
+        !self.options.crd.ignore_unexported_fields && fd.json.as_deref().is_some_and(|j| j != "-")
+    }
+
+    /// The `[package.metadata.kube-codegen]` lines of a new crate for the `crd:` options:
+    /// each the setting it is. Without `allowDangerousTypes`, floats are refused, as
+    /// controller-gen refuses them; the header file is named relative to the crate.
+    fn crd_metadata(&self) -> String {
+        let o = &self.options.crd;
+        let mut out = String::new();
+        if let Some(n) = o.max_desc_len {
+            let _ = writeln!(out, "max-description-len = {n}");
+        }
+        if o.generate_embedded_object_meta {
+            out.push_str("generate-embedded-object-meta = true\n");
+        }
+        if !o.allow_dangerous_types {
+            out.push_str("# controller-gen refuses floats without crd:allowDangerousTypes=true\nallow-dangerous-types = false\n");
+        }
+        if let Some(h) = &o.header_file {
+            let rel = relative_to(&self.options.out, h);
+            let _ = writeln!(
+                out,
+                "crd-header-file = {}",
+                toml_string(&rel.to_string_lossy())
+            );
+        }
+        if let Some(y) = &o.year {
+            let _ = writeln!(out, "crd-header-year = {}", toml_string(y));
+        }
+        out
+    }
+
     fn fail(&mut self) -> Error {
         let mut all = std::mem::take(&mut self.errors);
         all.append(&mut self.warnings);
@@ -1077,8 +1234,9 @@ impl Importer<'_> {
             .with_hint("the importer reads Go that compiles: add the import"));
         };
         // An input package by its exact import path, then Kubernetes' packages, then an
-        // input package by directory name (which a Kubernetes `.../meta/v1` must not match).
-        if let Some(i) = self.package_of_import(import, true) {
+        // input package by its package clause (which a Kubernetes `.../meta/v1` must not
+        // match).
+        if let Some(i) = self.package_of_import(import) {
             return Ok(External::Package(i));
         }
         if let Some(named) = k8s_named::lookup(import, name) {
@@ -1087,62 +1245,130 @@ impl Importer<'_> {
         if let Some((path, shape)) = known_external(import, name) {
             return Ok(External::Rust(path, shape));
         }
-        if let Some(i) = self.package_of_import(import, false) {
-            return Ok(External::Package(i));
+        match self.package_by_clause(p, import, name) {
+            ByClause::One(i) => Ok(External::Package(i)),
+            ByClause::Several(dirs) => Err(Diagnostic::new(
+                at.clone(),
+                format!(
+                    "`{alias}.{name}`: package `{import}` could be any of the given directories {}: each says `package {}` and has no `go.mod` above it that names its import path",
+                    dirs.iter()
+                        .map(|&i| format!("`{}`", self.pkgs[i].dir.display()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    self.pkgs[dirs[0]].name
+                ),
+            )
+            .with_hint(
+                "give the directories in their module's tree (with the module's `go.mod` above them, as `go mod download -json MODULE@VERSION` leaves them), or name each directory as the import path ends",
+            )),
+            ByClause::None => {
+                // A given directory with this package clause whose `go.mod` above names
+                // another import path: Go would not take it for this import either, and
+                // the message names it, as it was given.
+                let names = clause_names(import);
+                if let Some(p) = self
+                    .pkgs
+                    .iter()
+                    .find(|p| p.import_path.is_some() && names.contains(&p.name.as_str()))
+                {
+                    return Err(Diagnostic::new(
+                        at.clone(),
+                        format!(
+                            "`{alias}.{name}`: package `{import}` is none of the given directories: `{}` says `package {}`, but the `go.mod` above it makes its import path `{}`",
+                            p.dir.display(),
+                            p.name,
+                            p.import_path.as_deref().unwrap_or_default()
+                        ),
+                    )
+                    .with_hint(format!(
+                        "give `{import}` in its own module's tree (`go mod download -json MODULE@VERSION` prints where the module is), or copy it where no other module's `go.mod` is above it"
+                    )));
+                }
+                // Given directories of this clause that lack a name used through the
+                // import path are other packages of the same name (Go's `package v1` is
+                // everywhere): say which name each lacks.
+                let wanted: Vec<&str> = std::iter::once(name)
+                    .chain(self.used.get(import).into_iter().flatten().map(String::as_str))
+                    .collect();
+                let others: Vec<String> = self
+                    .pkgs
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, q)| i != p && names.contains(&q.name.as_str()))
+                    .filter_map(|(_, q)| {
+                        let lacks = wanted.iter().find(|n| !q.declares(n))?;
+                        Some(format!(
+                            "`{}` says `package {}` but declares no `{lacks}`",
+                            q.dir.display(),
+                            q.name
+                        ))
+                    })
+                    .collect();
+                let why = if others.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (of the given directories, {})", others.join("; "))
+                };
+                Err(Diagnostic::new(
+                    at.clone(),
+                    format!("`{alias}.{name}`: package `{import}` is not among the inputs{why} and not a Kubernetes package the importer maps"),
+                )
+                .with_hint(format!(
+                    "pass the package's directory too (`go mod download -json MODULE@VERSION` prints where the module is; the package is `{import}` in it); Kubernetes types map to k8s-openapi"
+                )))
+            }
         }
-        Err(Diagnostic::new(
-            at.clone(),
-            format!("`{alias}.{name}`: package `{import}` is not among the inputs and not a Kubernetes package the importer maps"),
-        )
-        .with_hint(format!(
-            "pass the package's directory too (`go mod download -json MODULE@VERSION` prints where the module is; the package is `{import}` in it); if several given directories end in its name, the `go.mod` above each tells them apart; Kubernetes types map to k8s-openapi"
-        )))
     }
 
-    /// The input package an import path names: by its known import path, else by a
-    /// directory whose trailing path elements match the import path's.
-    fn package_of_import(&self, import: &str, exact: bool) -> Option<usize> {
-        if exact {
-            return self
-                .pkgs
-                .iter()
-                .position(|p| p.import_path.as_deref() == Some(import));
-        }
+    /// The input package whose import path (from the `go.mod` above it) is `import`.
+    fn package_of_import(&self, import: &str) -> Option<usize> {
+        self.pkgs
+            .iter()
+            .position(|p| p.import_path.as_deref() == Some(import))
+    }
+
+    /// The input package an import path names, among those with no `go.mod` above them
+    /// (directories given flat, outside their module's tree), for `name` used by package
+    /// `from`: one whose package clause is the name the import path gives (Go's rule: the
+    /// clause names the package, by convention the path's last element) and that declares
+    /// `name` and every other name the given files use through `import` (two packages
+    /// `v1` may both declare a `LocalObjectReference`), and of several, the one whose directory ends in most of the import path's
+    /// trailing elements. A package never imports itself, and one with a known import path
+    /// is never taken for another: either would silently swap one package's types for
+    /// another's of the same name.
+    fn package_by_clause(&self, from: usize, import: &str, name: &str) -> ByClause {
+        let names = clause_names(import);
         let want: Vec<&str> = import.rsplit('/').collect();
-        let mut best: Option<(usize, usize)> = None;
-        let mut tie: Option<usize> = None;
+        let mut best: Vec<(usize, usize)> = vec![];
         for (i, p) in self.pkgs.iter().enumerate() {
-            if p.import_path.is_some() {
+            if i == from
+                || p.import_path.is_some()
+                || !names.contains(&p.name.as_str())
+                || !p.declares(name)
+                || !self
+                    .used
+                    .get(import)
+                    .is_none_or(|used| used.iter().all(|n| p.declares(n)))
+            {
                 continue;
             }
             let dir = std::path::absolute(&p.dir).unwrap_or_else(|_| p.dir.clone());
-            let have: Vec<String> = dir
-                .components()
-                .rev()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
             let common = want
                 .iter()
-                .zip(&have)
-                .take_while(|(a, b)| **a == b.as_str())
+                .zip(dir.components().rev())
+                .take_while(|(a, b)| **a == b.as_os_str().to_string_lossy())
                 .count();
-            // The last element must match, and be the package's name.
-            if common >= 1 && want[0] == p.name {
-                match best {
-                    Some((_, c)) if common < c => {}
-                    // Two directories match as well: guessing could pick the wrong one.
-                    Some((_, c)) if common == c => tie = Some(c),
-                    _ => {
-                        best = Some((i, common));
-                        tie = None;
-                    }
-                }
+            match best.first() {
+                Some(&(_, c)) if common < c => {}
+                Some(&(_, c)) if common == c => best.push((i, common)),
+                _ => best = vec![(i, common)],
             }
         }
-        if tie.is_some() {
-            return None;
+        match best.as_slice() {
+            [] => ByClause::None,
+            [(i, _)] => ByClause::One(*i),
+            several => ByClause::Several(several.iter().map(|(i, _)| *i).collect()),
         }
-        best.map(|(i, _)| i)
     }
 
     /// The Rust type of a Go type expression in file `f` of package `p`.
@@ -1479,7 +1705,7 @@ impl Importer<'_> {
     ) -> bool {
         let by_default = self.pkgs[p].optional_by_default() || optional_type(decl);
         fields.iter().all(|fd| {
-            if fd.name.as_deref().is_some_and(|n| !exported(n)) {
+            if fd.name.as_deref().is_some_and(|n| !exported(n)) && !self.ports_unexported(fd) {
                 return true;
             }
             let mut uses = FileUses::default();
@@ -1564,8 +1790,14 @@ impl Importer<'_> {
                     "Go doc comments",
                     &self.options.runtime,
                     self.has_hub(),
+                    &self.crd_metadata(),
                 ),
             });
+        } else if self.options.crd != crate::CrdOptions::default() {
+            self.warnings.push(Diagnostic::warning(
+                Location::new(self.options.out.join("Cargo.toml"), 1, 1),
+                "the crate's Cargo.toml exists and is left alone: the `crd:` options given are not written into its metadata",
+            ).with_hint("set them in `[package.metadata.kube-codegen]` (`max-description-len`, `generate-embedded-object-meta`, `allow-dangerous-types`, `crd-header-file`, `crd-header-year`)"));
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         files
@@ -1895,9 +2127,13 @@ impl Importer<'_> {
                 let (alias, name) = value.split_once('.')?;
                 let file = self.pkgs[pi].files.iter().find(|f| f.path == c.loc.file)?;
                 let import = file.imports.get(alias)?;
-                let q = self
-                    .package_of_import(import, true)
-                    .or_else(|| self.package_of_import(import, false))?;
+                let q = match self.package_of_import(import) {
+                    Some(q) => q,
+                    None => match self.package_by_clause(pi, import, name) {
+                        ByClause::One(q) => q,
+                        ByClause::None | ByClause::Several(_) => return None,
+                    },
+                };
                 (q, name)
             }
             _ => return None,
@@ -2098,12 +2334,21 @@ impl Importer<'_> {
                 );
                 continue;
             };
-            if fd.name.is_some() && !exported(&go_name) {
+            if fd.name.is_some() && !exported(&go_name) && !self.ports_unexported(fd) {
                 let _ = writeln!(
                     lines,
                     "    // Go field `{go_name}` is unexported (not serialized): not ported."
                 );
                 continue;
+            }
+            if fd.name.is_some() && !exported(&go_name) {
+                warnings.push(
+                    Diagnostic::warning(
+                        fd.loc.clone(),
+                        format!("unexported field `{go_name}` has a JSON tag: ported, as controller-gen puts it in the schema without `crd:ignoreUnexportedFields=true`, though Go's encoding/json never writes it"),
+                    )
+                    .with_hint("pass `--crd-options ignoreUnexportedFields=true` to `import go` to leave it out, as controller-gen then does"),
+                );
             }
             let embedded = fd.name.is_none();
             // Embedded metav1 types, as every Kubernetes kind has them.
@@ -2609,6 +2854,30 @@ fn field_text(doc: &Doc, attrs: &[String], name: &str, ty: &str) -> String {
     }
     let _ = writeln!(out, "    pub {name}: {ty},");
     out
+}
+
+/// `path` as seen from the directory `from` (both made absolute): `../hack/x.txt`.
+fn relative_to(from: &Path, path: &Path) -> PathBuf {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let (from, path) = (abs(from), abs(path));
+    let common = from
+        .components()
+        .zip(path.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in from.components().skip(common) {
+        out.push("..");
+    }
+    for c in path.components().skip(common) {
+        out.push(c);
+    }
+    out
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
 }
 
 /// The import path of the package in `dir`, from the nearest `go.mod` above it.
