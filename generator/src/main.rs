@@ -86,6 +86,11 @@ struct ImportGo {
     /// allowDangerousTypes=true floats are refused, as controller-gen refuses them).
     #[arg(long, value_name = "crd:NAME=VALUE,...")]
     crd_options: Option<kube_codegen::CrdOptions>,
+    /// Make a storage version with controller-runtime's `Hub()` the conversion hub, with
+    /// kubebuilder's webhook (system/webhook-service, /convert): the crate then needs the
+    /// hand-written parts of the conversion before it builds. Without it, `Hub()` is a warning.
+    #[arg(long)]
+    conversion_hub: bool,
     #[command(flatten)]
     runtime: scaffold_cli::RuntimeArgs,
 }
@@ -548,6 +553,7 @@ fn import_go(args: &ImportGo) -> Result<ExitCode, Error> {
         kubernetes: args.kubernetes_version.unwrap_or(KubernetesVersion::NEWEST),
         runtime: runtime.source.clone(),
         crd: args.crd_options.clone().unwrap_or_default(),
+        conversion_hub: args.conversion_hub,
     };
     let imported = kube_codegen::import_go(&inputs, &options)?;
     eprint!("{}", imported.render_warnings());

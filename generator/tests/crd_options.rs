@@ -234,6 +234,7 @@ fn import(
             kubernetes: KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
             crd,
+            conversion_hub: false,
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -322,6 +323,7 @@ fn import_go_refuses_a_header_that_is_not_yaml_comments() {
                 header_file: Some(header),
                 ..CrdOptions::default()
             },
+            conversion_hub: false,
         },
     )
     .expect_err("a Go comment as CRD header");

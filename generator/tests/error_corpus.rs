@@ -512,6 +512,7 @@ fn import_go_errors() {
                 kubernetes: KubernetesVersion::NEWEST,
                 runtime: kube_codegen::RuntimeSource::registry(),
                 crd: Default::default(),
+                conversion_hub: false,
             },
         )
         .expect_err("bad input must not import");

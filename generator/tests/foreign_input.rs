@@ -118,6 +118,7 @@ fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
             kubernetes: KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
             crd: Default::default(),
+            conversion_hub: false,
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -146,6 +147,14 @@ fn a_go_doc_line_starting_with_a_slash_keeps_its_description() {
 fn import_packages(
     packages: &[(&str, &[(&str, &str)])],
 ) -> (tempfile::TempDir, PathBuf, kube_codegen::GoImported) {
+    import_packages_with(packages, false)
+}
+
+/// [`import_packages`], with `import go --conversion-hub` when `conversion_hub`.
+fn import_packages_with(
+    packages: &[(&str, &[(&str, &str)])],
+    conversion_hub: bool,
+) -> (tempfile::TempDir, PathBuf, kube_codegen::GoImported) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("ported");
     let inputs: Vec<GoPackageInput> = packages
@@ -167,6 +176,7 @@ fn import_packages(
             kubernetes: KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
             crd: Default::default(),
+            conversion_hub,
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -980,10 +990,13 @@ fn versioned_kind(version: &str, storage: bool, hub: bool) -> String {
 fn a_go_hub_becomes_the_conversion_hub() {
     let v1 = versioned_kind("v1", true, true);
     let v2 = versioned_kind("v2", false, false);
-    let (_tmp, out, imported) = import_packages(&[
-        ("api/v1", &[("thing_types.go", &v1)]),
-        ("api/v2", &[("thing_types.go", &v2)]),
-    ]);
+    let (_tmp, out, imported) = import_packages_with(
+        &[
+            ("api/v1", &[("thing_types.go", &v1)]),
+            ("api/v2", &[("thing_types.go", &v2)]),
+        ],
+        true,
+    );
     let rust = |path: &str| {
         imported
             .files
@@ -1012,10 +1025,13 @@ fn a_go_hub_becomes_the_conversion_hub() {
     // `Hub()` on the version that is not stored: no hub, a warning at the method.
     let v1 = versioned_kind("v1", true, false);
     let v2 = versioned_kind("v2", false, true);
-    let (_tmp, _out, imported) = import_packages(&[
-        ("api/v1", &[("thing_types.go", &v1)]),
-        ("api/v2", &[("thing_types.go", &v2)]),
-    ]);
+    let (_tmp, _out, imported) = import_packages_with(
+        &[
+            ("api/v1", &[("thing_types.go", &v1)]),
+            ("api/v2", &[("thing_types.go", &v2)]),
+        ],
+        true,
+    );
     assert!(
         imported
             .files
@@ -1029,4 +1045,27 @@ fn a_go_hub_becomes_the_conversion_hub() {
             .contains("`Thing` has controller-runtime's `Hub()` but is not the storage version"),
         "{warnings}"
     );
+
+    // Without `--conversion-hub`, as controller-gen: no conversion, a warning at `Hub()`.
+    let v1 = versioned_kind("v1", true, true);
+    let v2 = versioned_kind("v2", false, false);
+    let (_tmp, out, imported) = import_packages(&[
+        ("api/v1", &[("thing_types.go", &v1)]),
+        ("api/v2", &[("thing_types.go", &v2)]),
+    ]);
+    assert!(
+        imported
+            .files
+            .iter()
+            .all(|f| !f.contents.contains("conversion=hub")
+                && !f.contents.contains("conversion-webhook"))
+    );
+    let warnings = imported.render_warnings();
+    assert!(
+        warnings.contains("`Thing` has controller-runtime's `Hub()`: not made the conversion hub")
+            && warnings.contains("--conversion-hub"),
+        "{warnings}"
+    );
+    let (crd, _) = crate::crd(&out);
+    assert!(crd["spec"].get("conversion").is_none(), "{crd}");
 }

@@ -434,6 +434,7 @@ fn import_go_text(text: String) -> Result<(), TestCaseError> {
             kubernetes: KubernetesVersion::NEWEST,
             runtime: RuntimeSource::registry(),
             crd: Default::default(),
+            conversion_hub: false,
         },
     )
     .map(|imported| (imported.files, out));

@@ -409,6 +409,7 @@ fn a_hand_written_lib_rs_is_kept_and_named_in_a_warning() {
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
             crd: Default::default(),
+            conversion_hub: false,
         },
     )
     .unwrap();

@@ -40,6 +40,10 @@ fn the_committed_api_is_what_import_go_gives() {
             crate_name: "cronjob".into(),
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
+            crd: Default::default(),
+            // The project enables kubebuilder's conversion webhook patch
+            // (config/crd/kustomization.yaml), and its v2 has the hand-written conversions.
+            conversion_hub: true,
         },
     )
     .unwrap_or_else(|e| panic!("import go: {e}"));

@@ -89,6 +89,7 @@ pub fn try_import_go_fixtures_with(
             kubernetes: kube_codegen::KubernetesVersion::NEWEST,
             runtime: kube_codegen::RuntimeSource::registry(),
             crd: crd.clone(),
+            conversion_hub: false,
         },
     )
     .map_err(|e| format!("import go {fixtures:?}: {e}"))?;

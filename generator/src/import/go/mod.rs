@@ -62,6 +62,11 @@ pub struct GoImportOptions {
     /// controller-gen's `crd:` options the project passes: `ignoreUnexportedFields` applies
     /// to the import, the others go into a new crate's metadata as the settings they are.
     pub crd: crate::CrdOptions,
+    /// Make a storage version with controller-runtime's `Hub()` kube-codegen's conversion
+    /// hub, with its webhook where kubebuilder's `config/crd/patches/webhook_in_<plural>.yaml`
+    /// puts it. Off by default, as controller-gen writes no conversion: with it, the crate
+    /// needs the hand-written parts of the conversion that the Go project has before it builds.
+    pub conversion_hub: bool,
 }
 
 /// An import's result, in memory.
@@ -1046,13 +1051,14 @@ impl Importer<'_> {
     /// Whether any kind becomes a conversion hub (a storage version with `Hub()`): a new
     /// crate then says where its conversion webhook is.
     fn has_hub(&self) -> bool {
-        self.pkgs.iter().enumerate().any(|(pi, p)| {
-            p.files.iter().flat_map(|f| &f.items).any(|i| {
-                matches!(i, Item::Type(t) if self.hub_method(pi, &t.name).is_some()
+        self.options.conversion_hub
+            && self.pkgs.iter().enumerate().any(|(pi, p)| {
+                p.files.iter().flat_map(|f| &f.items).any(|i| {
+                    matches!(i, Item::Type(t) if self.hub_method(pi, &t.name).is_some()
                     && has_marker(&t.doc, KIND_MARKERS)
                     && has_marker(&t.doc, &[Name::StorageVersion]))
+                })
             })
-        })
     }
 
     /// The types the kinds (`+genclient`, `+kubebuilder:object:root`) reach through their
@@ -2622,7 +2628,12 @@ impl Importer<'_> {
             && object
             && !has_marker(&doc, &[Name::Conversion])
         {
-            if has_marker(&doc, &[Name::StorageVersion]) {
+            if !self.options.conversion_hub {
+                warnings.push(
+                    Diagnostic::warning(hub_at.clone(), format!("`{}` has controller-runtime's `Hub()`: not made the conversion hub, as controller-gen writes no conversion for it either (kubebuilder's config/crd/patches/webhook_in_<plural>.yaml adds it)", t.name))
+                        .with_hint("pass `--conversion-hub` to port the conversion: the crate then needs the hand-written parts of it that the Go project has"),
+                );
+            } else if has_marker(&doc, &[Name::StorageVersion]) {
                 doc.upper_markers
                     .push(format!(" +{}=hub", Name::Conversion.as_str()));
             } else {
