@@ -62,6 +62,10 @@ fn type_tokens(ty: &ApplyType) -> TokenStream {
             let p = path(p);
             quote!(#p)
         }
+        ApplyType::Boxed(p) => {
+            let p = path(p);
+            quote!(::std::boxed::Box<#p>)
+        }
         ApplyType::ObjectMeta => {
             quote!(::kube_codegen_runtime::apply::ObjectMetaApplyConfiguration)
         }
@@ -253,6 +257,19 @@ fn setter(f: &ApplyField) -> TokenStream {
                     self.#id
                         .get_or_insert_with(::std::collections::BTreeMap::new)
                         .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+                    self
+                }
+            }
+        }
+        ApplyType::Boxed(p) => {
+            let p = path(p);
+            let doc = format!(" Set `{}`.", f.json_name);
+            quote! {
+                #[doc = #doc]
+                #[inline]
+                #[must_use]
+                pub fn #with(mut self, value: #p) -> Self {
+                    self.#id = ::std::option::Option::Some(::std::boxed::Box::new(value));
                     self
                 }
             }

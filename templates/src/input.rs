@@ -337,6 +337,10 @@ pub enum ApplyType {
     /// Another apply configuration, by its path from the module of the one holding it
     /// (`FooSpecApplyConfiguration`, `super::k8s::PodSpecApplyConfiguration`).
     Config(String),
+    /// A configuration that contains itself through this field (a schema type whose
+    /// `items` is a schema type): held in a `Box`, as a recursive Rust type must be; its
+    /// setter takes the configuration and boxes it.
+    Boxed(String),
     /// `metadata`: the runtime's `ObjectMetaApplyConfiguration`.
     ObjectMeta,
     /// A list: `with_x(values)` appends, as client-go's `WithX(values...)`.

@@ -182,14 +182,17 @@ impl Builder<'_> {
     /// `FooSpecApplyConfiguration`; two structs of one name in a group/version (in
     /// different modules) get their module path in front, so both exist.
     fn name_for(&mut self, decl: &TypeDecl) -> String {
-        let mut name = format!("{}ApplyConfiguration", decl.name);
+        // `ObjectMeta_` (the importer's name for a Go `ObjectMeta` of the API's own, kept
+        // apart from Kubernetes' ObjectMeta) would give a name rustc warns about.
+        let base = decl.name.trim_end_matches('_');
+        let mut name = format!("{base}ApplyConfiguration");
         if self.taken.contains(&name) {
             let prefix: String = decl
                 .module_path
                 .iter()
                 .map(|m| kube_codegen_templates::pascal_case(m))
                 .collect();
-            name = format!("{prefix}{}ApplyConfiguration", decl.name);
+            name = format!("{prefix}{base}ApplyConfiguration");
         }
         self.taken.insert(name.clone());
         name
@@ -248,6 +251,7 @@ impl Builder<'_> {
     /// The configurations in visiting order, with `Debug`/`PartialEq` kept only where
     /// every configuration inside has them too.
     fn finish(mut self) -> Vec<ApplyStruct> {
+        box_cycles(&mut self.structs);
         loop {
             let flags: BTreeMap<String, (bool, bool)> = self
                 .structs
@@ -273,6 +277,46 @@ impl Builder<'_> {
             }
         }
         self.structs.into_iter().map(|b| b.out).collect()
+    }
+}
+
+/// Boxes each field through which a configuration reaches itself (cluster-api's
+/// `JSONSchemaProps.items`): held directly, such a field would give the configuration
+/// infinite size. Lists and maps hold theirs on the heap already, so only direct fields
+/// count as edges, and only fields on a cycle are boxed.
+fn box_cycles(structs: &mut [Building]) {
+    let direct: BTreeMap<String, Vec<String>> = structs
+        .iter()
+        .map(|b| {
+            let held = b.out.fields.iter().filter_map(|f| match &f.ty {
+                ApplyType::Config(n) => Some(n.clone()),
+                _ => None,
+            });
+            (b.out.name.clone(), held.collect())
+        })
+        .collect();
+    let reaches = |from: &str, to: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_owned()];
+        while let Some(n) = todo.pop() {
+            if n == to {
+                return true;
+            }
+            if seen.insert(n.clone()) {
+                todo.extend(direct.get(&n).into_iter().flatten().cloned());
+            }
+        }
+        false
+    };
+    for b in structs {
+        let own = b.out.name.clone();
+        for f in &mut b.out.fields {
+            if let ApplyType::Config(n) = &f.ty {
+                if reaches(n, &own) {
+                    f.ty = ApplyType::Boxed(n.clone());
+                }
+            }
+        }
     }
 }
 

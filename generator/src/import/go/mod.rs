@@ -1191,6 +1191,83 @@ impl Importer<'_> {
         out
     }
 
+    /// A field's type, in a struct that is type `owner` of package `owner.0`. A pointer to a
+    /// type that holds `owner` again (Cluster API's `JSONSchemaProps.items`) is an
+    /// `Option<Box<T>>`: Go's pointer is a heap reference, and a Rust struct that held itself
+    /// in an `Option` would have infinite size. `generate` reads the `Box` as the type.
+    fn resolve_field(
+        &self,
+        p: usize,
+        f: usize,
+        ty: &GoType,
+        owner: (usize, &str),
+        uses: &mut FileUses,
+        local: &BTreeSet<String>,
+    ) -> Result<Resolved, Diagnostic> {
+        if let GoType::Pointer(inner) = ty {
+            let mut targets = vec![];
+            self.held_directly(p, f, inner, &mut targets);
+            if targets.into_iter().any(|t| self.holds(t, owner)) {
+                let inner = self.resolve(p, f, inner, uses, local, 0)?;
+                return Ok(Resolved::pointer(Resolved {
+                    rust: format!("Box<{}>", inner.rust),
+                    ..inner
+                }));
+            }
+        }
+        self.resolve(p, f, ty, uses, local, 0)
+    }
+
+    /// Whether declared type `from` holds type `to` in its own memory: through fields by
+    /// value or pointer (an `Option` in the port), not through slices, arrays or maps (a
+    /// `Vec` or map in the port, on the heap).
+    fn holds(&self, from: (usize, String), to: (usize, &str)) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from];
+        while let Some((q, name)) = todo.pop() {
+            if q == to.0 && name == to.1 {
+                return true;
+            }
+            if !seen.insert((q, name.clone())) {
+                continue;
+            }
+            if let Some((qf, decl)) = self.pkgs[q].type_decl(&name) {
+                self.held_directly(q, qf, &decl.ty, &mut todo);
+            }
+        }
+        false
+    }
+
+    /// The declared types `ty` (in file `fi` of package `pi`) holds in its own memory (see
+    /// [`Self::holds`]), onto `out`.
+    fn held_directly(&self, pi: usize, fi: usize, ty: &GoType, out: &mut Vec<(usize, String)>) {
+        match ty {
+            GoType::Named {
+                pkg: None, name, ..
+            } => out.push((pi, name.clone())),
+            GoType::Named {
+                pkg: Some(alias),
+                name,
+                loc,
+            } => {
+                if let Ok(External::Package(q)) = self.external(pi, fi, alias, name, loc) {
+                    out.push((q, name.clone()));
+                }
+            }
+            GoType::Pointer(i) => self.held_directly(pi, fi, i, out),
+            GoType::Struct(fields, _) => {
+                for f in fields.iter().filter(|f| !tag_of(f).skip) {
+                    self.held_directly(pi, fi, &f.ty, out);
+                }
+            }
+            GoType::Slice(_)
+            | GoType::Array(_)
+            | GoType::Map(..)
+            | GoType::Interface { .. }
+            | GoType::Unsupported { .. } => {}
+        }
+    }
+
     /// The declared types `ty` (in file `fi` of package `pi`) names, onto `stack`.
     fn reach(&self, pi: usize, fi: usize, ty: &GoType, stack: &mut Vec<(usize, String)>) {
         match ty {
@@ -2389,7 +2466,7 @@ impl Importer<'_> {
                     _ => {}
                 }
             }
-            let resolved = match self.resolve(cpi, cfi, &fd.ty, uses, local, 0) {
+            let resolved = match self.resolve_field(cpi, cfi, &fd.ty, (pi, &t.name), uses, local) {
                 Ok(r) => r,
                 // `json:"-"`: not part of the JSON, so not of the schema; a Go type that has
                 // no Rust port does not stop the run, as it does not stop controller-gen.
