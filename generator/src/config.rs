@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::generators::{self, GeneratorName, rust};
 use crate::kubernetes::{self, ChosenBy, KubernetesVersion};
+use crate::model::CaSource;
 use crate::output::{self, CheckReport, WriteReport};
 use crate::pipeline::{self, Generated};
 use crate::schema::{ConversionWebhook, SchemaOptions};
@@ -52,6 +53,13 @@ pub struct Metadata {
     /// conversion: `{ service = "namespace/name", path = "/convert", port = 443 }` or
     /// `{ url = "https://..." }`, and `ca-bundle-from = "ca.crt"` for `caBundle`.
     pub conversion_webhook: Option<ConversionWebhookMetadata>,
+    /// A PEM file whose contents become `caBundle` in every webhook client config written:
+    /// the conversion webhook's and the admission webhooks' (relative to the crate).
+    pub ca_bundle_from: Option<PathBuf>,
+    /// `namespace/name` of a cert-manager Certificate: CRDs with a conversion webhook and
+    /// the admission configurations get `cert-manager.io/inject-ca-from`, and cert-manager's
+    /// CA injector fills their `caBundle` (instead of `ca-bundle-from`).
+    pub inject_ca_from: Option<String>,
     /// Generate defaulting and validation for every kind, as if each were marked
     /// `+kube-codegen:validation` (default false).
     pub validate_all_kinds: Option<bool>,
@@ -69,7 +77,8 @@ pub struct ConversionWebhookMetadata {
     pub port: Option<i32>,
     /// An `https://` URL instead of a Service.
     pub url: Option<String>,
-    /// A PEM file whose contents become `caBundle` (relative to the crate).
+    /// A PEM file whose contents become `caBundle` (relative to the crate); the same as
+    /// the top-level `ca-bundle-from`, which also reaches the admission webhooks.
     pub ca_bundle_from: Option<PathBuf>,
 }
 
@@ -135,8 +144,10 @@ pub struct Config {
     /// the newest.
     kubernetes: Option<(KubernetesVersion, ChosenBy)>,
     schema: SchemaOptions,
-    /// Read into `schema.ca_bundle` when generating (relative to the crate).
+    /// Read into `schema.ca` when generating (relative to the crate).
     ca_bundle_from: Option<PathBuf>,
+    /// cert-manager's Certificate (`namespace/name`) for `schema.ca` instead.
+    inject_ca_from: Option<String>,
     rust: rust::RustOptions,
     emit_rust: bool,
     emit_rerun_if_changed: bool,
@@ -172,6 +183,7 @@ impl Config {
             kubernetes: None,
             schema: SchemaOptions::default(),
             ca_bundle_from: None,
+            inject_ca_from: None,
             rust: rust::RustOptions::default(),
             emit_rust: true,
             emit_rerun_if_changed: false,
@@ -261,6 +273,16 @@ impl Config {
                         })?;
                 config.ca_bundle_from = w.ca_bundle_from;
             }
+            if let Some(file) = meta.ca_bundle_from {
+                if config.ca_bundle_from.is_some() {
+                    return Err(Error::Config {
+                        path: manifest,
+                        message: "[package.metadata.kube-codegen]: `ca-bundle-from` is given twice (top level and in `conversion-webhook`): keep the top-level one, which serves every webhook".into(),
+                    });
+                }
+                config.ca_bundle_from = Some(file);
+            }
+            config.inject_ca_from = meta.inject_ca_from;
             config.emit_rust = meta.rust.unwrap_or(true);
             config.validate_all_kinds = meta.validate_all_kinds.unwrap_or(false);
             if let Some(p) = meta.types_prefix {
@@ -534,11 +556,32 @@ impl Config {
         self
     }
 
-    /// A PEM file (relative to the crate) whose contents become the conversion webhook's
-    /// `caBundle`, read when generating.
+    /// A PEM file (relative to the crate) whose contents become `caBundle` in every webhook
+    /// client config written (the CRDs' conversion, the admission configurations), read
+    /// when generating.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().ca_bundle_from("certs/ca.crt");
+    /// ```
     #[must_use]
     pub fn ca_bundle_from(mut self, file: impl Into<PathBuf>) -> Self {
         self.ca_bundle_from = Some(file.into());
+        self
+    }
+
+    /// cert-manager's CA injection instead of a literal `caBundle`: CRDs with a conversion
+    /// webhook and the admission webhook configurations get the annotation
+    /// `cert-manager.io/inject-ca-from: <certificate>`, where `certificate` is the
+    /// `namespace/name` of the Certificate that issues the webhook's serving certificate.
+    /// Generation refuses it beside [`Config::ca_bundle_from`], and a value that is not
+    /// `namespace/name`.
+    ///
+    /// ```
+    /// let config = kube_codegen::Config::new().inject_ca_from("system/serving-cert");
+    /// ```
+    #[must_use]
+    pub fn inject_ca_from(mut self, certificate: impl Into<String>) -> Self {
+        self.inject_ca_from = Some(certificate.into());
         self
     }
 
@@ -710,6 +753,39 @@ impl Config {
         self.run(true)
     }
 
+    /// The `caBundle` source of every webhook client config, from `ca_bundle_from` (read
+    /// here) or `inject_ca_from` (checked here: one of them, and a `namespace/name`).
+    fn ca_source(&self) -> Result<CaSource, Error> {
+        match (&self.ca_bundle_from, &self.inject_ca_from) {
+            (Some(_), Some(_)) => Err(Error::Config {
+                path: self.crate_dir.join("Cargo.toml"),
+                message: "both `ca-bundle-from` and `inject-ca-from` are set: a webhook's caBundle is either the literal CA or cert-manager's injection, so keep one".into(),
+            }),
+            (Some(file), None) => {
+                let path = self.resolve_path(file);
+                let pem = std::fs::read(&path).map_err(|e| Error::Config {
+                    path: path.clone(),
+                    message: format!("cannot read the webhooks' CA bundle: {e}"),
+                })?;
+                Ok(CaSource::Bundle(pem))
+            }
+            (None, Some(certificate)) => {
+                // As a conversion Service's `namespace/name` is checked.
+                let well_formed = certificate.split_once('/').is_some_and(|(ns, name)| {
+                    !ns.is_empty() && !name.is_empty() && !name.contains('/')
+                });
+                if !well_formed {
+                    return Err(Error::Config {
+                        path: self.crate_dir.join("Cargo.toml"),
+                        message: format!("inject-ca-from = \"{certificate}\": expected `<namespace>/<certificate name>` (cert-manager's `cert-manager.io/inject-ca-from` value), e.g. `system/serving-cert`"),
+                    });
+                }
+                Ok(CaSource::CertManager(certificate.clone()))
+            }
+            (None, None) => Ok(CaSource::None),
+        }
+    }
+
     /// What [`Config::generate`] would refuse, without rendering a file: renderers refuse
     /// nothing, so the input is checked once resolved (the importers' check of a port).
     pub(crate) fn check_input(&self) -> Result<(), Error> {
@@ -718,13 +794,7 @@ impl Config {
 
     fn run(&self, render: bool) -> Result<Generated, Error> {
         let mut schema = self.schema.clone();
-        if let Some(file) = &self.ca_bundle_from {
-            let path = self.resolve_path(file);
-            schema.ca_bundle = Some(std::fs::read(&path).map_err(|e| Error::Config {
-                path: path.clone(),
-                message: format!("cannot read the conversion webhook's CA bundle: {e}"),
-            })?);
-        }
+        schema.ca = self.ca_source()?;
         let inputs = if self.inputs.is_empty() {
             vec![PathBuf::from("src")]
         } else {

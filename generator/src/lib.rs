@@ -110,6 +110,7 @@ pub mod __private {
 }
 
 pub use diagnostics::{Diagnostic, Diagnostics, Location, Severity};
+pub use model::CaSource;
 pub use output::{CheckReport, GeneratedFile, OutputError, WriteReport, is_generated};
 pub use runtime_source::{ManifestEntryError, RuntimeSource};
 pub use scaffold::{

@@ -172,9 +172,18 @@ struct Options {
     /// The conversion webhook's `https://` URL, instead of a Service.
     #[arg(long, value_name = "URL", conflicts_with = "conversion_service")]
     conversion_url: Option<String>,
-    /// A PEM file whose contents become the conversion webhook's `caBundle`.
+    /// A PEM file whose contents become `caBundle` in every webhook client config written
+    /// (the conversion webhook's, the admission webhooks').
     #[arg(long, value_name = "FILE")]
     ca_bundle_from: Option<PathBuf>,
+    /// cert-manager's CA injection instead of a literal caBundle: CRDs with a conversion
+    /// webhook and the webhook configurations get `cert-manager.io/inject-ca-from`.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/CERTIFICATE",
+        conflicts_with = "ca_bundle_from"
+    )]
+    inject_ca_from: Option<String>,
     /// `-o -` prints the CRDs to stdout as one YAML stream instead of writing anything (only
     /// the `crd` generator runs).
     #[arg(short = 'o', long = "output", value_name = "-")]
@@ -247,6 +256,9 @@ impl Options {
                 .map(|d| d.join(f))
                 .unwrap_or_else(|_| f.clone());
             c = c.ca_bundle_from(abs);
+        }
+        if let Some(certificate) = &self.inject_ca_from {
+            c = c.inject_ca_from(certificate);
         }
         Ok(c)
     }

@@ -31,7 +31,30 @@ pub struct Api {
     /// The schema of each kind opted into generated validation, as JSON text without
     /// descriptions, by the kind's type key (when the `validation` generator runs).
     pub validation: BTreeMap<String, String>,
+    /// Where the admission configurations' `caBundle` comes from (the CRDs' conversion
+    /// takes it from the schema options, the same value).
+    pub webhook_ca: CaSource,
 }
+
+/// Where the API server gets the CA of a webhook's serving certificate, for every webhook
+/// client config the tool writes: the CRDs' conversion and the admission configurations.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CaSource {
+    /// Nothing: `caBundle` is left out, as controller-gen leaves it, for kustomize or the
+    /// cluster's tooling to fill.
+    #[default]
+    None,
+    /// A literal `caBundle`: the PEM bytes of the CA (base64 on the wire).
+    Bundle(Vec<u8>),
+    /// cert-manager's CA injector fills `caBundle` from this Certificate
+    /// (`namespace/name`): the objects carry `cert-manager.io/inject-ca-from`, as
+    /// kubebuilder's kustomize patches (`cainjection_in_*.yaml`,
+    /// `webhookcainjection_patch.yaml`) give them.
+    CertManager(String),
+}
+
+/// The annotation cert-manager's CA injector reads on CRDs and webhook configurations.
+pub const INJECT_CA_FROM: &str = "cert-manager.io/inject-ca-from";
 
 /// One CRD and the file it goes to.
 #[derive(Debug)]

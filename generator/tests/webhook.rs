@@ -52,3 +52,210 @@ fn no_markers_no_manifests() {
         generated.summary()
     );
 }
+
+/// The configurations' documents, parsed.
+fn configurations(contents: &str) -> Vec<serde_json::Value> {
+    serde_yaml::Deserializer::from_str(contents)
+        .map(|d| serde_yaml::from_value(serde_yaml::Value::deserialize(d).unwrap()).unwrap())
+        .collect()
+}
+
+use serde::Deserialize;
+
+/// `inject_ca_from`: cert-manager's annotation on both configurations and on a CRD with a
+/// conversion webhook, as kubebuilder's kustomize patches put it there, and no literal
+/// `caBundle` anywhere.
+#[test]
+fn inject_ca_from_annotates_the_webhook_configurations_and_conversion_crds() {
+    let dir = Path::new("tests/fixtures/webhook");
+    let generated = Config::new()
+        .crate_dir(dir)
+        .generators([GeneratorName::Webhook])
+        .inject_ca_from("system/serving-cert")
+        .generate()
+        .unwrap();
+    let manifests = &generated.files[0];
+    let docs = configurations(&manifests.contents);
+    assert_eq!(docs.len(), 2);
+    for d in &docs {
+        assert_eq!(
+            d["metadata"]["annotations"]["cert-manager.io/inject-ca-from"], "system/serving-cert",
+            "{d}"
+        );
+        for w in d["webhooks"].as_array().unwrap() {
+            assert!(w["clientConfig"].get("caBundle").is_none(), "{w}");
+        }
+    }
+    insta::assert_snapshot!("webhook__manifests_inject_ca_from.yaml", manifests.contents);
+
+    let generated = Config::new()
+        .crate_dir("tests/fixtures/conversion")
+        .generators([GeneratorName::Crd])
+        .conversion_webhook(kube_codegen::ConversionWebhook::Url(
+            "https://127.0.0.1:9443/convert".into(),
+        ))
+        .inject_ca_from("system/serving-cert")
+        .generate()
+        .unwrap();
+    let with_conversion: Vec<_> = generated
+        .files
+        .iter()
+        .filter(|f| f.contents.contains("strategy: Webhook"))
+        .collect();
+    assert!(
+        !with_conversion.is_empty(),
+        "the fixture has a conversion webhook"
+    );
+    for f in with_conversion {
+        let crd = &configurations(&f.contents)[0];
+        assert_eq!(
+            crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+            "system/serving-cert"
+        );
+        assert!(
+            crd["spec"]["conversion"]["webhook"]["clientConfig"]
+                .get("caBundle")
+                .is_none()
+        );
+    }
+}
+
+/// `ca_bundle_from`: the literal CA in every admission webhook's `clientConfig`, as in the
+/// CRDs' conversion.
+#[test]
+fn ca_bundle_from_reaches_every_admission_webhook() {
+    let pem = std::fs::read("tests/fixtures/conversion/ca.crt").unwrap();
+    let generated = Config::new()
+        .crate_dir("tests/fixtures/webhook")
+        .generators([GeneratorName::Webhook])
+        .ca_bundle_from("../conversion/ca.crt")
+        .generate()
+        .unwrap();
+    let docs = configurations(&generated.files[0].contents);
+    let mut count = 0;
+    for d in &docs {
+        assert!(d["metadata"].get("annotations").is_none());
+        for w in d["webhooks"].as_array().unwrap() {
+            let b64 = w["clientConfig"]["caBundle"].as_str().unwrap();
+            assert_eq!(decode(b64), pem, "{}", w["name"]);
+            count += 1;
+        }
+    }
+    assert!(count >= 4, "every webhook of the fixture: {count}");
+}
+
+/// Both sources, or a certificate that is not `namespace/name`: a configuration error that
+/// says which, and nothing generated.
+#[test]
+fn ca_sources_are_checked() {
+    let both = Config::new()
+        .crate_dir("tests/fixtures/webhook")
+        .generators([GeneratorName::Webhook])
+        .ca_bundle_from("../conversion/ca.crt")
+        .inject_ca_from("system/serving-cert")
+        .generate()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        both.contains("both `ca-bundle-from` and `inject-ca-from`"),
+        "{both}"
+    );
+    let malformed = Config::new()
+        .crate_dir("tests/fixtures/webhook")
+        .generators([GeneratorName::Webhook])
+        .inject_ca_from("serving-cert")
+        .generate()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        malformed.contains("expected `<namespace>/<certificate name>`"),
+        "{malformed}"
+    );
+}
+
+/// Standard base64 (with padding), decoded: the test's own, so it checks the generator's.
+fn decode(b64: &str) -> Vec<u8> {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut out = vec![];
+    for c in b64.bytes().filter(|&c| c != b'=') {
+        bits = bits << 6 | A.iter().position(|&a| a == c).expect("base64") as u32;
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+        }
+    }
+    out
+}
+
+/// A copy of the webhook fixture whose Cargo.toml has `metadata` in its kube-codegen table.
+fn fixture_with_metadata(name: &str, metadata: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    for e in std::fs::read_dir("tests/fixtures/webhook/src").unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join("src").join(e.file_name())).unwrap();
+    }
+    std::fs::copy("tests/fixtures/conversion/ca.crt", dir.join("ca.crt")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[package.metadata.kube-codegen]\ngenerators = [\"webhook\"]\n{metadata}\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+/// The Cargo metadata keys and the command-line flag reach the same settings.
+#[test]
+fn ca_sources_from_metadata_and_the_command_line() {
+    let dir = fixture_with_metadata(
+        "webhook_inject_meta",
+        "inject-ca-from = \"system/serving-cert\"",
+    );
+    let generated = Config::from_crate(&dir).unwrap().generate().unwrap();
+    assert!(
+        generated.files[0]
+            .contents
+            .contains("cert-manager.io/inject-ca-from: system/serving-cert")
+    );
+    let dir = fixture_with_metadata("webhook_bundle_meta", "ca-bundle-from = \"ca.crt\"");
+    let generated = Config::from_crate(&dir).unwrap().generate().unwrap();
+    assert!(generated.files[0].contents.contains("caBundle: "));
+    let dir = fixture_with_metadata(
+        "webhook_bundle_twice",
+        "ca-bundle-from = \"ca.crt\"\nconversion-webhook = { url = \"https://127.0.0.1/convert\", ca-bundle-from = \"ca.crt\" }",
+    );
+    let twice = Config::from_crate(&dir).unwrap_err().to_string();
+    assert!(twice.contains("`ca-bundle-from` is given twice"), "{twice}");
+
+    let dir = fixture_with_metadata("webhook_inject_cli", "");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args(["generate", "--inject-ca-from", "system/serving-cert"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    assert!(written.contains("cert-manager.io/inject-ca-from: system/serving-cert"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .args([
+            "generate",
+            "--inject-ca-from",
+            "x/y",
+            "--ca-bundle-from",
+            "ca.crt",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the flags conflict");
+}

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Context, Generator, GeneratorName, Output, RenderYaml};
 use crate::markers::{Args, MarkerSpec, Name, PT, WEBHOOK_ARGS};
-use crate::model::{Webhook, WebhookConfiguration, WebhookKind};
+use crate::model::{CaSource, INJECT_CA_FROM, Webhook, WebhookConfiguration, WebhookKind};
 
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Webhook,
@@ -50,13 +50,21 @@ const DEFAULT_SERVICE_NAMESPACE: &str = "system";
 fn prepare(cx: &Context) -> RenderYaml {
     super::yaml_documents(
         FILE_NAME,
-        configurations(&cx.api.webhooks, &cx.api.webhook_configurations),
+        configurations(
+            &cx.api.webhooks,
+            &cx.api.webhook_configurations,
+            &cx.api.webhook_ca,
+        ),
     )
 }
 
 /// The configurations, mutating first, each with its webhooks sorted by name (a stable
 /// sort: webhooks of one name keep the order of their markers, as controller-gen's do).
-fn configurations(webhooks: &[Webhook], named: &[WebhookConfiguration]) -> Vec<Value> {
+fn configurations(
+    webhooks: &[Webhook],
+    named: &[WebhookConfiguration],
+    ca: &CaSource,
+) -> Vec<Value> {
     [
         (
             WebhookKind::Mutating,
@@ -82,19 +90,23 @@ fn configurations(webhooks: &[Webhook], named: &[WebhookConfiguration]) -> Vec<V
             .rfind(|c| c.kind == kind)
             .and_then(|c| c.name.as_deref())
             .unwrap_or(default_name);
+        let mut metadata = json!({ "name": name });
+        if let CaSource::CertManager(certificate) = ca {
+            metadata["annotations"] = json!({ INJECT_CA_FROM: certificate });
+        }
         Some(json!({
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": object_kind,
-            "metadata": { "name": name },
-            "webhooks": of_kind.into_iter().map(webhook).collect::<Vec<_>>(),
+            "metadata": metadata,
+            "webhooks": of_kind.into_iter().map(|w| webhook(w, ca)).collect::<Vec<_>>(),
         }))
     })
     .collect()
 }
 
-/// One webhook as controller-gen's `ToMutatingWebhook`/`ToValidatingWebhook` builds it, its
-/// `patch=` applied last.
-fn webhook(w: &Webhook) -> Value {
+/// One webhook as controller-gen's `ToMutatingWebhook`/`ToValidatingWebhook` builds it, with
+/// the configured literal `caBundle`, its `patch=` applied last.
+fn webhook(w: &Webhook, ca: &CaSource) -> Value {
     let mut out = Map::new();
     out.insert("name".into(), json!(w.name));
     // Each list of a rule is `omitempty` in admissionregistration/v1, as controller-gen
@@ -139,6 +151,10 @@ fn webhook(w: &Webhook) -> Value {
         // resolve makes sure of exactly one of `path` and `url`.
         (None, url) => json!({ "url": url }),
     };
+    let mut client_config = client_config;
+    if let CaSource::Bundle(pem) = ca {
+        client_config["caBundle"] = json!(crate::resolve::base64(pem));
+    }
     out.insert("clientConfig".into(), client_config);
     out.insert("sideEffects".into(), json!(w.side_effects.as_str()));
     if let Some(t) = w.timeout_seconds {

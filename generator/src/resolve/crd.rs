@@ -310,6 +310,11 @@ fn build_crd(
         Some(at) => Some(conversion_of(options, at, kind_name, group, diags)?),
         None => None,
     };
+    if conversion.is_some()
+        && let CaSource::CertManager(certificate) = &options.ca
+    {
+        annotations.insert(INJECT_CA_FROM.to_owned(), certificate.clone());
+    }
     let name = format!("{}.{group}", first.plural);
     let crd = CustomResourceDefinition {
         metadata: ObjectMeta {
@@ -428,7 +433,10 @@ fn conversion_of(
             client_config: Some(WebhookClientConfig {
                 url,
                 service,
-                ca_bundle: options.ca_bundle.as_deref().map(base64),
+                ca_bundle: match &options.ca {
+                    CaSource::Bundle(pem) => Some(base64(pem)),
+                    CaSource::None | CaSource::CertManager(_) => None,
+                },
             }),
             conversion_review_versions: vec!["v1".to_owned()],
         }),
@@ -436,7 +444,7 @@ fn conversion_of(
 }
 
 /// Standard base64 with padding, as `caBundle` (a `[]byte`) is written.
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

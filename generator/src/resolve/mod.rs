@@ -22,6 +22,7 @@
 //! they run for the generators that run.
 
 mod crd;
+pub(crate) use crd::base64;
 mod derived_default;
 mod kind;
 mod kube_derive;
@@ -145,6 +146,7 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     };
     let mut api = Api {
         kubernetes,
+        webhook_ca: options.schema.ca.clone(),
         ..Api::default()
     };
 

@@ -32,8 +32,8 @@ pub struct SchemaOptions {
     /// Where the API server reaches the conversion webhook of kinds that opted into
     /// conversion (`+kube-codegen:conversion=hub`).
     pub conversion_webhook: Option<ConversionWebhook>,
-    /// The CA bundle (PEM) for the conversion webhook's `caBundle`.
-    pub ca_bundle: Option<Vec<u8>>,
+    /// Where the conversion webhook's `caBundle` comes from.
+    pub ca: CaSource,
     /// Write an embedded `ObjectMeta` (a pod template's `metadata`) with the fields a CRD
     /// may validate, as controller-gen's `crd:generateEmbeddedObjectMeta=true` does, instead
     /// of a bare object (a kind's own `metadata` stays the API server's).
