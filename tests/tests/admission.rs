@@ -13,7 +13,8 @@
 //! validated against the old object; a create through v1alpha1 is converted to v1beta1
 //! for the webhooks (matchPolicy Equivalent) and defaulted; and, with the webhook down,
 //! `failurePolicy: Ignore` lets a create through while `Fail` refuses it; the API server
-//! recovers when the webhook restarts.
+//! recovers when the webhook restarts and when its certificate is rotated (to another CA)
+//! under the running server.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -453,5 +454,112 @@ async fn the_api_server_recovers_when_the_webhook_restarts() -> Result<()> {
     running.await??;
     mutating.delete(&name, &DeleteParams::default()).await?;
     let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The serving certificate is rotated mid-run to one from another CA (a cert-manager
+/// renewal after a CA rotation, a re-issued Secret volume): the running server picks the new
+/// files up without a restart, and once the configurations' `caBundle` names only the new
+/// CA, the API server's calls succeed, so they are served with the new certificate (the old
+/// one would fail verification against that bundle).
+#[tokio::test]
+async fn the_api_server_recovers_when_the_certificate_is_rotated() -> Result<()> {
+    let client = client().await;
+    let ns = TestNamespace::new(&client, "admission-rotate").await;
+    let root = std::env::temp_dir().join(format!(
+        "kube-codegen-e2e-admission-rotate-{}",
+        std::process::id()
+    ));
+    let (old, new, serving) = (root.join("old"), root.join("new"), root.join("serving"));
+    conversion::make_certs(&old)?;
+    conversion::make_certs(&new)?;
+    std::fs::create_dir_all(&serving)?;
+    for f in ["tls.crt", "tls.key"] {
+        std::fs::copy(old.join(f), serving.join(f))?;
+    }
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse()?;
+    let server = sample_controller::conversion::bind(addr, &serving).await?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+
+    let name = format!("rotate-{}", ns.name);
+    let configuration = |ca: &std::path::Path| -> Result<MutatingWebhookConfiguration> {
+        let mut hook = webhook("mfoo.kb.io", MUTATE, &ns.name);
+        hook["clientConfig"] = json!({
+            "url": format!("https://{addr}{MUTATE}"),
+            "caBundle": serde_json::to_value(ByteString(std::fs::read(ca.join("ca.crt"))?))?,
+        });
+        Ok(serde_json::from_value(
+            json!({"metadata": {"name": name}, "webhooks": [hook]}),
+        )?)
+    };
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    mutating
+        .create(&PostParams::default(), &configuration(&old)?)
+        .await?;
+    let foos: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &ns.name);
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let defaulted = || {
+        let foos = foos.clone();
+        let dry = dry.clone();
+        async move {
+            let created = foos.create(&dry, &foo("probe", "probe", None)).await?;
+            Ok((created.spec.replicas == Some(1)).then_some(()))
+        }
+    };
+    eventually("the webhook to default", Duration::from_secs(30), defaulted).await?;
+
+    // The bundle first: once it names only the new CA, the old certificate fails
+    // verification and the `Fail` webhook refuses creates (so the API server's calls from
+    // here on are checked against the new CA, not made on a connection pooled before).
+    let mut current = mutating.get(&name).await?;
+    current.webhooks = configuration(&new)?.webhooks;
+    mutating
+        .replace(&name, &PostParams::default(), &current)
+        .await?;
+    eventually(
+        "the API server to refuse the old certificate",
+        Duration::from_secs(30),
+        || {
+            let foos = foos.clone();
+            let dry = dry.clone();
+            async move {
+                Ok(
+                    match foos.create(&dry, &foo("probe", "probe", None)).await {
+                        Err(e) => status(e)
+                            .message
+                            .contains("failed calling webhook \"mfoo.kb.io\"")
+                            .then_some(()),
+                        Ok(_) => None,
+                    },
+                )
+            }
+        },
+    )
+    .await?;
+    // Then the files, rotated in place, each replaced whole (a temporary file renamed over
+    // it), as a Secret volume's update is seen. The server re-reads them on its interval
+    // (10 s by default), without a restart.
+    for f in ["tls.key", "tls.crt"] {
+        let tmp = serving.join(format!(".{f}.new"));
+        std::fs::copy(new.join(f), &tmp)?;
+        std::fs::rename(&tmp, serving.join(f))?;
+    }
+    eventually(
+        "the webhook to default with the rotated certificate",
+        Duration::from_secs(60),
+        defaulted,
+    )
+    .await?;
+    assert!(!running.is_finished(), "served without a restart");
+    stop.send(()).ok();
+    running.await??;
+    mutating.delete(&name, &DeleteParams::default()).await?;
+    let _ = std::fs::remove_dir_all(&root);
     Ok(())
 }
