@@ -34,6 +34,16 @@ pub struct Api {
     /// Where the admission configurations' `caBundle` comes from (the CRDs' conversion
     /// takes it from the schema options, the same value).
     pub webhook_ca: CaSource,
+    /// The ValidatingAdmissionPolicies of kinds marked `+kube-codegen:admissionpolicy`
+    /// (when the `admission-policy` generator runs).
+    pub admission_policies: Vec<AdmissionPolicyFile>,
+}
+
+/// One file of the `admission-policy` generator: a group and kind's policies and bindings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdmissionPolicyFile {
+    pub file_name: String,
+    pub documents: Vec<serde_json::Value>,
 }
 
 /// Where the API server gets the CA of a webhook's serving certificate, for every webhook

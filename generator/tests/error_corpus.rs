@@ -282,6 +282,7 @@ error_cases! {
     enum_mixed_unit_data,
     enum_not_pub,
     adjacently_tagged_enum,
+    admission_policy_not_cel,
     protected_group_without_approval,
     untagged_mixed_types,
     tuple_variant,

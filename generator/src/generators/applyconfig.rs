@@ -311,10 +311,10 @@ fn box_cycles(structs: &mut [Building]) {
     for b in structs {
         let own = b.out.name.clone();
         for f in &mut b.out.fields {
-            if let ApplyType::Config(n) = &f.ty {
-                if reaches(n, &own) {
-                    f.ty = ApplyType::Boxed(n.clone());
-                }
+            if let ApplyType::Config(n) = &f.ty
+                && reaches(n, &own)
+            {
+                f.ty = ApplyType::Boxed(n.clone());
             }
         }
     }

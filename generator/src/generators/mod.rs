@@ -13,6 +13,7 @@
 pub(crate) mod crd;
 pub(crate) mod rust;
 
+mod admission_policy;
 mod applyconfig;
 mod client;
 mod conversion;
@@ -69,6 +70,8 @@ pub enum GeneratorName {
     /// Mutating and validating webhook configurations from `+kubebuilder:webhook` markers
     /// (controller-gen's `webhook`).
     Webhook,
+    /// ValidatingAdmissionPolicies holding a kind's validation as CEL, for kinds that opt in.
+    AdmissionPolicy,
 }
 
 impl GeneratorName {
@@ -210,15 +213,18 @@ pub(crate) fn yaml_documents(file_name: &str, documents: Vec<serde_json::Value>)
     }
     RenderYaml {
         names: vec![file_name.to_owned()],
-        render: Box::new(move |_| {
-            let mut out = format!("{}\n", crate::YAML_HEADER);
-            for document in &documents {
-                out += "---\n";
-                out += &serde_yaml::to_string(document).expect("JSON values always serialize");
-            }
-            out
-        }),
+        render: Box::new(move |_| documents_text(&documents)),
     }
+}
+
+/// The text of a file of YAML documents: the header, then `---` before each.
+pub(crate) fn documents_text(documents: &[serde_json::Value]) -> String {
+    let mut out = format!("{}\n", crate::YAML_HEADER);
+    for document in documents {
+        out += "---\n";
+        out += &serde_yaml::to_string(document).expect("JSON values always serialize");
+    }
+    out
 }
 
 /// The generators, in the order of `mod.rs` and of the summary.
@@ -235,6 +241,7 @@ pub(crate) static REGISTRY: &[Generator] = &[
     rbac::GENERATOR,
     validation::GENERATOR,
     webhook::GENERATOR,
+    admission_policy::GENERATOR,
 ];
 
 /// The marker table of every run: the model's markers and every registered generator's,

@@ -213,6 +213,10 @@ names! {
     // ---- validation ----
     Validation = "kube-codegen:validation",
         "generate defaulting and validation (`Validate`) for this kind, or on a package for every kind of it",
+
+    // ---- admission-policy ----
+    AdmissionPolicy = "kube-codegen:admissionpolicy",
+        "write a ValidatingAdmissionPolicy and its binding holding this kind version's validation as CEL, so the API server enforces it with no webhook (refused, with the list, when some of it cannot be stated in CEL)",
 }
 
 impl std::fmt::Display for Name {

@@ -21,6 +21,7 @@
 //! The last three are [`Check`]s: each generator declares those its output builds on, and
 //! they run for the generators that run.
 
+mod admission_policy;
 mod crd;
 pub(crate) use crd::base64;
 mod derived_default;
@@ -385,6 +386,9 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
             Check::Validation => {
                 api.validation = validation_optins::schemas(&api, options.schema, diags)
             }
+            Check::AdmissionPolicies => {
+                api.admission_policies = admission_policy::policies(&api, options.schema, diags)
+            }
         }
     }
     api
@@ -405,6 +409,9 @@ pub enum Check {
     /// The opt-ins into generated validation, with each one's schema (kept in the model)
     /// and rules the runtime's evaluator runs.
     Validation,
+    /// The kinds marked for a ValidatingAdmissionPolicy, each one's validation stated in
+    /// CEL (kept in the model).
+    AdmissionPolicies,
 }
 
 fn key(path: &[String], name: &str) -> String {

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 /// Foo is a specification for a Foo resource.
 ///
 /// +genclient
+/// +kube-codegen:admissionpolicy
 /// +kubebuilder:subresource:status
 /// +kubebuilder:resource:shortName=fo,categories=samples
 /// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
