@@ -561,7 +561,7 @@ fn go_layout_generates_and_the_summary_says_what_was_found() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("kube-codegen: generated 9 files: crd 1, rbac 0, webhook 0, Rust 8 (applyconfigurations, clientset, deepcopy, fake, informers, listers, register)\n"),
+        stderr.contains("kube-codegen: generated 9 files: crd 1, rbac 0, webhook 0, admission-policy 0, Rust 8 (applyconfigurations, clientset, deepcopy, fake, informers, listers, register)\n"),
         "{stderr}"
     );
     assert!(sb.read(FOO_CRD).contains("deploymentName"));
