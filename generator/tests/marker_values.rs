@@ -31,6 +31,11 @@ const BAD: &[(&str, At, &str)] = &[
         "+kube-codegen:validation=true",
     ),
     (
+        "kube-codegen:admissionpolicy",
+        At::Kind,
+        "+kube-codegen:admissionpolicy=deny",
+    ),
+    (
         "k8s:conversion-gen:explicit-from",
         At::Field("i32"),
         "+k8s:conversion-gen:explicit-from=net/url.Values",
