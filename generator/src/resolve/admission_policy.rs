@@ -161,32 +161,6 @@ const NO_CONSTRAINT: &[&str] = &[
     "x-kubernetes-map-type",
 ];
 
-/// CEL's reserved words, which a property name must not be (the API server escapes them as
-/// `__name__`; such a name is refused here rather than escaped).
-const CEL_RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
 impl Rules {
     /// The root object: `metadata` is the API server's, `status` out of reach of the
     /// main resource with the status subresource.
@@ -390,14 +364,16 @@ impl Rules {
         }
     }
 
-    /// A property as CEL names it, or `None` (and a refusal) when it cannot.
+    /// A property as CEL names it, or `None` (and a refusal) when it cannot: a name the API
+    /// server would escape (`__dash__`, a reserved word as `__name__`) is refused rather
+    /// than escaped.
     fn field(&mut self, name: &str, at: &str) -> Option<String> {
         let plain = name
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !CEL_RESERVED.contains(&name);
+            && !kube_codegen_validation::cel::RESERVED.contains(&name);
         if plain {
             Some(name.to_owned())
         } else {

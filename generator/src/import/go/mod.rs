@@ -1241,6 +1241,23 @@ impl Importer<'_> {
     /// The declared types `ty` (in file `fi` of package `pi`) holds in its own memory (see
     /// [`Self::holds`]), onto `out`.
     fn held_directly(&self, pi: usize, fi: usize, ty: &GoType, out: &mut Vec<(usize, String)>) {
+        self.named_in(pi, fi, ty, false, out);
+    }
+
+    /// The declared types `ty` (in file `fi` of package `pi`) names, onto `stack`.
+    fn reach(&self, pi: usize, fi: usize, ty: &GoType, stack: &mut Vec<(usize, String)>) {
+        self.named_in(pi, fi, ty, true, stack);
+    }
+
+    /// The declared types `ty` names, through slices, arrays and maps too when `heap`.
+    fn named_in(
+        &self,
+        pi: usize,
+        fi: usize,
+        ty: &GoType,
+        heap: bool,
+        out: &mut Vec<(usize, String)>,
+    ) {
         match ty {
             GoType::Named {
                 pkg: None, name, ..
@@ -1254,10 +1271,15 @@ impl Importer<'_> {
                     out.push((q, name.clone()));
                 }
             }
-            GoType::Pointer(i) => self.held_directly(pi, fi, i, out),
+            GoType::Pointer(i) => self.named_in(pi, fi, i, heap, out),
+            GoType::Slice(i) | GoType::Array(i) if heap => self.named_in(pi, fi, i, heap, out),
+            GoType::Map(k, v) if heap => {
+                self.named_in(pi, fi, k, heap, out);
+                self.named_in(pi, fi, v, heap, out);
+            }
             GoType::Struct(fields, _) => {
                 for f in fields.iter().filter(|f| !tag_of(f).skip) {
-                    self.held_directly(pi, fi, &f.ty, out);
+                    self.named_in(pi, fi, &f.ty, heap, out);
                 }
             }
             GoType::Slice(_)
@@ -1265,37 +1287,6 @@ impl Importer<'_> {
             | GoType::Map(..)
             | GoType::Interface { .. }
             | GoType::Unsupported { .. } => {}
-        }
-    }
-
-    /// The declared types `ty` (in file `fi` of package `pi`) names, onto `stack`.
-    fn reach(&self, pi: usize, fi: usize, ty: &GoType, stack: &mut Vec<(usize, String)>) {
-        match ty {
-            GoType::Named {
-                pkg: None, name, ..
-            } => stack.push((pi, name.clone())),
-            GoType::Named {
-                pkg: Some(alias),
-                name,
-                loc,
-            } => {
-                if let Ok(External::Package(q)) = self.external(pi, fi, alias, name, loc) {
-                    stack.push((q, name.clone()));
-                }
-            }
-            GoType::Pointer(i) | GoType::Slice(i) | GoType::Array(i) => {
-                self.reach(pi, fi, i, stack)
-            }
-            GoType::Map(k, v) => {
-                self.reach(pi, fi, k, stack);
-                self.reach(pi, fi, v, stack);
-            }
-            GoType::Struct(fields, _) => {
-                for f in fields.iter().filter(|f| !tag_of(f).skip) {
-                    self.reach(pi, fi, &f.ty, stack);
-                }
-            }
-            GoType::Interface { .. } | GoType::Unsupported { .. } => {}
         }
     }
 
