@@ -976,6 +976,62 @@ impl SharedInformerFactory {
     }
 }
 
+/// The scope of a kind (`NamespaceResourceScope` or `ClusterResourceScope`): which of the
+/// factory's constructors makes its informers. It lets code generic over a kind ask for
+/// the right one, as the controller builder's
+/// [`owns_metadata`](crate::controller::Builder::owns_metadata) does. Sealed: the two
+/// scopes are the only ones.
+pub trait InformerScope: sealed::Sealed + Sized + 'static {
+    /// The factory's metadata-only informer of `K`
+    /// ([`SharedInformerFactory::metadata_informer_for`] or
+    /// [`SharedInformerFactory::cluster_metadata_informer_for`]).
+    fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for kube::core::NamespaceResourceScope {}
+    impl Sealed for kube::core::ClusterResourceScope {}
+}
+
+impl InformerScope for NamespaceResourceScope {
+    fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        factory.metadata_informer_for::<K>()
+    }
+}
+
+impl InformerScope for ClusterResourceScope {
+    fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        factory.cluster_metadata_informer_for::<K>()
+    }
+}
+
 /// Builder for [`SharedInformerFactory`] (informer-gen's `WithNamespace`,
 /// `WithTweakListOptions`, `WithTransform`, default resync).
 pub struct SharedInformerFactoryBuilder {
