@@ -35,6 +35,9 @@
 //! - events of the primary kind enqueue its key; an owned object enqueues the key of its
 //!   controller owner (the ownerReference with `controller: true` whose kind and API group
 //!   are the primary's); a watched object enqueues whatever its mapping returns;
+//! - [`Builder::owns_metadata`] and [`Builder::watches_metadata`] cache an owned or watched
+//!   kind as metadata only (controller-runtime's `builder.OnlyMetadata`), when the reconcile
+//!   reads nothing of its spec or status;
 //! - predicates filter updates of the primary (creations and deletions always pass);
 //! - the object is read from the informer's cache: a deleted object arrives as
 //!   `object: None`, a normal case, not an error;

@@ -800,8 +800,9 @@ impl SharedInformerFactory {
     /// `as=PartialObjectMetadata` (kube's `Api<PartialObjectMeta<K>>` asks so), so the server
     /// sends, and the cache keeps, only each object's `metadata`: a controller that reads an
     /// owned object's owner references or labels caches no spec or status. Its lister returns
-    /// [`PartialObjectMeta<K>`]; give it to the builder's
-    /// [`owns`](crate::controller::Builder::owns) or `watches` as any informer.
+    /// [`PartialObjectMeta<K>`]. The controller builder's
+    /// [`owns_metadata`](crate::controller::Builder::owns_metadata) and
+    /// [`watches_metadata`](crate::controller::Builder::watches_metadata) use this informer.
     ///
     /// ```no_run
     /// # fn f(factory: kube_codegen_runtime::informer::SharedInformerFactory) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::core::PartialObjectMeta;
 use kube_codegen_runtime::controller::{Action, Builder, Metrics, Predicate, Request};
@@ -40,6 +40,24 @@ fn config_map(name: &str, owner: Option<&str>, controller: bool) -> ConfigMap {
         }]
     });
     c
+}
+
+/// A Secret labelled `for=<deployment>`, which the watching controllers map to that key.
+fn secret_for(deployment: &str) -> Secret {
+    let mut s = Secret::default();
+    s.metadata.namespace = Some("ns".into());
+    s.metadata.name = Some("s".into());
+    s.metadata.labels = Some(BTreeMap::from([("for".to_owned(), deployment.to_owned())]));
+    s
+}
+
+/// The watching controllers' mapping: the Deployment a Secret's `for` label names.
+fn for_label(meta: &ObjectMeta) -> Vec<ObjectKey> {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get("for"))
+        .map(|d| vec![ObjectKey::namespaced("ns", d)])
+        .unwrap_or_default()
 }
 
 /// What reconciles saw: (key, whether the object was there), in order.
@@ -83,12 +101,7 @@ async fn start(
     let mut builder = Builder::for_kind(factory.informer_for::<Deployment>())
         .owns(factory.informer_for::<ConfigMap>())
         .watches(factory.informer_for::<Secret>(), |s: &Secret| {
-            s.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get("for"))
-                .map(|d| vec![ObjectKey::namespaced("ns", d)])
-                .unwrap_or_default()
+            for_label(&s.metadata)
         })
         .max_concurrent_reconciles(2);
     if let Some(p) = predicate {
@@ -165,11 +178,7 @@ async fn primary_owned_and_watched_objects_enqueue_the_right_key() {
 
     // A watched object maps to a key, here of a Deployment that does not exist: the
     // reconcile sees no object, which is not an error.
-    let mut s = Secret::default();
-    s.metadata.namespace = Some("ns".into());
-    s.metadata.name = Some("s".into());
-    s.metadata.labels = Some(BTreeMap::from([("for".to_owned(), "ghost".to_owned())]));
-    secrets.create(&pp, &s).await.unwrap();
+    secrets.create(&pp, &secret_for("ghost")).await.unwrap();
     wait_until("the mapped key's reconcile", || {
         count(&seen, "ns/ghost") == 1
     })
@@ -202,12 +211,7 @@ async fn metadata_only_owned_and_watched_objects_enqueue_the_right_key() {
     let controller = Builder::for_kind(factory.informer_for::<Deployment>())
         .owns_metadata::<ConfigMap>(&factory)
         .watches_metadata::<Secret>(&factory, |s: &PartialObjectMeta<Secret>| {
-            s.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get("for"))
-                .map(|d| vec![ObjectKey::namespaced("ns", d)])
-                .unwrap_or_default()
+            for_label(&s.metadata)
         })
         .build();
     factory.start();
@@ -244,12 +248,8 @@ async fn metadata_only_owned_and_watched_objects_enqueue_the_right_key() {
         .unwrap();
     wait_until("the owner's reconcile", || count(&seen, "ns/web") == 2).await;
 
-    let mut secret = Secret::default();
-    secret.metadata.namespace = Some("ns".into());
-    secret.metadata.name = Some("s".into());
-    secret.metadata.labels = Some(BTreeMap::from([("for".to_owned(), "ghost".to_owned())]));
     Api::<Secret>::namespaced(client, "ns")
-        .create(&pp, &secret)
+        .create(&pp, &secret_for("ghost"))
         .await
         .unwrap();
     wait_until("the mapped key's reconcile", || {
