@@ -253,8 +253,8 @@ async fn two_electors_never_lead_at_once_and_hand_over_on_release() {
 }
 
 /// The audit policy of the metadata-informer test's control plane: the response of every
-/// list of Deployments in its namespace (the API server records the object it sent, so the
-/// log shows what the request asked for), nothing else.
+/// list of Deployments and ConfigMaps in its namespace (the API server records the object it
+/// sent, so the log shows what the request asked for), nothing else.
 const METADATA_AUDIT_POLICY: &str = r#"apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted"]
@@ -265,6 +265,8 @@ rules:
   resources:
   - group: apps
     resources: ["deployments"]
+  - group: ""
+    resources: ["configmaps"]
 - level: None
 "#;
 
@@ -273,10 +275,15 @@ rules:
 /// the cache holds each object's metadata and nothing of its spec; a whole-object informer of
 /// the same kind lives beside it. The server's audit log shows both lists as it answered
 /// them: `PartialObjectMetadataList`, which it sends only for `as=PartialObjectMetadata`, and
-/// `DeploymentList`. A control plane of its own, for the audit flags.
+/// `DeploymentList`. Then the controller builder's `owns_metadata` (controller-runtime's
+/// `OnlyMetadata`): a ConfigMap the Deployment controls, cached as metadata, reconciles the
+/// Deployment, and the ConfigMaps' list was answered as `PartialObjectMetadataList`. A
+/// control plane of its own, for the audit flags.
 #[tokio::test]
 async fn metadata_informers_cache_only_metadata_as_the_server_sends_it() {
+    use k8s_openapi::api::core::v1::ConfigMap;
     use kube_codegen_envtest::Environment;
+    use kube_codegen_runtime::controller::{Action, Builder, Request};
     use kube_codegen_runtime::store::ObjectKey;
 
     const NS: &str = "metadata-informers";
@@ -378,28 +385,95 @@ async fn metadata_informers_cache_only_metadata_as_the_server_sends_it() {
         "PartialObjectMetadata"
     );
 
-    // The API server's record of the lists: what it answered each informer.
-    let kinds = eventually(
-        "both informers' lists in the audit log",
-        Duration::from_secs(30),
-        || {
-            let text = std::fs::read_to_string(&audit).unwrap_or_default();
-            async move {
-                let mut kinds: Vec<String> = text
-                    .lines()
-                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                    .filter(|e| e["verb"] == "list" && e["objectRef"]["resource"] == "deployments")
-                    .filter_map(|e| e["responseObject"]["kind"].as_str().map(str::to_owned))
-                    .collect();
-                kinds.sort();
-                kinds.dedup();
-                Ok((kinds.len() >= 2).then_some(kinds))
-            }
+    // The API server's record of the lists: what it answered each informer, by resource.
+    let listed = |resource: &'static str, at_least: usize| {
+        let audit = audit.clone();
+        eventually(
+            "the informers' lists in the audit log",
+            Duration::from_secs(30),
+            move || {
+                let text = std::fs::read_to_string(&audit).unwrap_or_default();
+                async move {
+                    let mut kinds: Vec<String> = text
+                        .lines()
+                        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                        .filter(|e| e["verb"] == "list" && e["objectRef"]["resource"] == resource)
+                        .filter_map(|e| e["responseObject"]["kind"].as_str().map(str::to_owned))
+                        .collect();
+                    kinds.sort();
+                    kinds.dedup();
+                    Ok((kinds.len() >= at_least).then_some(kinds))
+                }
+            },
+        )
+    };
+    assert_eq!(
+        listed("deployments", 2).await.unwrap(),
+        ["DeploymentList", "PartialObjectMetadataList"]
+    );
+
+    // The builder's `owns_metadata`: the owned kind's informer is the factory's metadata-only
+    // one (made now, it starts at once), and an owned object's event reconciles its owner.
+    let controller = Builder::for_kind(whole.clone())
+        .owns_metadata::<ConfigMap>(&factory)
+        .build();
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(controller.run(
+        Arc::new(()),
+        move |req: Request<Deployment>, _: Arc<()>| {
+            let _ = seen_tx.send(req.key.to_string());
+            async { Ok::<_, String>(Action::Done) }
         },
-    )
-    .await
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    let web = format!("{NS}/web");
+    let wait = Duration::from_secs(30);
+    // The Deployment's own add (the cache is replayed to the new handler).
+    assert_eq!(
+        tokio::time::timeout(wait, seen.recv())
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(web.as_str())
+    );
+    let owner = deployments.get("web").await.unwrap();
+    let owned: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {
+            "name": "web-config",
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+                "uid": owner.metadata.uid.unwrap(), "controller": true,
+            }],
+        },
+        "data": { "big": "x".repeat(1000) },
+    }))
     .unwrap();
-    assert_eq!(kinds, ["DeploymentList", "PartialObjectMetadataList"]);
+    Api::<ConfigMap>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &owned)
+        .await
+        .unwrap();
+    assert_eq!(
+        tokio::time::timeout(wait, seen.recv())
+            .await
+            .expect("the owner's reconcile")
+            .as_deref(),
+        Some(web.as_str())
+    );
+    let cached = factory
+        .metadata_informer_for::<ConfigMap>()
+        .lister()
+        .get(&ObjectKey::namespaced(NS, "web-config"))
+        .expect("the owned ConfigMap cached");
+    assert_eq!(cached.types.as_ref().unwrap().kind, "PartialObjectMetadata");
+    assert_eq!(
+        listed("configmaps", 1).await.unwrap(),
+        ["PartialObjectMetadataList"]
+    );
+    let _ = stop_tx.send(());
+    running.await.unwrap();
     factory.shutdown();
     drop(env);
     let _ = std::fs::remove_dir_all(&dir);
