@@ -82,51 +82,44 @@ done
 
 # ---- informer memory + listers -------------------------------------------------------
 bench_cluster_up
-have=$(kubectl get configmaps -n "$NS" -l app=bench --no-headers 2>/dev/null | wc -l)
-if [[ $have != "$N" ]]; then
-kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
-kubectl create namespace "$NS" >/dev/null
-blog "creating $N ConfigMaps in $NS"
-python3 - "$W/cms" "$N" <<'EOF'
+# populate NS RESOURCE COUNT TEMPLATE: unless NS holds COUNT objects of RESOURCE labelled
+# app=bench, (re)create NS with COUNT of them. TEMPLATE is one object's YAML as a Python
+# f-string of its index `i`; kubectl creates them from files of 250, four files at a time.
+populate() {
+  local ns=$1 resource=$2 count=$3 template=$4 have
+  have=$(kubectl get "$resource" -n "$ns" -l app=bench --no-headers 2>/dev/null | wc -l)
+  if [[ $have != "$count" ]]; then
+    kubectl delete namespace "$ns" --ignore-not-found --wait=true >/dev/null
+    kubectl create namespace "$ns" >/dev/null
+    blog "creating $count $resource in $ns"
+    python3 - "$W/$ns" "$count" "$template" <<'EOF'
 import os, sys
-out, n = sys.argv[1], int(sys.argv[2])
+out, n, template = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+render = eval("lambda i: f" + repr(template))
 os.makedirs(out)
 chunk = 250
 for c in range(0, n, chunk):
     with open(f"{out}/{c:06d}.yaml", "w") as f:
         for i in range(c, min(n, c + chunk)):
-            f.write(f"""---
-apiVersion: v1
+            f.write("---\n" + render(i))
+EOF
+    ls "$W/$ns"/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
+  fi
+  blog "$(kubectl get "$resource" -n "$ns" -l app=bench --no-headers | wc -l) $resource present"
+}
+
+populate "$NS" configmaps "$N" 'apiVersion: v1
 kind: ConfigMap
 metadata:
   name: bench-cm-{i:06d}
   labels: {{app: bench, idx: "{i}"}}
 data:
-  config.yaml: "replicas: 3\\nimage: registry.example.com/app:v1.{i % 100}\\n"
+  config.yaml: "replicas: 3\nimage: registry.example.com/app:v1.{i % 100}\n"
   mode: production
   owner: team-{i % 17}
   checksum: "{i * 2654435761 % 2**32:08x}{i:08x}"
-""")
-EOF
-ls "$W"/cms/*.yaml | xargs -P 4 -n 1 kubectl create -n "$NS" -f >/dev/null
-fi
-blog "$(kubectl get configmaps -n "$NS" -l app=bench --no-headers | wc -l) ConfigMaps present"
-
-have=$(kubectl get deployments -n "$DNS" -l app=bench --no-headers 2>/dev/null | wc -l)
-if [[ $have != "$D" ]]; then
-kubectl delete namespace "$DNS" --ignore-not-found --wait=true >/dev/null
-kubectl create namespace "$DNS" >/dev/null
-blog "creating $D Deployments in $DNS"
-python3 - "$W/deploys" "$D" <<'EOF'
-import os, sys
-out, n = sys.argv[1], int(sys.argv[2])
-os.makedirs(out)
-chunk = 250
-for c in range(0, n, chunk):
-    with open(f"{out}/{c:06d}.yaml", "w") as f:
-        for i in range(c, min(n, c + chunk)):
-            f.write(f"""---
-apiVersion: apps/v1
+'
+populate "$DNS" deployments "$D" 'apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: foo-{i:06d}-deploy
@@ -143,10 +136,7 @@ spec:
       containers:
       - name: nginx
         image: nginx:latest
-""")
-EOF
-ls "$W"/deploys/*.yaml | xargs -P 4 -n 1 kubectl create -n "$DNS" -f >/dev/null
-fi
+'
 # Wait until kube-controller-manager has written every Deployment's status, so the objects
 # do not change under the measurement.
 written=0
@@ -155,7 +145,7 @@ for _ in $(seq 900); do
   [[ $written == "$D" ]] && break
   sleep 1
 done
-blog "$(kubectl get deployments -n "$DNS" -l app=bench --no-headers | wc -l) Deployments present, $written with status"
+blog "$written of $D Deployments with their status written"
 
 for i in $(seq "$RUNS"); do
   for kind in configmaps deployments; do
