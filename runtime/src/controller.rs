@@ -74,9 +74,8 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use kube::Resource;
-use serde::de::DeserializeOwned;
-
 use kube::core::PartialObjectMeta;
+use serde::de::DeserializeOwned;
 
 use crate::informer::{DeleteEvent, HandlerFuncs, Informer, InformerScope, SharedInformerFactory};
 use crate::store::{ObjectKey, key_of};
