@@ -3,14 +3,20 @@
 # throughput; ours (runtime/examples/*.rs) vs client-go (bench/go/probe.go.txt, built here
 # in a temp module against k8s.io/client-go $CLIENT_GO_VERSION).
 #
-#   bench/cache.sh               N=10000 ConfigMaps, BENCH_RUNS (5) runs per figure
-#   bench/cache.sh --smoke       N=200, 1 run, queue 20000 items; Go side only if Go works
+#   bench/cache.sh               N=10000 ConfigMaps, D=2000 Deployments, BENCH_RUNS (5) runs per figure
+#   bench/cache.sh --smoke       N=200, D=20, 1 run, queue 20000 items; Go side only if Go works
 #
 # Informers run against the SAME real kube-apiserver (hack/testenv.sh, a separate instance:
 # KUBE_CODEGEN_TESTENV_DIR=/tmp/kube-codegen-bench, port offset 200), holding N ConfigMaps
 # in namespace bench-cache, each with labels app=bench,idx=<i>, 4 data keys (~200 bytes)
-# and the managedFields entry `kubectl create` leaves. Each run is a fresh process that
-# lists+watches the namespace; memory = (after sync - before the informer started) / N.
+# and the managedFields entry `kubectl create` leaves; and D Deployments in namespace
+# bench-cache-deploy (sample-controller's shape: nginx, labels app=bench,idx=<i>,
+# controller=<foo>; `paused`, so kube-controller-manager writes their status and makes no
+# ReplicaSets), with the managedFields entries of `kubectl create` and of the controller
+# manager's status writes. Each kind is cached whole (`informer_for`; client-go's typed
+# informer) and metadata only (`metadata_informer_for`; client-go's metadatainformer),
+# with managedFields kept and dropped. Each run is a fresh process that lists+watches the
+# namespace; memory = (after sync - before the informer started) / objects.
 #   heap: ours = live bytes by a counting global allocator; Go = MemStats.HeapAlloc after GC
 #   rss:  /proc/self/statm resident pages, both
 # Per-object byte breakdown of our cache (runtime/examples/cache_bytes.rs, no timing): one
@@ -22,9 +28,10 @@
 SMOKE=0
 [[ ${1:-} == --smoke ]] && SMOKE=1 RUNS=1
 N=${BENCH_CACHE_OBJECTS:-10000} QUEUE_ITEMS=${BENCH_QUEUE_ITEMS:-200000} WORKERS=${BENCH_QUEUE_WORKERS:-4}
-((SMOKE)) && N=200 QUEUE_ITEMS=20000
+D=${BENCH_CACHE_DEPLOYMENTS:-2000}
+((SMOKE)) && N=200 D=20 QUEUE_ITEMS=20000
 CLIENT_GO_VERSION=${CLIENT_GO_VERSION:-v0.37.2}
-NS=bench-cache
+NS=bench-cache DNS=bench-cache-deploy
 mkdir -p "$RESULTS"
 rm -f "$RESULTS"/cache-*.jsonl
 W=$(mktemp -d /tmp/kcg-bench-cache.XXXXXX)
@@ -75,43 +82,83 @@ done
 
 # ---- informer memory + listers -------------------------------------------------------
 bench_cluster_up
-have=$(kubectl get configmaps -n "$NS" -l app=bench --no-headers 2>/dev/null | wc -l)
-if [[ $have != "$N" ]]; then
-kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
-kubectl create namespace "$NS" >/dev/null
-blog "creating $N ConfigMaps in $NS"
-python3 - "$W/cms" "$N" <<'EOF'
+# populate NS RESOURCE COUNT TEMPLATE: unless NS holds COUNT objects of RESOURCE labelled
+# app=bench, (re)create NS with COUNT of them. TEMPLATE is one object's YAML as a Python
+# f-string of its index `i`; kubectl creates them from files of 250, four files at a time.
+populate() {
+  local ns=$1 resource=$2 count=$3 template=$4 have
+  have=$(kubectl get "$resource" -n "$ns" -l app=bench --no-headers 2>/dev/null | wc -l)
+  if [[ $have != "$count" ]]; then
+    kubectl delete namespace "$ns" --ignore-not-found --wait=true >/dev/null
+    kubectl create namespace "$ns" >/dev/null
+    blog "creating $count $resource in $ns"
+    python3 - "$W/$ns" "$count" "$template" <<'EOF'
 import os, sys
-out, n = sys.argv[1], int(sys.argv[2])
+out, n, template = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+render = eval("lambda i: f" + repr(template))
 os.makedirs(out)
 chunk = 250
 for c in range(0, n, chunk):
     with open(f"{out}/{c:06d}.yaml", "w") as f:
         for i in range(c, min(n, c + chunk)):
-            f.write(f"""---
-apiVersion: v1
+            f.write("---\n" + render(i))
+EOF
+    ls "$W/$ns"/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
+  fi
+  blog "$(kubectl get "$resource" -n "$ns" -l app=bench --no-headers | wc -l) $resource present"
+}
+
+populate "$NS" configmaps "$N" 'apiVersion: v1
 kind: ConfigMap
 metadata:
   name: bench-cm-{i:06d}
   labels: {{app: bench, idx: "{i}"}}
 data:
-  config.yaml: "replicas: 3\\nimage: registry.example.com/app:v1.{i % 100}\\n"
+  config.yaml: "replicas: 3\nimage: registry.example.com/app:v1.{i % 100}\n"
   mode: production
   owner: team-{i % 17}
   checksum: "{i * 2654435761 % 2**32:08x}{i:08x}"
-""")
-EOF
-ls "$W"/cms/*.yaml | xargs -P 4 -n 1 kubectl create -n "$NS" -f >/dev/null
-fi
-blog "$(kubectl get configmaps -n "$NS" -l app=bench --no-headers | wc -l) ConfigMaps present"
+'
+populate "$DNS" deployments "$D" 'apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: foo-{i:06d}-deploy
+  labels: {{app: bench, idx: "{i}", controller: foo-{i:06d}}}
+spec:
+  paused: true
+  replicas: 1
+  selector:
+    matchLabels: {{app: nginx, controller: foo-{i:06d}}}
+  template:
+    metadata:
+      labels: {{app: nginx, controller: foo-{i:06d}}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:latest
+'
+# Wait until kube-controller-manager has written every Deployment's status, so the objects
+# do not change under the measurement.
+written=0
+for _ in $(seq 900); do
+  written=$(kubectl get deployments -n "$DNS" -l app=bench -o jsonpath='{range .items[*]}{.status.observedGeneration}{"\n"}{end}' | grep -c . || true)
+  [[ $written == "$D" ]] && break
+  sleep 1
+done
+blog "$written of $D Deployments with their status written"
 
 for i in $(seq "$RUNS"); do
-  for t in none drop-managed-fields; do
-    "$RUST_INF" "$NS" "$N" "$t" >>"$RESULTS/cache-informer.jsonl"
-    [[ -n $GO_PROBE ]] && "$GO_PROBE" informer "$NS" "$N" "$t" >>"$RESULTS/cache-informer.jsonl"
+  for kind in configmaps deployments; do
+    if [[ $kind == configmaps ]]; then ns=$NS n=$N; else ns=$DNS n=$D; fi
+    for mode in full metadata; do
+      for t in none drop-managed-fields; do
+        "$RUST_INF" "$ns" "$n" "$t" "$kind" "$mode" >>"$RESULTS/cache-informer.jsonl"
+        [[ -n $GO_PROBE ]] && "$GO_PROBE" informer "$ns" "$n" "$t" "$kind" "$mode" >>"$RESULTS/cache-informer.jsonl"
+      done
+    done
   done
 done
-# The namespace is kept for the next run (same N); delete it by hand when done.
+# The namespaces are kept for the next run (same N and D); delete them by hand when done.
 
 blog "byte breakdown of one cached ConfigMap"
 kubectl get configmap -n "$NS" bench-cm-000000 -o json --show-managed-fields >"$W/cm.json"
@@ -125,14 +172,16 @@ def load(p):
 inf = load(f"{d}/cache-informer.jsonl")
 g = collections.defaultdict(list)
 for r in inf:
-    g[(r["impl"], r["transform"])].append(r)
+    g[(r.get("kind", "configmaps"), r.get("mode", "full"), r["transform"], r["impl"])].append(r)
 def med(rs, k):
     return statistics.median(r[k] for r in rs)
-print("| informer | managedFields | objects | heap bytes/object | RSS bytes/object | lister get/s | lister list(ns, app=bench)/s | sync (s) | runs |")
-print("|---|---|---|---|---|---|---|---|---|")
-for (impl, t), rs in sorted(g.items()):
-    name = {"rust": "ours (SharedInformerFactory)", "go": "client-go"}[impl]
-    print(f"| {name} | {'dropped' if t else 'kept'} | {rs[0]['objects']} | {med(rs,'heap_bytes_per_object'):.0f} | "
+print("| kind | cached | managedFields | informer | objects | heap bytes/object | RSS bytes/object | lister get/s | lister list(ns, app=bench)/s | sync (s) | runs |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for (kind, mode, t, impl), rs in sorted(g.items()):
+    name = {("rust", "full"): "ours (informer_for)", ("rust", "metadata"): "ours (metadata_informer_for)",
+            ("go", "full"): "client-go (informers)", ("go", "metadata"): "client-go (metadatainformer)"}[(impl, mode)]
+    print(f"| {kind} | {'metadata only' if mode == 'metadata' else 'whole object'} | {'dropped' if t else 'kept'} | {name} | "
+          f"{rs[0]['objects']} | {med(rs,'heap_bytes_per_object'):.0f} | "
           f"{med(rs,'rss_bytes_per_object'):.0f} | {med(rs,'lister_get_per_sec'):,.0f} | "
           f"{med(rs,'lister_list_per_sec'):,.1f} | {med(rs,'sync_secs'):.2f} | {len(rs)} |")
 wq = load(f"{d}/cache-workqueue.jsonl")

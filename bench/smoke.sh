@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark harness, for CI: every part's code path runs once with a
-# tiny workload (1 run; 2x2 synthetic API; 200 ConfigMaps; 10 Foos). It asserts that the
-# harness works and produces its tables, never timings. Go anchors are used only where
+# tiny workload (1 run; 2x2 synthetic API; 200 ConfigMaps and 20 Deployments; 10 Foos). It
+# asserts that the harness works and produces its tables and rows, never timings. Go anchors are used only where
 # they are already installed (bench/install-anchors.sh); nothing is downloaded for them.
 # Uses its own control plane instance (/tmp/kube-codegen-bench-smoke, port offset 300)
 # and stops it at the end. Results go to a temp dir, not bench/results/.
@@ -22,18 +22,30 @@ if ! command -v hyperfine >/dev/null || [[ ! -x /usr/bin/time ]]; then
 fi
 
 passed=0 failed=0
-part() { # name table
-  if bash "$BENCH/$1.sh" --smoke && [[ -s $BENCH_RESULTS/$2 ]] && grep -q '^|' "$BENCH_RESULTS/$2"; then
-    echo "bench-smoke: $1 ok"
+part() { # name table [row pattern...]: every pattern must match a table row
+  local name=$1 table=$2 pattern ok=1
+  shift 2
+  bash "$BENCH/$name.sh" --smoke && [[ -s $BENCH_RESULTS/$table ]] && grep -q '^|' "$BENCH_RESULTS/$table" || ok=0
+  for pattern in "$@"; do
+    ((ok)) && ! grep -Eq "^\| $pattern" "$BENCH_RESULTS/$table" && { echo "bench-smoke: $name: no row '$pattern'" >&2; ok=0; }
+  done
+  if ((ok)); then
+    echo "bench-smoke: $name ok"
     passed=$((passed + 1))
   else
-    echo "bench-smoke: $1 FAILED" >&2
+    echo "bench-smoke: $name FAILED" >&2
     failed=$((failed + 1))
   fi
 }
 part codegen codegen.md
 part compile compile.md
-part cache cache.md
+# The cache table's rows: each kind cached whole and metadata only, managedFields kept and
+# dropped (ours; client-go's beside them when Go is there).
+part cache cache.md \
+  "configmaps \| whole object \| kept \| ours" "configmaps \| whole object \| dropped \| ours" \
+  "configmaps \| metadata only \| kept \| ours" "configmaps \| metadata only \| dropped \| ours" \
+  "deployments \| whole object \| kept \| ours" "deployments \| whole object \| dropped \| ours" \
+  "deployments \| metadata only \| kept \| ours" "deployments \| metadata only \| dropped \| ours"
 part controller controller.md
 echo "bench-smoke: results in $BENCH_RESULTS"
 echo "bench-smoke: $passed passed, $failed failed"

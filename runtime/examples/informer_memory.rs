@@ -2,12 +2,13 @@
 //!
 //! ```text
 //! KUBECONFIG=... cargo run --release -p kube-codegen-runtime --example informer_memory -- \
-//!     NAMESPACE EXPECTED_OBJECTS [drop-managed-fields]
+//!     NAMESPACE EXPECTED_OBJECTS [none|drop-managed-fields] [configmaps|deployments] [full|metadata]
 //! ```
 //!
-//! Caches every ConfigMap of NAMESPACE with `SharedInformerFactory` (optionally with the
-//! `drop_managed_fields` transform), waits until the cache holds EXPECTED_OBJECTS, and prints
-//! one JSON line:
+//! Caches every ConfigMap (default) or Deployment of NAMESPACE with `SharedInformerFactory`
+//! (optionally with the `drop_managed_fields` transform): whole objects (`informer_for`,
+//! default) or metadata only (`metadata_informer_for`, `PartialObjectMeta<K>`). Waits until
+//! the cache holds EXPECTED_OBJECTS, and prints one JSON line:
 //!
 //! - `heap_bytes_per_object`: live heap bytes (a counting global allocator) after sync minus
 //!   before the informer started, divided by the object count; the same quantity as Go's
@@ -20,9 +21,14 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
+use std::fmt::Debug;
+
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Resource;
 use kube::core::Selector;
-use kube_codegen_runtime::informer::{SharedInformerFactory, drop_managed_fields};
+use kube_codegen_runtime::informer::{Informer, SharedInformerFactory, drop_managed_fields};
+use serde::de::DeserializeOwned;
 
 struct Counting;
 
@@ -78,7 +84,13 @@ async fn main() -> anyhow_free::Result {
     let args: Vec<String> = std::env::args().collect();
     let ns = args.get(1).cloned().unwrap_or_else(|| "default".into());
     let expected: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
-    let transform = args.get(3).is_some_and(|a| a == "drop-managed-fields");
+    let transform = match args.get(3).map_or("none", String::as_str) {
+        "none" => false,
+        "drop-managed-fields" => true,
+        other => return Err(format!("transform {other:?}: none or drop-managed-fields").into()),
+    };
+    let kind = args.get(4).map_or("configmaps", String::as_str).to_owned();
+    let mode = args.get(5).map_or("full", String::as_str).to_owned();
 
     let client = kube::Client::try_default().await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -89,66 +101,129 @@ async fn main() -> anyhow_free::Result {
         builder = builder.with_transform(drop_managed_fields);
     }
     let factory = builder.build();
-    let informer = factory.informer_for::<ConfigMap>();
-    let started = Instant::now();
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(300))
-        .await
-        .map_err(|e| e.to_string())?;
-    while informer.store().list().len() < expected {
-        if started.elapsed() > Duration::from_secs(300) {
+    let probe = Probe {
+        factory: &factory,
+        ns: &ns,
+        expected,
+    };
+    let m = match (kind.as_str(), mode.as_str()) {
+        ("configmaps", "full") => probe.run(factory.informer_for::<ConfigMap>()).await?,
+        ("configmaps", "metadata") => {
+            probe
+                .run(factory.metadata_informer_for::<ConfigMap>())
+                .await?
+        }
+        ("deployments", "full") => probe.run(factory.informer_for::<Deployment>()).await?,
+        ("deployments", "metadata") => {
+            probe
+                .run(factory.metadata_informer_for::<Deployment>())
+                .await?
+        }
+        _ => {
             return Err(format!(
-                "cache holds {} of {expected}",
-                informer.store().list().len()
+                "kind {kind:?} / mode {mode:?}: configmaps or deployments, full or metadata"
             )
             .into());
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let sync_secs = started.elapsed().as_secs_f64();
-    // Let the list's transient buffers go before measuring.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let (heap1, rss1) = (LIVE.load(Ordering::Relaxed), rss_bytes());
-    let objects = informer.store().list().len();
-
-    let lister = informer.lister();
-    let names: Vec<String> = informer
-        .store()
-        .list()
-        .iter()
-        .filter_map(|o| o.metadata.name.clone())
-        .collect();
-    let nsl = lister.namespaced(&ns);
-    let get = ops_per_sec(
-        |i| {
-            let name = &names[i % names.len().max(1)];
-            std::hint::black_box(nsl.get(name));
-        },
-        100_000,
-    );
-    let selector: Selector = [("app", "bench")].into_iter().collect();
-    let list = ops_per_sec(
-        |_| {
-            std::hint::black_box(nsl.list(&selector));
-        },
-        5,
-    );
-
+    };
     println!(
-        "{{\"impl\":\"rust\",\"transform\":{transform},\"objects\":{objects},\"sync_secs\":{sync_secs:.3},\
+        "{{\"impl\":\"rust\",\"kind\":\"{kind}\",\"mode\":\"{mode}\",\"transform\":{transform},\"objects\":{},\"sync_secs\":{:.3},\
 \"heap_bytes_per_object\":{:.0},\"rss_bytes_per_object\":{:.0},\"heap_bytes\":{},\"rss_bytes\":{},\
-\"lister_get_per_sec\":{get:.0},\"lister_list_per_sec\":{list:.2}}}",
-        (heap1 - heap0) as f64 / objects.max(1) as f64,
-        (rss1 - rss0) as f64 / objects.max(1) as f64,
-        heap1,
-        rss1,
+\"lister_get_per_sec\":{:.0},\"lister_list_per_sec\":{:.2}}}",
+        m.objects,
+        m.sync_secs,
+        (m.heap1 - heap0) as f64 / m.objects.max(1) as f64,
+        (m.rss1 - rss0) as f64 / m.objects.max(1) as f64,
+        m.heap1,
+        m.rss1,
+        m.get,
+        m.list,
     );
     factory.shutdown();
     Ok(())
 }
 
+/// What one informer is measured against.
+struct Probe<'a> {
+    factory: &'a SharedInformerFactory,
+    ns: &'a str,
+    expected: usize,
+}
+
+/// One informer's figures.
+struct Measured {
+    objects: usize,
+    sync_secs: f64,
+    heap1: isize,
+    rss1: i64,
+    get: f64,
+    list: f64,
+}
+
+impl Probe<'_> {
+    /// Start the factory, wait for `informer` to hold the expected objects, measure memory,
+    /// then the lister.
+    async fn run<K>(&self, informer: Informer<K>) -> anyhow_free::Result<Measured>
+    where
+        K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let started = Instant::now();
+        self.factory.start();
+        self.factory
+            .wait_for_cache_sync(Duration::from_secs(300))
+            .await
+            .map_err(|e| e.to_string())?;
+        while informer.store().list().len() < self.expected {
+            if started.elapsed() > Duration::from_secs(300) {
+                return Err(format!(
+                    "cache holds {} of {}",
+                    informer.store().list().len(),
+                    self.expected
+                )
+                .into());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let sync_secs = started.elapsed().as_secs_f64();
+        // Let the list's transient buffers go before measuring.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (heap1, rss1) = (LIVE.load(Ordering::Relaxed), rss_bytes());
+        let objects = informer.store().list().len();
+
+        let lister = informer.lister();
+        let names: Vec<String> = informer
+            .store()
+            .list()
+            .iter()
+            .filter_map(|o| o.meta().name.clone())
+            .collect();
+        let nsl = lister.namespaced(self.ns);
+        let get = ops_per_sec(
+            |i| {
+                let name = &names[i % names.len().max(1)];
+                std::hint::black_box(nsl.get(name));
+            },
+            100_000,
+        );
+        let selector: Selector = [("app", "bench")].into_iter().collect();
+        let list = ops_per_sec(
+            |_| {
+                std::hint::black_box(nsl.list(&selector));
+            },
+            5,
+        );
+        Ok(Measured {
+            objects,
+            sync_secs,
+            heap1,
+            rss1,
+            get,
+            list,
+        })
+    }
+}
+
 /// `Result` without pulling anyhow into the runtime's dev-dependencies.
 mod anyhow_free {
-    pub type Result = std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>;
+    pub type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 }

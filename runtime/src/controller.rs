@@ -35,6 +35,9 @@
 //! - events of the primary kind enqueue its key; an owned object enqueues the key of its
 //!   controller owner (the ownerReference with `controller: true` whose kind and API group
 //!   are the primary's); a watched object enqueues whatever its mapping returns;
+//! - [`Builder::owns_metadata`] and [`Builder::watches_metadata`] cache an owned or watched
+//!   kind as metadata only (controller-runtime's `builder.OnlyMetadata`), when the reconcile
+//!   reads nothing of its spec or status;
 //! - predicates filter updates of the primary (creations and deletions always pass);
 //! - the object is read from the informer's cache: a deleted object arrives as
 //!   `object: None`, a normal case, not an error;
@@ -71,9 +74,10 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use kube::Resource;
+use kube::core::PartialObjectMeta;
 use serde::de::DeserializeOwned;
 
-use crate::informer::{DeleteEvent, HandlerFuncs, Informer};
+use crate::informer::{DeleteEvent, HandlerFuncs, Informer, InformerScope, SharedInformerFactory};
 use crate::store::{ObjectKey, key_of};
 use crate::workqueue::WorkQueue;
 
@@ -370,6 +374,71 @@ where
                 .into_iter()
                 .collect()
         })
+    }
+
+    /// Objects the primary kind owns, cached as metadata only (controller-runtime's
+    /// `Owns(&O{}, builder.OnlyMetadata)`): [`owns`](Self::owns) on the factory's
+    /// metadata-only informer of `O`, which lists and watches with
+    /// `as=PartialObjectMetadata`. Owner references are metadata, so the owner is found as
+    /// with `owns`; the cache keeps no spec or status. A reconcile that reads the owned
+    /// objects takes the same informer from the factory
+    /// ([`SharedInformerFactory::metadata_informer_for`]): its lister returns
+    /// [`PartialObjectMeta<O>`].
+    ///
+    /// ```no_run
+    /// # fn demo(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
+    /// use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+    /// use kube_codegen_runtime::controller::Builder;
+    ///
+    /// let controller = Builder::for_kind(factory.informer_for::<Deployment>())
+    ///     .owns_metadata::<ReplicaSet>(&factory)
+    ///     .build();
+    /// // The same cache, shared with the controller's handlers:
+    /// let replica_sets = factory.metadata_informer_for::<ReplicaSet>().lister();
+    /// # drop((controller, replica_sets)); }
+    /// ```
+    pub fn owns_metadata<O>(self, factory: &SharedInformerFactory) -> Self
+    where
+        O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        O::Scope: InformerScope,
+    {
+        self.owns(O::Scope::metadata_informer::<O>(factory))
+    }
+
+    /// Another kind, cached as metadata only (controller-runtime's `Watches(&O{}, handler,
+    /// builder.OnlyMetadata)`): [`watches`](Self::watches) on the factory's metadata-only
+    /// informer of `O`; `map` sees each object's [`PartialObjectMeta<O>`].
+    ///
+    /// ```no_run
+    /// # fn demo(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use k8s_openapi::api::core::v1::Secret;
+    /// use kube::core::PartialObjectMeta;
+    /// use kube_codegen_runtime::controller::Builder;
+    /// use kube_codegen_runtime::store::ObjectKey;
+    ///
+    /// // A Secret labelled `app=<name>` reconciles that Deployment; no Secret data is cached.
+    /// let controller = Builder::for_kind(factory.informer_for::<Deployment>())
+    ///     .watches_metadata::<Secret>(&factory, |secret: &PartialObjectMeta<Secret>| {
+    ///         let app = secret.metadata.labels.as_ref().and_then(|l| l.get("app"));
+    ///         match (&secret.metadata.namespace, app) {
+    ///             (Some(ns), Some(app)) => vec![ObjectKey::namespaced(ns, app)],
+    ///             _ => vec![],
+    ///         }
+    ///     })
+    ///     .build();
+    /// # drop(controller); }
+    /// ```
+    pub fn watches_metadata<O>(
+        self,
+        factory: &SharedInformerFactory,
+        map: impl Fn(&PartialObjectMeta<O>) -> Vec<ObjectKey> + Send + Sync + 'static,
+    ) -> Self
+    where
+        O: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        O::Scope: InformerScope,
+    {
+        self.watches(O::Scope::metadata_informer::<O>(factory), map)
     }
 
     /// Any other kind: each event of one enqueues the keys `map` returns (an index lookup,

@@ -800,8 +800,9 @@ impl SharedInformerFactory {
     /// `as=PartialObjectMetadata` (kube's `Api<PartialObjectMeta<K>>` asks so), so the server
     /// sends, and the cache keeps, only each object's `metadata`: a controller that reads an
     /// owned object's owner references or labels caches no spec or status. Its lister returns
-    /// [`PartialObjectMeta<K>`]; give it to the builder's
-    /// [`owns`](crate::controller::Builder::owns) or `watches` as any informer.
+    /// [`PartialObjectMeta<K>`]. The controller builder's
+    /// [`owns_metadata`](crate::controller::Builder::owns_metadata) and
+    /// [`watches_metadata`](crate::controller::Builder::watches_metadata) use this informer.
     ///
     /// ```no_run
     /// # fn f(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
@@ -973,6 +974,62 @@ impl SharedInformerFactory {
     /// Stop every watch and handler task.
     pub fn shutdown(&self) {
         self.inner.stop_tx.send_replace(true);
+    }
+}
+
+/// The scope of a kind (`NamespaceResourceScope` or `ClusterResourceScope`): which of the
+/// factory's constructors makes its informers. It lets code generic over a kind ask for
+/// the right one, as the controller builder's
+/// [`owns_metadata`](crate::controller::Builder::owns_metadata) does. Sealed: the two
+/// scopes are the only ones.
+pub trait InformerScope: sealed::Sealed + Sized + 'static {
+    /// The factory's metadata-only informer of `K`
+    /// ([`SharedInformerFactory::metadata_informer_for`] or
+    /// [`SharedInformerFactory::cluster_metadata_informer_for`]).
+    fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for kube::core::NamespaceResourceScope {}
+    impl Sealed for kube::core::ClusterResourceScope {}
+}
+
+impl InformerScope for NamespaceResourceScope {
+    fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        factory.metadata_informer_for::<K>()
+    }
+}
+
+impl InformerScope for ClusterResourceScope {
+    fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        factory.cluster_metadata_informer_for::<K>()
     }
 }
 

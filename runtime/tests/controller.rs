@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, DeleteParams, PostParams};
+use kube::core::PartialObjectMeta;
 use kube_codegen_runtime::controller::{Action, Builder, Metrics, Predicate, Request};
 use kube_codegen_runtime::fake::FakeApiServer;
 use kube_codegen_runtime::informer::SharedInformerFactory;
@@ -39,6 +40,24 @@ fn config_map(name: &str, owner: Option<&str>, controller: bool) -> ConfigMap {
         }]
     });
     c
+}
+
+/// A Secret labelled `for=<deployment>`, which the watching controllers map to that key.
+fn secret_for(deployment: &str) -> Secret {
+    let mut s = Secret::default();
+    s.metadata.namespace = Some("ns".into());
+    s.metadata.name = Some("s".into());
+    s.metadata.labels = Some(BTreeMap::from([("for".to_owned(), deployment.to_owned())]));
+    s
+}
+
+/// The watching controllers' mapping: the Deployment a Secret's `for` label names.
+fn for_label(meta: &ObjectMeta) -> Vec<ObjectKey> {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get("for"))
+        .map(|d| vec![ObjectKey::namespaced("ns", d)])
+        .unwrap_or_default()
 }
 
 /// What reconciles saw: (key, whether the object was there), in order.
@@ -82,12 +101,7 @@ async fn start(
     let mut builder = Builder::for_kind(factory.informer_for::<Deployment>())
         .owns(factory.informer_for::<ConfigMap>())
         .watches(factory.informer_for::<Secret>(), |s: &Secret| {
-            s.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get("for"))
-                .map(|d| vec![ObjectKey::namespaced("ns", d)])
-                .unwrap_or_default()
+            for_label(&s.metadata)
         })
         .max_concurrent_reconciles(2);
     if let Some(p) = predicate {
@@ -164,11 +178,7 @@ async fn primary_owned_and_watched_objects_enqueue_the_right_key() {
 
     // A watched object maps to a key, here of a Deployment that does not exist: the
     // reconcile sees no object, which is not an error.
-    let mut s = Secret::default();
-    s.metadata.namespace = Some("ns".into());
-    s.metadata.name = Some("s".into());
-    s.metadata.labels = Some(BTreeMap::from([("for".to_owned(), "ghost".to_owned())]));
-    secrets.create(&pp, &s).await.unwrap();
+    secrets.create(&pp, &secret_for("ghost")).await.unwrap();
     wait_until("the mapped key's reconcile", || {
         count(&seen, "ns/ghost") == 1
     })
@@ -189,6 +199,89 @@ async fn primary_owned_and_watched_objects_enqueue_the_right_key() {
     assert_eq!(count(&seen, "ns/web"), 3, "{:?}", seen.lock());
     assert_eq!(run.metrics.errors(), 0);
     run.stop().await;
+}
+
+/// controller-runtime's `builder.OnlyMetadata`: the owned and watched kinds are cached from
+/// the fake server's `PartialObjectMetadata` answers (it sends them only when asked with
+/// `as=PartialObjectMetadata`), and their events enqueue the same keys as whole objects'.
+#[tokio::test]
+async fn metadata_only_owned_and_watched_objects_enqueue_the_right_key() {
+    let server = FakeApiServer::new();
+    let factory = SharedInformerFactory::new(server.client());
+    let controller = Builder::for_kind(factory.informer_for::<Deployment>())
+        .owns_metadata::<ConfigMap>(&factory)
+        .watches_metadata::<Secret>(&factory, |s: &PartialObjectMeta<Secret>| {
+            for_label(&s.metadata)
+        })
+        .build();
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let seen: Seen = Default::default();
+    let s = seen.clone();
+    let (tx, rx) = oneshot::channel::<()>();
+    let done = tokio::spawn(controller.run(
+        Arc::new(()),
+        move |req: Request<Deployment>, _ctx: Arc<()>| {
+            s.lock().push((req.key.to_string(), req.object.is_some()));
+            async { Ok::<_, String>(Action::Done) }
+        },
+        async move {
+            let _ = rx.await;
+        },
+    ));
+    let client = server.client();
+    let pp = PostParams::default();
+    Api::<Deployment>::namespaced(client.clone(), "ns")
+        .create(&pp, &deployment("web"))
+        .await
+        .unwrap();
+    wait_until("the primary's reconcile", || count(&seen, "ns/web") == 1).await;
+
+    let mut owned = config_map("cm1", Some("web"), true);
+    owned.data = Some(BTreeMap::from([("big".to_owned(), "x".repeat(1000))]));
+    Api::<ConfigMap>::namespaced(client.clone(), "ns")
+        .create(&pp, &owned)
+        .await
+        .unwrap();
+    wait_until("the owner's reconcile", || count(&seen, "ns/web") == 2).await;
+
+    Api::<Secret>::namespaced(client, "ns")
+        .create(&pp, &secret_for("ghost"))
+        .await
+        .unwrap();
+    wait_until("the mapped key's reconcile", || {
+        count(&seen, "ns/ghost") == 1
+    })
+    .await;
+
+    // The builder's informers are the factory's metadata-only ones (asking again shares
+    // them), and they cache what the server sent for `as=PartialObjectMetadata`.
+    let cms = factory.metadata_informer_for::<ConfigMap>();
+    assert!(cms.has_synced());
+    let cached = cms
+        .lister()
+        .get(&ObjectKey::namespaced("ns", "cm1"))
+        .expect("cm1 cached");
+    let types = cached.types.as_ref().expect("apiVersion and kind");
+    assert_eq!(
+        (types.api_version.as_str(), types.kind.as_str()),
+        ("meta.k8s.io/v1", "PartialObjectMetadata")
+    );
+    assert_eq!(
+        cached.metadata.owner_references.as_ref().unwrap()[0].name,
+        "web"
+    );
+    let secrets = factory.metadata_informer_for::<Secret>();
+    assert_eq!(secrets.lister().list_all().len(), 1);
+    let _ = tx.send(());
+    tokio::time::timeout(Duration::from_secs(5), done)
+        .await
+        .expect("the controller stops on shutdown")
+        .unwrap();
+    factory.shutdown();
 }
 
 #[tokio::test]

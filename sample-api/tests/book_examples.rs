@@ -144,6 +144,40 @@ mod builder {
     }
 }
 
+mod metadata_only {
+    // ANCHOR: metadata_only
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::core::PartialObjectMeta;
+    use kube_codegen_runtime::controller::{Builder, Controller};
+    use kube_codegen_runtime::lister::Lister;
+    use kube_codegen_runtime::store::ObjectKey;
+    use sample_api::SharedInformerFactory;
+    use sample_api::apis::samplecontroller::v1alpha1::Foo;
+
+    fn controller(factory: &SharedInformerFactory) -> Controller<Foo> {
+        let foos = factory.samplecontroller().v1alpha1().foos();
+        Builder::for_kind(foos.informer().clone())
+            // Each Deployment's events enqueue its controller owner; no spec is cached.
+            .owns_metadata::<Deployment>(factory)
+            // A Secret labelled foo=<name> reconciles that Foo; no Secret data is cached.
+            .watches_metadata::<Secret>(factory, |s: &PartialObjectMeta<Secret>| {
+                let foo = s.metadata.labels.as_ref().and_then(|l| l.get("foo"));
+                match (&s.metadata.namespace, foo) {
+                    (Some(ns), Some(foo)) => vec![ObjectKey::namespaced(ns, foo)],
+                    _ => vec![],
+                }
+            })
+            .build()
+    }
+
+    /// The reconcile reads the same cache: `get` returns `Arc<PartialObjectMeta<Deployment>>`.
+    fn deployments(factory: &SharedInformerFactory) -> Lister<PartialObjectMeta<Deployment>> {
+        factory.metadata_informer_for::<Deployment>().lister()
+    }
+    // ANCHOR_END: metadata_only
+}
+
 mod sharding {
     // ANCHOR: sharding
     use std::num::NonZeroUsize;

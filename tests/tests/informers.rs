@@ -252,17 +252,61 @@ async fn two_electors_never_lead_at_once_and_hand_over_on_release() {
     let _ = tokio::join!(ta, tb);
 }
 
+/// The audit policy of the metadata-informer test's control plane: the response of every
+/// list of Deployments and ConfigMaps in its namespace (the API server records the object it
+/// sent, so the log shows what the request asked for), nothing else.
+const METADATA_AUDIT_POLICY: &str = r#"apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: RequestResponse
+  verbs: ["list"]
+  namespaces: ["metadata-informers"]
+  resources:
+  - group: apps
+    resources: ["deployments"]
+  - group: ""
+    resources: ["configmaps"]
+- level: None
+"#;
+
 /// A metadata-only informer (client-go's `metadatainformer`, controller-runtime's
 /// `OnlyMetadata`): the API server answers its list and watch as `PartialObjectMetadata`, so
 /// the cache holds each object's metadata and nothing of its spec; a whole-object informer of
-/// the same kind lives beside it.
+/// the same kind lives beside it. The server's audit log shows both lists as it answered
+/// them: `PartialObjectMetadataList`, which it sends only for `as=PartialObjectMetadata`, and
+/// `DeploymentList`. Then the controller builder's `owns_metadata` (controller-runtime's
+/// `OnlyMetadata`): a ConfigMap the Deployment controls, cached as metadata, reconciles the
+/// Deployment, and the ConfigMaps' list was answered as `PartialObjectMetadataList`. A
+/// control plane of its own, for the audit flags.
 #[tokio::test]
 async fn metadata_informers_cache_only_metadata_as_the_server_sends_it() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube_codegen_envtest::Environment;
+    use kube_codegen_runtime::controller::{Action, Builder, Request};
     use kube_codegen_runtime::store::ObjectKey;
 
-    let client = client().await;
-    let ns = TestNamespace::new(&client, "metadata-informers").await;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
+    const NS: &str = "metadata-informers";
+    let dir = std::env::temp_dir().join(format!("kcg-metadata-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = dir.join("policy.yaml");
+    std::fs::write(&policy, METADATA_AUDIT_POLICY).unwrap();
+    let audit = dir.join("audit.log");
+    let env = Environment::builder()
+        .apiserver_arg(format!("--audit-policy-file={}", policy.display()))
+        .apiserver_arg(format!("--audit-log-path={}", audit.display()))
+        .timeout(Duration::from_secs(90))
+        .start()
+        .await
+        .expect("control plane (kube-codegen-envtest; hack/testenv.sh build makes the binaries)");
+    let client = env.client();
+    let namespace: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": NS}})).unwrap();
+    Api::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
     let deployment: Deployment = serde_json::from_value(serde_json::json!({
         "metadata": { "name": "web", "labels": { "app": "web" } },
         "spec": {
@@ -280,7 +324,7 @@ async fn metadata_informers_cache_only_metadata_as_the_server_sends_it() {
         .unwrap();
 
     let factory = RuntimeFactory::builder(client.clone())
-        .with_namespace(ns.name.clone())
+        .with_namespace(NS)
         .build();
     let metadata = factory.metadata_informer_for::<Deployment>();
     let whole = factory.informer_for::<Deployment>();
@@ -290,7 +334,7 @@ async fn metadata_informers_cache_only_metadata_as_the_server_sends_it() {
         .await
         .unwrap();
 
-    let key = ObjectKey::namespaced(&ns.name, "web");
+    let key = ObjectKey::namespaced(NS, "web");
     let cached = metadata.lister().get(&key).expect("cached");
     // The server's own form for metadata-only answers: it sends it only when asked with
     // `as=PartialObjectMetadata`.
@@ -334,4 +378,103 @@ async fn metadata_informers_cache_only_metadata_as_the_server_sends_it() {
     )
     .await
     .unwrap();
+    // The watch's answers are the server's metadata-only form too.
+    let watched = metadata.lister().get(&key).expect("cached");
+    assert_eq!(
+        watched.types.as_ref().unwrap().kind,
+        "PartialObjectMetadata"
+    );
+
+    // The API server's record of the lists: what it answered each informer, by resource.
+    let listed = |resource: &'static str, at_least: usize| {
+        let audit = audit.clone();
+        eventually(
+            "the informers' lists in the audit log",
+            Duration::from_secs(30),
+            move || {
+                let text = std::fs::read_to_string(&audit).unwrap_or_default();
+                async move {
+                    let mut kinds: Vec<String> = text
+                        .lines()
+                        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                        .filter(|e| e["verb"] == "list" && e["objectRef"]["resource"] == resource)
+                        .filter_map(|e| e["responseObject"]["kind"].as_str().map(str::to_owned))
+                        .collect();
+                    kinds.sort();
+                    kinds.dedup();
+                    Ok((kinds.len() >= at_least).then_some(kinds))
+                }
+            },
+        )
+    };
+    assert_eq!(
+        listed("deployments", 2).await.unwrap(),
+        ["DeploymentList", "PartialObjectMetadataList"]
+    );
+
+    // The builder's `owns_metadata`: the owned kind's informer is the factory's metadata-only
+    // one (made now, it starts at once), and an owned object's event reconciles its owner.
+    let controller = Builder::for_kind(whole.clone())
+        .owns_metadata::<ConfigMap>(&factory)
+        .build();
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(controller.run(
+        Arc::new(()),
+        move |req: Request<Deployment>, _: Arc<()>| {
+            let _ = seen_tx.send(req.key.to_string());
+            async { Ok::<_, String>(Action::Done) }
+        },
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    let web = format!("{NS}/web");
+    let wait = Duration::from_secs(30);
+    // The Deployment's own add (the cache is replayed to the new handler).
+    assert_eq!(
+        tokio::time::timeout(wait, seen.recv())
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(web.as_str())
+    );
+    let owner = deployments.get("web").await.unwrap();
+    let owned: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {
+            "name": "web-config",
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+                "uid": owner.metadata.uid.unwrap(), "controller": true,
+            }],
+        },
+        "data": { "big": "x".repeat(1000) },
+    }))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &owned)
+        .await
+        .unwrap();
+    assert_eq!(
+        tokio::time::timeout(wait, seen.recv())
+            .await
+            .expect("the owner's reconcile")
+            .as_deref(),
+        Some(web.as_str())
+    );
+    let cached = factory
+        .metadata_informer_for::<ConfigMap>()
+        .lister()
+        .get(&ObjectKey::namespaced(NS, "web-config"))
+        .expect("the owned ConfigMap cached");
+    assert_eq!(cached.types.as_ref().unwrap().kind, "PartialObjectMetadata");
+    assert_eq!(
+        listed("configmaps", 1).await.unwrap(),
+        ["PartialObjectMetadataList"]
+    );
+    let _ = stop_tx.send(());
+    running.await.unwrap();
+    factory.shutdown();
+    drop(env);
+    let _ = std::fs::remove_dir_all(&dir);
 }
