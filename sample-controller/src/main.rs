@@ -19,9 +19,11 @@ use kube_codegen_runtime::leader::{LeaderElectionConfig, LeaderElector};
 use kube_codegen_runtime::ratelimit::{
     ClientOptions, LimitScope, RequestMetrics, client_with_options, default_user_agent,
 };
+use kube_codegen_runtime::sharding::{GroupConfig, ShardGate, ShardMember};
 use kube_codegen_runtime::store::ObjectKey;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
+use sample_api::apis::samplecontroller::v1alpha1::Foo;
 use sample_api::generated::informers::SharedInformerFactory;
 use sample_controller::{COMPONENT, FIELD_MANAGER, foo, foo_builder, serve, testresource};
 use tokio::sync::watch;
@@ -95,6 +97,26 @@ struct Args {
     /// same sync).
     #[arg(long, default_value = "client-go", value_parser = ["client-go", "builder"])]
     foo_controller: String,
+    /// Spread the Foos (and TestResources) over the replicas: `off` (every replica, or the
+    /// leader with --leader-elect, handles every object) or `auto` (join the shard group
+    /// --shard-group: each replica holds a member Lease, the uid hash space's 64 slots are
+    /// dealt over the live members, and each replica caches and reconciles only its
+    /// slots; runs the Foo controller on the builder).
+    #[arg(long, default_value = "off", value_parser = ["off", "auto"])]
+    shards: String,
+    /// The shard group to join with --shards auto: the name of its table Lease and the
+    /// label of its members' Leases.
+    #[arg(long, default_value = "sample-controller")]
+    shard_group: String,
+    /// Namespace of the shard group's Leases (default: $POD_NAMESPACE, else "default").
+    #[arg(long)]
+    shard_namespace: Option<String>,
+    /// Identity in the shard group (default: hostname and a random suffix).
+    #[arg(long)]
+    shard_identity: Option<String>,
+    /// Append a line per Foo reconcile start and end (time, replica, key) to this file.
+    #[arg(long)]
+    audit_log: Option<PathBuf>,
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -180,6 +202,11 @@ struct Running {
     tr_metrics: Arc<kube_codegen_runtime::controller::Metrics>,
     /// The Foo controller's counters when it runs on the builder.
     foo_builder_metrics: Arc<kube_codegen_runtime::controller::Metrics>,
+    /// With --shards auto: the shard group's gate.
+    shard: Option<ShardGate>,
+    /// The Foo cache, for the objects-cached gauge.
+    foos_cached: std::sync::OnceLock<kube_codegen_runtime::store::Store<Foo>>,
+    audit: Option<Arc<sample_controller::audit::Audit>>,
 }
 
 /// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
@@ -222,9 +249,11 @@ async fn run_controllers(
         let controller = Arc::new(
             controller
                 .with_metrics(running.foo_metrics.clone())
-                .with_write_mode(args.write_mode),
+                .with_write_mode(args.write_mode)
+                .with_audit(running.audit.clone()),
         );
-        if args.foo_controller == "builder" {
+        let _ = running.foos_cached.set(foos.informer().store().clone());
+        if args.foo_controller == "builder" || running.shard.is_some() {
             foo_builder_controller = Some((
                 foo_builder::controller(
                     foos.informer().clone(),
@@ -232,6 +261,7 @@ async fn run_controllers(
                     running.foo_queue.clone(),
                     running.foo_builder_metrics.clone(),
                     args.workers,
+                    running.shard.clone(),
                 ),
                 controller,
             ));
@@ -248,6 +278,7 @@ async fn run_controllers(
             running.tr_queue.clone(),
             running.tr_metrics.clone(),
             args.workers,
+            running.shard.clone(),
         ));
     }
     factory.start();
@@ -324,6 +355,26 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
     out += &running.tr_metrics.render_prometheus("testresources");
     out += &running.foo_builder_metrics.render_prometheus("foos");
     out += &requests.render_prometheus();
+    if let Some(store) = running.foos_cached.get() {
+        out += "# HELP sample_controller_foos_cached Foos in this replica's cache.\n";
+        out += "# TYPE sample_controller_foos_cached gauge\n";
+        out += &format!("sample_controller_foos_cached {}\n", store.len());
+    }
+    if let Some(gate) = &running.shard {
+        out += "# HELP shard_slots_working Slots of the shard group this replica reconciles (fenced).\n";
+        out += "# TYPE shard_slots_working gauge\n";
+        out += &format!("shard_slots_working {}\n", gate.working().len());
+        out += "# HELP shard_slots_cached Slots of the shard group this replica caches.\n";
+        out += "# TYPE shard_slots_cached gauge\n";
+        out += &format!("shard_slots_cached {}\n", gate.cached().len());
+        let owned: Vec<String> = gate.working().iter().map(ToString::to_string).collect();
+        out += "# HELP shard_slots_owned_info The slots this replica reconciles.\n";
+        out += "# TYPE shard_slots_owned_info gauge\n";
+        out += &format!(
+            "shard_slots_owned_info{{slots=\"{}\"}} 1\n",
+            owned.join(",")
+        );
+    }
     out
 }
 
@@ -377,12 +428,52 @@ async fn run(args: Args) -> Result<()> {
     }
     let clientset = Clientset::new(client.clone());
 
+    let member = if args.shards == "auto" {
+        if args.leader_elect {
+            anyhow::bail!(
+                "--shards auto and --leader-elect exclude each other: in a shard group every replica works (on its slots)"
+            );
+        }
+        let namespace = args
+            .shard_namespace
+            .clone()
+            .or_else(|| std::env::var("POD_NAMESPACE").ok())
+            .unwrap_or_else(|| "default".into());
+        let identity = args
+            .shard_identity
+            .clone()
+            .unwrap_or_else(LeaderElectionConfig::default_identity);
+        tracing::info!(group = %args.shard_group, %namespace, %identity, "sharding: --shards auto joins a shard group; the Foo controller runs on the builder");
+        Some(ShardMember::new(
+            client.clone(),
+            GroupConfig::new(&args.shard_group, namespace, identity),
+        )?)
+    } else {
+        None
+    };
+    let audit = match &args.audit_log {
+        Some(path) => {
+            let replica = member.as_ref().map_or_else(
+                || "sample-controller".to_owned(),
+                |m| m.config().identity.clone(),
+            );
+            Some(Arc::new(
+                sample_controller::audit::Audit::open(path, &replica)
+                    .with_context(|| format!("opening the audit log {}", path.display()))?,
+            ))
+        }
+        None => None,
+    };
+
     let running = Arc::new(Running {
         foo_queue: WorkQueue::new("foos"),
         tr_queue: WorkQueue::new("testresources"),
         foo_metrics: Arc::default(),
         tr_metrics: Arc::default(),
         foo_builder_metrics: Arc::default(),
+        shard: member.as_ref().map(ShardMember::gate),
+        foos_cached: std::sync::OnceLock::new(),
+        audit,
     });
     let (ready_tx, ready_rx) = watch::channel(false);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -419,6 +510,9 @@ async fn run(args: Args) -> Result<()> {
         shutdown_signal().await;
         let _ = stop_tx.send(true);
     });
+    // The shard group: on SIGTERM the member closes its gate (reconciles in flight are
+    // dropped), frees its slots and releases its Lease, so the others take over at once.
+    let member = member.map(|m| tokio::spawn(m.run(stopped())));
 
     // The runtime's manager: the controllers run only while this replica leads (with
     // --leader-elect) and drain on SIGTERM; the Lease is released on the way out.
@@ -455,6 +549,9 @@ async fn run(args: Args) -> Result<()> {
     if stopped_by == Stopped::LostLeadership {
         // Exit non-zero so the replica restarts and competes again.
         anyhow::bail!("lost leadership");
+    }
+    if let Some(m) = member {
+        m.await?;
     }
     let _ = tokio::join!(health, metrics);
     if let Some(w) = webhook {
