@@ -602,7 +602,7 @@ where
             ),
             ServerFiltering::Unconfirmed => tracing::info!(
                 informer = %name, %selector,
-                "the API server's list carried no shardInfo (metadata-only lists lose it) but held only selected objects; this informer filters client-side as well"
+                "the API server's list carried no shardInfo (kube-apiserver 1.37 drops it from custom resource and metadata-only lists) but held only selected objects; this informer filters client-side as well"
             ),
             ServerFiltering::Unknown => tracing::warn!(
                 informer = %name, %selector,

@@ -400,7 +400,8 @@ fn main() -> Result<()> {
 
 async fn run(args: Args) -> Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "info,kube=warn".into());
+        // `kube=warn` would also match `kube_codegen_runtime` (targets match by prefix).
+        .unwrap_or_else(|_| "info,kube=warn,kube_codegen_runtime=info".into());
     if args.log_format == "json" {
         tracing_subscriber::fmt()
             .json()
