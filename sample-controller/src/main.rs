@@ -212,9 +212,10 @@ struct Running {
 /// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
 /// is in flight, stop the informers.
 ///
-/// Leader election: one Lease in the controller's namespace, and its events there.
+/// Leader election: one Lease in the controller's namespace, and its events there. A shard
+/// group (`--shards auto`) lists its members' Leases there too.
 ///
-/// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=sample-controller,roleName=sample-controller-leader-election
+/// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update,namespace=sample-controller,roleName=sample-controller-leader-election
 /// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch,namespace=sample-controller,roleName=sample-controller-leader-election
 async fn run_controllers(
     args: &Args,

@@ -383,6 +383,22 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
     patch_all(2).await;
     replicas[1].signal("TERM");
     let termed = Instant::now();
+    // The other two take its slots while it still drains (its events flush, at most 5s).
+    let two = [&replicas[0], &replicas[2]];
+    eventually(
+        "two replicas work on every slot",
+        Duration::from_secs(60),
+        || async {
+            let sum: f64 = two
+                .iter()
+                .filter_map(|r| r.gauge("shard_slots_working"))
+                .sum();
+            Ok((sum == 64.0).then_some(()))
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}\n{}", dump(&replicas)));
+    let term_handover = termed.elapsed();
     let status = replicas[1].wait_exit(Duration::from_secs(30));
     assert!(
         status.success(),
@@ -417,21 +433,6 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
         !table.contains("replica-1"),
         "replica-1 freed its slots: {table}"
     );
-    let two = [&replicas[0], &replicas[2]];
-    eventually(
-        "two replicas work on every slot",
-        Duration::from_secs(60),
-        || async {
-            let sum: f64 = two
-                .iter()
-                .filter_map(|r| r.gauge("shard_slots_working"))
-                .sum();
-            Ok((sum == 64.0).then_some(()))
-        },
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e}\n{}", dump(&replicas)));
-    let term_handover = termed.elapsed();
 
     // 3. Every Foo changes again; while the two work on it, one is SIGKILLed: its slots
     // move once its Lease is seen unrenewed for the lease duration.
