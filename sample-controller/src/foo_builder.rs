@@ -26,6 +26,7 @@ pub fn controller(
     workers: usize,
     gate: Option<ShardGate>,
 ) -> Controller<Foo> {
+    // ANCHOR: sharded_builder
     let mut builder = Builder::for_kind(foos)
         .owns(deployments)
         .named("foos")
@@ -33,8 +34,10 @@ pub fn controller(
         .with_metrics(metrics)
         .max_concurrent_reconciles(workers);
     if let Some(gate) = gate {
+        // Before the informers start: the Foo informer caches this replica's slots.
         builder = builder.sharded(gate);
     }
+    // ANCHOR_END: sharded_builder
     builder.build()
 }
 

@@ -446,10 +446,13 @@ async fn run(args: Args) -> Result<()> {
             .clone()
             .unwrap_or_else(LeaderElectionConfig::default_identity);
         tracing::info!(group = %args.shard_group, %namespace, %identity, "sharding: --shards auto joins a shard group; the Foo controller runs on the builder");
-        Some(ShardMember::new(
+        // ANCHOR: shard_member
+        let member = ShardMember::new(
             client.clone(),
             GroupConfig::new(&args.shard_group, namespace, identity),
-        )?)
+        )?;
+        // ANCHOR_END: shard_member
+        Some(member)
     } else {
         None
     };
@@ -514,7 +517,9 @@ async fn run(args: Args) -> Result<()> {
     });
     // The shard group: on SIGTERM the member closes its gate (reconciles in flight are
     // dropped), frees its slots and releases its Lease, so the others take over at once.
+    // ANCHOR: shard_run
     let member = member.map(|m| tokio::spawn(m.run(stopped())));
+    // ANCHOR_END: shard_run
 
     // The runtime's manager: the controllers run only while this replica leads (with
     // --leader-elect) and drain on SIGTERM; the Lease is released on the way out.

@@ -3,10 +3,11 @@
 //! filters each slot's list and watch) and off (it ignores the selector; the informers
 //! filter client-side and say so).
 //!
-//! The replicas converge the Foos, each caching within 15% of an even share; then, while
-//! they work on an update of every Foo, one is SIGKILLed and one SIGTERMed. The audit log
-//! of every reconcile's start and end (per key, replica and time) must show no key
-//! reconciled by two replicas at once, and every Foo converged by the survivor.
+//! The replicas converge the Foos, each caching within 15% of an even share; then, each
+//! time while they work on an update of every Foo, one is SIGTERMed, one is cut from the
+//! API server by a proxy (and healed), and one is SIGKILLed. The audit log of every
+//! reconcile's start and end (per key, replica and time) must show no key reconciled by two
+//! replicas at once, and every Foo converged by the survivor.
 //!
 //! Each test starts a control plane of its own (the gate is a flag of the API server); a
 //! missing binary fails them. They run one at a time (a mutex): six controllers and two
@@ -24,6 +25,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube_codegen_envtest::Environment;
+use kube_codegen_tests::faults::Proxy;
 use kube_codegen_tests::{apply_crd, eventually, faults, free_port, parse_crd, repo_root};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
 
@@ -44,12 +46,12 @@ struct Replica {
 }
 
 impl Replica {
-    fn start(env: &Environment, name: &str, audit: &Path, dir: &Path) -> Replica {
+    fn start(kubeconfig: &Path, name: &str, audit: &Path, dir: &Path) -> Replica {
         let (metrics, health) = (free_port(), free_port());
         let log = dir.join(format!("{name}.log"));
         let child = Command::new(faults::controller_binary())
             .arg("--kubeconfig")
-            .arg(env.kubeconfig_path())
+            .arg(kubeconfig)
             .args([
                 "--metrics-addr",
                 &format!("127.0.0.1:{metrics}"),
@@ -279,8 +281,32 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
 
     let audit = dir.join("audit.log");
     let started = Instant::now();
+    // replica-0 talks to the API server through a proxy the test can cut.
+    let apiserver_port: u16 = env
+        .apiserver_url()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .expect("the API server's port");
+    let proxy = Proxy::start(apiserver_port).unwrap();
+    let proxied = dir.join("proxied.kubeconfig");
+    let admin = std::fs::read_to_string(env.kubeconfig_path()).unwrap();
+    let server = env.apiserver_url();
+    assert!(admin.contains(&server), "the kubeconfig names {server}");
+    std::fs::write(
+        &proxied,
+        admin.replace(&server, &format!("https://127.0.0.1:{}", proxy.port)),
+    )
+    .unwrap();
     let mut replicas: Vec<Replica> = (0..REPLICAS)
-        .map(|i| Replica::start(&env, &format!("replica-{i}"), &audit, &dir))
+        .map(|i| {
+            let kubeconfig = if i == 0 {
+                proxied.as_path()
+            } else {
+                env.kubeconfig_path()
+            };
+            Replica::start(kubeconfig, &format!("replica-{i}"), &audit, &dir)
+        })
         .collect();
     let dump = |replicas: &[Replica]| {
         replicas
@@ -434,9 +460,46 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
         "replica-1 freed its slots: {table}"
     );
 
-    // 3. Every Foo changes again; while the two work on it, one is SIGKILLed: its slots
-    // move once its Lease is seen unrenewed for the lease duration.
+    // 3. Every Foo changes again; while the two work on it, replica-0 is cut from the API
+    // server: it stops working when it cannot renew its Lease within the renew deadline,
+    // and the survivor takes its slots once the Lease is seen unrenewed for the lease
+    // duration (the audit below shows the order). Healed, replica-0 joins again.
     patch_all(3).await;
+    proxy.partition();
+    let partitioned = Instant::now();
+    let survivor = &replicas[2];
+    eventually(
+        "the partitioned replica stops working and the survivor works on every slot",
+        Duration::from_secs(60),
+        || async {
+            let cut = replicas[0].gauge("shard_slots_working");
+            let all = survivor.gauge("shard_slots_working");
+            Ok((cut == Some(0.0) && all == Some(64.0)).then_some(()))
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}\n{}", dump(&replicas)));
+    let partition_handover = partitioned.elapsed();
+    proxy.heal();
+    eventually(
+        "the healed replica works on a share again",
+        Duration::from_secs(90),
+        || async {
+            let back = replicas[0].gauge("shard_slots_working").unwrap_or(0.0);
+            let all = survivor.gauge("shard_slots_working").unwrap_or(0.0);
+            Ok((back > 0.0 && back + all == 64.0).then_some(()))
+        },
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}\n{}", dump(&replicas)));
+    eprintln!(
+        "gate {gate}: partition: the survivor held every slot {partition_handover:?} after the cut, the healed replica a share again {:?} after it",
+        partitioned.elapsed()
+    );
+
+    // 4. Every Foo changes again; while the two work on it, one is SIGKILLed: its slots
+    // move once its Lease is seen unrenewed for the lease duration.
+    patch_all(4).await;
     replicas[0].signal("KILL");
     let killed_at = unix_nanos();
     let killed = Instant::now();
@@ -451,11 +514,11 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
     took_over.unwrap_or_else(|e| panic!("{e}\n{}", dump(&replicas)));
     let kill_handover = killed.elapsed();
     let converged = eventually(
-        "every Deployment at 3 replicas",
+        "every Deployment at 4 replicas",
         Duration::from_secs(180),
         || async {
             let d = deployments(&client).await;
-            Ok((d.len() == FOOS && d.values().all(|&r| r == 3)).then_some(()))
+            Ok((d.len() == FOOS && d.values().all(|&r| r == 4)).then_some(()))
         },
     )
     .await;
@@ -469,7 +532,7 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
         "the survivor caches every Foo"
     );
 
-    // 4. The audit: no key reconciled by two replicas at once; every key reconciled.
+    // 5. The audit: no key reconciled by two replicas at once; every key reconciled.
     let log = read_audit(&audit);
     let bad = overlaps(&log, ("replica-0", killed_at));
     assert!(
