@@ -185,6 +185,20 @@ async fn install_crds(client: &kube::Client, args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// Where a replica's Lease lives and whom it names, for leader election and shard groups
+/// alike: the namespace given, else `$POD_NAMESPACE`, else `default`; the identity given,
+/// else hostname and a random suffix.
+fn lease_place(namespace: &Option<String>, identity: &Option<String>) -> (String, String) {
+    let namespace = namespace
+        .clone()
+        .or_else(|| std::env::var("POD_NAMESPACE").ok())
+        .unwrap_or_else(|| "default".into());
+    let identity = identity
+        .clone()
+        .unwrap_or_else(LeaderElectionConfig::default_identity);
+    (namespace, identity)
+}
+
 /// Resolves on SIGTERM or SIGINT.
 async fn shutdown_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -436,15 +450,7 @@ async fn run(args: Args) -> Result<()> {
                 "--shards auto and --leader-elect exclude each other: in a shard group every replica works (on its slots)"
             );
         }
-        let namespace = args
-            .shard_namespace
-            .clone()
-            .or_else(|| std::env::var("POD_NAMESPACE").ok())
-            .unwrap_or_else(|| "default".into());
-        let identity = args
-            .shard_identity
-            .clone()
-            .unwrap_or_else(LeaderElectionConfig::default_identity);
+        let (namespace, identity) = lease_place(&args.shard_namespace, &args.shard_identity);
         tracing::info!(group = %args.shard_group, %namespace, %identity, "sharding: --shards auto joins a shard group; the Foo controller runs on the builder");
         // ANCHOR: shard_member
         let member = ShardMember::new(
@@ -525,15 +531,8 @@ async fn run(args: Args) -> Result<()> {
     // --leader-elect) and drain on SIGTERM; the Lease is released on the way out.
     let mut manager = Manager::new().graceful_shutdown_on(stopped());
     if args.leader_elect {
-        let namespace = args
-            .leader_elect_namespace
-            .clone()
-            .or_else(|| std::env::var("POD_NAMESPACE").ok())
-            .unwrap_or_else(|| "default".into());
-        let identity = args
-            .leader_elect_identity
-            .clone()
-            .unwrap_or_else(LeaderElectionConfig::default_identity);
+        let (namespace, identity) =
+            lease_place(&args.leader_elect_namespace, &args.leader_elect_identity);
         let config =
             LeaderElectionConfig::new(&args.leader_elect_lease_name, &namespace, &identity);
         tracing::info!(%identity, lease = %args.leader_elect_lease_name, %namespace, "leader election");
