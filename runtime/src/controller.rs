@@ -78,6 +78,7 @@ use kube::core::PartialObjectMeta;
 use serde::de::DeserializeOwned;
 
 use crate::informer::{DeleteEvent, HandlerFuncs, Informer, InformerScope, SharedInformerFactory};
+use crate::sharding::ShardGate;
 use crate::store::{ObjectKey, key_of};
 use crate::workqueue::WorkQueue;
 
@@ -295,6 +296,7 @@ pub struct Builder<K: Resource> {
     sources: Vec<Source>,
     queue: Option<WorkQueue<ObjectKey>>,
     metrics: Option<Arc<Metrics>>,
+    gate: Option<ShardGate>,
 }
 
 impl<K> Builder<K>
@@ -314,7 +316,27 @@ where
             sources: vec![],
             queue: None,
             metrics: None,
+            gate: None,
         }
+    }
+
+    /// Reconcile only the objects of the open slots of `gate` (a shard group member's,
+    /// [`crate::sharding::ShardMember::gate`]), and make the primary informer cache only
+    /// the group's slots for this replica ([`Informer::set_dynamic_shards`]; build before
+    /// the informer starts).
+    ///
+    /// A key is reconciled only when its object is cached and its slot is open; the
+    /// reconcile is dropped (its future, at its next await) when the slot closes, and a
+    /// slot closes only once every reconcile in it ended, so the replica that takes the
+    /// slot next never overlaps with this one. When a slot opens, every cached object of it
+    /// is enqueued. A key whose object is not cached is not reconciled: it is another
+    /// replica's, or deleted — a sharded controller handles deletion with finalizers or
+    /// owner references (the object is cached until it is gone), not with a reconcile of a
+    /// missing object.
+    pub fn sharded(mut self, gate: ShardGate) -> Self {
+        self.informer.set_dynamic_shards(gate.cache_shards());
+        self.gate = Some(gate);
+        self
     }
 
     /// The controller's name, in its work queue's and its log lines.
@@ -528,6 +550,7 @@ where
             name: self.name,
             max_concurrent: self.max_concurrent,
             metrics: self.metrics.unwrap_or_default(),
+            gate: self.gate,
         }
     }
 }
@@ -561,6 +584,7 @@ pub struct Controller<K: Resource> {
     name: String,
     max_concurrent: usize,
     metrics: Arc<Metrics>,
+    gate: Option<ShardGate>,
 }
 
 impl<K> Controller<K>
@@ -594,6 +618,29 @@ where
         let workers = futures::future::join_all(
             (0..self.max_concurrent).map(|_| self.worker(&ctx, &reconcile)),
         );
+        // A sharded controller enqueues the cached objects of each slot that opens.
+        let opened = self.gate.clone().map(|gate| {
+            let (store, queue) = (self.informer.store().clone(), self.queue.clone());
+            tokio::spawn(async move {
+                let mut rx = gate.watch_working();
+                let mut before = std::collections::BTreeSet::new();
+                loop {
+                    let now = rx.borrow_and_update().clone();
+                    let new: std::collections::BTreeSet<usize> =
+                        now.difference(&before).copied().collect();
+                    if !new.is_empty() {
+                        for obj in store.list_filtered(|o| new.contains(&gate.slot_of(o.meta()))) {
+                            queue.add(key_of(obj.as_ref()));
+                        }
+                    }
+                    before = (*now).clone();
+                    if rx.changed().await.is_err() {
+                        return;
+                    }
+                }
+            })
+        });
+        let _abort = opened.map(AbortOnDrop);
         let shutdown = std::pin::pin!(shutdown);
         // The workers also end when someone else shuts the queue down (a process draining
         // all its queues at once): then there is nothing left to wait for.
@@ -613,6 +660,24 @@ where
         // Shutting down: finish what is in flight, start nothing new.
         while let Some(key) = self.queue.get_unless_shutting_down().await {
             let object = self.informer.store().get(&key);
+            let guard = match (&self.gate, &object) {
+                (None, _) => None,
+                (Some(gate), Some(o)) => match gate.enter(gate.slot_of(o.meta())) {
+                    Some(g) => Some(g),
+                    None => {
+                        // Not an open slot: another replica's, or not handed over yet
+                        // (the slot's opening enqueues it again).
+                        self.queue.forget(&key);
+                        self.queue.done(&key);
+                        continue;
+                    }
+                },
+                (Some(_), None) => {
+                    self.queue.forget(&key);
+                    self.queue.done(&key);
+                    continue;
+                }
+            };
             let request = Request {
                 key: key.clone(),
                 object,
@@ -620,12 +685,31 @@ where
             // The future is built and polled under catch_unwind: a panic in either is
             // this key's failure, not the process's.
             let started = std::time::Instant::now();
-            let outcome = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                reconcile(request, ctx.clone())
-            })) {
-                Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
-                Err(p) => Err(p),
+            let run = async {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(request, ctx.clone())))
+                {
+                    Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                    Err(p) => Err(p),
+                }
             };
+            let outcome = match &guard {
+                None => run.await,
+                Some(guard) => {
+                    tokio::select! {
+                        biased;
+                        () = guard.revoked() => {
+                            // The slot is being handed over: the reconcile is dropped here,
+                            // and the next owner reconciles the key.
+                            tracing::debug!(controller = %self.name, %key, slot = guard.slot(), "slot closed; reconcile dropped");
+                            self.queue.forget(&key);
+                            self.queue.done(&key);
+                            continue;
+                        }
+                        o = run => o,
+                    }
+                }
+            };
+            drop(guard);
             let m = &self.metrics;
             m.observe(started.elapsed());
             match outcome {
@@ -661,6 +745,15 @@ where
             }
             self.queue.done(&key);
         }
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -58,7 +58,9 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::sharding::{Observed, ServerFiltering, ShardSelector, sharded_client};
+use crate::sharding::{
+    DynamicShards, Observed, ServerFiltering, ShardSelector, sharded_client, slot_of, slot_range,
+};
 use crate::store::{IndexExists, IndexFn, ObjectKey, Store, key_of};
 
 /// An object that disappeared while the watch was down: its last known state
@@ -223,6 +225,12 @@ struct InformerInner<K: Resource> {
     client: Client,
     api_for: ApiFor<K>,
     shard: Option<Shard>,
+    /// Set before start: the informer caches the slots of a shard group's gate, one
+    /// list-watch per slot (see [`Informer::set_dynamic_shards`]).
+    dynamic: Mutex<Option<DynamicShards>>,
+    /// What the server did with the per-slot selectors, and what was last logged.
+    dynamic_observed: Observed,
+    dynamic_reported: Mutex<Option<ServerFiltering>>,
     config: watcher::Config,
     store: Store<K>,
     handlers: Mutex<Vec<mpsc::UnboundedSender<Notification<K>>>>,
@@ -275,6 +283,9 @@ where
                     observed: Arc::new(Mutex::new(ServerFiltering::Unknown)),
                     reported: Mutex::new(None),
                 }),
+                dynamic: Mutex::new(None),
+                dynamic_observed: Arc::new(Mutex::new(ServerFiltering::Unknown)),
+                dynamic_reported: Mutex::new(None),
                 config,
                 store: Store::new(),
                 handlers: Mutex::new(vec![]),
@@ -330,6 +341,27 @@ where
     /// Transform objects before caching (client-go's `SetTransform`); set before start.
     pub fn set_transform(&self, f: impl Fn(&mut K) + Send + Sync + 'static) {
         *self.inner.transform.lock() = Some(Arc::new(f));
+    }
+
+    /// Cache only the slots of `shards` (a [`crate::sharding::ShardGate`]'s
+    /// [`cache_shards`](crate::sharding::ShardGate::cache_shards)), as they change: one
+    /// list-watch per slot, with the slot's `shardSelector`. A slot that joins the set
+    /// starts its own list-watch (its objects arrive as adds); a slot that leaves stops its
+    /// list-watch and its objects leave the cache without delete notifications (they were
+    /// not deleted, this replica stopped caching them). The other slots' watches go on:
+    /// only the moved ranges restart.
+    ///
+    /// Per-slot watches rather than one watch whose selector changes, because a change of
+    /// one selector restarts the whole list; the price is one watch per owned slot (about
+    /// 22 of 64 slots for each of three replicas), which the API server's watch cache
+    /// serves from memory. Without the server's feature gate each slot's watch carries
+    /// every object, filtered here: correct, but the traffic of that many full watches.
+    ///
+    /// Set it before the informer starts (it is read once, at start), and not with a
+    /// factory-wide shard selector. The informer counts as synced once every slot of the
+    /// set it first got has listed.
+    pub fn set_dynamic_shards(&self, shards: DynamicShards) {
+        *self.inner.dynamic.lock() = Some(shards);
     }
 
     /// Whether the first full list has been cached.
@@ -466,31 +498,95 @@ where
             return;
         }
         let this = self.clone();
-        let task = tokio::spawn(async move { this.watch_loop().await });
+        let dynamic = self.inner.dynamic.lock().clone();
+        let task = match dynamic {
+            Some(d) => tokio::spawn(async move { this.dynamic_loop(d).await }),
+            None => {
+                let selector = self.inner.shard.as_ref().map(|s| s.selector.clone());
+                tokio::spawn(async move { this.watch_loop(selector, None).await })
+            }
+        };
         self.inner.tasks.lock().push(task);
+    }
+
+    /// Runs one list-watch per slot of the changing set.
+    async fn dynamic_loop(self, mut shards: DynamicShards) {
+        let inner = self.inner.clone();
+        let mut stop = inner.stop.clone();
+        let (synced_tx, mut synced_rx) = mpsc::unbounded_channel::<usize>();
+        let mut running: BTreeMap<usize, JoinHandle<()>> = BTreeMap::new();
+        let mut synced: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+        loop {
+            let want = shards.slots.borrow_and_update().clone();
+            let gone: Vec<usize> = running
+                .keys()
+                .filter(|s| !want.contains(s))
+                .copied()
+                .collect();
+            for slot in gone {
+                if let Some(task) = running.remove(&slot) {
+                    task.abort();
+                    let _ = task.await;
+                }
+                synced.remove(&slot);
+                let count = shards.count;
+                let key = shards.key;
+                let dropped = inner.store.list_filtered(|o| {
+                    slot_of(crate::sharding::hash_field(key.value_of(o.meta())), count) == slot
+                });
+                for obj in dropped {
+                    inner.store.remove(&key_of(obj.as_ref()));
+                }
+            }
+            for &slot in want.iter() {
+                if running.contains_key(&slot) {
+                    continue;
+                }
+                let selector = ShardSelector::new(shards.key, [slot_range(slot, shards.count)])
+                    .expect("one range");
+                let this = self.clone();
+                let tx = synced_tx.clone();
+                running.insert(
+                    slot,
+                    tokio::spawn(
+                        async move { this.watch_loop(Some(selector), Some((slot, tx))).await },
+                    ),
+                );
+            }
+            if !*inner.synced_tx.borrow() && want.iter().all(|s| synced.contains(s)) {
+                inner.synced_tx.send_replace(true);
+                tracing::debug!(informer = %inner.name, slots = want.len(), objects = inner.store.len(), "cache synced");
+            }
+            tokio::select! {
+                r = shards.slots.changed() => if r.is_err() { break },
+                Some(slot) = synced_rx.recv() => { synced.insert(slot); }
+                _ = stop.changed() => break,
+            }
+        }
+        for (_, task) in running {
+            task.abort();
+        }
     }
 
     /// Whether a sharded informer keeps `obj`. The server's filtering is checked as well:
     /// one hash of a short field per event buys a partition that holds against a server
     /// with the gate off, or an HA control plane half through turning it on.
-    fn selected(&self, obj: &K) -> bool {
-        self.inner
-            .shard
-            .as_ref()
-            .is_none_or(|s| s.selector.matches(obj.meta()))
+    fn selected(selector: Option<&ShardSelector>, obj: &K) -> bool {
+        selector.is_none_or(|s| s.matches(obj.meta()))
     }
 
     /// Logs, once per change, how a sharded informer's selector is applied.
-    fn report_filtering(&self) {
-        let Some(shard) = &self.inner.shard else {
-            return;
+    fn report_filtering(&self, selector: &ShardSelector) {
+        let (observed, reported) = match &self.inner.shard {
+            Some(shard) => (&shard.observed, &shard.reported),
+            None => (&self.inner.dynamic_observed, &self.inner.dynamic_reported),
         };
-        let now = shard.observed.lock().clone();
-        let mut reported = shard.reported.lock();
+        let now = observed.lock().clone();
+        let mut reported = reported.lock();
         if reported.as_ref() == Some(&now) {
             return;
         }
-        let (name, selector) = (&self.inner.name, &shard.selector);
+        let name = &self.inner.name;
         match &now {
             ServerFiltering::Applied => tracing::info!(
                 informer = %name, %selector,
@@ -506,7 +602,7 @@ where
             ),
             ServerFiltering::Unconfirmed => tracing::info!(
                 informer = %name, %selector,
-                "the API server's list carried no shardInfo (metadata-only lists lose it) but held only selected objects; this informer filters client-side as well"
+                "the API server's list carried no shardInfo (kube-apiserver 1.37 drops it from custom resource and metadata-only lists) but held only selected objects; this informer filters client-side as well"
             ),
             ServerFiltering::Unknown => tracing::warn!(
                 informer = %name, %selector,
@@ -516,12 +612,22 @@ where
         *reported = Some(now);
     }
 
-    async fn watch_loop(self) {
+    /// One list-watch: of everything, of the factory's shard, or (`slot` given) of one slot
+    /// of a dynamically sharded informer, whose relists replace only that slot's objects.
+    async fn watch_loop(
+        self,
+        selector: Option<ShardSelector>,
+        slot: Option<(usize, mpsc::UnboundedSender<usize>)>,
+    ) {
         let inner = self.inner.clone();
-        let client = match &inner.shard {
-            Some(s) => sharded_client(inner.client.clone(), &s.selector, s.observed.clone()),
-            None => inner.client.clone(),
+        let client = match (&selector, &inner.shard) {
+            (Some(sel), Some(s)) => sharded_client(inner.client.clone(), sel, s.observed.clone()),
+            (Some(sel), None) => {
+                sharded_client(inner.client.clone(), sel, inner.dynamic_observed.clone())
+            }
+            (None, _) => inner.client.clone(),
         };
+        let selector = selector.as_ref();
         let api = (inner.api_for)(client);
         let mut stream = watcher::watcher(api, inner.config.clone())
             .default_backoff()
@@ -537,20 +643,44 @@ where
             match event {
                 Ok(Event::Init) => buffer.clear(),
                 Ok(Event::InitApply(o)) => {
-                    if self.selected(&o) {
+                    if Self::selected(selector, &o) {
                         buffer.push(self.prepare(o))
                     }
                 }
                 Ok(Event::InitDone) => {
-                    self.report_filtering();
-                    let kind = if *inner.synced_tx.borrow() {
+                    if let Some(sel) = selector {
+                        self.report_filtering(sel);
+                    }
+                    let kind = if *inner.synced_tx.borrow() && slot.is_none() {
                         AddKind::Watch
                     } else {
                         AddKind::InitialList
                     };
                     let handlers = inner.handlers.lock();
                     let fresh = std::mem::take(&mut buffer);
-                    let mut old = inner.store.replace(fresh.clone());
+                    let mut old = match (&slot, selector) {
+                        // One slot's relist: the other slots' objects stay.
+                        (Some(_), Some(sel)) => {
+                            let old: BTreeMap<ObjectKey, Arc<K>> = inner
+                                .store
+                                .list_filtered(|o| sel.matches(o.meta()))
+                                .into_iter()
+                                .map(|o| (key_of(o.as_ref()), o))
+                                .collect();
+                            // Fresh first, then the gone: a reader never misses an object
+                            // that stays.
+                            for obj in &fresh {
+                                inner.store.upsert(obj.clone());
+                            }
+                            let fresh_keys: std::collections::BTreeSet<ObjectKey> =
+                                fresh.iter().map(|o| key_of(o.as_ref())).collect();
+                            for key in old.keys().filter(|k| !fresh_keys.contains(k)) {
+                                inner.store.remove(key);
+                            }
+                            old
+                        }
+                        _ => inner.store.replace(fresh.clone()),
+                    };
                     for obj in fresh {
                         let key = key_of(obj.as_ref());
                         match old.remove(&key) {
@@ -574,12 +704,19 @@ where
                         });
                     }
                     drop(handlers);
-                    inner.synced_tx.send_replace(true);
-                    tracing::debug!(informer = %inner.name, objects = inner.store.len(), "cache synced");
+                    match &slot {
+                        Some((n, tx)) => {
+                            let _ = tx.send(*n);
+                        }
+                        None => {
+                            inner.synced_tx.send_replace(true);
+                            tracing::debug!(informer = %inner.name, objects = inner.store.len(), "cache synced");
+                        }
+                    }
                 }
                 // A shard key (uid, namespace) never changes, so an object never moves into
                 // or out of the selection: events of others are dropped whole.
-                Ok(Event::Apply(o) | Event::Delete(o)) if !self.selected(&o) => {}
+                Ok(Event::Apply(o) | Event::Delete(o)) if !Self::selected(selector, &o) => {}
                 Ok(Event::Apply(o)) => {
                     let obj = self.prepare(o);
                     let handlers = inner.handlers.lock();

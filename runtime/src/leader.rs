@@ -63,6 +63,7 @@
 //!
 //! Time is [`tokio::time::Instant`]; Lease timestamps are wall-clock time.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasher, RandomState};
@@ -107,6 +108,9 @@ pub struct LeaderElectionConfig {
     /// Release the Lease on shutdown, so the next leader need not wait for it to expire.
     /// Default true.
     pub release_on_cancel: bool,
+    /// Labels the Lease is created with (a shard group finds its members' Leases by them).
+    /// Default none.
+    pub labels: BTreeMap<String, String>,
 }
 
 impl LeaderElectionConfig {
@@ -126,6 +130,7 @@ impl LeaderElectionConfig {
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
             release_on_cancel: true,
+            labels: BTreeMap::new(),
         }
     }
 
@@ -269,6 +274,9 @@ impl LeaderCallbacks {
 struct Shared {
     leading: AtomicBool,
     observed: Mutex<Observed>,
+    /// When the last successful acquire or renewal was *sent*: the Lease is ours, in
+    /// everybody's eyes, for at least `lease_duration` after it.
+    renewed: Mutex<Option<Instant>>,
 }
 
 #[derive(Default)]
@@ -351,6 +359,15 @@ impl LeaderHandle {
             .as_ref()
             .map(|r| r.holder.clone())
             .filter(|h| !h.is_empty())
+    }
+
+    /// When this elector's last successful acquire or renewal of the Lease was sent (by the
+    /// local monotonic clock); `None` before the first. Others see the Lease held for at
+    /// least `lease_duration` after it, which is what makes work fenced by the Lease safe
+    /// while it is at most `renew_deadline` old.
+    #[must_use]
+    pub fn last_renewed(&self) -> Option<Instant> {
+        *self.shared.renewed.lock()
     }
 
     /// This elector's identity.
@@ -556,10 +573,15 @@ impl LeaderElector {
 
     /// One `tryAcquireOrRenew`, bounded by `limit`.
     async fn attempt(&self, limit: Duration) -> bool {
-        timeout(limit, self.try_acquire_or_renew()).await.unwrap_or_else(|_| {
+        let sent = Instant::now();
+        let ok = timeout(limit, self.try_acquire_or_renew()).await.unwrap_or_else(|_| {
             tracing::debug!(lease = %self.config.lease_name, "leader election: request timed out");
             false
-        })
+        });
+        if ok {
+            *self.shared.renewed.lock() = Some(sent);
+        }
+        ok
     }
 
     /// client-go's `tryAcquireOrRenew`.
@@ -649,6 +671,7 @@ impl LeaderElector {
             metadata: ObjectMeta {
                 name: Some(self.config.lease_name.clone()),
                 namespace: Some(self.config.lease_namespace.clone()),
+                labels: (!self.config.labels.is_empty()).then(|| self.config.labels.clone()),
                 ..ObjectMeta::default()
             },
             spec: Some(spec),

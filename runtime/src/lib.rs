@@ -22,7 +22,8 @@
 //!
 //! Also [`events`] (client-go's event recorder), [`leader`] (Lease leader election) and
 //! [`ratelimit`] (client-side QPS limits and the token bucket every limiter here uses), and
-//! [`sharding`] (the API server's shard selectors for sharded list and watch).
+//! [`sharding`] (the API server's shard selectors for sharded list and watch, and shard groups:
+//! replicas that split a kind between them through Leases).
 //!
 //! Objects in caches and work queues are named by [`store::ObjectKey`] (typed; its string
 //! form is client-go's `namespace/name`).

@@ -133,6 +133,7 @@ pub struct Controller {
     recorder: Recorder,
     pub metrics: Arc<ReconcileMetrics>,
     write_mode: WriteMode,
+    audit: Option<Arc<crate::audit::Audit>>,
 }
 
 impl Controller {
@@ -151,7 +152,19 @@ impl Controller {
             recorder,
             metrics: Arc::default(),
             write_mode: WriteMode::default(),
+            audit: None,
         }
+    }
+
+    /// Write each reconcile's start and end to `audit` (`--audit-log`).
+    pub fn with_audit(mut self, audit: Option<Arc<crate::audit::Audit>>) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// The audit log, if any.
+    pub fn audit(&self) -> Option<&Arc<crate::audit::Audit>> {
+        self.audit.as_ref()
     }
 
     /// Share reconcile counters with the metrics endpoint.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube_codegen_runtime::controller::{Action, Builder, Controller, Metrics, Request};
 use kube_codegen_runtime::informer::Informer;
+use kube_codegen_runtime::sharding::ShardGate;
 use kube_codegen_runtime::store::ObjectKey;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::apis::samplecontroller::v1alpha1::Foo;
@@ -15,21 +16,29 @@ use sample_api::apis::samplecontroller::v1alpha1::Foo;
 use crate::foo::{self, SyncError};
 
 /// Foos, and the Deployments they own (a Deployment's event reconciles its controller
-/// Foo), on `queue` and counting into `metrics`.
+/// Foo), on `queue` and counting into `metrics`; with a shard group's `gate` (`--shards
+/// auto`), only the Foos of this replica's slots are cached and reconciled.
 pub fn controller(
     foos: Informer<Foo>,
     deployments: Informer<Deployment>,
     queue: WorkQueue<ObjectKey>,
     metrics: Arc<Metrics>,
     workers: usize,
+    gate: Option<ShardGate>,
 ) -> Controller<Foo> {
-    Builder::for_kind(foos)
+    // ANCHOR: sharded_builder
+    let mut builder = Builder::for_kind(foos)
         .owns(deployments)
         .named("foos")
         .with_queue(queue)
         .with_metrics(metrics)
-        .max_concurrent_reconciles(workers)
-        .build()
+        .max_concurrent_reconciles(workers);
+    if let Some(gate) = gate {
+        // Before the informers start: the Foo informer caches this replica's slots.
+        builder = builder.sharded(gate);
+    }
+    // ANCHOR_END: sharded_builder
+    builder.build()
 }
 
 /// One Foo: the Go controller's sync. Errors retrying cannot fix (no deployment name) are
@@ -49,6 +58,7 @@ pub fn controller(
 /// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update,roleName=sample-controller
 /// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch,roleName=sample-controller
 pub async fn reconcile(req: Request<Foo>, sync: Arc<foo::Controller>) -> Result<Action, SyncError> {
+    let _audit = sync.audit().map(|a| a.begin(&req.key));
     let start = std::time::Instant::now();
     let result = sync.sync_handler(&req.key).await;
     sync.metrics.observe(&result, start.elapsed());

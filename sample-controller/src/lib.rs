@@ -5,6 +5,7 @@
 //! event recorder, leader election). The control loop is the Go one, step for step.
 
 pub mod admission;
+pub mod audit;
 pub mod conversion;
 pub mod foo;
 pub mod foo_builder;

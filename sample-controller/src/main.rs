@@ -19,9 +19,11 @@ use kube_codegen_runtime::leader::{LeaderElectionConfig, LeaderElector};
 use kube_codegen_runtime::ratelimit::{
     ClientOptions, LimitScope, RequestMetrics, client_with_options, default_user_agent,
 };
+use kube_codegen_runtime::sharding::{GroupConfig, ShardGate, ShardMember};
 use kube_codegen_runtime::store::ObjectKey;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
+use sample_api::apis::samplecontroller::v1alpha1::Foo;
 use sample_api::generated::informers::SharedInformerFactory;
 use sample_controller::{COMPONENT, FIELD_MANAGER, foo, foo_builder, serve, testresource};
 use tokio::sync::watch;
@@ -95,6 +97,26 @@ struct Args {
     /// same sync).
     #[arg(long, default_value = "client-go", value_parser = ["client-go", "builder"])]
     foo_controller: String,
+    /// Spread the Foos (and TestResources) over the replicas: `off` (every replica, or the
+    /// leader with --leader-elect, handles every object) or `auto` (join the shard group
+    /// --shard-group: each replica holds a member Lease, the uid hash space's 64 slots are
+    /// dealt over the live members, and each replica caches and reconciles only its
+    /// slots; runs the Foo controller on the builder).
+    #[arg(long, default_value = "off", value_parser = ["off", "auto"])]
+    shards: String,
+    /// The shard group to join with --shards auto: the name of its table Lease and the
+    /// label of its members' Leases.
+    #[arg(long, default_value = "sample-controller")]
+    shard_group: String,
+    /// Namespace of the shard group's Leases (default: $POD_NAMESPACE, else "default").
+    #[arg(long)]
+    shard_namespace: Option<String>,
+    /// Identity in the shard group (default: hostname and a random suffix).
+    #[arg(long)]
+    shard_identity: Option<String>,
+    /// Append a line per Foo reconcile start and end (time, replica, key) to this file.
+    #[arg(long)]
+    audit_log: Option<PathBuf>,
     /// Log format: text or json.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -163,6 +185,20 @@ async fn install_crds(client: &kube::Client, args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// Where a replica's Lease lives and whom it names, for leader election and shard groups
+/// alike: the namespace given, else `$POD_NAMESPACE`, else `default`; the identity given,
+/// else hostname and a random suffix.
+fn lease_place(namespace: &Option<String>, identity: &Option<String>) -> (String, String) {
+    let namespace = namespace
+        .clone()
+        .or_else(|| std::env::var("POD_NAMESPACE").ok())
+        .unwrap_or_else(|| "default".into());
+    let identity = identity
+        .clone()
+        .unwrap_or_else(LeaderElectionConfig::default_identity);
+    (namespace, identity)
+}
+
 /// Resolves on SIGTERM or SIGINT.
 async fn shutdown_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -180,14 +216,20 @@ struct Running {
     tr_metrics: Arc<kube_codegen_runtime::controller::Metrics>,
     /// The Foo controller's counters when it runs on the builder.
     foo_builder_metrics: Arc<kube_codegen_runtime::controller::Metrics>,
+    /// With --shards auto: the shard group's gate.
+    shard: Option<ShardGate>,
+    /// The Foo cache, for the objects-cached gauge.
+    foos_cached: std::sync::OnceLock<kube_codegen_runtime::store::Store<Foo>>,
+    audit: Option<Arc<sample_controller::audit::Audit>>,
 }
 
 /// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
 /// is in flight, stop the informers.
 ///
-/// Leader election: one Lease in the controller's namespace, and its events there.
+/// Leader election: one Lease in the controller's namespace, and its events there. A shard
+/// group (`--shards auto`) lists its members' Leases there too.
 ///
-/// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=sample-controller,roleName=sample-controller-leader-election
+/// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;create;update,namespace=sample-controller,roleName=sample-controller-leader-election
 /// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch,namespace=sample-controller,roleName=sample-controller-leader-election
 async fn run_controllers(
     args: &Args,
@@ -222,9 +264,11 @@ async fn run_controllers(
         let controller = Arc::new(
             controller
                 .with_metrics(running.foo_metrics.clone())
-                .with_write_mode(args.write_mode),
+                .with_write_mode(args.write_mode)
+                .with_audit(running.audit.clone()),
         );
-        if args.foo_controller == "builder" {
+        let _ = running.foos_cached.set(foos.informer().store().clone());
+        if args.foo_controller == "builder" || running.shard.is_some() {
             foo_builder_controller = Some((
                 foo_builder::controller(
                     foos.informer().clone(),
@@ -232,6 +276,7 @@ async fn run_controllers(
                     running.foo_queue.clone(),
                     running.foo_builder_metrics.clone(),
                     args.workers,
+                    running.shard.clone(),
                 ),
                 controller,
             ));
@@ -248,6 +293,7 @@ async fn run_controllers(
             running.tr_queue.clone(),
             running.tr_metrics.clone(),
             args.workers,
+            running.shard.clone(),
         ));
     }
     factory.start();
@@ -324,6 +370,26 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
     out += &running.tr_metrics.render_prometheus("testresources");
     out += &running.foo_builder_metrics.render_prometheus("foos");
     out += &requests.render_prometheus();
+    if let Some(store) = running.foos_cached.get() {
+        out += "# HELP sample_controller_foos_cached Foos in this replica's cache.\n";
+        out += "# TYPE sample_controller_foos_cached gauge\n";
+        out += &format!("sample_controller_foos_cached {}\n", store.len());
+    }
+    if let Some(gate) = &running.shard {
+        out += "# HELP shard_slots_working Slots of the shard group this replica reconciles (fenced).\n";
+        out += "# TYPE shard_slots_working gauge\n";
+        out += &format!("shard_slots_working {}\n", gate.working().len());
+        out += "# HELP shard_slots_cached Slots of the shard group this replica caches.\n";
+        out += "# TYPE shard_slots_cached gauge\n";
+        out += &format!("shard_slots_cached {}\n", gate.cached().len());
+        let owned: Vec<String> = gate.working().iter().map(ToString::to_string).collect();
+        out += "# HELP shard_slots_owned_info The slots this replica reconciles.\n";
+        out += "# TYPE shard_slots_owned_info gauge\n";
+        out += &format!(
+            "shard_slots_owned_info{{slots=\"{}\"}} 1\n",
+            owned.join(",")
+        );
+    }
     out
 }
 
@@ -349,7 +415,8 @@ fn main() -> Result<()> {
 
 async fn run(args: Args) -> Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "info,kube=warn".into());
+        // `kube=warn` would also match `kube_codegen_runtime` (targets match by prefix).
+        .unwrap_or_else(|_| "info,kube=warn,kube_codegen_runtime=info".into());
     if args.log_format == "json" {
         tracing_subscriber::fmt()
             .json()
@@ -377,12 +444,47 @@ async fn run(args: Args) -> Result<()> {
     }
     let clientset = Clientset::new(client.clone());
 
+    let member = if args.shards == "auto" {
+        if args.leader_elect {
+            anyhow::bail!(
+                "--shards auto and --leader-elect exclude each other: in a shard group every replica works (on its slots)"
+            );
+        }
+        let (namespace, identity) = lease_place(&args.shard_namespace, &args.shard_identity);
+        tracing::info!(group = %args.shard_group, %namespace, %identity, "sharding: --shards auto joins a shard group; the Foo controller runs on the builder");
+        // ANCHOR: shard_member
+        let member = ShardMember::new(
+            client.clone(),
+            GroupConfig::new(&args.shard_group, namespace, identity),
+        )?;
+        // ANCHOR_END: shard_member
+        Some(member)
+    } else {
+        None
+    };
+    let audit = match &args.audit_log {
+        Some(path) => {
+            let replica = member.as_ref().map_or_else(
+                || "sample-controller".to_owned(),
+                |m| m.config().identity.clone(),
+            );
+            Some(Arc::new(
+                sample_controller::audit::Audit::open(path, &replica)
+                    .with_context(|| format!("opening the audit log {}", path.display()))?,
+            ))
+        }
+        None => None,
+    };
+
     let running = Arc::new(Running {
         foo_queue: WorkQueue::new("foos"),
         tr_queue: WorkQueue::new("testresources"),
         foo_metrics: Arc::default(),
         tr_metrics: Arc::default(),
         foo_builder_metrics: Arc::default(),
+        shard: member.as_ref().map(ShardMember::gate),
+        foos_cached: std::sync::OnceLock::new(),
+        audit,
     });
     let (ready_tx, ready_rx) = watch::channel(false);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -419,20 +521,18 @@ async fn run(args: Args) -> Result<()> {
         shutdown_signal().await;
         let _ = stop_tx.send(true);
     });
+    // The shard group: on SIGTERM the member closes its gate (reconciles in flight are
+    // dropped), frees its slots and releases its Lease, so the others take over at once.
+    // ANCHOR: shard_run
+    let member = member.map(|m| tokio::spawn(m.run(stopped())));
+    // ANCHOR_END: shard_run
 
     // The runtime's manager: the controllers run only while this replica leads (with
     // --leader-elect) and drain on SIGTERM; the Lease is released on the way out.
     let mut manager = Manager::new().graceful_shutdown_on(stopped());
     if args.leader_elect {
-        let namespace = args
-            .leader_elect_namespace
-            .clone()
-            .or_else(|| std::env::var("POD_NAMESPACE").ok())
-            .unwrap_or_else(|| "default".into());
-        let identity = args
-            .leader_elect_identity
-            .clone()
-            .unwrap_or_else(LeaderElectionConfig::default_identity);
+        let (namespace, identity) =
+            lease_place(&args.leader_elect_namespace, &args.leader_elect_identity);
         let config =
             LeaderElectionConfig::new(&args.leader_elect_lease_name, &namespace, &identity);
         tracing::info!(%identity, lease = %args.leader_elect_lease_name, %namespace, "leader election");
@@ -455,6 +555,9 @@ async fn run(args: Args) -> Result<()> {
     if stopped_by == Stopped::LostLeadership {
         // Exit non-zero so the replica restarts and competes again.
         anyhow::bail!("lost leadership");
+    }
+    if let Some(m) = member {
+        m.await?;
     }
     let _ = tokio::join!(health, metrics);
     if let Some(w) = webhook {

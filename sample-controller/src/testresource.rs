@@ -34,8 +34,14 @@ pub fn controller(
     queue: WorkQueue<ObjectKey>,
     metrics: Arc<Metrics>,
     workers: usize,
+    gate: Option<kube_codegen_runtime::sharding::ShardGate>,
 ) -> Controller<TestResource> {
-    Builder::for_kind(informer)
+    let builder = Builder::for_kind(informer);
+    let builder = match gate {
+        Some(gate) => builder.sharded(gate),
+        None => builder,
+    };
+    builder
         .named("testresources")
         .with_queue(queue)
         .with_metrics(metrics)

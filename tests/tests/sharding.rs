@@ -268,7 +268,11 @@ async fn with_the_gate_the_server_filters_and_two_halves_see_each_object_once() 
             .lines_with("the API server filters by the shard selector"),
         2
     );
-    assert_eq!(out.logs.lines_with("metadata-only lists lose it"), 2);
+    assert_eq!(
+        out.logs
+            .lines_with("drops it from custom resource and metadata-only lists"),
+        2
+    );
     assert_eq!(out.logs.lines_with("ignored the shard selector"), 0);
 }
 

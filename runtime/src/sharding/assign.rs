@@ -47,6 +47,19 @@ pub fn slot_range(slot: usize, count: NonZeroUsize) -> ShardRange {
     ShardRange::new(bound(slot as u128), bound(slot as u128 + 1)).expect("slot bounds are ordered")
 }
 
+/// The slot of `count` whose range holds `hash` (the inverse of [`slot_range`]).
+#[must_use]
+pub fn slot_of(hash: u64, count: NonZeroUsize) -> usize {
+    // ⌊hash·n/2^64⌋ is the slot or one below it (the bounds are rounded down): step up
+    // while the next slot starts at or before the hash.
+    let n = count.get();
+    let mut slot = ((u128::from(hash) * n as u128) >> 64) as usize;
+    while slot + 1 < n && slot_range(slot + 1, count).start() <= u128::from(hash) {
+        slot += 1;
+    }
+    slot
+}
+
 /// SplitMix64's output function: spreads FNV's weak low bits over the whole word.
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -181,6 +194,20 @@ fn merge(slots: &[usize], count: NonZeroUsize) -> Vec<ShardRange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slot_of_inverts_slot_range() {
+        for n in [1usize, 3, 7, 64, 100] {
+            let count = NonZeroUsize::new(n).unwrap();
+            for slot in 0..n {
+                let r = slot_range(slot, count);
+                let last = u64::try_from(r.end() - 1).unwrap();
+                let first = u64::try_from(r.start()).unwrap();
+                assert_eq!(slot_of(first, count), slot, "{n}: start of {slot}");
+                assert_eq!(slot_of(last, count), slot, "{n}: end of {slot}");
+            }
+        }
+    }
 
     fn names(n: usize) -> Vec<String> {
         (0..n)

@@ -26,8 +26,9 @@ use std::num::NonZeroUsize;
 
 use super::Assignment;
 
-/// Who holds each slot of a group (`None`: nobody).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Who holds each slot of a group (`None`: nobody). Stored as JSON
+/// (`{"holders":[..],"serial":N}`) in an annotation of the group's table Lease.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SlotTable {
     holders: Vec<Option<String>>,
     /// Counts the writes, so every write changes the object (an API server skips an

@@ -32,6 +32,7 @@
 
 mod assign;
 mod fence;
+mod member;
 mod parse;
 mod request;
 
@@ -40,8 +41,12 @@ use std::num::NonZeroUsize;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-pub use assign::{Assignment, DEFAULT_SLOTS, slot_range};
+pub use assign::{Assignment, DEFAULT_SLOTS, slot_of, slot_range};
 pub use fence::{Changes, SlotTable};
+pub use member::{
+    DynamicShards, GROUP_LABEL, GroupConfig, ShardGate, ShardMember, TABLE_ANNOTATION, TABLE_LABEL,
+    WorkGuard,
+};
 pub use parse::ShardSelectorError;
 pub use request::ServerFiltering;
 pub(crate) use request::{Observed, sharded_client};

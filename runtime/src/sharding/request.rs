@@ -30,9 +30,11 @@ pub enum ServerFiltering {
     /// sent every object: a list without `shardInfo`, or with objects outside the shard.
     Ignored,
     /// A list without `shardInfo` whose objects were all in the shard. kube-apiserver 1.37
-    /// filters metadata-only lists (`PartialObjectMetadataList`) but drops `shardInfo` when
-    /// it converts them, so this is what a metadata-only informer sees from a server with
-    /// the gate on (and what an empty list from any server looks like).
+    /// filters metadata-only lists (`PartialObjectMetadataList`) and lists of custom
+    /// resources but drops `shardInfo` from both (they are encoded apart from built-in
+    /// lists), so this is what a metadata-only informer, or an informer of a custom
+    /// resource, sees from a server with the gate on (and what an empty list from any
+    /// server looks like).
     Unconfirmed,
     /// The server echoed a different selector than the one sent (it is kept here).
     Different(String),
@@ -86,7 +88,6 @@ fn is_watch(uri: &Uri) -> bool {
 
 #[derive(Deserialize)]
 struct ListHead {
-    kind: Option<String>,
     metadata: Option<ListMetaHead>,
     #[serde(default)]
     items: Vec<ItemHead>,
@@ -128,7 +129,9 @@ struct ShardInfo {
 
 /// What a list response body says about the selector sent. The echo is the server's
 /// canonical rendering, so it is compared as a selector, not as text. Without an echo,
-/// an object outside the shard proves the selector was ignored.
+/// an object outside the shard proves the selector was ignored; a list of only selected
+/// objects is [`ServerFiltering::Unconfirmed`] (custom resource and metadata-only lists
+/// lose the echo on a server that filters).
 pub(crate) fn judge_list(body: &[u8], sent: &ShardSelector) -> ServerFiltering {
     let Ok(head) = serde_json::from_slice::<ListHead>(body) else {
         // Not a list (kube reports the decode error itself).
@@ -144,8 +147,7 @@ pub(crate) fn judge_list(body: &[u8], sent: &ShardSelector) -> ServerFiltering {
         .items
         .iter()
         .any(|i| !sent.matches_value(i.metadata.key(sent.key())));
-    let metadata_only = head.kind.as_deref() == Some("PartialObjectMetadataList");
-    if outside || !metadata_only {
+    if outside {
         ServerFiltering::Ignored
     } else {
         ServerFiltering::Unconfirmed
@@ -233,8 +235,10 @@ mod tests {
             judge_list(echoed.as_bytes(), &sel),
             ServerFiltering::Applied
         );
+        // No echo and nothing outside: a custom resource list from a filtering server
+        // looks like this, and so does an empty list from any server.
         let plain = br#"{"kind":"ConfigMapList","metadata":{"resourceVersion":"7"},"items":[]}"#;
-        assert_eq!(judge_list(plain, &sel), ServerFiltering::Ignored);
+        assert_eq!(judge_list(plain, &sel), ServerFiltering::Unconfirmed);
         let other = r#"{"metadata":{"shardInfo":{"selector":"shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')"}},"items":[]}"#;
         assert!(matches!(
             judge_list(other.as_bytes(), &sel),
