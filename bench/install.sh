@@ -34,9 +34,11 @@ TGT=$COLD
 ((SMOKE)) && TGT=$CARGO_TARGET_DIR
 
 # ---- the packaged crates ------------------------------------------------------------------
-blog "packaging kube-codegen-templates, kube-codegen-validation, kube-codegen"
-(cd "$REPO_ROOT" && cargo package -q --no-verify --allow-dirty \
-  -p kube-codegen-templates -p kube-codegen-validation -p kube-codegen)
+# The same set as .ci/run's dry run: packaging resolves each crate's dev-dependencies too
+# (templates' tests use the runtime), so the unpublished ones must be in it.
+blog "packaging the workspace's published crates"
+(cd "$REPO_ROOT" && cargo package -q --no-verify --allow-dirty -p kube-codegen-templates \
+  -p kube-codegen-validation -p kube-codegen-runtime -p kube-codegen -p kube-codegen-envtest)
 mkdir -p "$W/pkg"
 for c in kube-codegen-templates kube-codegen-validation kube-codegen; do
   tar -xzf "$CARGO_TARGET_DIR/package/$c-0.1.0.crate" -C "$W/pkg"
