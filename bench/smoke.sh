@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark harness, for CI: every part's code path runs once with a
-# tiny workload (1 run; 2x2 synthetic API; 200 ConfigMaps; 10 Foos). It asserts that the
+# tiny workload (1 run; 2x2 synthetic API; 10 kinds for the floor; 200 ConfigMaps; 10 Foos;
+# the install in debug, into the warm target dir, without Go). It asserts that the
 # harness works and produces its tables, never timings. Go anchors are used only where
 # they are already installed (bench/install-anchors.sh); nothing is downloaded for them.
 # Uses its own control plane instance (/tmp/kube-codegen-bench-smoke, port offset 300)
@@ -32,6 +33,8 @@ part() { # name table
   fi
 }
 part codegen codegen.md
+part floor floor.md
+part install install.md
 part compile compile.md
 part cache cache.md
 part controller controller.md
