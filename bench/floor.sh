@@ -9,7 +9,7 @@
 # 1000: 100 x 10), in Rust and in Go, and three measurements in one run:
 #   floor           bench/floor (crd-floor): syn::parse_file of every input file plus the
 #                   crd generator's YAML writer on the same CRDs already built, one thread,
-#                   median of BENCH_RUNS in-process repetitions
+#                   median thread CPU time of BENCH_RUNS in-process repetitions
 #   ours            kube-codegen generate CRATE -o - (the crd generator alone)
 #   controller-gen  controller-gen crd paths=./apis/... output:crd:stdout
 # ours and controller-gen run alternately (ours, go, ours, go, ...) after one warm-up each,
