@@ -37,12 +37,12 @@ rm -f "$RESULTS"/cache-*.jsonl
 W=$(mktemp -d /tmp/kcg-bench-cache.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
-blog "building the Rust probes ($BENCH_PROFILE)"
-cargo build --profile "$BENCH_PROFILE" -q -p kube-codegen-runtime --example informer_memory --example workqueue_throughput \
+blog "building the Rust probes ($BENCH_CONTROLLER_PROFILE)"
+cargo build --profile "$BENCH_CONTROLLER_PROFILE" -q -p kube-codegen-runtime --example informer_memory --example workqueue_throughput \
   --example cache_bytes --manifest-path "$REPO_ROOT/Cargo.toml"
-RUST_INF=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/informer_memory
-RUST_WQ=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/workqueue_throughput
-RUST_BYTES=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/cache_bytes
+RUST_INF=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/examples/informer_memory
+RUST_WQ=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/examples/workqueue_throughput
+RUST_BYTES=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/examples/cache_bytes
 
 GO_PROBE=
 if have_go; then

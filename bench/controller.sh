@@ -46,9 +46,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-blog "building sample-controller ($BENCH_PROFILE)"
-cargo build --profile "$BENCH_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
-OURS=$CARGO_TARGET_DIR/$PROFILE_DIR/sample-controller
+blog "building sample-controller ($BENCH_CONTROLLER_PROFILE)"
+cargo build --profile "$BENCH_CONTROLLER_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
+OURS=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/sample-controller
 GOCTL=$ANCHOR_BIN/sample-controller
 if [[ ! -x $GOCTL ]] && ((!SMOKE)); then bash "$BENCH_DIR/install-anchors.sh" controller; fi
 [[ -x $GOCTL ]] || { CONFIGS=${CONFIGS//go/}; blog "Go sample-controller not installed: ours only"; }

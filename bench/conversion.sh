@@ -8,11 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/kube-codegen/target}
 out=bench/results/conversion.md
-cargo build -q --release -p sample-controller --example conversion_bench
+# The controller binaries' profile (fat LTO; Cargo.toml [profile.release-lto]).
+cargo build -q --profile release-lto -p sample-controller --example conversion_bench
 {
-  echo "# Conversion webhook ($(date -u +%Y-%m-%d), $(nproc) cores, release build)"
+  echo "# Conversion webhook ($(date -u +%Y-%m-%d), $(nproc) cores, release-lto build)"
   echo
   echo "\`bench/conversion.sh ${1:-2000}\`"
   echo
-  "$CARGO_TARGET_DIR/release/examples/conversion_bench" "${1:-2000}"
+  "$CARGO_TARGET_DIR/release-lto/examples/conversion_bench" "${1:-2000}"
 } | tee "$out"

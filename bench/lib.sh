@@ -17,6 +17,11 @@ RESULTS=${BENCH_RESULTS:-$BENCH_DIR/results}
 # the test suite has already built, so CI does not pay for a second (release) build.
 BENCH_PROFILE=${BENCH_PROFILE:-release}
 PROFILE_DIR=$([[ $BENCH_PROFILE == dev ]] && echo debug || echo "$BENCH_PROFILE")
+# The runtime's binaries (sample-controller, the cache and conversion probes) build with
+# the workspace's `release-lto` profile (fat LTO, one codegen unit: what pays for a
+# long-running controller) where the generator's figures use `release`; smoke keeps dev.
+BENCH_CONTROLLER_PROFILE=${BENCH_CONTROLLER_PROFILE:-$([[ $BENCH_PROFILE == release ]] && echo release-lto || echo "$BENCH_PROFILE")}
+CONTROLLER_PROFILE_DIR=$([[ $BENCH_CONTROLLER_PROFILE == dev ]] && echo debug || echo "$BENCH_CONTROLLER_PROFILE")
 # Number of runs for medians (>= 5 for published figures; smoke uses 1).
 RUNS=${BENCH_RUNS:-5}
 

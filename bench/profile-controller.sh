@@ -14,9 +14,9 @@ N=${BENCH_FOOS:-1000}
 command -v perf >/dev/null || { blog "perf is not installed (apt-get install linux-perf)"; exit 1; }
 W=$(mktemp -d /tmp/kcg-bench-profile.XXXXXX)
 mkdir -p "$RESULTS"
-blog "building sample-controller ($BENCH_PROFILE)"
-cargo build --profile "$BENCH_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
-OURS=$CARGO_TARGET_DIR/$PROFILE_DIR/sample-controller
+blog "building sample-controller ($BENCH_CONTROLLER_PROFILE)"
+cargo build --profile "$BENCH_CONTROLLER_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
+OURS=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/sample-controller
 bench_cluster_up
 install_foo_crd
 ns=bench-profile-$$

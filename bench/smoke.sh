@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark harness, for CI: every part's code path runs once with a
-# tiny workload (1 run; 2x2 synthetic API; 200 ConfigMaps and 20 Deployments; 10 Foos). It
+# tiny workload (1 run; 2x2 synthetic API; 10 kinds for the floor; 200 ConfigMaps and 20
+# Deployments; 10 Foos; the install in debug, into the warm target dir, without Go). It
 # asserts that the harness works and produces its tables and rows, never timings. Go anchors are used only where
 # they are already installed (bench/install-anchors.sh); nothing is downloaded for them.
 # Uses its own control plane instance (/tmp/kube-codegen-bench-smoke, port offset 300)
@@ -38,6 +39,8 @@ part() { # name table [row pattern...]: every pattern must match a table row
   fi
 }
 part codegen codegen.md
+part floor floor.md
+part install install.md
 part compile compile.md
 # The cache table's rows: each kind cached whole and metadata only, managedFields kept and
 # dropped (ours; client-go's beside them when Go is there).

@@ -3,6 +3,8 @@
 
     bench/summarize.py codegen RESULTS_DIR
     bench/summarize.py compile RESULTS_DIR
+    bench/summarize.py install RESULTS_DIR
+    bench/summarize.py floor RESULTS_DIR
 """
 import glob
 import json
@@ -67,5 +69,49 @@ def compile_(d):
               f"{' '.join(f'{v:.2f}' for v in vals)} |")
 
 
+def install(d):
+    # install-<variant>.txt: one run a line, "wall_s cpu_s load1".
+    names = {"go": "go install controller-gen (cold GOCACHE)",
+             "path": "cargo install --path generator",
+             "packaged": "cargo install of the packaged crate"}
+    print("| install | wall (median) | CPU user+sys (median) | load avg before (median) | runs | wall of each run (s) |")
+    print("|---|---|---|---|---|---|")
+    for v in ("go", "path", "packaged"):
+        p = os.path.join(d, f"install-{v}.txt")
+        if not os.path.exists(p):
+            continue
+        with open(p) as f:
+            runs = [[float(x) for x in line.split()] for line in f if line.strip()]
+        if not runs:
+            continue
+        wall, cpu, load = (statistics.median(r[i] for r in runs) for i in range(3))
+        print(f"| {names[v]} | {wall:.1f} s | {cpu:.1f} s | {load:.1f} | {len(runs)} | "
+              f"{' '.join(f'{r[0]:.1f}' for r in runs)} |")
+
+
+def floor(d):
+    # floor-<kinds>.txt: one run a line, the probe's key=value fields plus hyperfine medians
+    # of both tools (ours_ms, go_ms, ours_cpu_ms, go_cpu_ms).
+    print("| kinds | input | floor (parse + YAML, 1 thread) | kube-codegen -o - wall | CPU "
+          "| controller-gen wall | CPU | ours / floor (CPU) | controller-gen / ours (wall, CPU) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for p in glob.glob(os.path.join(d, "floor-*.txt")):
+        with open(p) as f:
+            kv = dict(x.split("=", 1) for x in f.read().split())
+        rows.append((int(kv["kinds"]), kv))
+    for kinds, kv in sorted(rows):
+        g = lambda k: float(kv[k]) if k in kv else None
+        floor_ms, ours, ours_cpu = g("floor_ms"), g("ours_ms"), g("ours_cpu_ms")
+        go, go_cpu = g("go_ms"), g("go_cpu_ms")
+        go_cols = (f"{go:.1f} ms | {go_cpu:.1f} ms | {ours_cpu / floor_ms:.1f}x | "
+                   f"**{go / ours:.1f}x**, **{go_cpu / ours_cpu:.1f}x**" if go is not None
+                   else f"- | - | {ours_cpu / floor_ms:.1f}x | (no controller-gen)")
+        print(f"| {kinds} | {kv['files']} files, {int(kv['bytes']) // 1024} KiB | "
+              f"{floor_ms:.1f} ms (parse {g('parse_ms'):.1f} + YAML {g('yaml_ms'):.1f}) | "
+              f"{ours:.1f} ms | {ours_cpu:.1f} ms | {go_cols} |")
+
+
 if __name__ == "__main__":
-    {"codegen": codegen, "compile": compile_}[sys.argv[1]](sys.argv[2])
+    {"codegen": codegen, "compile": compile_, "install": install,
+     "floor": floor}[sys.argv[1]](sys.argv[2])

@@ -74,6 +74,8 @@ pub use utf8::{InputLanguage, input_text};
 /// `hack/gen-k8s-schemas.sh`. Anything here may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    /// The crd generator's YAML writer, for the floor probe (bench/floor).
+    pub use crate::generators::crd::to_yaml as crd_to_yaml;
     /// `import go`'s data of Kubernetes' named non-struct types, and the function that
     /// reads it from their Go sources (the test that keeps the data fresh calls it).
     #[cfg(feature = "import-go")]

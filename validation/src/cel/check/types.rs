@@ -268,12 +268,12 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
             unbounded: unbounded(s, "maxLength"),
         });
     }
-    let rooted;
-    let s = if is_resource_root {
-        rooted = with_type_and_object_meta(s);
-        &rooted
+    // A resource root's implied fields replace its own (read in the object branch below),
+    // so the schema, which can be large, is never copied to add them.
+    let implied = if is_resource_root {
+        type_and_object_meta(s)
     } else {
-        s
+        None
     };
     match ty(s) {
         "array" => {
@@ -311,19 +311,23 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
                 .unwrap_or_default();
             let mut fields = BTreeMap::new();
             let mut min_size = 2;
-            if let Some(Value::Object(props)) = s.get("properties") {
-                for (name, prop) in props {
-                    let Some(field) =
-                        schema_decl(prop, flag(prop, "x-kubernetes-embedded-resource"))
-                    else {
-                        continue;
-                    };
-                    if required.contains(&name.as_str()) && prop.get("default").is_none() {
-                        min_size += name.len() as i64 + field.min_size + 4;
-                    }
-                    if let Some(escaped) = escape(name) {
-                        fields.insert(escaped, field);
-                    }
+            let own = s.get("properties").and_then(Value::as_object);
+            let replaced = |name: &str| implied.as_ref().is_some_and(|i| i.contains_key(name));
+            let props = own
+                .into_iter()
+                .flatten()
+                .filter(|(name, _)| !replaced(name))
+                .chain(implied.iter().flatten());
+            for (name, prop) in props {
+                let Some(field) = schema_decl(prop, flag(prop, "x-kubernetes-embedded-resource"))
+                else {
+                    continue;
+                };
+                if required.contains(&name.as_str()) && prop.get("default").is_none() {
+                    min_size += name.len() as i64 + field.min_size + 4;
+                }
+                if let Some(escaped) = escape(name) {
+                    fields.insert(escaped, field);
                 }
             }
             Some(Decl {
@@ -395,20 +399,22 @@ pub fn schema_decl(s: &Value, is_resource_root: bool) -> Option<Decl> {
 
 /// A resource root (the CRD's schema, an embedded resource) always has `apiVersion`, `kind`
 /// and `metadata.name`/`generateName` (bounded as names are), whatever the schema says;
-/// other metadata is not visible to rules.
-fn with_type_and_object_meta(s: &Value) -> Value {
+/// other metadata is not visible to rules. `None` when the schema declares them all (or is
+/// no object); else the properties that replace the schema's own of those names.
+fn type_and_object_meta(s: &Value) -> Option<serde_json::Map<String, Value>> {
     let props = s.get("properties");
     let prop = |n: &str| props.and_then(|p| p.get(n));
     let is = |v: Option<&Value>, t: &str| v.is_some_and(|v| ty(v) == t);
     let meta_props = prop("metadata").and_then(|m| m.get("properties"));
-    if is(prop("kind"), "string")
+    if (is(prop("kind"), "string")
         && is(prop("apiVersion"), "string")
         && is(prop("metadata"), "object")
         && meta_props.is_some()
         && is(meta_props.and_then(|m| m.get("name")), "string")
-        && is(meta_props.and_then(|m| m.get("generateName")), "string")
+        && is(meta_props.and_then(|m| m.get("generateName")), "string"))
+        || !s.is_object()
     {
-        return s.clone();
+        return None;
     }
     let capped = |existing: Option<&Value>, max: i64| {
         let max = match existing.and_then(|e| get_i64(e, "maxLength")) {
@@ -417,25 +423,17 @@ fn with_type_and_object_meta(s: &Value) -> Value {
         };
         serde_json::json!({"type": "string", "maxLength": max})
     };
-    let mut out = s.clone();
-    let Some(obj) = out.as_object_mut() else {
-        return out;
-    };
-    let mut new_props = props
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    new_props.insert("kind".into(), serde_json::json!({"type": "string"}));
-    new_props.insert("apiVersion".into(), serde_json::json!({"type": "string"}));
-    new_props.insert(
+    let mut implied = serde_json::Map::new();
+    implied.insert("kind".into(), serde_json::json!({"type": "string"}));
+    implied.insert("apiVersion".into(), serde_json::json!({"type": "string"}));
+    implied.insert(
         "metadata".into(),
         serde_json::json!({"type": "object", "properties": {
             "name": capped(meta_props.and_then(|m| m.get("name")), NAME_MAX_LENGTH),
             "generateName": capped(meta_props.and_then(|m| m.get("generateName")), NAME_MAX_LENGTH - 1),
         }}),
     );
-    obj.insert("properties".into(), Value::Object(new_props));
-    out
+    Some(implied)
 }
 
 #[cfg(test)]
