@@ -400,7 +400,8 @@ impl Drop for WorkGuard {
     }
 }
 
-/// One replica's membership of a shard group; see the [module docs](self).
+/// One replica's membership of a shard group (the protocol and why it is safe: the book's
+/// "Sharded controllers" chapter, and the comments of `runtime/src/sharding/member.rs`).
 pub struct ShardMember {
     client: Client,
     config: GroupConfig,
