@@ -8,7 +8,6 @@ pub mod admission;
 pub mod conversion;
 pub mod foo;
 pub mod foo_builder;
-pub mod serve;
 pub mod testresource;
 
 /// Field manager for every write the controller makes.
