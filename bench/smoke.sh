@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark harness, for CI: every part's code path runs once with a
-# tiny workload (1 run; 2x2 synthetic API; 200 ConfigMaps; 10 Foos). It asserts that the
+# tiny workload (1 run; 2x2 synthetic API; 200 ConfigMaps; 10 Foos; 20 CronJob creates
+# through the webhooks; 5 CronJobs over one schedule tick). It asserts that the
 # harness works and produces its tables, never timings. Go anchors are used only where
 # they are already installed (bench/install-anchors.sh); nothing is downloaded for them.
 # Uses its own control plane instance (/tmp/kube-codegen-bench-smoke, port offset 300)
@@ -35,6 +36,8 @@ part codegen codegen.md
 part compile compile.md
 part cache cache.md
 part controller controller.md
+part admission admission.md
+part cronjob cronjob.md
 echo "bench-smoke: results in $BENCH_RESULTS"
 echo "bench-smoke: $passed passed, $failed failed"
 ((failed == 0))
