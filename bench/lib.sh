@@ -107,3 +107,91 @@ foo_progress() {
   s=$(kubectl get foos -n "$1" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null | grep -c . || true)
   echo "$d $s"
 }
+
+# ---- the CronJob port beside the Go project (bench/admission.sh, bench/cronjob.sh) ----------
+# webhook_certs DIR: ca.crt, and tls.crt/tls.key for 127.0.0.1 signed by it (ECDSA P-256),
+# the serving certificate of whichever webhook server runs.
+webhook_certs() {
+  local d=$1
+  mkdir -p "$d"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=bench-webhook-ca -keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$d/tls.key" -out "$d/tls.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n' >"$d/ext"
+  openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+    -days 2 -extfile "$d/ext" -out "$d/tls.crt" 2>/dev/null
+}
+
+# A free loopback port.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# cronjob_webhook_objects BASE CA KIND...: the CronJob port's committed CRD (`crd`) and/or
+# webhook configurations (`webhooks`, controller-gen's four) with every client config
+# pointed at https URL BASE (+ the path) and CA's bundle, as YAML on stdout.
+cronjob_webhook_objects() {
+  python3 - "$REPO_ROOT/examples/cronjob/config" "$@" <<'PY'
+import base64, sys, yaml
+config, base, ca, kinds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+bundle = base64.b64encode(open(ca, "rb").read()).decode()
+docs = []
+if "crd" in kinds:
+    crd = yaml.safe_load(open(f"{config}/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml"))
+    crd["spec"]["conversion"]["webhook"]["clientConfig"] = {"url": f"{base}/convert", "caBundle": bundle}
+    docs.append(crd)
+if "webhooks" in kinds:
+    for d in yaml.safe_load_all(open(f"{config}/webhook/manifests.yaml")):
+        if not d:
+            continue
+        for w in d["webhooks"]:
+            w["clientConfig"] = {"url": base + w["clientConfig"]["service"]["path"], "caBundle": bundle}
+        docs.append(d)
+yaml.safe_dump_all(docs, sys.stdout)
+PY
+}
+
+# install_cronjob_crd BASE CA: the CRD, its conversion webhook at BASE/convert, Established.
+install_cronjob_crd() {
+  cronjob_webhook_objects "$1" "$2" crd | kubectl apply -f - >/dev/null
+  # Polled: `kubectl wait` fails outright on a CRD whose status has no conditions yet.
+  local crd=crd/cronjobs.batch.tutorial.kubebuilder.io
+  for _ in $(seq 1 120); do
+    [[ $(kubectl get $crd -o jsonpath='{.status.conditions[?(@.type=="Established")].status}') == True ]] && return 0
+    sleep 0.5
+  done
+  blog "$crd not Established"; return 1
+}
+
+# build_go_cronjob DIR SMOKE [MAIN.go.txt]: a copy of the Go project in DIR (the one in the
+# repo is left as it is); with MAIN, that file becomes cmd/extra/main.go. Builds ./cmd (or
+# ./cmd/extra) to DIR/bin; with SMOKE=1 only from the module cache (GOPROXY=off). Fails
+# with the build's output.
+build_go_cronjob() {
+  local dir=$1 smoke=$2 main=${3:-} pkg=./cmd
+  rm -rf "$dir"
+  cp -r "$REPO_ROOT/examples/cronjob/go-project" "$dir"
+  if [[ -n $main ]]; then
+    mkdir -p "$dir/cmd/extra"
+    cp "$main" "$dir/cmd/extra/main.go"
+    pkg=./cmd/extra
+  fi
+  (
+    cd "$dir"
+    if ((smoke)); then export GOPROXY=off GOFLAGS=-mod=mod; fi
+    "$GO" build -o "$dir/bin" "$pkg"
+  ) >"$dir.build.log" 2>&1 || { cat "$dir.build.log" >&2; return 1; }
+}
+
+# wait_https URL CA PID LOG: until URL answers over TLS (any status), or PID exits (its log
+# printed, failure).
+wait_https() {
+  for _ in $(seq 1 300); do
+    curl -s -o /dev/null --max-time 1 --cacert "$2" "$1" && return 0
+    kill -0 "$3" 2>/dev/null || { cat "$4" >&2; return 1; }
+    sleep 0.2
+  done
+  blog "$1 did not answer"; return 1
+}
+
+# cpu_ticks PID: utime+stime in clock ticks (getconf CLK_TCK a second).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

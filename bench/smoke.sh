@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark harness, for CI: every part's code path runs once with a
 # tiny workload (1 run; 2x2 synthetic API; 10 kinds for the floor; 200 ConfigMaps and 20
-# Deployments; 10 Foos; the install in debug, into the warm target dir, without Go). It
-# asserts that the harness works and produces its tables and rows, never timings. Go anchors are used only where
+# Deployments; 10 Foos; 20 CronJob creates through the webhooks; 5 CronJobs over one schedule
+# tick; the install in debug, into the warm target dir, without Go). It asserts that the
+# harness works and produces its tables and rows, never timings. Go anchors are used only where
 # they are already installed (bench/install-anchors.sh); nothing is downloaded for them.
 # Uses its own control plane instance (/tmp/kube-codegen-bench-smoke, port offset 300)
 # and stops it at the end. Results go to a temp dir, not bench/results/.
@@ -50,6 +51,8 @@ part cache cache.md \
   "deployments \| whole object \| kept \| ours" "deployments \| whole object \| dropped \| ours" \
   "deployments \| metadata only \| kept \| ours" "deployments \| metadata only \| dropped \| ours"
 part controller controller.md
+part admission admission.md
+part cronjob cronjob.md
 echo "bench-smoke: results in $BENCH_RESULTS"
 echo "bench-smoke: $passed passed, $failed failed"
 ((failed == 0))

@@ -23,7 +23,8 @@
 //! Also [`events`] (client-go's event recorder), [`leader`] (Lease leader election) and
 //! [`ratelimit`] (client-side QPS limits and the token bucket every limiter here uses), and
 //! [`sharding`] (the API server's shard selectors for sharded list and watch, and shard groups:
-//! replicas that split a kind between them through Leases).
+//! replicas that split a kind between them through Leases); `endpoints` (feature
+//! `endpoints`) serves a manager's `/metrics` and health probes over plain HTTP.
 //!
 //! Objects in caches and work queues are named by [`store::ObjectKey`] (typed; its string
 //! form is client-go's `namespace/name`).
@@ -39,6 +40,8 @@ pub mod contract;
 pub mod controller;
 pub mod conversion;
 pub mod deepcopy;
+#[cfg(feature = "endpoints")]
+pub mod endpoints;
 pub mod error;
 pub mod events;
 #[cfg(feature = "fake")]

@@ -9,7 +9,6 @@ pub mod audit;
 pub mod conversion;
 pub mod foo;
 pub mod foo_builder;
-pub mod serve;
 pub mod testresource;
 
 /// Field manager for every write the controller makes.

@@ -11,6 +11,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams};
 use kube_codegen_runtime::controller::{Manager, StopToken, Stopped};
+use kube_codegen_runtime::endpoints as serve;
 use kube_codegen_runtime::events::{Recorder, Reporter};
 use kube_codegen_runtime::informer::{
     SharedInformerFactory as RuntimeFactory, drop_managed_fields,
@@ -25,7 +26,7 @@ use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
 use sample_api::apis::samplecontroller::v1alpha1::Foo;
 use sample_api::generated::informers::SharedInformerFactory;
-use sample_controller::{COMPONENT, FIELD_MANAGER, foo, foo_builder, serve, testresource};
+use sample_controller::{COMPONENT, FIELD_MANAGER, foo, foo_builder, testresource};
 use tokio::sync::watch;
 
 /// The CRDs kube-codegen generated for sample-api, for `--install-crds`.

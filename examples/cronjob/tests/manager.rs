@@ -2,7 +2,8 @@
 //! binary (`cronjob-manager`) against the test control plane, with leader election and its
 //! webhooks served over TLS: it reconciles a CronJob, holds the Go manager's Lease, converts
 //! between v1 and v2 for the API server (a v1 object read as v2), and answers `/healthz` and
-//! `/metrics` on its webhook port.
+//! `/metrics` on its webhook port, and, as the Go manager, on listeners of their own
+//! (`--health-probe-bind-address`, `--metrics-bind-address`, plain HTTP).
 
 mod support;
 
@@ -48,6 +49,17 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// `curl` over plain HTTP: (status code, body); the code is 0 when nothing answered.
+fn curl_http(url: &str) -> (u16, String) {
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "5", "-w", "\n%{http_code}", url])
+        .output()
+        .expect("curl");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_owned())
+}
+
 /// `curl` over TLS to the manager, trusting the test CA.
 fn curl(url: &str) -> Option<String> {
     let out = Command::new("curl")
@@ -70,6 +82,8 @@ async fn the_manager_reconciles_converts_and_serves_over_tls() {
     let client = client();
     let port = free_port();
     let base = format!("https://127.0.0.1:{port}");
+    let probes = format!("http://127.0.0.1:{}", free_port());
+    let metrics_base = format!("http://127.0.0.1:{}", free_port());
     // The manager's log (tracing writes to stdout), printed if the test fails.
     let log = std::env::temp_dir().join(format!("cronjob-manager-{}.log", std::process::id()));
     let _print = PrintOnPanic(log.clone());
@@ -86,6 +100,10 @@ async fn the_manager_reconciles_converts_and_serves_over_tls() {
             .arg(port.to_string())
             .arg("--webhook-cert-path")
             .arg(&hook().cert_dir)
+            .arg("--health-probe-bind-address")
+            .arg(probes.trim_start_matches("http://"))
+            .arg("--metrics-bind-address")
+            .arg(metrics_base.trim_start_matches("http://"))
             .stdout(Stdio::from(std::fs::File::create(&log).unwrap()))
             .stderr(Stdio::inherit())
             .spawn()
@@ -97,6 +115,13 @@ async fn the_manager_reconciles_converts_and_serves_over_tls() {
         || async { (curl(&format!("{base}/healthz")).as_deref() == Some("ok")).then_some(()) },
     )
     .await;
+    // The probes' own listener: alive, and ready once the caches have synced.
+    eventually("the probes' /readyz", Duration::from_secs(60), || async {
+        (curl_http(&format!("{probes}/readyz")) == (200, "ok".into())).then_some(())
+    })
+    .await;
+    assert_eq!(curl_http(&format!("{probes}/healthz")), (200, "ok".into()));
+    assert_eq!(curl_http(&format!("{probes}/metrics")).0, 404);
 
     // The API server converts through the manager's /convert from now on.
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -163,5 +188,42 @@ async fn the_manager_reconciles_converts_and_serves_over_tls() {
     assert!(
         metrics.contains("kube_codegen_conversion_reviews_total"),
         "{metrics}"
+    );
+    // The metrics listener: the controller's reconciles (at least the one above), its
+    // queue, and the webhooks' conversions.
+    let (code, metrics) = curl_http(&format!("{metrics_base}/metrics"));
+    assert_eq!(code, 200, "{metrics}");
+    // Every reconcile, whatever its result (a scheduled CronJob's is a requeue-after).
+    let reconciles: f64 = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("controller_runtime_reconcile_total{")
+                && l.contains(r#"controller="cronjob""#)
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(reconciles >= 1.0, "{metrics}");
+    for family in [
+        "workqueue_adds_total{name=\"cronjob\"}",
+        "kube_codegen_conversion_reviews_total",
+    ] {
+        assert!(metrics.contains(family), "{family} missing:\n{metrics}");
+    }
+    assert_eq!(curl_http(&format!("{metrics_base}/healthz")).0, 404);
+}
+
+/// A bind address the Go manager would refuse is refused, naming the flag; `0` turns the
+/// listener off (nothing answers there).
+#[test]
+fn a_bad_bind_address_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cronjob-manager"))
+        .args(["--metrics-bind-address", "localhost"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--metrics-bind-address") && err.contains("\"localhost\""),
+        "{err}"
     );
 }
