@@ -345,6 +345,13 @@ pub async fn wait_established(client: &Client, name: &str) -> Result<CustomResou
     .await
 }
 
+/// Whether a generated file is one of the `crd` generator's (not the RBAC, webhook or
+/// admission-policy manifests a crate also gets).
+pub fn is_crd_file(f: &kube_codegen::GeneratedFile) -> bool {
+    f.path.extension().is_some_and(|e| e == "yaml")
+        && f.contents.contains("kind: CustomResourceDefinition")
+}
+
 /// Parse a generated CRD file.
 pub fn parse_crd(yaml: &str) -> CustomResourceDefinition {
     serde_yaml::from_str(yaml).expect("generated CRD parses")

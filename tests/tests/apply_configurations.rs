@@ -21,7 +21,7 @@ async fn setup(prefix: &str) -> (Clientset, TestNamespace) {
         .unwrap()
         .files
     {
-        if f.path.extension().is_some_and(|e| e == "yaml") {
+        if is_crd_file(&f) {
             apply_crd(&client, &parse_crd(&f.contents)).await.unwrap();
         }
     }

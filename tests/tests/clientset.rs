@@ -39,7 +39,7 @@ async fn setup(prefix: &str) -> (Clientset, TestEnv) {
         .unwrap()
         .files
     {
-        if f.path.extension().is_some_and(|e| e == "yaml") {
+        if kube_codegen_tests::is_crd_file(&f) {
             // Foo converts between its versions through a webhook: this process's.
             let crd = kube_codegen_tests::parse_crd(&f.contents);
             builder = builder.crd(if kube_codegen_tests::conversion::uses_webhook(&crd) {

@@ -19,7 +19,7 @@ fn generate(crate_dir: &str) -> Vec<(String, CustomResourceDefinition)> {
     generated
         .files
         .iter()
-        .filter(|f| f.path.extension().is_some_and(|e| e == "yaml"))
+        .filter(|f| is_crd_file(f))
         .map(|f| {
             (
                 f.path.file_name().unwrap().to_string_lossy().into_owned(),
@@ -74,7 +74,7 @@ async fn sample_api_crds_are_accepted_by_kubectl_and_the_rust_client() {
     for f in fresh
         .files
         .iter()
-        .filter(|f| f.path.extension().is_some_and(|e| e == "yaml"))
+        .filter(|f| is_crd_file(f))
     {
         let committed = std::fs::read_to_string(&f.path).expect("committed CRD exists");
         assert_eq!(

@@ -72,7 +72,7 @@ fn our_crds(fixture: &Path) -> Result<Vec<CustomResourceDefinition>, String> {
     let crds: Vec<CustomResourceDefinition> = generated
         .files
         .iter()
-        .filter(|f| f.path.extension().is_some_and(|e| e == "yaml"))
+        .filter(|f| is_crd_file(f))
         .map(|f| parse_crd(&f.contents))
         .collect();
     if crds.is_empty() {
