@@ -71,11 +71,7 @@ async fn sample_api_crds_are_accepted_by_kubectl_and_the_rust_client() {
         .unwrap()
         .generate()
         .unwrap();
-    for f in fresh
-        .files
-        .iter()
-        .filter(|f| is_crd_file(f))
-    {
+    for f in fresh.files.iter().filter(|f| is_crd_file(f)) {
         let committed = std::fs::read_to_string(&f.path).expect("committed CRD exists");
         assert_eq!(
             committed,
