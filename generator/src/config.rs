@@ -612,7 +612,12 @@ impl Config {
     /// let config = Config::new().emit_rust(false);
     /// assert_eq!(
     ///     config.selected_generators(),
-    ///     [GeneratorName::Crd, GeneratorName::Rbac, GeneratorName::Webhook]
+    ///     [
+    ///         GeneratorName::Crd,
+    ///         GeneratorName::Rbac,
+    ///         GeneratorName::Webhook,
+    ///         GeneratorName::AdmissionPolicy
+    ///     ]
     /// );
     /// ```
     #[must_use]
