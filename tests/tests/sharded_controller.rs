@@ -3,7 +3,8 @@
 //! filters each slot's list and watch) and off (it ignores the selector; the informers
 //! filter client-side and say so).
 //!
-//! The replicas converge the Foos, each caching within 15% of an even share; then, each
+//! The replicas converge the Foos, each holding 21 or 22 of the 64 slots and caching exactly
+//! the Foos of its slots; then, each
 //! time while they work on an update of every Foo, one is SIGTERMed, one is cut from the
 //! API server by a proxy (and healed), and one is SIGKILLed. The audit log of every
 //! reconcile's start and end (per key, replica and time) must show no key reconciled by two
@@ -25,6 +26,9 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube_codegen_envtest::Environment;
+use kube_codegen_runtime::sharding::{
+    DEFAULT_SLOTS, SlotTable, TABLE_ANNOTATION, hash_field, slot_of,
+};
 use kube_codegen_tests::faults::Proxy;
 use kube_codegen_tests::{apply_crd, eventually, faults, free_port, parse_crd, repo_root};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
@@ -324,39 +328,70 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
     )
     .await;
     converged.unwrap_or_else(|e| panic!("{e}\n{}", dump(&replicas)));
-    let even = FOOS as f64 / REPLICAS as f64;
+    // The split is exact, not statistical: each replica holds 21 or 22 of the 64 slots in
+    // the group's table Lease, works on exactly those, and caches exactly the Foos whose
+    // UID hashes into them (a tolerance on an even share of random UIDs would be flaky).
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
     let spread = eventually(
-        "64 slots worked, each replica's cache within 15% of an even share",
-        Duration::from_secs(60),
+        "every slot held and worked, each replica's cache exactly the Foos of its slots",
+        Duration::from_secs(120),
         || async {
-            let slots: Vec<f64> = replicas
-                .iter()
-                .filter_map(|r| r.gauge("shard_slots_working"))
+            let table = leases.get(GROUP).await?;
+            let table: SlotTable = serde_json::from_str(
+                table
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(TABLE_ANNOTATION))
+                    .ok_or_else(|| anyhow::anyhow!("the table Lease has no slots yet"))?,
+            )?;
+            let uids: Vec<String> = foos
+                .list_metadata(&ListParams::default())
+                .await?
+                .items
+                .into_iter()
+                .filter_map(|f| f.metadata.uid)
                 .collect();
-            let cached: Vec<f64> = replicas
-                .iter()
-                .filter_map(|r| r.gauge("sample_controller_foos_cached"))
-                .collect();
-            let cached_slots: Vec<f64> = replicas
-                .iter()
-                .filter_map(|r| r.gauge("shard_slots_cached"))
-                .collect();
-            let ok = slots.len() == REPLICAS
-                && slots.iter().sum::<f64>() == 64.0
-                && cached_slots.iter().sum::<f64>() == 64.0
-                && cached.len() == REPLICAS
-                && cached.iter().sum::<f64>() == FOOS as f64
-                && cached.iter().all(|c| (c - even).abs() <= 0.15 * even);
-            Ok(ok.then_some((slots, cached)))
+            let mut state = Vec::new();
+            for r in &replicas {
+                let held = table.held_by(&r.name);
+                let expected = uids
+                    .iter()
+                    .filter(|u| held.contains(&slot_of(hash_field(u), DEFAULT_SLOTS)))
+                    .count() as f64;
+                state.push((
+                    r.name.clone(),
+                    held.len(),
+                    r.gauge("shard_slots_working"),
+                    r.gauge("shard_slots_cached"),
+                    expected,
+                    r.gauge("sample_controller_foos_cached"),
+                ));
+            }
+            let sizes = state.iter().map(|s| s.1);
+            let even = sizes.clone().max().unwrap_or(0) - sizes.min().unwrap_or(0) <= 1;
+            let ok = uids.len() == FOOS
+                && even
+                && state.iter().map(|s| s.1).sum::<usize>() == DEFAULT_SLOTS.get()
+                && state.iter().all(|(_, held, working, cached, expected, foos)| {
+                    *working == Some(*held as f64)
+                        && *cached == Some(*held as f64)
+                        && *foos == Some(*expected)
+                });
+            if ok {
+                return Ok(Some(state));
+            }
+            // The state of this try becomes the timeout's "last error".
+            Err(anyhow::anyhow!(
+                "(replica, slots held, working, cached, Foos expected, Foos cached): {state:?}"
+            ))
         },
     )
     .await
     .unwrap_or_else(|e| panic!("{e}\n{}", dump(&replicas)));
     eprintln!(
-        "gate {gate}: {FOOS} Foos converged in {:?}; slots {:?}, Foos cached {:?} (even share {even:.1})",
+        "gate {gate}: {FOOS} Foos converged in {:?}; (replica, slots, working, cached, Foos expected, Foos cached) {spread:?}",
         started.elapsed(),
-        spread.0,
-        spread.1
     );
     for r in &replicas {
         let logs = r.logs();
