@@ -373,11 +373,13 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
             let ok = uids.len() == FOOS
                 && even
                 && state.iter().map(|s| s.1).sum::<usize>() == DEFAULT_SLOTS.get()
-                && state.iter().all(|(_, held, working, cached, expected, foos)| {
-                    *working == Some(*held as f64)
-                        && *cached == Some(*held as f64)
-                        && *foos == Some(*expected)
-                });
+                && state
+                    .iter()
+                    .all(|(_, held, working, cached, expected, foos)| {
+                        *working == Some(*held as f64)
+                            && *cached == Some(*held as f64)
+                            && *foos == Some(*expected)
+                    });
             if ok {
                 return Ok(Some(state));
             }
