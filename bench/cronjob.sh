@@ -52,19 +52,8 @@ cargo build --profile "$BENCH_PROFILE" -q -p cronjob --bin cronjob-manager --exa
 OURS=$CARGO_TARGET_DIR/$PROFILE_DIR/cronjob-manager
 BURST=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/admission_burst
 GOMGR=$W/go/bin
-if [[ $CONFIGS == *go* ]]; then
-  blog "building the Go project's manager (controller-runtime)"
-  if ! build_go_cronjob "$W/go" "$SMOKE"; then
-    ((SMOKE)) || exit 1
-    blog "Go manager not buildable offline (smoke): ours only"
-    CONFIGS=${CONFIGS//go/}
-  fi
-fi
-
-CERTS=$W/certs
-webhook_certs "$CERTS"
-PORT=$(free_port)
-BASE=https://127.0.0.1:$PORT
+go_side "$W/go" manager
+webhook_endpoint "$W"
 bench_cluster_up
 install_cronjob_crd "$BASE" "$CERTS/ca.crt"
 cronjob_webhook_objects "$BASE" "$CERTS/ca.crt" webhooks | kubectl apply -f - >/dev/null
