@@ -481,10 +481,11 @@ async fn run(args: Args) -> Result<()> {
     };
     let audit = match &args.audit_log {
         Some(path) => {
-            let replica = member.as_ref().map_or_else(
-                || "sample-controller".to_owned(),
-                |m| m.config().identity.clone(),
-            );
+            let replica = member
+                .as_ref()
+                .map(|m| m.config().identity.clone())
+                .or_else(|| args.leader_elect_identity.clone())
+                .unwrap_or_else(|| "sample-controller".to_owned());
             Some(Arc::new(
                 sample_controller::audit::Audit::open(path, &replica)
                     .with_context(|| format!("opening the audit log {}", path.display()))?,
