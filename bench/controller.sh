@@ -32,7 +32,8 @@
 #   bench/controller.sh --failover      leader failover, warm vs cold standby (N=3000 Foos)
 #
 # Failover (configurations warm, cold): ours on the builder (--foo-controller builder, for
-# its --audit-log of reconcile starts), --leader-elect with the default Lease (15 s, renew
+# its --audit-log of reconcile starts), no client-side rate limit (--kube-api-qps 0: the
+# failover, not the first convergence, is measured), --leader-elect with the default Lease (15 s, renew
 # 10 s, retry 2 s). Per run: fresh namespace; replica a starts and leads; N Foos created
 # and converged; replica b starts as a standby (warm: --warm-standby=true, waited for until
 # it is ready with all N Foos cached; cold: --warm-standby=false, given 5 s); b's RSS;
@@ -215,7 +216,7 @@ failover_one() { # warm|cold run#
   pa=$((18800 + RANDOM % 400)) pb=$((pa + 2))
   local common=("$OURS" --controllers foo --foo-controller builder --workers 2 --namespace "$ns"
     --leader-elect --leader-elect-lease-name "$ns" --leader-elect-namespace default
-    --warm-standby="$warm" --kubeconfig "$KC_OURS")
+    --warm-standby="$warm" --kube-api-qps 0 --kubeconfig "$KC_OURS")
   "${common[@]}" --leader-elect-identity a --metrics-addr "127.0.0.1:$pa" --health-addr "127.0.0.1:$((pa + 1))" \
     --audit-log "$W/fo-$cfg-$run-a.audit" >"$W/fo-$cfg-$run-a.log" 2>&1 &
   a=$! CTRL_PID=$!
