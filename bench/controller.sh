@@ -42,29 +42,44 @@
 # client-go's informers replay their cache as adds). The Go sample-controller has no leader
 # election (k8s.io/sample-controller runs one replica), so no Go row.
 # Output: bench/results/failover.md and failover-runs.jsonl
+#
+#   bench/controller.sh --shards        scale-out: 1, 2 and 4 replicas in a shard group, N=3000
+#
+# Scale-out (configurations shards-R, and go): R sample-controller replicas with --shards
+# auto in one group (each its own client, its default QPS 20 / burst 30 per API
+# group/version); per run: fresh namespace; start them; wait until every one is ready and
+# the group's 64 slots are all worked; t0; create N Foos (as above); poll until every Foo
+# has its Deployment and status; t1. Per replica: peak RSS (VmHWM), CPU (utime+stime from
+# /proc) over the run, Foos and Deployments cached at t1. `go` is the Go sample-controller
+# alone (one replica, run_one above), for comparison.
+# Output: bench/results/shards.md and shards-runs.jsonl
 . "$(dirname "$0")/lib.sh"
-SMOKE=0 FAILOVER=0
+SMOKE=0 FAILOVER=0 SHARDS=0
 for a in "$@"; do
   case $a in
     --smoke) SMOKE=1 RUNS=1 ;;
     --failover) FAILOVER=1 ;;
+    --shards) SHARDS=1 ;;
     *) blog "unknown argument $a"; exit 2 ;;
   esac
 done
 N=${BENCH_FOOS:-1000}
-((FAILOVER)) && N=${BENCH_FOOS:-3000}
+((FAILOVER || SHARDS)) && N=${BENCH_FOOS:-3000}
 ((SMOKE)) && N=10
 CONFIGS=${BENCH_CONTROLLER_CONFIGS:-ours ours-5 go}
 ((FAILOVER)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-warm cold}
+((SHARDS)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-shards-1 shards-2 shards-4 go}
 TIMEOUT=${BENCH_CONTROLLER_TIMEOUT:-1200}
 mkdir -p "$RESULTS"
 OUT=$RESULTS/controller-runs.jsonl
 ((FAILOVER)) && OUT=$RESULTS/failover-runs.jsonl
+((SHARDS)) && OUT=$RESULTS/shards-runs.jsonl
 [[ -n ${BENCH_CONTROLLER_APPEND:-} ]] || rm -f "$OUT"
 W=$(mktemp -d /tmp/kcg-bench-controller.XXXXXX)
 CTRL_PID=
 cleanup() {
-  [[ -n $CTRL_PID ]] && kill "$CTRL_PID" 2>/dev/null || true
+  # shellcheck disable=SC2086 # one pid, or the replicas of a shard group
+  [[ -n $CTRL_PID ]] && kill $CTRL_PID 2>/dev/null || true
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -73,7 +88,7 @@ blog "building sample-controller ($BENCH_CONTROLLER_PROFILE)"
 cargo build --profile "$BENCH_CONTROLLER_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
 OURS=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/sample-controller
 GOCTL=$ANCHOR_BIN/sample-controller
-if [[ ! -x $GOCTL ]] && ((!SMOKE && !FAILOVER)); then bash "$BENCH_DIR/install-anchors.sh" controller; fi
+if [[ ! -x $GOCTL ]] && ((!SMOKE && !FAILOVER)) && [[ $CONFIGS == *go* ]]; then bash "$BENCH_DIR/install-anchors.sh" controller; fi
 [[ -x $GOCTL ]] || { CONFIGS=${CONFIGS//go/}; blog "Go sample-controller not installed: ours only"; }
 
 bench_cluster_up
@@ -284,6 +299,87 @@ print(json.dumps({
 PY
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
 }
+
+shards_one() { # replicas run#
+  local r=$1 run=$2 ns="bench-sh-$1-$2" i port pids=() ports=() t0 t1 d s
+  kubectl create namespace "$ns" >/dev/null
+  for i in $(seq 0 $((r - 1))); do
+    port=$((19300 + RANDOM % 600))
+    "$OURS" --controllers foo --workers 2 --namespace "$ns" --shards auto --shard-group "$ns" \
+      --shard-namespace default --shard-identity "r$i" --kubeconfig "$KC_OURS" \
+      --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" >"$W/sh-$r-$run-$i.log" 2>&1 &
+    pids+=($!) ports+=("$port")
+    CTRL_PID="${pids[*]}"
+  done
+  for i in $(seq 0 $((r - 1))); do wait_ready "$((ports[i] + 1))" "${pids[i]}" "$W/sh-$r-$run-$i.log"; done
+  metric() { curl -sf "127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2; f = 1} END {if (!f) print "null"}'; }
+  for _ in $(seq 600); do
+    local worked=0 w
+    for i in $(seq 0 $((r - 1))); do w=$(metric "${ports[i]}" shard_slots_working); [[ $w == null ]] || worked=$((worked + w)); done
+    ((worked == 64)) && break
+    sleep 0.2
+  done
+  t0=$(date +%s.%N)
+  ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
+  while :; do
+    read -r d s < <(foo_progress "$ns")
+    [[ $d -ge $N && $s -ge $N ]] && break
+    if (($(echo "$(date +%s.%N) - $t0 > $TIMEOUT" | bc))); then blog "shards-$r run $run: timeout ($d deployments, $s statuses)"; break; fi
+    sleep 0.5
+  done
+  t1=$(date +%s.%N)
+  sleep 2 # the caches catch up with the last writes
+  local per=()
+  for i in $(seq 0 $((r - 1))); do
+    per+=("$(printf '{"replica":"r%d","cpu_secs":%.2f,"max_rss_kib":%d,"foos_cached":%s,"deployments_cached":%s}' "$i" \
+      "$(echo "$(cpu_ticks "${pids[i]}") / $(getconf CLK_TCK)" | bc -l)" "$(awk '/^VmHWM/ {print $2}' "/proc/${pids[i]}/status")" \
+      "$(metric "${ports[i]}" sample_controller_foos_cached)" "$(metric "${ports[i]}" sample_controller_deployments_cached)")")
+  done
+  kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
+  CTRL_PID=
+  local joined
+  joined=$(IFS=,; echo "${per[*]}")
+  printf '{"config":"shards-%d","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"converge_secs":%.2f,"replicas":[%s]}\n' \
+    "$r" "$run" "$N" "$d" "$s" "$(echo "$t1 - $t0" | bc)" "$joined" | tee -a "$OUT"
+  kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
+}
+
+if ((SHARDS)); then
+  for run in $(seq "$RUNS"); do
+    for cfg in $CONFIGS; do
+      blog "shards: $cfg run $run (N=$N)"
+      if [[ $cfg == go ]]; then run_one go "$run"; else shards_one "${cfg#shards-}" "$run"; fi
+    done
+  done
+  python3 - "$OUT" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)" "$BENCH_CONTROLLER_PROFILE" >"$RESULTS/shards.md" <<'EOF'
+import json, statistics, sys
+out, runs, load, profile = sys.argv[1:]
+rows = [json.loads(l) for l in open(out) if l.strip()]
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+print(f"`bench/controller.sh --shards` ({profile} build; medians of {runs} runs; load average {load} at the end)\n")
+print("| controller | replicas | Foos | converged (s) | per replica: peak RSS MiB (max) | CPU s (max) | Foos cached (min-max) | Deployments cached (min-max) | total RSS MiB | total CPU s | runs |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+def rng(xs):
+    xs = [x for x in xs if x is not None]
+    return f"{min(xs):.0f}-{max(xs):.0f}" if xs else "-"
+for cfg in sorted({r["config"] for r in rows}, key=lambda c: (c == "go", c)):
+    rs = [r for r in rows if r["config"] == cfg]
+    ok = all(r["deployments"] >= r["foos"] and r["statuses"] >= r["foos"] for r in rs)
+    conv = f"{med([r['converge_secs'] for r in rs]):.1f}{'' if ok else ' (TIMEOUT)'}"
+    if cfg == "go":
+        print(f"| Go sample-controller | 1 | {rs[0]['foos']} | {conv} | {med([r['max_rss_kib'] for r in rs]) / 1024:.1f} | {med([r['cpu_secs'] for r in rs]):.2f} | {rs[0]['foos']} (all) | all | {med([r['max_rss_kib'] for r in rs]) / 1024:.1f} | {med([r['cpu_secs'] for r in rs]):.2f} | {len(rs)} |")
+        continue
+    n = len(rs[0]["replicas"])
+    rss = med([max(x["max_rss_kib"] for x in r["replicas"]) for r in rs]) / 1024
+    cpu = med([max(x["cpu_secs"] for x in r["replicas"]) for r in rs])
+    trss = med([sum(x["max_rss_kib"] for x in r["replicas"]) for r in rs]) / 1024
+    tcpu = med([sum(x["cpu_secs"] for x in r["replicas"]) for r in rs])
+    last = rs[-1]["replicas"]
+    print(f"| ours, sharded | {n} | {rs[0]['foos']} | {conv} | {rss:.1f} | {cpu:.2f} | {rng([x['foos_cached'] for x in last])} | {rng([x['deployments_cached'] for x in last])} | {trss:.1f} | {tcpu:.2f} | {len(rs)} |")
+EOF
+  cat "$RESULTS/shards.md"
+  exit 0
+fi
 
 if ((FAILOVER)); then
   for run in $(seq "$RUNS"); do
