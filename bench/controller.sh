@@ -37,8 +37,8 @@
 # 10 s, retry 2 s). Per run: fresh namespace; replica a starts and leads; N Foos created
 # and converged; replica b starts as a standby (warm: --warm-standby=true, waited for until
 # it is ready with all N Foos cached; cold: --warm-standby=false, given 5 s); b's RSS;
-# SIGKILL a; then from the kill: b holds the Lease (polled, 0.2 s), b's first reconcile
-# starts, b has reconciled every Foo once (its audit log: a new leader syncs every key, as
+# SIGKILL a; then from the kill: b wins the Lease (its log's "became leader" line), b's
+# first reconcile starts, b has reconciled every Foo once (its audit log: a new leader syncs every key, as
 # client-go's informers replay their cache as adds). The Go sample-controller has no leader
 # election (k8s.io/sample-controller runs one replica), so no Go row.
 # Output: bench/results/failover.md and failover-runs.jsonl
@@ -277,10 +277,17 @@ failover_one() { # warm|cold run#
   rss_leader=$(awk '/^VmHWM/ {print $2}' "/proc/$b/status")
   kill -TERM "$b"; wait "$b" 2>/dev/null || true
   CTRL_PID=
-  python3 - "$cfg" "$run" "$N" "$t_kill" "${t_lead:-nan}" "$W/fo-$cfg-$run-b.audit" "$rss_standby" "$rss_leader" <<'PY' | tee -a "$OUT"
-import json, sys
-cfg, run, n, t_kill, t_lead, audit, rss_standby, rss_leader = sys.argv[1:]
+  python3 - "$cfg" "$run" "$N" "$t_kill" "${t_lead:-nan}" "$W/fo-$cfg-$run-b.audit" "$rss_standby" "$rss_leader" "$W/fo-$cfg-$run-b.log" <<'PY' | tee -a "$OUT"
+import datetime, json, re, sys
+cfg, run, n, t_kill, t_lead, audit, rss_standby, rss_leader, log = sys.argv[1:]
 n, t_kill, t_lead = int(n), float(t_kill), float(t_lead)
+# When b won the Lease, by its own log line (the poll above is coarser).
+won = None
+for line in open(log, errors="replace"):
+    line = re.sub(r"\x1b\[[0-9;]*m", "", line)
+    if "became leader" in line:
+        won = datetime.datetime.fromisoformat(line.split()[0].replace("Z", "+00:00")).timestamp()
+        break
 first = {}
 for line in open(audit):
     what, nanos, _, key = line.split(maxsplit=3)
@@ -290,6 +297,9 @@ starts = sorted(first.values())
 print(json.dumps({
     "config": cfg, "run": int(run), "foos": n,
     "lease_s": round(t_lead - t_kill, 2),
+    "won_s": round(won - t_kill, 2) if won else None,
+    "won_to_first_s": round(starts[0] - won, 3) if won and starts else None,
+    "won_to_all_s": round(starts[n - 1] - won, 3) if won and len(starts) >= n else None,
     "first_reconcile_s": round(starts[0] - t_kill, 2) if starts else None,
     "all_reconciled_s": round(starts[n - 1] - t_kill, 2) if len(starts) >= n else None,
     "keys_reconciled": len(starts),
@@ -394,15 +404,16 @@ out, runs, load, profile = sys.argv[1:]
 rows = [json.loads(l) for l in open(out) if l.strip()]
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 print(f"`bench/controller.sh --failover` ({profile} build; medians of {runs} runs; load average {load} at the end)\n")
-print("| standby | Foos | SIGKILL to Lease held (s) | to first reconcile (s) | to every Foo reconciled (s) | standby RSS (MiB) | new leader peak RSS (MiB) | runs |")
-print("|---|---|---|---|---|---|---|---|")
+print("| standby | Foos | SIGKILL to Lease won (s) | Lease won to first reconcile (s) | Lease won to every Foo reconciled (s) | SIGKILL to every Foo reconciled (s) | standby RSS (MiB) | new leader peak RSS (MiB) | runs |")
+print("|---|---|---|---|---|---|---|---|---|")
 for cfg in ("warm", "cold"):
     rs = [r for r in rows if r["config"] == cfg]
     if not rs:
         continue
     f = lambda k: med([r[k] for r in rs if r[k] is not None])
     done = all(r["all_reconciled_s"] is not None for r in rs)
-    print(f"| {cfg} | {rs[0]['foos']} | {f('lease_s'):.1f} | {f('first_reconcile_s'):.2f} | {f('all_reconciled_s'):.2f}{'' if done else ' (not all)'} | {f('standby_rss_mib'):.1f} | {f('leader_peak_rss_mib'):.1f} | {len(rs)} |")
+    g = lambda k: med([r[k] for r in rs if r.get(k) is not None])
+    print(f"| {cfg} | {rs[0]['foos']} | {g('won_s'):.1f} | {g('won_to_first_s'):.2f} | {g('won_to_all_s'):.2f} | {f('all_reconciled_s'):.2f}{'' if done else ' (not all)'} | {f('standby_rss_mib'):.1f} | {f('leader_peak_rss_mib'):.1f} | {len(rs)} |")
 EOF
   cat "$RESULTS/failover.md"
   exit 0
