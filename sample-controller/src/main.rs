@@ -221,6 +221,8 @@ struct Running {
     shard: Option<ShardGate>,
     /// The Foo cache, for the objects-cached gauge.
     foos_cached: std::sync::OnceLock<kube_codegen_runtime::store::Store<Foo>>,
+    /// The Deployment cache, for the objects-cached gauge.
+    deployments_cached: std::sync::OnceLock<kube_codegen_runtime::store::Store<Deployment>>,
     audit: Option<Arc<sample_controller::audit::Audit>>,
 }
 
@@ -266,9 +268,11 @@ async fn run_controllers(
             controller
                 .with_metrics(running.foo_metrics.clone())
                 .with_write_mode(args.write_mode)
-                .with_audit(running.audit.clone()),
+                .with_audit(running.audit.clone())
+                .with_shard_gate(running.shard.clone()),
         );
         let _ = running.foos_cached.set(foos.informer().store().clone());
+        let _ = running.deployments_cached.set(deployments.store().clone());
         if args.foo_controller == "builder" || running.shard.is_some() {
             foo_builder_controller = Some((
                 foo_builder::controller(
@@ -376,6 +380,11 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
         out += "# TYPE sample_controller_foos_cached gauge\n";
         out += &format!("sample_controller_foos_cached {}\n", store.len());
     }
+    if let Some(store) = running.deployments_cached.get() {
+        out += "# HELP sample_controller_deployments_cached Deployments in this replica's cache.\n";
+        out += "# TYPE sample_controller_deployments_cached gauge\n";
+        out += &format!("sample_controller_deployments_cached {}\n", store.len());
+    }
     if let Some(gate) = &running.shard {
         out += "# HELP shard_slots_working Slots of the shard group this replica reconciles (fenced).\n";
         out += "# TYPE shard_slots_working gauge\n";
@@ -390,6 +399,11 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
             "shard_slots_owned_info{{slots=\"{}\"}} 1\n",
             owned.join(",")
         );
+        if let Some(mode) = gate.mode() {
+            out += "# HELP shard_mode_info How this replica lists its slots: selector (the API server's sharded list and watch) or label (the slot label fallback).\n";
+            out += "# TYPE shard_mode_info gauge\n";
+            out += &format!("shard_mode_info{{mode=\"{mode}\"}} 1\n");
+        }
     }
     out
 }
@@ -485,6 +499,7 @@ async fn run(args: Args) -> Result<()> {
         foo_builder_metrics: Arc::default(),
         shard: member.as_ref().map(ShardMember::gate),
         foos_cached: std::sync::OnceLock::new(),
+        deployments_cached: std::sync::OnceLock::new(),
         audit,
     });
     let (ready_tx, ready_rx) = watch::channel(false);
