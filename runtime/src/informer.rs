@@ -373,8 +373,12 @@ where
     /// Per-slot watches rather than one watch whose selector changes, because a change of
     /// one selector restarts the whole list; the price is one watch per owned slot (about
     /// 22 of 64 slots for each of three replicas), which the API server's watch cache
-    /// serves from memory. Without the server's feature gate each slot's watch carries
-    /// every object, filtered here: correct, but the traffic of that many full watches.
+    /// serves from memory. Each slot's watch also checks every object against its slot
+    /// (the uid's hash, or the owner's label): a selector sent to a server without the
+    /// feature gate would bring every object to every slot's watch, and the cache would
+    /// still be right, at the traffic of that many full watches. A
+    /// [`ShardMember`](crate::sharding::ShardMember) avoids it: it chooses the label mode
+    /// on such a server.
     ///
     /// Set it before the informer starts (it is read once, at start), and not with a
     /// factory-wide shard selector. The informer counts as synced once every slot of the
