@@ -80,6 +80,7 @@ use serde::de::DeserializeOwned;
 use crate::informer::{DeleteEvent, HandlerFuncs, Informer, InformerScope, SharedInformerFactory};
 use crate::sharding::ShardGate;
 use crate::store::{ObjectKey, key_of};
+use crate::task::AbortOnDrop;
 use crate::workqueue::WorkQueue;
 
 /// What a reconcile asks for next.
@@ -778,15 +779,6 @@ where
             }
             self.queue.done(&key);
         }
-    }
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

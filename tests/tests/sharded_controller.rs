@@ -154,6 +154,20 @@ fn foo(i: usize) -> Foo {
     )
 }
 
+/// Creates the Foos numbered `range`, 16 at a time.
+async fn create_foos(foos: &Api<Foo>, range: std::ops::Range<usize>) {
+    stream::iter(range)
+        .for_each_concurrent(16, |i| {
+            let foos = foos.clone();
+            async move {
+                foos.create(&PostParams::default(), &foo(i))
+                    .await
+                    .unwrap_or_else(|e| panic!("create foo {i}: {e}"));
+            }
+        })
+        .await;
+}
+
 /// Every Deployment of the Foos, by name, with its replicas.
 async fn deployments(client: &Client) -> BTreeMap<String, i32> {
     Api::<Deployment>::namespaced(client.clone(), NS)
@@ -277,16 +291,7 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
     let foos: Api<Foo> = Api::namespaced(client.clone(), NS);
     // Most Foos exist before the replicas start (their first lists, or in label mode their
     // labeler's first list, find them); the last LATE are created while they run.
-    stream::iter(0..FOOS - LATE)
-        .for_each_concurrent(16, |i| {
-            let foos = foos.clone();
-            async move {
-                foos.create(&PostParams::default(), &foo(i))
-                    .await
-                    .unwrap_or_else(|e| panic!("create foo {i}: {e}"));
-            }
-        })
-        .await;
+    create_foos(&foos, 0..FOOS - LATE).await;
 
     let audit = dir.join("audit.log");
     let started = Instant::now();
@@ -329,16 +334,7 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
         )
         .await
         .unwrap();
-    stream::iter(FOOS - LATE..FOOS)
-        .for_each_concurrent(16, |i| {
-            let foos = foos.clone();
-            async move {
-                foos.create(&PostParams::default(), &foo(i))
-                    .await
-                    .unwrap_or_else(|e| panic!("create foo {i}: {e}"));
-            }
-        })
-        .await;
+    create_foos(&foos, FOOS - LATE..FOOS).await;
     let dump = |replicas: &[Replica]| {
         replicas
             .iter()

@@ -39,6 +39,7 @@ use serde::de::DeserializeOwned;
 
 use super::{ShardGate, hash_field, slot_of};
 use crate::store::{ObjectKey, key_of};
+use crate::task::AbortOnDrop;
 
 /// The prefix of the slot label's key; the group's name follows.
 pub const SLOT_LABEL_PREFIX: &str = "shard.kube-codegen.io/";
@@ -348,15 +349,6 @@ async fn patch_label<K>(
     }
 }
 
-/// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,40 +404,20 @@ mod tests {
         let slot = slot_of(hash_field(uid), slots);
         let mine: BTreeSet<usize> = [slot].into();
         let others: BTreeSet<usize> = (0..slots.get()).filter(|&s| s != slot).collect();
+        let decide = |mine: &BTreeSet<usize>, label: Option<&str>| {
+            let m = meta(uid, label.map(|v| (l.key(), v)));
+            slot_to_label(&l, ShardKey::Uid, slots, mine, &m)
+        };
         // Unlabelled, in my slots: label it with the slot the gate works it in.
-        assert_eq!(
-            slot_to_label(&l, ShardKey::Uid, slots, &mine, &meta(uid, None)),
-            Some(slot)
-        );
+        assert_eq!(decide(&mine, None), Some(slot));
         // Another replica's slot: not mine to label.
-        assert_eq!(
-            slot_to_label(&l, ShardKey::Uid, slots, &others, &meta(uid, None)),
-            None
-        );
+        assert_eq!(decide(&others, None), None);
         // Already labelled right: nothing to do.
-        let right = slot.to_string();
-        assert_eq!(
-            slot_to_label(
-                &l,
-                ShardKey::Uid,
-                slots,
-                &mine,
-                &meta(uid, Some((l.key(), &right)))
-            ),
-            None
-        );
-        // Labelled wrong (by hand): labelled again with its slot.
+        assert_eq!(decide(&mine, Some(&slot.to_string())), None);
+        // Labelled wrong (by hand): its slot again (the unlabelled watch sees it once the
+        // wrong label is removed).
         let wrong = ((slot + 1) % slots.get()).to_string();
-        assert_eq!(
-            slot_to_label(
-                &l,
-                ShardKey::Uid,
-                slots,
-                &mine,
-                &meta(uid, Some((l.key(), &wrong)))
-            ),
-            Some(slot)
-        );
+        assert_eq!(decide(&mine, Some(&wrong)), Some(slot));
     }
 
     #[test]
