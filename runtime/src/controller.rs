@@ -347,7 +347,9 @@ where
     /// labelled with their owner's slot ([`ShardGate::owner_label`], which the reconcile
     /// must put on every object it creates), by label selector. In
     /// [`ShardMode::Label`](crate::sharding::ShardMode::Label) the controller also labels
-    /// the primary objects of its slots that have no slot label yet.
+    /// the primary objects of its slots that have no slot label yet. The owned kinds'
+    /// informers are the factory's shared ones: whatever else in the process reads them
+    /// sees only this replica's slots too.
     pub fn sharded(mut self, gate: ShardGate) -> Self {
         self.informer.set_dynamic_shards(gate.cache_shards());
         self.gate = Some(gate);

@@ -20,7 +20,7 @@ use kube_codegen_runtime::leader::{LeaderElectionConfig, LeaderElector};
 use kube_codegen_runtime::ratelimit::{
     ClientOptions, LimitScope, RequestMetrics, client_with_options, default_user_agent,
 };
-use kube_codegen_runtime::sharding::{GroupConfig, ShardGate, ShardMember};
+use kube_codegen_runtime::sharding::{GroupConfig, ShardGate, ShardMember, ShardMode};
 use kube_codegen_runtime::store::ObjectKey;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
@@ -115,6 +115,11 @@ struct Args {
     /// Identity in the shard group (default: hostname and a random suffix).
     #[arg(long)]
     shard_identity: Option<String>,
+    /// How the replicas get their slots' objects: `auto` (a probe list tells whether the
+    /// API server applies shardSelector: selector mode if it does, else label mode),
+    /// `selector` or `label` (forced, e.g. label mode on a server with the gate on).
+    #[arg(long, value_enum, default_value_t = ShardModeArg::Auto)]
+    shard_mode: ShardModeArg,
     /// Append a line per Foo reconcile start and end (time, replica, key) to this file.
     #[arg(long)]
     audit_log: Option<PathBuf>,
@@ -184,6 +189,28 @@ async fn install_crds(client: &kube::Client, args: &Args) -> Result<()> {
         tracing::info!(crd = %name, "CRD established");
     }
     Ok(())
+}
+
+/// `--shard-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ShardModeArg {
+    /// Probe the API server.
+    Auto,
+    /// Kubernetes' sharded list and watch (`shardSelector`).
+    Selector,
+    /// The slot label fallback.
+    Label,
+}
+
+impl ShardModeArg {
+    /// The forced mode, if any.
+    fn forced(self) -> Option<ShardMode> {
+        match self {
+            ShardModeArg::Auto => None,
+            ShardModeArg::Selector => Some(ShardMode::Selector),
+            ShardModeArg::Label => Some(ShardMode::Label),
+        }
+    }
 }
 
 /// Where a replica's Lease lives and whom it names, for leader election and shard groups
@@ -473,6 +500,10 @@ async fn run(args: Args) -> Result<()> {
             GroupConfig::new(&args.shard_group, namespace, identity),
         )?;
         // ANCHOR_END: shard_member
+        if let Some(mode) = args.shard_mode.forced() {
+            tracing::info!(%mode, "sharding: --shard-mode forces {mode} mode");
+            member.gate().set_mode(mode);
+        }
         Some(member)
     } else {
         None

@@ -355,7 +355,13 @@ impl ShardGate {
         self.inner.mode_tx.subscribe()
     }
 
-    /// Sets the mode (once: later calls change nothing, the informers already listed).
+    /// Sets the mode (once: later calls change nothing, the informers already listed). A
+    /// [`ShardMember`] sets it when it joins, from a probe of the API server, unless it is
+    /// set already: set it before [`ShardMember::run`] to force a mode (label mode on a
+    /// server with the gate on, say). Every member of a group should use the same mode, but
+    /// mixing is safe: the label is written only by label-mode members and the slot table
+    /// is the same; a selector-mode member just leaves new objects of its slots unlabelled
+    /// until a label-mode member takes the slot.
     pub fn set_mode(&self, mode: ShardMode) {
         self.inner.mode_tx.send_if_modified(|m| {
             if m.is_some() {
