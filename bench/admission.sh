@@ -57,20 +57,10 @@ BURST=$CARGO_TARGET_DIR/$PROFILE_DIR/examples/admission_burst
 # The Go side: the project's webhooks on controller-runtime, built from a copy (the
 # project in the repo is left as it is). Smoke runs build it only from the module cache.
 GOHOOKS=$W/go/bin
-if [[ $CONFIGS == *go* ]]; then
-  blog "building the Go project's webhooks (controller-runtime)"
-  if ! build_go_cronjob "$W/go" "$SMOKE" "$BENCH_DIR/go/cronjob-webhooks.go.txt"; then
-    ((SMOKE)) || exit 1
-    blog "Go webhooks not buildable offline (smoke): ours only"
-    CONFIGS=${CONFIGS//go/}
-  fi
-fi
+go_side "$W/go" webhooks "$BENCH_DIR/go/cronjob-webhooks.go.txt"
 
 # A CA and a serving certificate for 127.0.0.1, shared by both servers.
-CERTS=$W/certs
-webhook_certs "$CERTS"
-PORT=$(free_port)
-BASE=https://127.0.0.1:$PORT
+webhook_endpoint "$W"
 
 bench_cluster_up
 install_cronjob_crd "$BASE" "$CERTS/ca.crt"

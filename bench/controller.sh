@@ -28,20 +28,58 @@
 # userAgent (ours also reports rest_client_requests_total from --metrics-addr).
 # CPU = user+sys of the whole process lifetime (startup + sync + convergence + idle poll).
 # Output: bench/results/controller.md and controller-runs.jsonl
+#
+#   bench/controller.sh --failover      leader failover, warm vs cold standby (N=3000 Foos)
+#
+# Failover (configurations warm, cold): ours on the builder (--foo-controller builder, for
+# its --audit-log of reconcile starts), no client-side rate limit (--kube-api-qps 0: the
+# failover, not the first convergence, is measured), --leader-elect with the default Lease (15 s, renew
+# 10 s, retry 2 s). Per run: fresh namespace; replica a starts and leads; N Foos created
+# and converged; replica b starts as a standby (warm: --warm-standby=true, waited for until
+# it is ready with all N Foos cached; cold: --warm-standby=false, given 5 s); b's RSS;
+# SIGKILL a; then from the kill: b holds the Lease (polled, 0.2 s), b's first reconcile
+# starts, b has reconciled every Foo once (its audit log: a new leader syncs every key, as
+# client-go's informers replay their cache as adds). The Go sample-controller has no leader
+# election (k8s.io/sample-controller runs one replica), so no Go row.
+# Output: bench/results/failover.md and failover-runs.jsonl
+#
+#   bench/controller.sh --shards        scale-out: 1, 2 and 4 replicas in a shard group, N=3000
+#
+# Scale-out (configurations shards-R, and go): R sample-controller replicas with --shards
+# auto in one group (each its own client, its default QPS 20 / burst 30 per API
+# group/version); per run: fresh namespace; start them; wait until every one is ready and
+# the group's 64 slots are all worked; t0; create N Foos (as above); poll until every Foo
+# has its Deployment and status; t1. Per replica: peak RSS (VmHWM), CPU (utime+stime from
+# /proc) over the run, Foos and Deployments cached at t1. `go` is the Go sample-controller
+# alone (one replica, run_one above), for comparison.
+# Output: bench/results/shards.md and shards-runs.jsonl
 . "$(dirname "$0")/lib.sh"
-SMOKE=0
-[[ ${1:-} == --smoke ]] && SMOKE=1 RUNS=1
+SMOKE=0 FAILOVER=0 SHARDS=0
+for a in "$@"; do
+  case $a in
+    --smoke) SMOKE=1 RUNS=1 ;;
+    --failover) FAILOVER=1 ;;
+    --shards) SHARDS=1 ;;
+    *) blog "unknown argument $a"; exit 2 ;;
+  esac
+done
 N=${BENCH_FOOS:-1000}
+((FAILOVER || SHARDS)) && N=${BENCH_FOOS:-3000}
 ((SMOKE)) && N=10
 CONFIGS=${BENCH_CONTROLLER_CONFIGS:-ours ours-5 go}
+((FAILOVER)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-warm cold}
+((SHARDS)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-shards-1 shards-2 shards-4 go}
 TIMEOUT=${BENCH_CONTROLLER_TIMEOUT:-1200}
 mkdir -p "$RESULTS"
 OUT=$RESULTS/controller-runs.jsonl
+((FAILOVER)) && OUT=$RESULTS/failover-runs.jsonl
+((SHARDS)) && OUT=$RESULTS/shards-runs.jsonl
 [[ -n ${BENCH_CONTROLLER_APPEND:-} ]] || rm -f "$OUT"
 W=$(mktemp -d /tmp/kcg-bench-controller.XXXXXX)
 CTRL_PID=
 cleanup() {
-  [[ -n $CTRL_PID ]] && kill "$CTRL_PID" 2>/dev/null || true
+  # shellcheck disable=SC2086 # one pid, or the replicas of a shard group
+  [[ -n $CTRL_PID ]] && kill $CTRL_PID 2>/dev/null || true
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -50,7 +88,7 @@ blog "building sample-controller ($BENCH_CONTROLLER_PROFILE)"
 cargo build --profile "$BENCH_CONTROLLER_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
 OURS=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/sample-controller
 GOCTL=$ANCHOR_BIN/sample-controller
-if [[ ! -x $GOCTL ]] && ((!SMOKE)); then bash "$BENCH_DIR/install-anchors.sh" controller; fi
+if [[ ! -x $GOCTL ]] && ((!SMOKE && !FAILOVER)) && [[ $CONFIGS == *go* ]]; then bash "$BENCH_DIR/install-anchors.sh" controller; fi
 [[ -x $GOCTL ]] || { CONFIGS=${CONFIGS//go/}; blog "Go sample-controller not installed: ours only"; }
 
 bench_cluster_up
@@ -175,6 +213,200 @@ run_one() { # config run#
     "$(echo "$utime + $stime" | bc)" "$rss" "$anon_kib" "$file_kib" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
 }
+
+# wait_ready PORT PID LOG: until http://127.0.0.1:PORT/readyz answers 200 (or PID exits).
+wait_ready() {
+  for _ in $(seq 600); do
+    curl -sf "127.0.0.1:$1/readyz" >/dev/null && return 0
+    kill -0 "$2" 2>/dev/null || { tail -20 "$3" >&2; blog "controller exited"; exit 1; }
+    sleep 0.1
+  done
+  blog "127.0.0.1:$1 not ready"; exit 1
+}
+
+failover_one() { # warm|cold run#
+  local cfg=$1 run=$2 ns="bench-fo-$1-$2" warm=true pa pb a b t_kill d s
+  [[ $cfg == cold ]] && warm=false
+  kubectl create namespace "$ns" >/dev/null
+  pa=$((18800 + RANDOM % 400)) pb=$((pa + 2))
+  local common=("$OURS" --controllers foo --foo-controller builder --workers 2 --namespace "$ns"
+    --leader-elect --leader-elect-lease-name "$ns" --leader-elect-namespace default
+    --warm-standby="$warm" --kube-api-qps 0 --kubeconfig "$KC_OURS")
+  "${common[@]}" --leader-elect-identity a --metrics-addr "127.0.0.1:$pa" --health-addr "127.0.0.1:$((pa + 1))" \
+    --audit-log "$W/fo-$cfg-$run-a.audit" >"$W/fo-$cfg-$run-a.log" 2>&1 &
+  a=$! CTRL_PID=$!
+  wait_ready "$((pa + 1))" "$a" "$W/fo-$cfg-$run-a.log"
+  ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
+  while :; do
+    read -r d s < <(foo_progress "$ns")
+    [[ $d -ge $N && $s -ge $N ]] && break
+    kill -0 "$a" 2>/dev/null || { tail -20 "$W/fo-$cfg-$run-a.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  "${common[@]}" --leader-elect-identity b --metrics-addr "127.0.0.1:$pb" --health-addr "127.0.0.1:$((pb + 1))" \
+    --audit-log "$W/fo-$cfg-$run-b.audit" >"$W/fo-$cfg-$run-b.log" 2>&1 &
+  b=$!
+  if [[ $warm == true ]]; then
+    wait_ready "$((pb + 1))" "$b" "$W/fo-$cfg-$run-b.log"
+    for _ in $(seq 600); do
+      [[ $(curl -sf "127.0.0.1:$pb/metrics" | awk '/^sample_controller_foos_cached / {print $2}') == "$N" ]] && break
+      sleep 0.1
+    done
+  else
+    sleep 5
+  fi
+  sleep 2 # a renewal or two seen by the standby
+  local rss_standby
+  rss_standby=$(awk '/^VmRSS/ {print $2}' "/proc/$b/status")
+  t_kill=$(date +%s.%N)
+  kill -KILL "$a"; wait "$a" 2>/dev/null || true
+  CTRL_PID=$b
+  local t_lead=
+  for _ in $(seq 600); do
+    if [[ $(kubectl get lease "$ns" -n default -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) == b ]]; then
+      t_lead=$(date +%s.%N); break
+    fi
+    sleep 0.2
+  done
+  # Every Foo reconciled once by b (its audit log), or 120 s.
+  for _ in $(seq 1200); do
+    (($(awk '$1 == "start" {print $4}' "$W/fo-$cfg-$run-b.audit" 2>/dev/null | sort -u | wc -l) >= N)) && break
+    sleep 0.1
+  done
+  local rss_leader
+  rss_leader=$(awk '/^VmHWM/ {print $2}' "/proc/$b/status")
+  kill -TERM "$b"; wait "$b" 2>/dev/null || true
+  CTRL_PID=
+  python3 - "$cfg" "$run" "$N" "$t_kill" "${t_lead:-nan}" "$W/fo-$cfg-$run-b.audit" "$rss_standby" "$rss_leader" <<'PY' | tee -a "$OUT"
+import json, sys
+cfg, run, n, t_kill, t_lead, audit, rss_standby, rss_leader = sys.argv[1:]
+n, t_kill, t_lead = int(n), float(t_kill), float(t_lead)
+first = {}
+for line in open(audit):
+    what, nanos, _, key = line.split(maxsplit=3)
+    if what == "start":
+        first.setdefault(key.strip(), int(nanos) / 1e9)
+starts = sorted(first.values())
+print(json.dumps({
+    "config": cfg, "run": int(run), "foos": n,
+    "lease_s": round(t_lead - t_kill, 2),
+    "first_reconcile_s": round(starts[0] - t_kill, 2) if starts else None,
+    "all_reconciled_s": round(starts[n - 1] - t_kill, 2) if len(starts) >= n else None,
+    "keys_reconciled": len(starts),
+    "standby_rss_mib": round(int(rss_standby) / 1024, 1),
+    "leader_peak_rss_mib": round(int(rss_leader) / 1024, 1),
+}))
+PY
+  kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
+}
+
+shards_one() { # replicas run#
+  local r=$1 run=$2 ns="bench-sh-$1-$2" i port pids=() ports=() t0 t1 d s
+  kubectl create namespace "$ns" >/dev/null
+  for i in $(seq 0 $((r - 1))); do
+    port=$((19300 + RANDOM % 600))
+    "$OURS" --controllers foo --workers 2 --namespace "$ns" --shards auto --shard-group "$ns" \
+      --shard-namespace default --shard-identity "r$i" --kubeconfig "$KC_OURS" \
+      --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" >"$W/sh-$r-$run-$i.log" 2>&1 &
+    pids+=($!) ports+=("$port")
+    CTRL_PID="${pids[*]}"
+  done
+  for i in $(seq 0 $((r - 1))); do wait_ready "$((ports[i] + 1))" "${pids[i]}" "$W/sh-$r-$run-$i.log"; done
+  metric() { curl -sf "127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2; f = 1} END {if (!f) print "null"}'; }
+  for _ in $(seq 600); do
+    local worked=0 w
+    for i in $(seq 0 $((r - 1))); do w=$(metric "${ports[i]}" shard_slots_working); [[ $w == null ]] || worked=$((worked + w)); done
+    ((worked == 64)) && break
+    sleep 0.2
+  done
+  t0=$(date +%s.%N)
+  ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
+  while :; do
+    read -r d s < <(foo_progress "$ns")
+    [[ $d -ge $N && $s -ge $N ]] && break
+    if (($(echo "$(date +%s.%N) - $t0 > $TIMEOUT" | bc))); then blog "shards-$r run $run: timeout ($d deployments, $s statuses)"; break; fi
+    sleep 0.5
+  done
+  t1=$(date +%s.%N)
+  sleep 2 # the caches catch up with the last writes
+  local per=()
+  for i in $(seq 0 $((r - 1))); do
+    per+=("$(printf '{"replica":"r%d","cpu_secs":%.2f,"max_rss_kib":%d,"foos_cached":%s,"deployments_cached":%s}' "$i" \
+      "$(echo "$(cpu_ticks "${pids[i]}") / $(getconf CLK_TCK)" | bc -l)" "$(awk '/^VmHWM/ {print $2}' "/proc/${pids[i]}/status")" \
+      "$(metric "${ports[i]}" sample_controller_foos_cached)" "$(metric "${ports[i]}" sample_controller_deployments_cached)")")
+  done
+  kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
+  CTRL_PID=
+  local joined
+  joined=$(IFS=,; echo "${per[*]}")
+  printf '{"config":"shards-%d","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"converge_secs":%.2f,"replicas":[%s]}\n' \
+    "$r" "$run" "$N" "$d" "$s" "$(echo "$t1 - $t0" | bc)" "$joined" | tee -a "$OUT"
+  kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
+}
+
+if ((SHARDS)); then
+  for run in $(seq "$RUNS"); do
+    for cfg in $CONFIGS; do
+      blog "shards: $cfg run $run (N=$N)"
+      if [[ $cfg == go ]]; then run_one go "$run"; else shards_one "${cfg#shards-}" "$run"; fi
+    done
+  done
+  python3 - "$OUT" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)" "$BENCH_CONTROLLER_PROFILE" >"$RESULTS/shards.md" <<'EOF'
+import json, statistics, sys
+out, runs, load, profile = sys.argv[1:]
+rows = [json.loads(l) for l in open(out) if l.strip()]
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+print(f"`bench/controller.sh --shards` ({profile} build; medians of {runs} runs; load average {load} at the end)\n")
+print("| controller | replicas | Foos | converged (s) | per replica: peak RSS MiB (max) | CPU s (max) | Foos cached (min-max) | Deployments cached (min-max) | total RSS MiB | total CPU s | runs |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+def rng(xs):
+    xs = [x for x in xs if x is not None]
+    return f"{min(xs):.0f}-{max(xs):.0f}" if xs else "-"
+for cfg in sorted({r["config"] for r in rows}, key=lambda c: (c == "go", c)):
+    rs = [r for r in rows if r["config"] == cfg]
+    ok = all(r["deployments"] >= r["foos"] and r["statuses"] >= r["foos"] for r in rs)
+    conv = f"{med([r['converge_secs'] for r in rs]):.1f}{'' if ok else ' (TIMEOUT)'}"
+    if cfg == "go":
+        print(f"| Go sample-controller | 1 | {rs[0]['foos']} | {conv} | {med([r['max_rss_kib'] for r in rs]) / 1024:.1f} | {med([r['cpu_secs'] for r in rs]):.2f} | {rs[0]['foos']} (all) | all | {med([r['max_rss_kib'] for r in rs]) / 1024:.1f} | {med([r['cpu_secs'] for r in rs]):.2f} | {len(rs)} |")
+        continue
+    n = len(rs[0]["replicas"])
+    rss = med([max(x["max_rss_kib"] for x in r["replicas"]) for r in rs]) / 1024
+    cpu = med([max(x["cpu_secs"] for x in r["replicas"]) for r in rs])
+    trss = med([sum(x["max_rss_kib"] for x in r["replicas"]) for r in rs]) / 1024
+    tcpu = med([sum(x["cpu_secs"] for x in r["replicas"]) for r in rs])
+    last = rs[-1]["replicas"]
+    print(f"| ours, sharded | {n} | {rs[0]['foos']} | {conv} | {rss:.1f} | {cpu:.2f} | {rng([x['foos_cached'] for x in last])} | {rng([x['deployments_cached'] for x in last])} | {trss:.1f} | {tcpu:.2f} | {len(rs)} |")
+EOF
+  cat "$RESULTS/shards.md"
+  exit 0
+fi
+
+if ((FAILOVER)); then
+  for run in $(seq "$RUNS"); do
+    for cfg in $CONFIGS; do
+      blog "failover: $cfg run $run (N=$N)"
+      failover_one "$cfg" "$run"
+    done
+  done
+  python3 - "$OUT" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)" "$BENCH_CONTROLLER_PROFILE" >"$RESULTS/failover.md" <<'EOF'
+import json, statistics, sys
+out, runs, load, profile = sys.argv[1:]
+rows = [json.loads(l) for l in open(out) if l.strip()]
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+print(f"`bench/controller.sh --failover` ({profile} build; medians of {runs} runs; load average {load} at the end)\n")
+print("| standby | Foos | SIGKILL to Lease held (s) | to first reconcile (s) | to every Foo reconciled (s) | standby RSS (MiB) | new leader peak RSS (MiB) | runs |")
+print("|---|---|---|---|---|---|---|---|")
+for cfg in ("warm", "cold"):
+    rs = [r for r in rows if r["config"] == cfg]
+    if not rs:
+        continue
+    f = lambda k: med([r[k] for r in rs if r[k] is not None])
+    done = all(r["all_reconciled_s"] is not None for r in rs)
+    print(f"| {cfg} | {rs[0]['foos']} | {f('lease_s'):.1f} | {f('first_reconcile_s'):.2f} | {f('all_reconciled_s'):.2f}{'' if done else ' (not all)'} | {f('standby_rss_mib'):.1f} | {f('leader_peak_rss_mib'):.1f} | {len(rs)} |")
+EOF
+  cat "$RESULTS/failover.md"
+  exit 0
+fi
 
 for run in $(seq "$RUNS"); do
   for cfg in $CONFIGS; do

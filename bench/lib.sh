@@ -182,6 +182,28 @@ build_go_cronjob() {
   ) >"$dir.build.log" 2>&1 || { cat "$dir.build.log" >&2; return 1; }
 }
 
+# go_side DIR WHAT [MAIN.go.txt]: when CONFIGS names `go`, the Go project's WHAT built to
+# DIR/bin (build_go_cronjob); a smoke run (SMOKE=1) whose modules are not cached drops `go`
+# from CONFIGS instead of failing.
+go_side() {
+  [[ $CONFIGS == *go* ]] || return 0
+  blog "building the Go project's $2 (controller-runtime)"
+  if ! build_go_cronjob "$1" "$SMOKE" "${3:-}"; then
+    ((SMOKE)) || exit 1
+    blog "Go $2 not buildable offline (smoke): ours only"
+    CONFIGS=${CONFIGS//go/}
+  fi
+}
+
+# webhook_endpoint DIR: one TLS endpoint both sides serve on: CERTS (DIR/certs, webhook_certs),
+# a free PORT, and BASE=https://127.0.0.1:PORT.
+webhook_endpoint() {
+  CERTS=$1/certs
+  webhook_certs "$CERTS"
+  PORT=$(free_port)
+  BASE=https://127.0.0.1:$PORT
+}
+
 # wait_https URL CA PID LOG: until URL answers over TLS (any status), or PID exits (its log
 # printed, failure).
 wait_https() {

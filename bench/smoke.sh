@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark harness, for CI: every part's code path runs once with a
 # tiny workload (1 run; 2x2 synthetic API; 10 kinds for the floor; 200 ConfigMaps and 20
-# Deployments; 10 Foos; 20 CronJob creates through the webhooks; 5 CronJobs over one schedule
+# Deployments; 10 Foos, a failover of 10 warm and cold, and 10 over 1, 2 and 4 shards; 20 CronJob creates through the webhooks; 5 CronJobs over one schedule
 # tick; the install in debug, into the warm target dir, without Go). It asserts that the
 # harness works and produces its tables and rows, never timings. Go anchors are used only where
 # they are already installed (bench/install-anchors.sh); nothing is downloaded for them.
@@ -24,10 +24,11 @@ if ! command -v hyperfine >/dev/null || [[ ! -x /usr/bin/time ]]; then
 fi
 
 passed=0 failed=0
-part() { # name table [row pattern...]: every pattern must match a table row
-  local name=$1 table=$2 pattern ok=1
+part() { # name[:mode] table [row pattern...]: every pattern must match a table row
+  local name=${1%%:*} mode= table=$2 pattern ok=1
+  [[ $1 == *:* ]] && mode=--${1#*:}
   shift 2
-  bash "$BENCH/$name.sh" --smoke && [[ -s $BENCH_RESULTS/$table ]] && grep -q '^|' "$BENCH_RESULTS/$table" || ok=0
+  bash "$BENCH/$name.sh" --smoke $mode && [[ -s $BENCH_RESULTS/$table ]] && grep -q '^|' "$BENCH_RESULTS/$table" || ok=0
   for pattern in "$@"; do
     ((ok)) && ! grep -Eq "^\| $pattern" "$BENCH_RESULTS/$table" && { echo "bench-smoke: $name: no row '$pattern'" >&2; ok=0; }
   done
@@ -51,6 +52,8 @@ part cache cache.md \
   "deployments \| whole object \| kept \| ours" "deployments \| whole object \| dropped \| ours" \
   "deployments \| metadata only \| kept \| ours" "deployments \| metadata only \| dropped \| ours"
 part controller controller.md
+part controller:failover failover.md "warm \| 10 \|" "cold \| 10 \|"
+part controller:shards shards.md "ours, sharded \| 1 \|" "ours, sharded \| 2 \|" "ours, sharded \| 4 \|"
 part admission admission.md
 part cronjob cronjob.md
 echo "bench-smoke: results in $BENCH_RESULTS"

@@ -283,6 +283,7 @@ error_cases! {
     enum_not_pub,
     adjacently_tagged_enum,
     admission_policy_not_cel,
+    admission_policy_not_on_kind,
     protected_group_without_approval,
     untagged_mixed_types,
     tuple_variant,

@@ -62,6 +62,12 @@ struct Args {
     /// Identity in the Lease (default: hostname and a random suffix).
     #[arg(long)]
     leader_elect_identity: Option<String>,
+    /// With --leader-elect: a standby starts its informers and syncs its caches before it
+    /// wins the Lease (controller-runtime starts its caches before leadership too, and
+    /// v0.22's `EnableWarmup` its controllers' sources), so a failover costs the Lease's
+    /// expiry and not a full list. `false`: a standby lists only once it leads.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    warm_standby: bool,
     /// Serve Prometheus metrics here (/metrics).
     #[arg(long, default_value = "127.0.0.1:8080")]
     metrics_addr: SocketAddr,
@@ -254,7 +260,8 @@ struct Running {
 }
 
 /// Run the controllers until `stop` resolves, then drain: stop taking work, finish what
-/// is in flight, stop the informers.
+/// is in flight, stop the informers. The caches sync at once; the workers start when
+/// `lead` resolves (at once, or when a warm standby wins its Lease).
 ///
 /// Leader election: one Lease in the controller's namespace, and its events there. A shard
 /// group (`--shards auto`) lists its members' Leases there too.
@@ -266,6 +273,7 @@ async fn run_controllers(
     clientset: Clientset,
     ready: watch::Sender<bool>,
     running: &Running,
+    lead: impl std::future::Future<Output = ()>,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     let mut builder = RuntimeFactory::builder(clientset.client().clone())
@@ -342,6 +350,14 @@ async fn run_controllers(
         }
     }
     ready.send_replace(true);
+    tokio::select! {
+        () = lead => {}
+        () = &mut stop => {
+            tracing::info!("stopped before leading (a warm standby)");
+            factory.shutdown();
+            return Ok(());
+        }
+    }
     tracing::info!(workers = args.workers, "caches synced; starting workers");
 
     let mut tasks = vec![];
@@ -510,10 +526,11 @@ async fn run(args: Args) -> Result<()> {
     };
     let audit = match &args.audit_log {
         Some(path) => {
-            let replica = member.as_ref().map_or_else(
-                || "sample-controller".to_owned(),
-                |m| m.config().identity.clone(),
-            );
+            let replica = member
+                .as_ref()
+                .map(|m| m.config().identity.clone())
+                .or_else(|| args.leader_elect_identity.clone())
+                .unwrap_or_else(|| "sample-controller".to_owned());
             Some(Arc::new(
                 sample_controller::audit::Audit::open(path, &replica)
                     .with_context(|| format!("opening the audit log {}", path.display()))?,
@@ -535,6 +552,7 @@ async fn run(args: Args) -> Result<()> {
     });
     let (ready_tx, ready_rx) = watch::channel(false);
     let (stop_tx, stop_rx) = watch::channel(false);
+    let stop_tx = Arc::new(stop_tx);
     let stopped = {
         let rx = stop_rx.clone();
         move || {
@@ -564,9 +582,10 @@ async fn run(args: Args) -> Result<()> {
     let health = tokio::spawn(serve::serve(args.health_addr, health_routes, stopped()));
     let webhook = webhook.map(|w| tokio::spawn(sample_controller::conversion::serve(w, stopped())));
     let metrics = tokio::spawn(serve::serve(args.metrics_addr, metrics_routes, stopped()));
+    let signalled = stop_tx.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
-        let _ = stop_tx.send(true);
+        let _ = signalled.send(true);
     });
     // The shard group: on SIGTERM the member closes its gate (reconciles in flight are
     // dropped), frees its slots and releases its Lease, so the others take over at once.
@@ -588,16 +607,73 @@ async fn run(args: Args) -> Result<()> {
     let run_args = args.clone();
     let running2 = running.clone();
     let (failed_tx, mut failed_rx) = tokio::sync::mpsc::unbounded_channel();
-    let manager = manager.add_runnable(move |stop: StopToken| async move {
-        let stopped = async move { stop.stopped().await };
-        if let Err(e) = run_controllers(&run_args, clientset, ready_tx, &running2, stopped).await {
-            let _ = failed_tx.send(e);
-        }
-    });
+    let mut warm = None;
+    let manager = if args.leader_elect && args.warm_standby {
+        // A warm standby: the controllers run (caches syncing) from now; the manager's
+        // runnable, started on winning the Lease, only lets the workers go, and on the
+        // loss of the Lease or shutdown stops them and waits for their drain, before the
+        // Lease is released.
+        let (lead_tx, lead_rx) = watch::channel(false);
+        let (halt_tx, halt_rx) = watch::channel(false);
+        let (done_tx, done_rx) = watch::channel(false);
+        let lead = async move {
+            let mut rx = lead_rx;
+            let _ = rx.wait_for(|l| *l).await;
+        };
+        let halted = stopped();
+        let stop = async move {
+            let mut rx = halt_rx;
+            tokio::select! {
+                () = halted => {}
+                _ = rx.wait_for(|h| *h) => {}
+            }
+        };
+        warm = Some(tokio::spawn(async move {
+            let result =
+                run_controllers(&run_args, clientset, ready_tx, &running2, lead, stop).await;
+            if result.is_err() {
+                // A standby whose caches cannot sync must not sit there as if healthy:
+                // stop the whole process (the error is returned below).
+                let _ = stop_tx.send(true);
+            }
+            let _ = done_tx.send(true);
+            result
+        }));
+        tracing::info!("warm standby: informers start before the Lease is won");
+        manager.add_runnable(move |stop: StopToken| async move {
+            let _ = lead_tx.send(true);
+            let (mut done, mut ended) = (done_rx.clone(), done_rx);
+            tokio::select! {
+                () = stop.stopped() => {
+                    let _ = halt_tx.send(true);
+                    let _ = done.wait_for(|d| *d).await.map(|_| ());
+                }
+                // The controllers ended by themselves (an error): nothing left to lead for.
+                () = async { let _ = ended.wait_for(|d| *d).await; } => {}
+            }
+        })
+    } else {
+        manager.add_runnable(move |stop: StopToken| async move {
+            let stopped = async move { stop.stopped().await };
+            let lead = std::future::ready(());
+            if let Err(e) =
+                run_controllers(&run_args, clientset, ready_tx, &running2, lead, stopped).await
+            {
+                let _ = failed_tx.send(e);
+            }
+        })
+    };
     let stopped_by = manager.run().await;
     tracing::info!(?stopped_by, "controllers stopped");
     if let Ok(e) = failed_rx.try_recv() {
         return Err(e.context("running the controllers"));
+    }
+    if let Some(w) = warm {
+        // Lost leadership leaves it running (the process exits below); otherwise it has
+        // stopped or stops with the shutdown signal.
+        if stopped_by != Stopped::LostLeadership {
+            w.await?.context("running the controllers")?;
+        }
     }
     if stopped_by == Stopped::LostLeadership {
         // Exit non-zero so the replica restarts and competes again.

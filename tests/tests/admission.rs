@@ -173,10 +173,7 @@ async fn the_api_server_calls_the_defaulter_and_validator_over_tls() -> Result<(
 
     // The API server picks new configurations up within a second or so: until both
     // answer, dry runs.
-    let dry = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
+    let dry = dry_run();
     eventually("the webhooks to be called", Duration::from_secs(30), || {
         let foos = foos.clone();
         let dry = dry.clone();
@@ -338,10 +335,7 @@ async fn failure_policy_decides_when_the_webhook_is_down() -> Result<()> {
     // Wait until the Fail configuration is in force (it refuses), then check both.
     let (_, fail_ns, _) = &cases[1];
     let fail: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &fail_ns.name);
-    let dry = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
+    let dry = dry_run();
     eventually(
         "the Fail webhook to be in force",
         Duration::from_secs(30),
@@ -379,6 +373,69 @@ async fn failure_policy_decides_when_the_webhook_is_down() -> Result<()> {
     Ok(())
 }
 
+/// The sample controller's webhook server on `addr` with the certificate in `dir`, running
+/// until the returned sender fires.
+async fn serve(
+    addr: std::net::SocketAddr,
+    dir: &std::path::Path,
+) -> Result<(
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), kube_codegen_runtime::webhook::WebhookError>>,
+)> {
+    let server = sample_controller::conversion::bind(addr, dir).await?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async {
+        let _ = stopped.await;
+    }));
+    Ok((stop, running))
+}
+
+/// A mutating configuration `name` calling the server on `addr` by URL, trusting the CA in
+/// `ca_dir`.
+fn url_configuration(
+    name: &str,
+    namespace: &str,
+    addr: std::net::SocketAddr,
+    ca_dir: &std::path::Path,
+) -> Result<MutatingWebhookConfiguration> {
+    let mut hook = webhook("mfoo.kb.io", MUTATE, namespace);
+    hook["clientConfig"] = json!({
+        "url": format!("https://{addr}{MUTATE}"),
+        "caBundle": serde_json::to_value(ByteString(std::fs::read(ca_dir.join("ca.crt"))?))?,
+    });
+    Ok(serde_json::from_value(
+        json!({"metadata": {"name": name}, "webhooks": [hook]}),
+    )?)
+}
+
+fn dry_run() -> PostParams {
+    PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    }
+}
+
+/// A dry-run create came back defaulted (`Some`), or not yet.
+async fn defaulted(foos: Api<v1beta1::Foo>) -> Result<Option<()>> {
+    let created = foos
+        .create(&dry_run(), &foo("probe", "probe", None))
+        .await?;
+    Ok((created.spec.replicas == Some(1)).then_some(()))
+}
+
+/// A dry-run create was refused because the API server failed calling the webhook.
+async fn refused_by_webhook(foos: Api<v1beta1::Foo>) -> Result<Option<()>> {
+    Ok(
+        match foos.create(&dry_run(), &foo("probe", "probe", None)).await {
+            Err(e) => status(e)
+                .message
+                .contains("failed calling webhook \"mfoo.kb.io\"")
+                .then_some(()),
+            Ok(_) => None,
+        },
+    )
+}
+
 /// The webhook stops and starts again on its port (a rollout, a crash): meanwhile a `Fail`
 /// webhook refuses creates, and once it serves again the API server's calls succeed on new
 /// connections (its pooled ones died with the old process's listener).
@@ -392,62 +449,34 @@ async fn the_api_server_recovers_when_the_webhook_restarts() -> Result<()> {
     ));
     conversion::make_certs(&dir)?;
     let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse()?;
-    let start = || async {
-        let server = sample_controller::conversion::bind(addr, &dir).await?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let running = tokio::spawn(server.run(async {
-            let _ = stopped.await;
-        }));
-        anyhow::Ok((stop, running))
-    };
-    let (stop, running) = start().await?;
+    let (stop, running) = serve(addr, &dir).await?;
 
-    let mut hook = webhook("mfoo.kb.io", MUTATE, &ns.name);
-    hook["clientConfig"] = json!({
-        "url": format!("https://{addr}{MUTATE}"),
-        "caBundle": serde_json::to_value(ByteString(std::fs::read(dir.join("ca.crt"))?))?,
-    });
     let name = format!("restart-{}", ns.name);
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     mutating
         .create(
             &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": name}, "webhooks": [hook]}))?,
+            &url_configuration(&name, &ns.name, addr, &dir)?,
         )
         .await?;
     let foos: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &ns.name);
-    let dry = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    let defaulted = || {
-        let foos = foos.clone();
-        let dry = dry.clone();
-        async move {
-            let created = foos.create(&dry, &foo("probe", "probe", None)).await?;
-            Ok((created.spec.replicas == Some(1)).then_some(()))
-        }
-    };
-    eventually("the webhook to default", Duration::from_secs(30), defaulted).await?;
+    eventually("the webhook to default", Duration::from_secs(30), || {
+        defaulted(foos.clone())
+    })
+    .await?;
 
     stop.send(()).ok();
     running.await??;
-    let s = status(
-        foos.create(&dry, &foo("down", "down", None))
-            .await
-            .unwrap_err(),
-    );
     assert!(
-        s.message.contains("failed calling webhook \"mfoo.kb.io\""),
-        "{}",
-        s.message
+        refused_by_webhook(foos.clone()).await?.is_some(),
+        "a `Fail` webhook that is down refuses creates"
     );
 
-    let (stop, running) = start().await?;
+    let (stop, running) = serve(addr, &dir).await?;
     eventually(
         "the restarted webhook to default",
         Duration::from_secs(30),
-        defaulted,
+        || defaulted(foos.clone()),
     )
     .await?;
     stop.send(()).ok();
@@ -478,68 +507,34 @@ async fn the_api_server_recovers_when_the_certificate_is_rotated() -> Result<()>
         std::fs::copy(old.join(f), serving.join(f))?;
     }
     let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse()?;
-    let server = sample_controller::conversion::bind(addr, &serving).await?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(server.run(async {
-        let _ = stopped.await;
-    }));
+    let (stop, running) = serve(addr, &serving).await?;
 
     let name = format!("rotate-{}", ns.name);
-    let configuration = |ca: &std::path::Path| -> Result<MutatingWebhookConfiguration> {
-        let mut hook = webhook("mfoo.kb.io", MUTATE, &ns.name);
-        hook["clientConfig"] = json!({
-            "url": format!("https://{addr}{MUTATE}"),
-            "caBundle": serde_json::to_value(ByteString(std::fs::read(ca.join("ca.crt"))?))?,
-        });
-        Ok(serde_json::from_value(
-            json!({"metadata": {"name": name}, "webhooks": [hook]}),
-        )?)
-    };
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     mutating
-        .create(&PostParams::default(), &configuration(&old)?)
+        .create(
+            &PostParams::default(),
+            &url_configuration(&name, &ns.name, addr, &old)?,
+        )
         .await?;
     let foos: Api<v1beta1::Foo> = Api::namespaced(client.clone(), &ns.name);
-    let dry = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    let defaulted = || {
-        let foos = foos.clone();
-        let dry = dry.clone();
-        async move {
-            let created = foos.create(&dry, &foo("probe", "probe", None)).await?;
-            Ok((created.spec.replicas == Some(1)).then_some(()))
-        }
-    };
-    eventually("the webhook to default", Duration::from_secs(30), defaulted).await?;
+    eventually("the webhook to default", Duration::from_secs(30), || {
+        defaulted(foos.clone())
+    })
+    .await?;
 
     // The bundle first: once it names only the new CA, the old certificate fails
     // verification and the `Fail` webhook refuses creates (so the API server's calls from
     // here on are checked against the new CA, not made on a connection pooled before).
     let mut current = mutating.get(&name).await?;
-    current.webhooks = configuration(&new)?.webhooks;
+    current.webhooks = url_configuration(&name, &ns.name, addr, &new)?.webhooks;
     mutating
         .replace(&name, &PostParams::default(), &current)
         .await?;
     eventually(
         "the API server to refuse the old certificate",
         Duration::from_secs(30),
-        || {
-            let foos = foos.clone();
-            let dry = dry.clone();
-            async move {
-                Ok(
-                    match foos.create(&dry, &foo("probe", "probe", None)).await {
-                        Err(e) => status(e)
-                            .message
-                            .contains("failed calling webhook \"mfoo.kb.io\"")
-                            .then_some(()),
-                        Ok(_) => None,
-                    },
-                )
-            }
-        },
+        || refused_by_webhook(foos.clone()),
     )
     .await?;
     // Then the files, rotated in place, each replaced whole (a temporary file renamed over
@@ -553,7 +548,7 @@ async fn the_api_server_recovers_when_the_certificate_is_rotated() -> Result<()>
     eventually(
         "the webhook to default with the rotated certificate",
         Duration::from_secs(60),
-        defaulted,
+        || defaulted(foos.clone()),
     )
     .await?;
     assert!(!running.is_finished(), "served without a restart");

@@ -676,6 +676,11 @@ async fn leader_failover(env: &FaultEnv, style: &str) -> Result<()> {
     ];
     let [ns, ra, rb] = names.each_ref().map(String::as_str);
     let lease = ns;
+    // The ported client-go loop runs with a warm standby (the default: informers synced
+    // before the Lease is won), the builder with a cold one (`--warm-standby=false`), so
+    // both paths fail over.
+    let warm = style == "client-go";
+    let warm_flag = format!("--warm-standby={warm}");
     let client = env.client().await?;
     create_namespace(&client, ns).await?;
     let replica = |id: &str, kubeconfig: &std::path::Path| {
@@ -694,6 +699,7 @@ async fn leader_failover(env: &FaultEnv, style: &str) -> Result<()> {
                 id,
                 "--foo-controller",
                 style,
+                &warm_flag,
             ],
         )
     };
@@ -719,10 +725,41 @@ async fn leader_failover(env: &FaultEnv, style: &str) -> Result<()> {
     wait_converged(&client, ns, 10, Duration::from_secs(60))
         .await
         .with_context(|| a.logs())?;
-    ensure!(
-        http_get(b.health_port, "/readyz").map(|r| r.0) == Some(503),
-        "the standby replica reports ready"
-    );
+    if warm {
+        // Warm: the standby's caches hold every Foo before it leads (and it is ready:
+        // it serves its webhooks and probes like the leader).
+        wait_for(
+            "the warm standby's cache to hold the 10 Foos",
+            Duration::from_secs(30),
+            || async {
+                let cached = http_get(b.metrics_port, "/metrics").and_then(|(_, body)| {
+                    body.lines().find_map(|l| {
+                        l.strip_prefix("sample_controller_foos_cached ")?
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                    })
+                });
+                Ok((cached == Some(10.0)).then_some(()))
+            },
+        )
+        .await
+        .with_context(|| b.logs())?;
+        ensure!(
+            http_get(b.health_port, "/readyz").map(|r| r.0) == Some(200),
+            "the warm standby does not report ready"
+        );
+        ensure!(
+            b.logs()
+                .contains("warm standby: informers start before the Lease is won"),
+            "the standby does not say it runs warm"
+        );
+    } else {
+        ensure!(
+            http_get(b.health_port, "/readyz").map(|r| r.0) == Some(503),
+            "the cold standby replica reports ready"
+        );
+    }
     // Let the standby see a few renewals, as it would in a long-running deployment.
     tokio::time::sleep(Duration::from_secs(3)).await;
 

@@ -77,26 +77,6 @@ pub(super) fn policies(
             }
         }
     }
-    // Placement: the marker means something only on a kind.
-    for (key, d) in &api.types {
-        let is_kind = api
-            .packages
-            .values()
-            .any(|p| p.kinds.iter().any(|k| &k.type_key == key));
-        if is_kind {
-            continue;
-        }
-        for m in d.markers.iter().filter(|m| m.name == Name::AdmissionPolicy) {
-            diags.push(
-                m.error(format!(
-                    "`+{}` on `{}`, which is not a kind",
-                    Name::AdmissionPolicy,
-                    d.name
-                ))
-                .with_hint("put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`)"),
-            );
-        }
-    }
     files
 }
 

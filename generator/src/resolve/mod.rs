@@ -226,9 +226,7 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
                         "`+{}` only applies to a kind, and `{ident}` is not one",
                         mk.name
                     ))
-                    .with_hint(
-                        "mark the kind with `+genclient` or `+kubebuilder:object:root=true`",
-                    ),
+                    .with_hint(kind_only_hint(mk.name)),
                 );
             }
             continue;
@@ -440,9 +438,22 @@ pub(crate) const KIND_ONLY: &[Name] = &[
     Name::SkipVersion,
     Name::UnservedVersion,
     Name::SelectableField,
+    Name::AdmissionPolicy,
+    Name::Validation,
     Name::Metadata,
     Name::Conversion,
 ];
+
+/// What to do about a [`KIND_ONLY`] marker on a type that is no kind.
+fn kind_only_hint(name: Name) -> &'static str {
+    match name {
+        // The validation opt-in has a second home: the module, for all of its kinds.
+        Name::Validation => {
+            "put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`), or in the group/version module's inner doc comment (`//! +kube-codegen:validation`) for every kind of it; the whole object, nested types included, is then validated"
+        }
+        _ => "mark the kind with `+genclient` or `+kubebuilder:object:root=true`",
+    }
+}
 
 /// The markers controller-gen reads from any comment of a package, not only a type's or the
 /// package's own: RBAC rules and webhooks, which Go teams write on `Reconcile` and on a

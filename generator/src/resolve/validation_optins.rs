@@ -20,7 +20,6 @@ pub(super) fn schemas(
     options: &SchemaOptions,
     diags: &mut Diagnostics,
 ) -> BTreeMap<String, String> {
-    check_placement(api, diags);
     let mut out = BTreeMap::new();
     for p in api.packages.values() {
         for k in p.kinds.iter().filter(|k| opted_in(api, p, k)) {
@@ -50,27 +49,6 @@ fn opted_in(api: &Api, p: &Package, k: &Kind) -> bool {
                 .types
                 .get(&k.type_key)
                 .is_some_and(|d| d.markers.iter().any(|m| m.name == Name::Validation)))
-}
-
-/// The marker means something only on a kind: anywhere else it would be a silent no-op.
-fn check_placement(api: &Api, diags: &mut Diagnostics) {
-    let kinds: BTreeSet<&str> = api
-        .packages
-        .values()
-        .flat_map(|p| &p.kinds)
-        .map(|k| k.type_key.as_str())
-        .collect();
-    for (key, d) in &api.types {
-        if kinds.contains(key.as_str()) {
-            continue;
-        }
-        for m in d.markers.iter().filter(|m| m.name == Name::Validation) {
-            diags.push(
-                m.error(format!("`+{}` on `{}`, which is not a kind", Name::Validation, d.name))
-                    .with_hint("put it on the kind (the struct with `+genclient` or `+kubebuilder:object:root=true`), or in the group/version module's inner doc comment (`//! +kube-codegen:validation`) for every kind of it; the whole object, nested types included, is then validated"),
-            );
-        }
-    }
 }
 
 /// Descriptions and examples do not validate anything: left out of the embedded schema.

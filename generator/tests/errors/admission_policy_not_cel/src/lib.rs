@@ -1,6 +1,5 @@
 // A kind marked for a ValidatingAdmissionPolicy whose schema holds what CEL does not state
-// here (a checked string format, list uniqueness, a transition rule), and the marker on a
-// type that is not a kind.
+// here (a checked string format, list uniqueness, a transition rule).
 //! +groupName=errors.example.com
 //! +versionName=v1
 
@@ -20,8 +19,6 @@ pub struct Thing {
 }
 
 /// +kubebuilder:validation:XValidation:rule="self.id == oldSelf.id",message="id is immutable"
-/// +kube-codegen:admissionpolicy
-//~^ ERROR `+kube-codegen:admissionpolicy` on `ThingSpec`, which is not a kind
 #[derive(Clone, Serialize, Deserialize)]
 pub struct ThingSpec {
     /// +kubebuilder:validation:Format=uuid

@@ -16,7 +16,7 @@ pub struct Thing {
 }
 
 /// +kube-codegen:validation
-//~^ ERROR `+kube-codegen:validation` on `ThingSpec`, which is not a kind
+//~^ ERROR `+kube-codegen:validation` only applies to a kind, and `ThingSpec` is not one
 #[derive(Clone, Serialize, Deserialize)]
 pub struct ThingSpec {
     pub replicas: i32,
