@@ -80,6 +80,7 @@ use serde::de::DeserializeOwned;
 use crate::informer::{DeleteEvent, HandlerFuncs, Informer, InformerScope, SharedInformerFactory};
 use crate::sharding::ShardGate;
 use crate::store::{ObjectKey, key_of};
+use crate::task::AbortOnDrop;
 use crate::workqueue::WorkQueue;
 
 /// What a reconcile asks for next.
@@ -109,6 +110,10 @@ pub type UpdateFilter<K> = Box<dyn Fn(&K, &K) -> bool + Send + Sync>;
 
 /// Registers one watched kind's event handlers on the controller's queue, at `build`.
 type Source = Box<dyn FnOnce(&WorkQueue<ObjectKey>)>;
+
+/// Makes one owned kind's informer cache by its owners' slots, at `build` of a sharded
+/// controller.
+type ShardOwned = Box<dyn FnOnce(&ShardGate)>;
 
 /// A filter on updates of the primary kind: an update is reconciled when every predicate
 /// passes (controller-runtime's `predicate` package).
@@ -297,6 +302,8 @@ pub struct Builder<K: Resource> {
     queue: Option<WorkQueue<ObjectKey>>,
     metrics: Option<Arc<Metrics>>,
     gate: Option<ShardGate>,
+    /// The owned kinds' informers, to cache by their owners' slots once sharded.
+    owned: Vec<ShardOwned>,
 }
 
 impl<K> Builder<K>
@@ -317,6 +324,7 @@ where
             queue: None,
             metrics: None,
             gate: None,
+            owned: vec![],
         }
     }
 
@@ -333,6 +341,15 @@ where
     /// replica's, or deleted — a sharded controller handles deletion with finalizers or
     /// owner references (the object is cached until it is gone), not with a reconcile of a
     /// missing object.
+    ///
+    /// The informers of [`owns`](Self::owns) and [`owns_metadata`](Self::owns_metadata)
+    /// (before or after this call) cache the owned objects of this replica's slots: those
+    /// labelled with their owner's slot ([`ShardGate::owner_label`], which the reconcile
+    /// must put on every object it creates), by label selector. In
+    /// [`ShardMode::Label`](crate::sharding::ShardMode::Label) the controller also labels
+    /// the primary objects of its slots that have no slot label yet. The owned kinds'
+    /// informers are the factory's shared ones: whatever else in the process reads them
+    /// sees only this replica's slots too.
     pub fn sharded(mut self, gate: ShardGate) -> Self {
         self.informer.set_dynamic_shards(gate.cache_shards());
         self.gate = Some(gate);
@@ -386,11 +403,15 @@ where
     ///     .build();
     /// # drop(controller); }
     /// ```
-    pub fn owns<O>(self, informer: Informer<O>) -> Self
+    pub fn owns<O>(mut self, informer: Informer<O>) -> Self
     where
         O: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
         let namespaced = is_namespaced::<K>();
+        let owned = informer.clone();
+        self.owned.push(Box::new(move |gate: &ShardGate| {
+            owned.set_dynamic_shards(gate.owned_shards());
+        }));
         self.watches(informer, move |o: &O| {
             controller_owner::<K>(o.meta(), namespaced)
                 .into_iter()
@@ -532,6 +553,11 @@ where
         for source in self.sources {
             source(&queue);
         }
+        if let Some(gate) = &self.gate {
+            for owned in self.owned {
+                owned(gate);
+            }
+        }
         let predicates = Arc::new(self.predicates);
         let (q1, q2, q3) = (queue.clone(), queue.clone(), queue.clone());
         self.informer.add_event_handler(
@@ -641,6 +667,16 @@ where
             })
         });
         let _abort = opened.map(AbortOnDrop);
+        // In label mode, the primary objects of this replica's slots get their slot label.
+        let labeler = self.gate.clone().map(|gate| {
+            tokio::spawn(crate::sharding::run_labeler(
+                self.informer.api(),
+                self.informer.client().clone(),
+                self.informer.label_selector(),
+                gate,
+            ))
+        });
+        let _abort_labeler = labeler.map(AbortOnDrop);
         let shutdown = std::pin::pin!(shutdown);
         // The workers also end when someone else shuts the queue down (a process draining
         // all its queues at once): then there is nothing left to wait for.
@@ -745,15 +781,6 @@ where
             }
             self.queue.done(&key);
         }
-    }
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

@@ -59,7 +59,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::sharding::{
-    DynamicShards, Observed, ServerFiltering, ShardSelector, sharded_client, slot_of, slot_range,
+    DynamicShards, Observed, ServerFiltering, ShardSelector, SlotQuery, and_labels, sharded_client,
 };
 use crate::store::{IndexExists, IndexFn, ObjectKey, Store, key_of};
 
@@ -212,6 +212,20 @@ type TypedTransform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 /// watch starts (a `kube::Client` must be made inside the runtime).
 type ApiFor<K> = Box<dyn Fn(Client) -> Api<K> + Send + Sync>;
 
+/// What one list-watch of an informer lists and keeps.
+enum Scope {
+    /// Every object, or those of the factory's shard selector.
+    Whole(Option<ShardSelector>),
+    /// One slot of a shard group ([`Informer::set_dynamic_shards`]); `synced` is told when
+    /// its first list is cached.
+    Slot {
+        slot: usize,
+        query: SlotQuery,
+        shards: DynamicShards,
+        synced: mpsc::UnboundedSender<usize>,
+    },
+}
+
 /// A sharded informer's selector and what the server did with it.
 struct Shard {
     selector: ShardSelector,
@@ -344,8 +358,13 @@ where
     }
 
     /// Cache only the slots of `shards` (a [`crate::sharding::ShardGate`]'s
-    /// [`cache_shards`](crate::sharding::ShardGate::cache_shards)), as they change: one
-    /// list-watch per slot, with the slot's `shardSelector`. A slot that joins the set
+    /// [`cache_shards`](crate::sharding::ShardGate::cache_shards) for the primary kind,
+    /// [`owned_shards`](crate::sharding::ShardGate::owned_shards) for owned kinds), as they
+    /// change: one list-watch per slot, with the slot's `shardSelector` (primary objects in
+    /// [`ShardMode::Selector`](crate::sharding::ShardMode::Selector)) or with the label
+    /// selector `<slot label>=<slot>` (primary objects in
+    /// [`ShardMode::Label`](crate::sharding::ShardMode::Label), owned objects always). Primary
+    /// objects are listed only once the group's member decided the mode. A slot that joins the set
     /// starts its own list-watch (its objects arrive as adds); a slot that leaves stops its
     /// list-watch and its objects leave the cache without delete notifications (they were
     /// not deleted, this replica stopped caching them). The other slots' watches go on:
@@ -354,14 +373,33 @@ where
     /// Per-slot watches rather than one watch whose selector changes, because a change of
     /// one selector restarts the whole list; the price is one watch per owned slot (about
     /// 22 of 64 slots for each of three replicas), which the API server's watch cache
-    /// serves from memory. Without the server's feature gate each slot's watch carries
-    /// every object, filtered here: correct, but the traffic of that many full watches.
+    /// serves from memory. Each slot's watch also checks every object against its slot
+    /// (the uid's hash, or the owner's label): a selector sent to a server without the
+    /// feature gate would bring every object to every slot's watch, and the cache would
+    /// still be right, at the traffic of that many full watches. A
+    /// [`ShardMember`](crate::sharding::ShardMember) avoids it: it chooses the label mode
+    /// on such a server.
     ///
     /// Set it before the informer starts (it is read once, at start), and not with a
     /// factory-wide shard selector. The informer counts as synced once every slot of the
     /// set it first got has listed.
     pub fn set_dynamic_shards(&self, shards: DynamicShards) {
         *self.inner.dynamic.lock() = Some(shards);
+    }
+
+    /// The informer's `Api` on its factory's client (namespaced as the informer is).
+    pub(crate) fn api(&self) -> Api<K> {
+        (self.inner.api_for)(self.inner.client.clone())
+    }
+
+    /// The factory's client.
+    pub(crate) fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// The label selector every list and watch of this informer carries, if any.
+    pub(crate) fn label_selector(&self) -> Option<String> {
+        self.inner.config.label_selector.clone()
     }
 
     /// Whether the first full list has been cached.
@@ -503,7 +541,7 @@ where
             Some(d) => tokio::spawn(async move { this.dynamic_loop(d).await }),
             None => {
                 let selector = self.inner.shard.as_ref().map(|s| s.selector.clone());
-                tokio::spawn(async move { this.watch_loop(selector, None).await })
+                tokio::spawn(this.watch_loop(Scope::Whole(selector)))
             }
         };
         self.inner.tasks.lock().push(task);
@@ -513,11 +551,19 @@ where
     async fn dynamic_loop(self, mut shards: DynamicShards) {
         let inner = self.inner.clone();
         let mut stop = inner.stop.clone();
+        let mut mode = shards.mode.clone();
         let (synced_tx, mut synced_rx) = mpsc::unbounded_channel::<usize>();
         let mut running: BTreeMap<usize, JoinHandle<()>> = BTreeMap::new();
         let mut synced: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
         loop {
-            let want = shards.slots.borrow_and_update().clone();
+            let now = *mode.borrow_and_update();
+            let slots = shards.slots.borrow_and_update().clone();
+            // Primary objects wait until the member decided how to list them.
+            let want: std::collections::BTreeSet<usize> = slots
+                .iter()
+                .copied()
+                .filter(|&s| shards.query(s, now).is_some())
+                .collect();
             let gone: Vec<usize> = running
                 .keys()
                 .filter(|s| !want.contains(s))
@@ -529,11 +575,9 @@ where
                     let _ = task.await;
                 }
                 synced.remove(&slot);
-                let count = shards.count;
-                let key = shards.key;
-                let dropped = inner.store.list_filtered(|o| {
-                    slot_of(crate::sharding::hash_field(key.value_of(o.meta())), count) == slot
-                });
+                let dropped = inner
+                    .store
+                    .list_filtered(|o| shards.slot_of(o.meta()) == Some(slot));
                 for obj in dropped {
                     inner.store.remove(&key_of(obj.as_ref()));
                 }
@@ -542,23 +586,23 @@ where
                 if running.contains_key(&slot) {
                     continue;
                 }
-                let selector = ShardSelector::new(shards.key, [slot_range(slot, shards.count)])
-                    .expect("one range");
-                let this = self.clone();
-                let tx = synced_tx.clone();
-                running.insert(
+                let query = shards.query(slot, now).expect("filtered above");
+                let scope = Scope::Slot {
                     slot,
-                    tokio::spawn(
-                        async move { this.watch_loop(Some(selector), Some((slot, tx))).await },
-                    ),
-                );
+                    query,
+                    shards: shards.clone(),
+                    synced: synced_tx.clone(),
+                };
+                let this = self.clone();
+                running.insert(slot, tokio::spawn(this.watch_loop(scope)));
             }
-            if !*inner.synced_tx.borrow() && want.iter().all(|s| synced.contains(s)) {
+            if !*inner.synced_tx.borrow() && slots.iter().all(|s| synced.contains(s)) {
                 inner.synced_tx.send_replace(true);
                 tracing::debug!(informer = %inner.name, slots = want.len(), objects = inner.store.len(), "cache synced");
             }
             tokio::select! {
                 r = shards.slots.changed() => if r.is_err() { break },
+                r = mode.changed() => if r.is_err() { break },
                 Some(slot) = synced_rx.recv() => { synced.insert(slot); }
                 _ = stop.changed() => break,
             }
@@ -568,11 +612,15 @@ where
         }
     }
 
-    /// Whether a sharded informer keeps `obj`. The server's filtering is checked as well:
-    /// one hash of a short field per event buys a partition that holds against a server
-    /// with the gate off, or an HA control plane half through turning it on.
-    fn selected(selector: Option<&ShardSelector>, obj: &K) -> bool {
-        selector.is_none_or(|s| s.matches(obj.meta()))
+    /// Whether a list-watch keeps `obj`. The server's filtering is checked as well: one
+    /// hash of a short field (or one label lookup) per event buys a partition that holds
+    /// against a server with the gate off, an HA control plane half through turning it on,
+    /// or an object whose label someone edited.
+    fn selected(scope: &Scope, obj: &K) -> bool {
+        match scope {
+            Scope::Whole(selector) => selector.as_ref().is_none_or(|s| s.matches(obj.meta())),
+            Scope::Slot { slot, shards, .. } => shards.slot_of(obj.meta()) == Some(*slot),
+        }
     }
 
     /// Logs, once per change, how a sharded informer's selector is applied.
@@ -612,14 +660,18 @@ where
         *reported = Some(now);
     }
 
-    /// One list-watch: of everything, of the factory's shard, or (`slot` given) of one slot
-    /// of a dynamically sharded informer, whose relists replace only that slot's objects.
-    async fn watch_loop(
-        self,
-        selector: Option<ShardSelector>,
-        slot: Option<(usize, mpsc::UnboundedSender<usize>)>,
-    ) {
+    /// One list-watch: of everything, of the factory's shard, or of one slot of a
+    /// dynamically sharded informer, whose relists replace only that slot's objects.
+    async fn watch_loop(self, scope: Scope) {
         let inner = self.inner.clone();
+        let selector = match &scope {
+            Scope::Whole(s) => s.clone(),
+            Scope::Slot {
+                query: SlotQuery::Selector(s),
+                ..
+            } => Some(s.clone()),
+            Scope::Slot { .. } => None,
+        };
         let client = match (&selector, &inner.shard) {
             (Some(sel), Some(s)) => sharded_client(inner.client.clone(), sel, s.observed.clone()),
             (Some(sel), None) => {
@@ -627,13 +679,21 @@ where
             }
             (None, _) => inner.client.clone(),
         };
+        let mut config = inner.config.clone();
+        if let Scope::Slot {
+            query: SlotQuery::Label(label),
+            ..
+        } = &scope
+        {
+            let labels = and_labels(config.label_selector.as_deref(), label);
+            config = config.labels(&labels);
+        }
         let selector = selector.as_ref();
         let api = (inner.api_for)(client);
-        let mut stream = watcher::watcher(api, inner.config.clone())
-            .default_backoff()
-            .boxed();
+        let mut stream = watcher::watcher(api, config).default_backoff().boxed();
         let mut stop = inner.stop.clone();
         let mut buffer: Vec<Arc<K>> = vec![];
+        let whole = matches!(scope, Scope::Whole(_));
         loop {
             let event = tokio::select! {
                 e = stream.next() => e,
@@ -643,7 +703,7 @@ where
             match event {
                 Ok(Event::Init) => buffer.clear(),
                 Ok(Event::InitApply(o)) => {
-                    if Self::selected(selector, &o) {
+                    if Self::selected(&scope, &o) {
                         buffer.push(self.prepare(o))
                     }
                 }
@@ -651,19 +711,19 @@ where
                     if let Some(sel) = selector {
                         self.report_filtering(sel);
                     }
-                    let kind = if *inner.synced_tx.borrow() && slot.is_none() {
+                    let kind = if *inner.synced_tx.borrow() && whole {
                         AddKind::Watch
                     } else {
                         AddKind::InitialList
                     };
                     let handlers = inner.handlers.lock();
                     let fresh = std::mem::take(&mut buffer);
-                    let mut old = match (&slot, selector) {
+                    let mut old = match &scope {
                         // One slot's relist: the other slots' objects stay.
-                        (Some(_), Some(sel)) => {
+                        Scope::Slot { .. } => {
                             let old: BTreeMap<ObjectKey, Arc<K>> = inner
                                 .store
-                                .list_filtered(|o| sel.matches(o.meta()))
+                                .list_filtered(|o| Self::selected(&scope, o))
                                 .into_iter()
                                 .map(|o| (key_of(o.as_ref()), o))
                                 .collect();
@@ -679,7 +739,7 @@ where
                             }
                             old
                         }
-                        _ => inner.store.replace(fresh.clone()),
+                        Scope::Whole(_) => inner.store.replace(fresh.clone()),
                     };
                     for obj in fresh {
                         let key = key_of(obj.as_ref());
@@ -704,19 +764,20 @@ where
                         });
                     }
                     drop(handlers);
-                    match &slot {
-                        Some((n, tx)) => {
-                            let _ = tx.send(*n);
+                    match &scope {
+                        Scope::Slot { slot, synced, .. } => {
+                            let _ = synced.send(*slot);
                         }
-                        None => {
+                        Scope::Whole(_) => {
                             inner.synced_tx.send_replace(true);
                             tracing::debug!(informer = %inner.name, objects = inner.store.len(), "cache synced");
                         }
                     }
                 }
                 // A shard key (uid, namespace) never changes, so an object never moves into
-                // or out of the selection: events of others are dropped whole.
-                Ok(Event::Apply(o) | Event::Delete(o)) if !Self::selected(selector, &o) => {}
+                // or out of the selection by hash: events of others are dropped whole. (A
+                // slot label that changes makes the label selector's watch send a deletion.)
+                Ok(Event::Apply(o) | Event::Delete(o)) if !Self::selected(&scope, &o) => {}
                 Ok(Event::Apply(o)) => {
                     let obj = self.prepare(o);
                     let handlers = inner.handlers.lock();

@@ -52,6 +52,7 @@ pub mod lister;
 pub mod ratelimit;
 pub mod sharding;
 pub mod store;
+mod task;
 // The CEL format library uses the validation module's name and format checkers, so
 // `cel` compiles both; `validation` names the feature for what users want.
 #[cfg(feature = "cel")]

@@ -9,12 +9,13 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kube::Resource;
-use kube::api::PostParams;
+use kube::api::{Patch, PatchParams, PostParams};
 use kube_codegen_runtime::DeepCopy;
 use kube_codegen_runtime::client::{ApplyOptions, ResourceClient};
 use kube_codegen_runtime::events::{EventType, Recorder, object_ref};
 use kube_codegen_runtime::informer::{DeleteEvent, HandlerFuncs, Informer};
 use kube_codegen_runtime::lister::Lister;
+use kube_codegen_runtime::sharding::ShardGate;
 use kube_codegen_runtime::store::{ObjectKey, key_of};
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
@@ -134,6 +135,8 @@ pub struct Controller {
     pub metrics: Arc<ReconcileMetrics>,
     write_mode: WriteMode,
     audit: Option<Arc<crate::audit::Audit>>,
+    /// With --shards auto: the group's gate, whose slot label goes on every Deployment.
+    shard: Option<ShardGate>,
 }
 
 impl Controller {
@@ -153,7 +156,60 @@ impl Controller {
             metrics: Arc::default(),
             write_mode: WriteMode::default(),
             audit: None,
+            shard: None,
         }
+    }
+
+    /// In a shard group: label every Deployment with its Foo's slot
+    /// ([`ShardGate::owner_label`]), the label its replica's Deployment informer lists by.
+    pub fn with_shard_gate(mut self, gate: Option<ShardGate>) -> Self {
+        self.shard = gate;
+        self
+    }
+
+    /// The Deployment `foo` wants: [`new_deployment`], and in a shard group the Foo's slot
+    /// label on the Deployment itself (not on its selector or pod template: the label is
+    /// the controller's bookkeeping, not the pods').
+    // ANCHOR: owner_label
+    pub fn desired_deployment(&self, foo: &Foo) -> Deployment {
+        let mut d = new_deployment(foo);
+        if let Some(gate) = &self.shard {
+            let (key, value) = gate.owner_label(&foo.metadata);
+            d.metadata.labels.get_or_insert_default().insert(key, value);
+        }
+        d
+    }
+    // ANCHOR_END: owner_label
+
+    /// A Deployment of this Foo's name that exists but is not cached: created before the
+    /// controller labelled its Deployments, or by another version of it. Read from the API
+    /// server; if this Foo controls it, give it the Foo's slot label so that its replica's
+    /// informer (which lists by that label) caches it from now on.
+    async fn adopt_unlabelled(
+        &self,
+        deployments: &ResourceClient<Deployment>,
+        foo: &Foo,
+        name: &str,
+    ) -> Result<Deployment, SyncError> {
+        let existing = deployments.get(name).await?;
+        let Some(gate) = &self.shard else {
+            return Ok(existing);
+        };
+        let (key, value) = gate.owner_label(&foo.metadata);
+        let labelled = existing.metadata.labels.as_ref().and_then(|l| l.get(&key)) == Some(&value);
+        if labelled || !is_controlled_by(&existing, foo) {
+            return Ok(existing);
+        }
+        tracing::info!(deployment = %name, label = %key, slot = %value, "labelling an existing Deployment with its Foo's slot");
+        // The resourceVersion read: the label goes on the object just checked, or the
+        // patch fails with a conflict and the sync retries.
+        let patch = serde_json::json!({"metadata": {
+            "resourceVersion": existing.metadata.resource_version,
+            "labels": {key: value},
+        }});
+        Ok(deployments
+            .patch(name, &Patch::Merge(patch), &PatchParams::default())
+            .await?)
     }
 
     /// Write each reconcile's start and end to `audit` (`--audit-log`).
@@ -243,11 +299,30 @@ impl Controller {
         // conflicting edit of the replicas is undone, as the update path undoes it).
         let apply = ApplyOptions::new(FIELD_MANAGER).force();
         // 3. Create the Deployment when it is missing.
+        //    In a shard group the cache holds only Deployments with the Foo's slot label:
+        //    one without it (made before) is found by its AlreadyExists and labelled; apply
+        //    writes the label with the rest.
         let deployment = match self.deployments.namespaced(namespace).get(deployment_name) {
             Some(d) => d,
             None => Arc::new(match self.write_mode {
-                WriteMode::Update => deployments.create(&new_deployment(&foo), &params).await?,
-                WriteMode::Apply => deployments.apply(&new_deployment(&foo), &apply).await?,
+                WriteMode::Update => {
+                    match deployments
+                        .create(&self.desired_deployment(&foo), &params)
+                        .await
+                    {
+                        Ok(d) => d,
+                        Err(e) if e.is_already_exists() && self.shard.is_some() => {
+                            self.adopt_unlabelled(&deployments, &foo, deployment_name)
+                                .await?
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                WriteMode::Apply => {
+                    deployments
+                        .apply(&self.desired_deployment(&foo), &apply)
+                        .await?
+                }
             }),
         };
         // 4. Never take over a Deployment someone else controls.
@@ -267,13 +342,17 @@ impl Controller {
                 tracing::info!(%key, replicas = want, "updating deployment replicas");
                 Arc::new(match self.write_mode {
                     WriteMode::Update => {
-                        deployments
-                            .update(&new_deployment_from(&foo, &deployment), &params)
-                            .await?
+                        let mut d = self.desired_deployment(&foo);
+                        d.metadata.resource_version = deployment.metadata.resource_version.clone();
+                        deployments.update(&d, &params).await?
                     }
                     // The whole desired Deployment, fresh: it names only the fields the
                     // controller owns, never the server's (status, defaults).
-                    WriteMode::Apply => deployments.apply(&new_deployment(&foo), &apply).await?,
+                    WriteMode::Apply => {
+                        deployments
+                            .apply(&self.desired_deployment(&foo), &apply)
+                            .await?
+                    }
                 })
             }
             _ => deployment,
@@ -460,13 +539,6 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
         },
         status: None,
     }
-}
-
-/// The desired Deployment, carrying the existing one's resourceVersion for the update.
-fn new_deployment_from(foo: &Foo, existing: &Deployment) -> Deployment {
-    let mut d = new_deployment(foo);
-    d.metadata.resource_version = existing.metadata.resource_version.clone();
-    d
 }
 
 /// How long `run` waits for caches before giving up.

@@ -48,12 +48,13 @@ pub fn controller(
 /// so dashboards and the fault suite read either loop the same way.
 ///
 /// What it may do, as kubebuilder writes it on `Reconcile` (the `rbac` generator writes
-/// `config/rbac/role.yaml` from these): informers on Foos; status through the status
+/// `config/rbac/role.yaml` from these): informers on Foos, and their slot label in a shard
+/// group's label mode (patch); status through the status
 /// subresource (patch: server-side apply, the default --write-mode; update:
 /// --write-mode=update); the owned Deployments (patch: server-side apply; create and update:
 /// --write-mode=update); events about Foos (count aggregation patches existing ones).
 ///
-/// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos,verbs=get;list;watch,roleName=sample-controller
+/// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos,verbs=get;list;watch;patch,roleName=sample-controller
 /// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos/status,verbs=patch;update,roleName=sample-controller
 /// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update,roleName=sample-controller
 /// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch,roleName=sample-controller

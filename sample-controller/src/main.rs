@@ -20,7 +20,7 @@ use kube_codegen_runtime::leader::{LeaderElectionConfig, LeaderElector};
 use kube_codegen_runtime::ratelimit::{
     ClientOptions, LimitScope, RequestMetrics, client_with_options, default_user_agent,
 };
-use kube_codegen_runtime::sharding::{GroupConfig, ShardGate, ShardMember};
+use kube_codegen_runtime::sharding::{GroupConfig, ShardGate, ShardMember, ShardMode};
 use kube_codegen_runtime::store::ObjectKey;
 use kube_codegen_runtime::workqueue::WorkQueue;
 use sample_api::Clientset;
@@ -121,6 +121,11 @@ struct Args {
     /// Identity in the shard group (default: hostname and a random suffix).
     #[arg(long)]
     shard_identity: Option<String>,
+    /// How the replicas get their slots' objects: `auto` (a probe list tells whether the
+    /// API server applies shardSelector: selector mode if it does, else label mode),
+    /// `selector` or `label` (forced, e.g. label mode on a server with the gate on).
+    #[arg(long, value_enum, default_value_t = ShardModeArg::Auto)]
+    shard_mode: ShardModeArg,
     /// Append a line per Foo reconcile start and end (time, replica, key) to this file.
     #[arg(long)]
     audit_log: Option<PathBuf>,
@@ -192,6 +197,28 @@ async fn install_crds(client: &kube::Client, args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// `--shard-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ShardModeArg {
+    /// Probe the API server.
+    Auto,
+    /// Kubernetes' sharded list and watch (`shardSelector`).
+    Selector,
+    /// The slot label fallback.
+    Label,
+}
+
+impl ShardModeArg {
+    /// The forced mode, if any.
+    fn forced(self) -> Option<ShardMode> {
+        match self {
+            ShardModeArg::Auto => None,
+            ShardModeArg::Selector => Some(ShardMode::Selector),
+            ShardModeArg::Label => Some(ShardMode::Label),
+        }
+    }
+}
+
 /// Where a replica's Lease lives and whom it names, for leader election and shard groups
 /// alike: the namespace given, else `$POD_NAMESPACE`, else `default`; the identity given,
 /// else hostname and a random suffix.
@@ -227,6 +254,8 @@ struct Running {
     shard: Option<ShardGate>,
     /// The Foo cache, for the objects-cached gauge.
     foos_cached: std::sync::OnceLock<kube_codegen_runtime::store::Store<Foo>>,
+    /// The Deployment cache, for the objects-cached gauge.
+    deployments_cached: std::sync::OnceLock<kube_codegen_runtime::store::Store<Deployment>>,
     audit: Option<Arc<sample_controller::audit::Audit>>,
 }
 
@@ -274,9 +303,11 @@ async fn run_controllers(
             controller
                 .with_metrics(running.foo_metrics.clone())
                 .with_write_mode(args.write_mode)
-                .with_audit(running.audit.clone()),
+                .with_audit(running.audit.clone())
+                .with_shard_gate(running.shard.clone()),
         );
         let _ = running.foos_cached.set(foos.informer().store().clone());
+        let _ = running.deployments_cached.set(deployments.store().clone());
         if args.foo_controller == "builder" || running.shard.is_some() {
             foo_builder_controller = Some((
                 foo_builder::controller(
@@ -392,6 +423,11 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
         out += "# TYPE sample_controller_foos_cached gauge\n";
         out += &format!("sample_controller_foos_cached {}\n", store.len());
     }
+    if let Some(store) = running.deployments_cached.get() {
+        out += "# HELP sample_controller_deployments_cached Deployments in this replica's cache.\n";
+        out += "# TYPE sample_controller_deployments_cached gauge\n";
+        out += &format!("sample_controller_deployments_cached {}\n", store.len());
+    }
     if let Some(gate) = &running.shard {
         out += "# HELP shard_slots_working Slots of the shard group this replica reconciles (fenced).\n";
         out += "# TYPE shard_slots_working gauge\n";
@@ -406,6 +442,11 @@ fn metrics_text(running: &Running, requests: &RequestMetrics) -> String {
             "shard_slots_owned_info{{slots=\"{}\"}} 1\n",
             owned.join(",")
         );
+        if let Some(mode) = gate.mode() {
+            out += "# HELP shard_mode_info How this replica lists its slots: selector (the API server's sharded list and watch) or label (the slot label fallback).\n";
+            out += "# TYPE shard_mode_info gauge\n";
+            out += &format!("shard_mode_info{{mode=\"{mode}\"}} 1\n");
+        }
     }
     out
 }
@@ -475,6 +516,10 @@ async fn run(args: Args) -> Result<()> {
             GroupConfig::new(&args.shard_group, namespace, identity),
         )?;
         // ANCHOR_END: shard_member
+        if let Some(mode) = args.shard_mode.forced() {
+            tracing::info!(%mode, "sharding: --shard-mode forces {mode} mode");
+            member.gate().set_mode(mode);
+        }
         Some(member)
     } else {
         None
@@ -502,6 +547,7 @@ async fn run(args: Args) -> Result<()> {
         foo_builder_metrics: Arc::default(),
         shard: member.as_ref().map(ShardMember::gate),
         foos_cached: std::sync::OnceLock::new(),
+        deployments_cached: std::sync::OnceLock::new(),
         audit,
     });
     let (ready_tx, ready_rx) = watch::channel(false);

@@ -52,9 +52,10 @@ pub fn controller(
 /// Mark a TestResource handled, once: status on a copy (never on the cached object), then
 /// the event. A deleted TestResource needs nothing.
 ///
-/// Its informer, the HANDLED status (no status subresource: update) and the event:
+/// Its informer, the HANDLED status (no status subresource: update), the slot label in a
+/// shard group's label mode (patch) and the event:
 ///
-/// +kubebuilder:rbac:groups=insujang.github.io,resources=testresources,verbs=get;list;watch;update,roleName=sample-controller
+/// +kubebuilder:rbac:groups=insujang.github.io,resources=testresources,verbs=get;list;watch;update;patch,roleName=sample-controller
 /// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch,roleName=sample-controller
 pub async fn reconcile(
     req: Request<TestResource>,

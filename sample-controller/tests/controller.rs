@@ -217,6 +217,61 @@ async fn update_deployment() {
     assert_eq!(d.spec.replicas, Some(2));
 }
 
+/// In a shard group the Deployment cache holds only Deployments with their Foo's slot
+/// label: one made before (not cached) is found by its AlreadyExists, and labelled.
+#[tokio::test]
+async fn a_sharded_controller_labels_an_unlabelled_deployment_it_controls() {
+    use kube_codegen_runtime::sharding::{DEFAULT_SLOTS, ShardGate, ShardKey, SlotLabel};
+    let f = Fixture::new();
+    let foo = f.foo("test", 1, None);
+    // In the fake server, not in the (label-selected) cache.
+    f.server.add(&new_deployment(&foo)).unwrap();
+    let gate = ShardGate::new(ShardKey::Uid, DEFAULT_SLOTS, SlotLabel::for_group("foos"));
+    let (label, slot) = gate.owner_label(&foo.metadata);
+    let controller = f.controller().with_shard_gate(Some(gate.clone()));
+    // The desired Deployment carries the label; its selector and pods do not.
+    let desired = controller.desired_deployment(&foo);
+    assert_eq!(desired.metadata.labels.as_ref().unwrap()[&label], slot);
+    assert!(
+        !desired
+            .spec
+            .selector
+            .match_labels
+            .as_ref()
+            .unwrap()
+            .contains_key(&label)
+    );
+    controller.sync_handler(&key("test")).await.unwrap();
+    assert_eq!(
+        f.writes(),
+        [
+            "create deployments",
+            "patch deployments",
+            "update foos/status"
+        ]
+    );
+    let d: Deployment = f.server.get(Some(NS), "test-deployment").unwrap();
+    assert_eq!(
+        d.metadata.labels.unwrap().get(&label),
+        Some(&gate.slot_of(&foo.metadata).to_string())
+    );
+
+    // A Deployment of that name that another owner controls is left alone.
+    let g = Fixture::new();
+    let foo = g.foo("test", 1, None);
+    let mut foreign = new_deployment(&foo);
+    foreign.metadata.owner_references = None;
+    g.server.add(&foreign).unwrap();
+    let err = g
+        .controller()
+        .with_shard_gate(Some(gate))
+        .sync_handler(&key("test"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not managed by Foo"), "{err}");
+    assert_eq!(g.writes(), ["create deployments"]);
+}
+
 #[tokio::test]
 async fn not_controlled_by_us() {
     let f = Fixture::new();

@@ -66,7 +66,10 @@ use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 use tokio::time::{Instant, sleep, sleep_until, timeout};
 
-use super::{Assignment, Changes, DEFAULT_SLOTS, ShardKey, SlotTable, hash_field, slot_of};
+use super::{
+    Assignment, Changes, DEFAULT_SLOTS, ShardKey, ShardMode, SlotLabel, SlotTable, hash_field,
+    slot_of,
+};
 use crate::error::Error;
 use crate::leader::{
     Ended, InvalidConfig, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaderHandle,
@@ -173,9 +176,56 @@ pub struct DynamicShards {
     pub(crate) key: ShardKey,
     pub(crate) count: NonZeroUsize,
     pub(crate) slots: watch::Receiver<Arc<BTreeSet<usize>>>,
+    pub(crate) label: SlotLabel,
+    pub(crate) by: SlotSource,
+    pub(crate) mode: watch::Receiver<Option<ShardMode>>,
+}
+
+/// Where an object's slot comes from, for an informer of a shard group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlotSource {
+    /// The hash of its own shard key: the primary objects. Listed by `shardSelector` or by
+    /// label, as the group's [`ShardMode`] says.
+    OwnKey,
+    /// The group's slot label, written by the controller with its owner's slot: owned
+    /// objects, listed by label whatever the mode (the server would hash their own uid).
+    OwnerLabel,
+}
+
+/// How one slot of a sharded informer is listed and watched, and which objects it keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SlotQuery {
+    /// `shardSelector` of the slot's hash range.
+    Selector(super::ShardSelector),
+    /// `labelSelector: <key>=<slot>`.
+    Label(String),
 }
 
 impl DynamicShards {
+    /// How `slot` is listed, in `mode` (`None` until the member decided it: primary
+    /// objects wait, owned objects are listed by label anyway).
+    pub(crate) fn query(&self, slot: usize, mode: Option<ShardMode>) -> Option<SlotQuery> {
+        match (self.by, mode) {
+            (SlotSource::OwnerLabel, _) | (SlotSource::OwnKey, Some(ShardMode::Label)) => {
+                Some(SlotQuery::Label(self.label.selector(slot)))
+            }
+            (SlotSource::OwnKey, Some(ShardMode::Selector)) => Some(SlotQuery::Selector(
+                super::ShardSelector::new(self.key, [super::slot_range(slot, self.count)])
+                    .expect("one range"),
+            )),
+            (SlotSource::OwnKey, None) => None,
+        }
+    }
+
+    /// The slot of an object, as this informer places it: by its key's hash, or by its
+    /// label (`None` if unlabelled).
+    pub(crate) fn slot_of(&self, meta: &ObjectMeta) -> Option<usize> {
+        match self.by {
+            SlotSource::OwnKey => Some(slot_of(hash_field(self.key.value_of(meta)), self.count)),
+            SlotSource::OwnerLabel => self.label.slot_in(meta, self.count),
+        }
+    }
+
     /// The field hashed.
     #[must_use]
     pub fn key(&self) -> ShardKey {
@@ -197,6 +247,8 @@ struct GateState {
 struct GateInner {
     key: ShardKey,
     count: NonZeroUsize,
+    label: SlotLabel,
+    mode_tx: watch::Sender<Option<ShardMode>>,
     state: Mutex<GateState>,
     work_tx: watch::Sender<Arc<BTreeSet<usize>>>,
     cache_tx: watch::Sender<Arc<BTreeSet<usize>>>,
@@ -222,13 +274,17 @@ impl fmt::Debug for ShardGate {
 }
 
 impl ShardGate {
-    /// A closed gate (no slot open) on `key`, `count` slots.
+    /// A closed gate (no slot open) on `key`, `count` slots, labelling with `label` (the
+    /// group's [`SlotLabel`]). Its mode is unknown until [`set_mode`](Self::set_mode) (a
+    /// [`ShardMember`] sets it when it joins); primary informers list nothing until then.
     #[must_use]
-    pub fn new(key: ShardKey, count: NonZeroUsize) -> Self {
+    pub fn new(key: ShardKey, count: NonZeroUsize, label: SlotLabel) -> Self {
         ShardGate {
             inner: Arc::new(GateInner {
                 key,
                 count,
+                label,
+                mode_tx: watch::Sender::new(None),
                 state: Mutex::new(GateState {
                     work: BTreeSet::new(),
                     inflight: vec![0; count.get()],
@@ -256,6 +312,64 @@ impl ShardGate {
     #[must_use]
     pub fn slot_of(&self, meta: &ObjectMeta) -> usize {
         slot_of(hash_field(self.inner.key.value_of(meta)), self.inner.count)
+    }
+
+    /// The group's slot label.
+    #[must_use]
+    pub fn label(&self) -> &SlotLabel {
+        &self.inner.label
+    }
+
+    /// The label an object owned by the object of `owner` metadata carries: the group's
+    /// key, the owner's slot. Put it on every object the controller creates and owns
+    /// (`Builder::owns` informers of a sharded controller list by it), so owned objects
+    /// are cached by their owner's replica.
+    ///
+    /// ```
+    /// use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kube_codegen_runtime::sharding::{DEFAULT_SLOTS, ShardGate, ShardKey, SlotLabel};
+    ///
+    /// let gate = ShardGate::new(ShardKey::Uid, DEFAULT_SLOTS, SlotLabel::for_group("foos"));
+    /// let foo = ObjectMeta { uid: Some("5d0c7bb4-0d54-4b8c-a2f3-52b2b1b0c3a9".into()), ..Default::default() };
+    /// let (key, value) = gate.owner_label(&foo);
+    /// assert_eq!(key, "shard.kube-codegen.io/foos");
+    /// assert_eq!(value, gate.slot_of(&foo).to_string());
+    /// ```
+    #[must_use]
+    pub fn owner_label(&self, owner: &ObjectMeta) -> (String, String) {
+        (
+            self.inner.label.key().to_owned(),
+            SlotLabel::value(self.slot_of(owner)),
+        )
+    }
+
+    /// How this group's replicas list their slots, once decided.
+    #[must_use]
+    pub fn mode(&self) -> Option<ShardMode> {
+        *self.inner.mode_tx.borrow()
+    }
+
+    /// The mode, as it is decided.
+    #[must_use]
+    pub fn watch_mode(&self) -> watch::Receiver<Option<ShardMode>> {
+        self.inner.mode_tx.subscribe()
+    }
+
+    /// Sets the mode (once: later calls change nothing, the informers already listed). A
+    /// [`ShardMember`] sets it when it joins, from a probe of the API server, unless it is
+    /// set already: set it before [`ShardMember::run`] to force a mode (label mode on a
+    /// server with the gate on, say). Every member of a group should use the same mode, but
+    /// mixing is safe: the label is written only by label-mode members and the slot table
+    /// is the same; a selector-mode member just leaves new objects of its slots unlabelled
+    /// until a label-mode member takes the slot.
+    pub fn set_mode(&self, mode: ShardMode) {
+        self.inner.mode_tx.send_if_modified(|m| {
+            if m.is_some() {
+                return false;
+            }
+            *m = Some(mode);
+            true
+        });
     }
 
     /// Start work in `slot`, if it is open; the slot is not given up while the guard lives.
@@ -291,13 +405,35 @@ impl ShardGate {
         self.inner.cache_tx.borrow().clone()
     }
 
-    /// The cached slots, for an informer.
+    /// The cached slots, as they change.
+    #[must_use]
+    pub fn watch_cached(&self) -> watch::Receiver<Arc<BTreeSet<usize>>> {
+        self.inner.cache_tx.subscribe()
+    }
+
+    /// The cached slots, for the informer of the primary objects: each object's slot is
+    /// its key's hash, listed by `shardSelector` or by label as the mode says.
     #[must_use]
     pub fn cache_shards(&self) -> DynamicShards {
+        self.shards(SlotSource::OwnKey)
+    }
+
+    /// The cached slots, for an informer of owned objects: each object's slot is its
+    /// [`owner_label`](Self::owner_label), listed by label selector in either mode.
+    /// Objects without the label are not cached.
+    #[must_use]
+    pub fn owned_shards(&self) -> DynamicShards {
+        self.shards(SlotSource::OwnerLabel)
+    }
+
+    fn shards(&self, by: SlotSource) -> DynamicShards {
         DynamicShards {
             key: self.inner.key,
             count: self.inner.count,
             slots: self.inner.cache_tx.subscribe(),
+            label: self.inner.label.clone(),
+            by,
+            mode: self.inner.mode_tx.subscribe(),
         }
     }
 
@@ -423,7 +559,11 @@ impl ShardMember {
     /// [`InvalidConfig`] from [`GroupConfig::validate`].
     pub fn new(client: Client, config: GroupConfig) -> Result<Self, InvalidConfig> {
         config.validate()?;
-        let gate = ShardGate::new(config.key, config.slots);
+        let gate = ShardGate::new(
+            config.key,
+            config.slots,
+            SlotLabel::for_group(&config.group),
+        );
         Ok(ShardMember {
             client,
             config,
@@ -456,6 +596,12 @@ impl ShardMember {
             }
         };
         let member = async {
+            if self.gate.mode().is_none() {
+                let Some(mode) = self.decide_mode(stopped()).await else {
+                    return;
+                };
+                self.gate.set_mode(mode);
+            }
             loop {
                 let elector = LeaderElector::new(self.client.clone(), self.config.member_lease())
                     .expect("validated in new");
@@ -495,6 +641,54 @@ impl ShardMember {
                 member.await;
             }
         }
+    }
+}
+
+impl ShardMember {
+    /// Whether the API server filters by `shardSelector`: one list of the group's member
+    /// Leases (`limit=1`) with a selector of the whole hash space. A built-in list from a
+    /// server that applies the selector echoes it in `metadata.shardInfo`; custom resource
+    /// lists do not (kube-apiserver 1.37), and an empty list of anything cannot show that
+    /// the selector was ignored, so asking the primary kind's own first list would guess.
+    /// Decided once per process and logged in one line; `None` if shut down first.
+    async fn decide_mode(&self, shutdown: impl Future<Output = ()>) -> Option<ShardMode> {
+        let c = &self.config;
+        let observed: super::Observed = Arc::new(Mutex::new(super::ServerFiltering::Unknown));
+        let everything =
+            super::ShardSelector::new(c.key, [super::ShardRange::FULL]).expect("one range");
+        let client = super::sharded_client(self.client.clone(), &everything, observed.clone());
+        let api: Api<Lease> = Api::namespaced(client, &c.namespace);
+        let params = ListParams::default()
+            .labels(&format!("{GROUP_LABEL}={}", c.group))
+            .limit(1);
+        let mut shutdown = pin!(shutdown);
+        loop {
+            tokio::select! {
+                () = &mut shutdown => return None,
+                r = api.list(&params) => match r {
+                    Ok(_) => break,
+                    Err(e) => tracing::warn!(group = %c.group, error = %Error::from(e), "shard group: the probe list of member Leases failed; retrying"),
+                },
+            }
+            tokio::select! {
+                () = &mut shutdown => return None,
+                () = sleep(c.retry_period) => {}
+            }
+        }
+        let verdict = observed.lock().clone();
+        let mode = ShardMode::decide(&verdict);
+        let label = self.gate.label().key();
+        match mode {
+            ShardMode::Selector => tracing::info!(
+                group = %c.group, mode = %mode,
+                "sharding: selector mode: the API server applied a shardSelector to a probe list (feature gate ShardedListAndWatch on); each slot is listed and watched by shardSelector, owned objects by their label {label}"
+            ),
+            ShardMode::Label => tracing::warn!(
+                group = %c.group, mode = %mode, filtering = ?verdict,
+                "sharding: label mode: the API server ignored a shardSelector on a probe list (feature gate ShardedListAndWatch off); objects are labelled {label}=<slot> and each slot is listed and watched by label selector"
+            ),
+        }
+        Some(mode)
     }
 }
 
@@ -820,7 +1014,11 @@ mod tests {
 
     #[tokio::test]
     async fn closing_a_slot_waits_for_its_work_and_revokes_it() {
-        let gate = ShardGate::new(ShardKey::Uid, NonZeroUsize::new(4).unwrap());
+        let gate = ShardGate::new(
+            ShardKey::Uid,
+            NonZeroUsize::new(4).unwrap(),
+            SlotLabel::for_group("g"),
+        );
         assert!(gate.enter(1).is_none());
         gate.open(&[1, 2].into());
         let guard = gate.enter(1).expect("open");

@@ -32,6 +32,7 @@
 
 mod assign;
 mod fence;
+mod label;
 mod member;
 mod parse;
 mod request;
@@ -43,6 +44,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 pub use assign::{Assignment, DEFAULT_SLOTS, slot_of, slot_range};
 pub use fence::{Changes, SlotTable};
+pub use label::{SLOT_LABEL_PREFIX, ShardMode, SlotLabel};
+pub(crate) use label::{and_labels, run_labeler};
+pub(crate) use member::SlotQuery;
 pub use member::{
     DynamicShards, GROUP_LABEL, GroupConfig, ShardGate, ShardMember, TABLE_ANNOTATION, TABLE_LABEL,
     WorkGuard,
