@@ -156,7 +156,7 @@ install_cronjob_crd() {
   # Polled: `kubectl wait` fails outright on a CRD whose status has no conditions yet.
   local crd=crd/cronjobs.batch.tutorial.kubebuilder.io
   for _ in $(seq 1 120); do
-    [[ $(kubectl get $crd -o jsonpath='{.status.conditions[?(@.type=="Established")].status}') == True ]] && return 0
+    [[ $(kubectl get $crd -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null) == True ]] && return 0
     sleep 0.5
   done
   blog "$crd not Established"; return 1
