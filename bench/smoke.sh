@@ -41,6 +41,7 @@ part() { # name[:mode] table [row pattern...]: every pattern must match a table 
   fi
 }
 part codegen codegen.md
+part gogen gogen.md
 part floor floor.md
 part install install.md
 part compile compile.md
