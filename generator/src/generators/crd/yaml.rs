@@ -161,7 +161,13 @@ fn style(s: &str) -> Option<Style> {
     let start_ok = match b[0] {
         c if c.is_ascii_alphabetic() => true,
         b'^' | b'/' => true,
-        b'.' => b.get(1).is_some_and(u8::is_ascii_alphabetic),
+        // `.inf` and `.nan` (any case) are floats to serde_yaml, quoted there.
+        b'.' => {
+            b.get(1).is_some_and(u8::is_ascii_alphabetic)
+                && !["inf", "nan"]
+                    .iter()
+                    .any(|w| s[1..].eq_ignore_ascii_case(w))
+        }
         _ => false,
     };
     if !start_ok {
@@ -219,4 +225,110 @@ fn literal(s: &str, at: usize, out: &mut String) -> Option<()> {
         }
     }
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// Every string here, as a mapping value, a sequence item and a nested value, is
+    /// written as serde_yaml writes it, or left to serde_yaml.
+    #[test]
+    fn agrees_with_serde_yaml_or_declines() {
+        let strings = [
+            "",
+            "a",
+            "y",
+            "Y",
+            "yes",
+            "NO",
+            "on",
+            "off",
+            "true",
+            "True",
+            "tRUE",
+            "null",
+            "NULL",
+            "~",
+            "inf",
+            "nan",
+            ".inf",
+            ".NaN",
+            ".Inf",
+            ".spec.replicas",
+            ".e5",
+            "..",
+            "...",
+            "1",
+            "1_000",
+            "0x1F",
+            "012",
+            "1:20",
+            "2024-01-01",
+            "-",
+            "- a",
+            "-a",
+            "?a",
+            ":a",
+            "a:",
+            "a: b",
+            "a:b",
+            "a #b",
+            "a#b",
+            "#a",
+            "a ",
+            " a",
+            "a  b",
+            "it's",
+            "'a'",
+            "\"a\"",
+            "^[a-z]+$",
+            "/path",
+            "*",
+            "&a",
+            "!a",
+            "|",
+            ">",
+            "%a",
+            "@a",
+            "`a",
+            "a,b",
+            "[a]",
+            "{a}",
+            "a\tb",
+            "caf\u{e9}",
+            "a\nb",
+            "a\n\nb",
+            "a\n",
+            "\na",
+            " a\nb",
+            "a \nb",
+            "a\n b",
+            "a\nb ",
+            "line one\n  indented\nthree",
+        ];
+        for s in strings {
+            for v in [
+                json!({ "k": s }),
+                json!({ "k": [s, "x"] }),
+                json!({ "k": { "n": s }, "l": [{ "m": s, "o": 1 }] }),
+                json!({ s: 1 }),
+            ] {
+                if let Some(fast) = super::write(&v) {
+                    assert_eq!(fast, super::super::serde_yaml_body(v.clone()), "{s:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn writes_what_crds_hold() {
+        let v = json!({
+            "a": "plain text, with commas",
+            "b": [{ "c": "x\ny", "d": true, "e": null, "f": -3, "g": {}, "h": [] }],
+            "i": "True",
+        });
+        let fast = super::write(&v).expect("written directly");
+        assert_eq!(fast, super::super::serde_yaml_body(v));
+    }
 }
