@@ -14,7 +14,7 @@
 #   controller-gen  controller-gen crd paths=./apis/... output:crd:stdout
 # ours and controller-gen run alternately (ours, go, ours, go, ...) after one warm-up each,
 # so load from other work hits both alike; wall is the median, CPU the median of the run's
-# user+sys (children's rusage). The 1-minute load average before the size is recorded.
+# user+sys (children's rusage, getrusage). The 1-minute load average before the size is recorded.
 # Output: bench/results/floor.md and floor-<kinds>.txt.
 . "$(dirname "$0")/lib.sh"
 SMOKE=0
@@ -57,7 +57,7 @@ for kinds in $SIZES; do
   blog "$kinds kinds: $probe; timing (load $(cut -d' ' -f1 /proc/loadavg))"
   load=$(cut -d' ' -f1 /proc/loadavg)
   times=$(python3 - "$RUNS" "$((SMOKE ? 0 : 1))" "$KCG" "$d/rust" -- "${gocmd[@]}" <<'PY'
-import os, statistics, subprocess, sys, time
+import resource, statistics, subprocess, sys, time
 runs, warm, kcg, crate = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 go = sys.argv[sys.argv.index("--") + 1:]
 cmds = {"ours": [kcg, "generate", crate, "-o", "-"]}
@@ -65,10 +65,11 @@ if go:
     cmds["go"] = go
 res = {n: ([], []) for n in cmds}
 def once(cmd):
-    r0, t0 = os.times(), time.perf_counter()
+    # getrusage, not os.times: microseconds rather than 10 ms ticks (a 10-kind run is ~10 ms).
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
-    t1, r1 = time.perf_counter(), os.times()
-    return t1 - t0, (r1.children_user - r0.children_user) + (r1.children_system - r0.children_system)
+    t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return t1 - t0, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 for _ in range(warm):
     for c in cmds.values():
         once(c)

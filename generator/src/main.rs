@@ -9,6 +9,11 @@ use kube_codegen::{Config, Error, GeneratorName, KubernetesVersion, ReferenceFor
 
 mod scaffold_cli;
 
+/// mimalloc instead of glibc's malloc: see `mimalloc` in Cargo.toml (BENCHMARKS.md, CRDs only,
+/// has what it saves).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "kube-codegen",

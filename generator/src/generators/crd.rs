@@ -9,6 +9,8 @@ use super::{Context, Generator, GeneratorName, Output, RenderYaml};
 use crate::markers::{Args, F, MarkerSpec, Name, T, TF};
 use crate::resolve::Check;
 
+mod yaml;
+
 pub(super) const GENERATOR: Generator = Generator {
     name: GeneratorName::Crd,
     id: "crd",
@@ -46,6 +48,18 @@ fn with_header(yaml: &str, header: &str) -> String {
 pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
     let mut value = serde_json::to_value(crd).expect("CRDs always serialize");
     integral_floats_to_ints(&mut value);
+    let body = match yaml::write(&value) {
+        Some(body) => {
+            debug_assert_eq!(body, serde_yaml_body(value), "the direct YAML writer");
+            body
+        }
+        None => serde_yaml_body(value),
+    };
+    format!("{}\n{body}", crate::YAML_HEADER)
+}
+
+/// The document through `serde_yaml`, with YAML 1.1's non-strings quoted.
+fn serde_yaml_body(mut value: serde_json::Value) -> String {
     let mut quoted = Vec::new();
     hide_yaml11_scalars(&mut value, &mut quoted);
     let mut body = serde_yaml::to_string(&value).expect("JSON values always serialize");
@@ -56,7 +70,7 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
             &format!("'{}'", original.replace('\'', "''")),
         );
     }
-    format!("{}\n{body}", crate::YAML_HEADER)
+    body
 }
 
 /// serde_yaml writes YAML 1.2, where `y`, `no`, `on` and `1_000` are plain strings; kubectl

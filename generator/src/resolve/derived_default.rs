@@ -18,6 +18,11 @@ use crate::model::*;
 /// Check the derived default of `k`'s spec against the defaults of `schema`, the kind's
 /// CRD schema of one version.
 pub(super) fn check(api: &Api, k: &Kind, schema: &JSONSchemaProps, diags: &mut Diagnostics) {
+    // A contradiction needs a default in the schema: without one, neither the derived
+    // value nor the schema's JSON is worth building.
+    if !schema.any_node(|s| s.default.is_some()) {
+        return;
+    }
     let Some(Shape::Struct(fields)) = api.types.get(&k.type_key).map(|d| &d.shape) else {
         return;
     };
