@@ -50,8 +50,10 @@
 # group/version); per run: fresh namespace; start them; wait until every one is ready and
 # the group's 64 slots are all worked; t0; create N Foos (as above); poll until every Foo
 # has its Deployment and status; t1. Per replica: peak RSS (VmHWM), CPU (utime+stime from
-# /proc) over the run, Foos and Deployments cached at t1. `go` is the Go sample-controller
-# alone (one replica, run_one above), for comparison.
+# /proc) over the run, Foos and Deployments cached at t1, and the group's mode (selector
+# with the API server's ShardedListAndWatch gate, BENCH_FEATURE_GATES=ShardedListAndWatch=true
+# on a fresh instance; label without it). `go` is the Go sample-controller alone (one
+# replica, run_one above), for comparison. BENCH_CONTROLLER_APPEND=1 keeps earlier rows.
 # Output: bench/results/shards.md and shards-runs.jsonl
 . "$(dirname "$0")/lib.sh"
 SMOKE=0 FAILOVER=0 SHARDS=0
@@ -345,12 +347,15 @@ shards_one() { # replicas run#
       "$(echo "$(cpu_ticks "${pids[i]}") / $(getconf CLK_TCK)" | bc -l)" "$(awk '/^VmHWM/ {print $2}' "/proc/${pids[i]}/status")" \
       "$(metric "${ports[i]}" sample_controller_foos_cached)" "$(metric "${ports[i]}" sample_controller_deployments_cached)")")
   done
+  # The mode the group runs in (selector: the server filters; label: the fallback).
+  local mode
+  mode=$(curl -sf "127.0.0.1:${ports[0]}/metrics" | sed -n 's/^shard_mode_info{mode="\([a-z]*\)"} 1$/\1/p')
   kill -TERM "${pids[@]}"; wait "${pids[@]}" 2>/dev/null || true
   CTRL_PID=
   local joined
   joined=$(IFS=,; echo "${per[*]}")
-  printf '{"config":"shards-%d","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"converge_secs":%.2f,"replicas":[%s]}\n' \
-    "$r" "$run" "$N" "$d" "$s" "$(echo "$t1 - $t0" | bc)" "$joined" | tee -a "$OUT"
+  printf '{"config":"shards-%d","mode":"%s","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"converge_secs":%.2f,"replicas":[%s]}\n' \
+    "$r" "${mode:-unknown}" "$run" "$N" "$d" "$s" "$(echo "$t1 - $t0" | bc)" "$joined" | tee -a "$OUT"
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
 }
 
@@ -372,8 +377,10 @@ print("|---|---|---|---|---|---|---|---|---|---|---|")
 def rng(xs):
     xs = [x for x in xs if x is not None]
     return f"{min(xs):.0f}-{max(xs):.0f}" if xs else "-"
-for cfg in sorted({r["config"] for r in rows}, key=lambda c: (c == "go", c)):
-    rs = [r for r in rows if r["config"] == cfg]
+key = lambda r: r["config"] if r["config"] == "go" else (r["config"], r.get("mode", "?"))
+for k in sorted({key(r) for r in rows}, key=lambda k: (k == "go", str(k[1]) if k != "go" else "", k)):
+    rs = [r for r in rows if key(r) == k]
+    cfg = rs[0]["config"]
     ok = all(r["deployments"] >= r["foos"] and r["statuses"] >= r["foos"] for r in rs)
     conv = f"{med([r['converge_secs'] for r in rs]):.1f}{'' if ok else ' (TIMEOUT)'}"
     if cfg == "go":
@@ -385,7 +392,7 @@ for cfg in sorted({r["config"] for r in rows}, key=lambda c: (c == "go", c)):
     trss = med([sum(x["max_rss_kib"] for x in r["replicas"]) for r in rs]) / 1024
     tcpu = med([sum(x["cpu_secs"] for x in r["replicas"]) for r in rs])
     last = rs[-1]["replicas"]
-    print(f"| ours, sharded | {n} | {rs[0]['foos']} | {conv} | {rss:.1f} | {cpu:.2f} | {rng([x['foos_cached'] for x in last])} | {rng([x['deployments_cached'] for x in last])} | {trss:.1f} | {tcpu:.2f} | {len(rs)} |")
+    print(f"| ours, sharded, {rs[0].get('mode', '?')} mode | {n} | {rs[0]['foos']} | {conv} | {rss:.1f} | {cpu:.2f} | {rng([x['foos_cached'] for x in last])} | {rng([x['deployments_cached'] for x in last])} | {trss:.1f} | {tcpu:.2f} | {len(rs)} |")
 EOF
   cat "$RESULTS/shards.md"
   exit 0

@@ -62,7 +62,11 @@ rules:
 - level: Metadata
 P
   export KUBE_CODEGEN_APISERVER_EXTRA_ARGS="--audit-policy-file=$BENCH_AUDIT_DIR/policy.yaml --audit-log-path=$BENCH_AUDIT_DIR/audit.log --audit-log-maxsize=2000 --audit-log-maxbackup=1"
-  kc=$("$REPO_ROOT/hack/testenv.sh" up | tail -n1)
+  # BENCH_FEATURE_GATES="ShardedListAndWatch=true ...": kube-apiserver feature gates (a
+  # running instance keeps the gates it was started with: use another instance directory).
+  local gates=() g
+  for g in ${BENCH_FEATURE_GATES:-}; do gates+=(--feature-gate "$g"); done
+  kc=$("$REPO_ROOT/hack/testenv.sh" up "${gates[@]}" | tail -n1)
   export KUBECONFIG=$kc
   eval "$("$REPO_ROOT/hack/testenv.sh" env)"
   blog "control plane: $KUBECONFIG ($(kubectl version -o json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])'))"

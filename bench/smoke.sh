@@ -54,7 +54,7 @@ part cache cache.md \
   "deployments \| metadata only \| kept \| ours" "deployments \| metadata only \| dropped \| ours"
 part controller controller.md
 part controller:failover failover.md "warm \| 10 \|" "cold \| 10 \|"
-part controller:shards shards.md "ours, sharded \| 1 \|" "ours, sharded \| 2 \|" "ours, sharded \| 4 \|"
+part controller:shards shards.md "ours, sharded, [a-z]+ mode \| 1 \|" "ours, sharded, [a-z]+ mode \| 2 \|" "ours, sharded, [a-z]+ mode \| 4 \|"
 part admission admission.md
 part cronjob cronjob.md
 echo "bench-smoke: results in $BENCH_RESULTS"
