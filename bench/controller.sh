@@ -227,17 +227,17 @@ wait_ready() {
 }
 
 failover_one() { # warm|cold run#
-  local cfg=$1 run=$2 ns="bench-fo-$1-$2" warm=true pa pb a b t_kill d s
+  local cfg=$1 run=$2 ns="bench-fo-$1-$2" warm=true pa pb ha hb a b t_kill d s
   [[ $cfg == cold ]] && warm=false
   kubectl create namespace "$ns" >/dev/null
-  pa=$((18800 + RANDOM % 400)) pb=$((pa + 2))
+  pa=$(free_port) pb=$(free_port) ha=$(free_port) hb=$(free_port)
   local common=("$OURS" --controllers foo --foo-controller builder --workers 2 --namespace "$ns"
     --leader-elect --leader-elect-lease-name "$ns" --leader-elect-namespace default
     --warm-standby="$warm" --kube-api-qps 0 --kubeconfig "$KC_OURS")
-  "${common[@]}" --leader-elect-identity a --metrics-addr "127.0.0.1:$pa" --health-addr "127.0.0.1:$((pa + 1))" \
+  "${common[@]}" --leader-elect-identity a --metrics-addr "127.0.0.1:$pa" --health-addr "127.0.0.1:$ha" \
     --audit-log "$W/fo-$cfg-$run-a.audit" >"$W/fo-$cfg-$run-a.log" 2>&1 &
   a=$! CTRL_PID=$!
-  wait_ready "$((pa + 1))" "$a" "$W/fo-$cfg-$run-a.log"
+  wait_ready "$ha" "$a" "$W/fo-$cfg-$run-a.log"
   ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
   while :; do
     read -r d s < <(foo_progress "$ns")
@@ -245,11 +245,11 @@ failover_one() { # warm|cold run#
     kill -0 "$a" 2>/dev/null || { tail -20 "$W/fo-$cfg-$run-a.log" >&2; exit 1; }
     sleep 0.5
   done
-  "${common[@]}" --leader-elect-identity b --metrics-addr "127.0.0.1:$pb" --health-addr "127.0.0.1:$((pb + 1))" \
+  "${common[@]}" --leader-elect-identity b --metrics-addr "127.0.0.1:$pb" --health-addr "127.0.0.1:$hb" \
     --audit-log "$W/fo-$cfg-$run-b.audit" >"$W/fo-$cfg-$run-b.log" 2>&1 &
   b=$!
   if [[ $warm == true ]]; then
-    wait_ready "$((pb + 1))" "$b" "$W/fo-$cfg-$run-b.log"
+    wait_ready "$hb" "$b" "$W/fo-$cfg-$run-b.log"
     for _ in $(seq 600); do
       [[ $(curl -sf "127.0.0.1:$pb/metrics" | awk '/^sample_controller_foos_cached / {print $2}') == "$N" ]] && break
       sleep 0.1
@@ -313,17 +313,18 @@ PY
 }
 
 shards_one() { # replicas run#
-  local r=$1 run=$2 ns="bench-sh-$1-$2" i port pids=() ports=() t0 t1 d s
+  local r=$1 run=$2 ns="bench-sh-$1-$2" i port hport pids=() ports=() hports=() t0 t1 d s
   kubectl create namespace "$ns" >/dev/null
   for i in $(seq 0 $((r - 1))); do
-    port=$((19300 + RANDOM % 600))
+    # Free ports each (random ones collided between replicas): metrics, then health.
+    port=$(free_port) hport=$(free_port)
     "$OURS" --controllers foo --workers 2 --namespace "$ns" --shards auto --shard-group "$ns" \
       --shard-namespace default --shard-identity "r$i" --kubeconfig "$KC_OURS" \
-      --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" >"$W/sh-$r-$run-$i.log" 2>&1 &
-    pids+=($!) ports+=("$port")
+      --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$hport" >"$W/sh-$r-$run-$i.log" 2>&1 &
+    pids+=($!) ports+=("$port") hports+=("$hport")
     CTRL_PID="${pids[*]}"
   done
-  for i in $(seq 0 $((r - 1))); do wait_ready "$((ports[i] + 1))" "${pids[i]}" "$W/sh-$r-$run-$i.log"; done
+  for i in $(seq 0 $((r - 1))); do wait_ready "${hports[i]}" "${pids[i]}" "$W/sh-$r-$run-$i.log"; done
   metric() { curl -sf "127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2; f = 1} END {if (!f) print "null"}'; }
   for _ in $(seq 600); do
     local worked=0 w
@@ -359,13 +360,23 @@ shards_one() { # replicas run#
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
 }
 
-if ((SHARDS)); then
+# each_run LABEL FUNCTION: FUNCTION CONFIG RUN# for every configuration of every run.
+each_run() {
+  local run cfg
   for run in $(seq "$RUNS"); do
     for cfg in $CONFIGS; do
-      blog "shards: $cfg run $run (N=$N)"
-      if [[ $cfg == go ]]; then run_one go "$run"; else shards_one "${cfg#shards-}" "$run"; fi
+      blog "$1: $cfg run $run (N=$N)"
+      "$2" "$cfg" "$run"
     done
   done
+}
+
+shards_or_go() { # shards-R|go run#
+  if [[ $1 == go ]]; then run_one go "$2"; else shards_one "${1#shards-}" "$2"; fi
+}
+
+if ((SHARDS)); then
+  each_run shards shards_or_go
   python3 - "$OUT" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)" "$BENCH_CONTROLLER_PROFILE" >"$RESULTS/shards.md" <<'EOF'
 import json, statistics, sys
 out, runs, load, profile = sys.argv[1:]
@@ -399,12 +410,7 @@ EOF
 fi
 
 if ((FAILOVER)); then
-  for run in $(seq "$RUNS"); do
-    for cfg in $CONFIGS; do
-      blog "failover: $cfg run $run (N=$N)"
-      failover_one "$cfg" "$run"
-    done
-  done
+  each_run failover failover_one
   python3 - "$OUT" "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)" "$BENCH_CONTROLLER_PROFILE" >"$RESULTS/failover.md" <<'EOF'
 import json, statistics, sys
 out, runs, load, profile = sys.argv[1:]
@@ -426,12 +432,7 @@ EOF
   exit 0
 fi
 
-for run in $(seq "$RUNS"); do
-  for cfg in $CONFIGS; do
-    blog "controller: $cfg run $run (N=$N)"
-    run_one "$cfg" "$run"
-  done
-done
+each_run controller run_one
 
 python3 - "$OUT" >"$RESULTS/controller.md" <<'EOF'
 import json, statistics, sys, collections
