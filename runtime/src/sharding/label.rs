@@ -235,32 +235,45 @@ pub(crate) async fn run_labeler<K>(
         .default_backoff()
         .boxed();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, String, String, usize)>();
+    // The patcher reports each patch it finished (whatever its outcome), so a retry re-sends
+    // only objects whose patch is done and that are still unlabelled, never one still queued:
+    // re-sending the whole backlog every RETRY made the queue grow faster than the client's
+    // QPS drained it (label mode converged 4.8x slower than selector mode on one replica).
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<ObjectKey>();
     let patcher = {
         let label = label.clone();
         tokio::spawn(async move {
             tokio_stream_of(rx)
                 .for_each_concurrent(CONCURRENT_PATCHES, |(ns, name, uid, slot)| {
-                    let (client, label) = (client.clone(), label.clone());
-                    async move { patch_label::<K>(&client, &label, &ns, &name, &uid, slot).await }
+                    let (client, label, done) = (client.clone(), label.clone(), done_tx.clone());
+                    async move {
+                        patch_label::<K>(&client, &label, &ns, &name, &uid, slot).await;
+                        let _ = done.send(ObjectKey::namespaced(ns, name));
+                    }
                 })
                 .await;
         })
     };
     let _abort = AbortOnDrop(patcher);
-    // The unlabelled objects seen, and those sent to the patcher since the last retry.
+    // The unlabelled objects seen; those sent to the patcher since the last retry; and those
+    // of them whose patch has not finished yet.
     let mut pending: BTreeMap<ObjectKey, PartialObjectMeta<K>> = BTreeMap::new();
     let mut sent: BTreeSet<ObjectKey> = BTreeSet::new();
+    let mut in_flight: BTreeSet<ObjectKey> = BTreeSet::new();
     let mut cached = gate.watch_cached();
     let mut retry = tokio::time::interval(RETRY);
     retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let send =
-        |o: &PartialObjectMeta<K>, mine: &BTreeSet<usize>, sent: &mut BTreeSet<ObjectKey>| {
+    let send = |o: &PartialObjectMeta<K>,
+                mine: &BTreeSet<usize>,
+                sent: &mut BTreeSet<ObjectKey>,
+                in_flight: &mut BTreeSet<ObjectKey>| {
             let k = key_of(o);
             if sent.contains(&k) {
                 return;
             }
             if let Some(slot) = slot_to_label(&label, key, count, mine, &o.metadata) {
-                sent.insert(k);
+                sent.insert(k.clone());
+                in_flight.insert(k);
                 let _ = tx.send((
                     o.namespace().unwrap_or_default(),
                     o.name_any(),
@@ -276,10 +289,10 @@ pub(crate) async fn run_labeler<K>(
                 None => return,
                 Some(Ok(Event::Init)) => {
                     pending.clear();
-                    sent.clear();
+                    sent.retain(|k| in_flight.contains(k));
                 }
                 Some(Ok(Event::InitApply(o) | Event::Apply(o))) => {
-                    send(&o, &gate.cached(), &mut sent);
+                    send(&o, &gate.cached(), &mut sent, &mut in_flight);
                     pending.insert(key_of(&o), o);
                 }
                 Some(Ok(Event::Delete(o))) => {
@@ -296,14 +309,17 @@ pub(crate) async fn run_labeler<K>(
                 }
                 let mine = cached.borrow_and_update().clone();
                 for o in pending.values() {
-                    send(o, &mine, &mut sent);
+                    send(o, &mine, &mut sent, &mut in_flight);
                 }
             }
+            Some(k) = done_rx.recv() => {
+                in_flight.remove(&k);
+            }
             _ = retry.tick() => {
-                sent.clear();
+                sent.retain(|k| in_flight.contains(k));
                 let mine = gate.cached();
                 for o in pending.values() {
-                    send(o, &mine, &mut sent);
+                    send(o, &mine, &mut sent, &mut in_flight);
                 }
             }
         }
