@@ -913,7 +913,10 @@ impl<K: Resource + 'static> Store<K> {
     /// Every object, ordered by key.
     #[must_use]
     pub fn list(&self) -> Vec<Arc<K>> {
-        self.list_filtered(|_| true)
+        with_inner!(self, inner => {
+            let inner = inner.read();
+            inner.ordered.iter().map(|o| inner.encoding.decode(&o.0)).collect()
+        })
     }
 
     /// The objects `keep` returns true for, ordered by key; `keep` runs under the store's
