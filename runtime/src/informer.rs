@@ -7,6 +7,8 @@
 //! - a handler added late first receives synthetic adds for every cached object;
 //! - resync delivers `on_update(o, o)` for every object at the handler's period;
 //! - objects are `Arc<K>`: shared, read-only; mutate a deep copy.
+//! - opt-in, [`SharedInformerFactory::compact`]: caches that keep each object as its JSON
+//!   (a fraction of the typed size) and decode it on every lister read.
 //!
 //! ```no_run
 //! # async fn run(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
