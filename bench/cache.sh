@@ -15,7 +15,8 @@
 # ReplicaSets), with the managedFields entries of `kubectl create` and of the controller
 # manager's status writes. Each kind is cached whole (`informer_for`; client-go's typed
 # informer) and metadata only (`metadata_informer_for`; client-go's metadatainformer),
-# with managedFields kept and dropped. Each run is a fresh process that lists+watches the
+# with managedFields kept and dropped; ours also with the compact cache (`factory.compact()`:
+# each object kept as its JSON, decoded by every lister read). Each run is a fresh process that lists+watches the
 # namespace; memory = (after sync - before the informer started) / objects.
 #   heap: ours = live bytes by a counting global allocator; Go = MemStats.HeapAlloc after GC
 #   rss:  /proc/self/statm resident pages, both
@@ -152,7 +153,8 @@ for i in $(seq "$RUNS"); do
     if [[ $kind == configmaps ]]; then ns=$NS n=$N; else ns=$DNS n=$D; fi
     for mode in full metadata; do
       for t in none drop-managed-fields; do
-        "$RUST_INF" "$ns" "$n" "$t" "$kind" "$mode" >>"$RESULTS/cache-informer.jsonl"
+        "$RUST_INF" "$ns" "$n" "$t" "$kind" "$mode" typed >>"$RESULTS/cache-informer.jsonl"
+        "$RUST_INF" "$ns" "$n" "$t" "$kind" "$mode" compact >>"$RESULTS/cache-informer.jsonl"
         [[ -n $GO_PROBE ]] && "$GO_PROBE" informer "$ns" "$n" "$t" "$kind" "$mode" >>"$RESULTS/cache-informer.jsonl"
       done
     done
@@ -172,14 +174,16 @@ def load(p):
 inf = load(f"{d}/cache-informer.jsonl")
 g = collections.defaultdict(list)
 for r in inf:
-    g[(r.get("kind", "configmaps"), r.get("mode", "full"), r["transform"], r["impl"])].append(r)
+    g[(r.get("kind", "configmaps"), r.get("mode", "full"), r["transform"], r["impl"], r.get("cache", "typed"))].append(r)
 def med(rs, k):
     return statistics.median(r[k] for r in rs)
 print("| kind | cached | managedFields | informer | objects | heap bytes/object | RSS bytes/object | lister get/s | lister list(ns, app=bench)/s | sync (s) | runs |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
-for (kind, mode, t, impl), rs in sorted(g.items()):
-    name = {("rust", "full"): "ours (informer_for)", ("rust", "metadata"): "ours (metadata_informer_for)",
-            ("go", "full"): "client-go (informers)", ("go", "metadata"): "client-go (metadatainformer)"}[(impl, mode)]
+for (kind, mode, t, impl, cache), rs in sorted(g.items()):
+    name = {("rust", "full", "typed"): "ours (informer_for)", ("rust", "metadata", "typed"): "ours (metadata_informer_for)",
+            ("rust", "full", "compact"): "ours, compact (compact().informer_for)",
+            ("rust", "metadata", "compact"): "ours, compact (compact().metadata_informer_for)",
+            ("go", "full", "typed"): "client-go (informers)", ("go", "metadata", "typed"): "client-go (metadatainformer)"}[(impl, mode, cache)]
     print(f"| {kind} | {'metadata only' if mode == 'metadata' else 'whole object'} | {'dropped' if t else 'kept'} | {name} | "
           f"{rs[0]['objects']} | {med(rs,'heap_bytes_per_object'):.0f} | "
           f"{med(rs,'rss_bytes_per_object'):.0f} | {med(rs,'lister_get_per_sec'):,.0f} | "

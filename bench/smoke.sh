@@ -46,12 +46,16 @@ part floor floor.md
 part install install.md
 part compile compile.md
 # The cache table's rows: each kind cached whole and metadata only, managedFields kept and
-# dropped (ours; client-go's beside them when Go is there).
-part cache cache.md \
-  "configmaps \| whole object \| kept \| ours" "configmaps \| whole object \| dropped \| ours" \
-  "configmaps \| metadata only \| kept \| ours" "configmaps \| metadata only \| dropped \| ours" \
-  "deployments \| whole object \| kept \| ours" "deployments \| whole object \| dropped \| ours" \
-  "deployments \| metadata only \| kept \| ours" "deployments \| metadata only \| dropped \| ours"
+# dropped, by our typed and our compact informers (client-go's beside them when Go is there).
+cache_rows=()
+for kind in configmaps deployments; do
+  for cached in "whole object" "metadata only"; do
+    for mf in kept dropped; do
+      cache_rows+=("$kind \\| $cached \\| $mf \\| ours \\(" "$kind \\| $cached \\| $mf \\| ours, compact \\(")
+    done
+  done
+done
+part cache cache.md "${cache_rows[@]}"
 part controller controller.md
 part controller:failover failover.md "warm \| 10 \|" "cold \| 10 \|"
 part controller:shards shards.md "ours, sharded, [a-z]+ mode \| 1 \|" "ours, sharded, [a-z]+ mode \| 2 \|" "ours, sharded, [a-z]+ mode \| 4 \|"

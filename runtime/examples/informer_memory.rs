@@ -2,13 +2,17 @@
 //!
 //! ```text
 //! KUBECONFIG=... cargo run --release -p kube-codegen-runtime --example informer_memory -- \
-//!     NAMESPACE EXPECTED_OBJECTS [none|drop-managed-fields] [configmaps|deployments] [full|metadata]
+//!     NAMESPACE EXPECTED_OBJECTS [none|drop-managed-fields] [configmaps|deployments] [full|metadata] \
+//!     [typed|compact]
 //! ```
 //!
 //! Caches every ConfigMap (default) or Deployment of NAMESPACE with `SharedInformerFactory`
 //! (optionally with the `drop_managed_fields` transform): whole objects (`informer_for`,
 //! default) or metadata only (`metadata_informer_for`, `PartialObjectMeta<K>`). Waits until
-//! the cache holds EXPECTED_OBJECTS, and prints one JSON line:
+//! the cache holds EXPECTED_OBJECTS, and prints one JSON line. `compact` caches with the
+//! factory's compact informers (`factory.compact()`: each object kept as its JSON, decoded
+//! on every lister read) instead of the typed ones.
+//!
 //!
 //! - `heap_bytes_per_object`: live heap bytes (a counting global allocator) after sync minus
 //!   before the informer started, divided by the object count; the same quantity as Go's
@@ -91,6 +95,7 @@ async fn main() -> anyhow_free::Result {
     };
     let kind = args.get(4).map_or("configmaps", String::as_str).to_owned();
     let mode = args.get(5).map_or("full", String::as_str).to_owned();
+    let cache = args.get(6).map_or("typed", String::as_str).to_owned();
 
     let client = kube::Client::try_default().await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -106,28 +111,44 @@ async fn main() -> anyhow_free::Result {
         ns: &ns,
         expected,
     };
-    let m = match (kind.as_str(), mode.as_str()) {
-        ("configmaps", "full") => probe.run(factory.informer_for::<ConfigMap>()).await?,
-        ("configmaps", "metadata") => {
+    let compact = factory.compact();
+    let m = match (kind.as_str(), mode.as_str(), cache.as_str()) {
+        ("configmaps", "full", "typed") => probe.run(factory.informer_for::<ConfigMap>()).await?,
+        ("configmaps", "metadata", "typed") => {
             probe
                 .run(factory.metadata_informer_for::<ConfigMap>())
                 .await?
         }
-        ("deployments", "full") => probe.run(factory.informer_for::<Deployment>()).await?,
-        ("deployments", "metadata") => {
+        ("deployments", "full", "typed") => probe.run(factory.informer_for::<Deployment>()).await?,
+        ("deployments", "metadata", "typed") => {
             probe
                 .run(factory.metadata_informer_for::<Deployment>())
                 .await?
         }
+        ("configmaps", "full", "compact") => probe.run(compact.informer_for::<ConfigMap>()).await?,
+        ("configmaps", "metadata", "compact") => {
+            probe
+                .run(compact.metadata_informer_for::<ConfigMap>())
+                .await?
+        }
+        ("deployments", "full", "compact") => {
+            probe.run(compact.informer_for::<Deployment>()).await?
+        }
+        ("deployments", "metadata", "compact") => {
+            probe
+                .run(compact.metadata_informer_for::<Deployment>())
+                .await?
+        }
         _ => {
             return Err(format!(
-                "kind {kind:?} / mode {mode:?}: configmaps or deployments, full or metadata"
+                "kind {kind:?} / mode {mode:?} / cache {cache:?}: configmaps or deployments, \
+                 full or metadata, typed or compact"
             )
             .into());
         }
     };
     println!(
-        "{{\"impl\":\"rust\",\"kind\":\"{kind}\",\"mode\":\"{mode}\",\"transform\":{transform},\"objects\":{},\"sync_secs\":{:.3},\
+        "{{\"impl\":\"rust\",\"kind\":\"{kind}\",\"mode\":\"{mode}\",\"cache\":\"{cache}\",\"transform\":{transform},\"objects\":{},\"sync_secs\":{:.3},\
 \"heap_bytes_per_object\":{:.0},\"rss_bytes_per_object\":{:.0},\"heap_bytes\":{},\"rss_bytes\":{},\
 \"lister_get_per_sec\":{:.0},\"lister_list_per_sec\":{:.2}}}",
         m.objects,
@@ -173,11 +194,11 @@ impl Probe<'_> {
             .wait_for_cache_sync(Duration::from_secs(300))
             .await
             .map_err(|e| e.to_string())?;
-        while informer.store().list().len() < self.expected {
+        while informer.store().len() < self.expected {
             if started.elapsed() > Duration::from_secs(300) {
                 return Err(format!(
                     "cache holds {} of {}",
-                    informer.store().list().len(),
+                    informer.store().len(),
                     self.expected
                 )
                 .into());
@@ -188,14 +209,14 @@ impl Probe<'_> {
         // Let the list's transient buffers go before measuring.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let (heap1, rss1) = (LIVE.load(Ordering::Relaxed), rss_bytes());
-        let objects = informer.store().list().len();
+        let objects = informer.store().len();
 
         let lister = informer.lister();
         let names: Vec<String> = informer
             .store()
-            .list()
+            .keys()
             .iter()
-            .filter_map(|o| o.meta().name.clone())
+            .map(|k| k.name().to_owned())
             .collect();
         let nsl = lister.namespaced(self.ns);
         let get = ops_per_sec(

@@ -7,6 +7,8 @@
 //! - a handler added late first receives synthetic adds for every cached object;
 //! - resync delivers `on_update(o, o)` for every object at the handler's period;
 //! - objects are `Arc<K>`: shared, read-only; mutate a deep copy.
+//! - opt-in, [`SharedInformerFactory::compact`]: caches that keep each object as its JSON
+//!   (a fraction of the typed size) and decode it on every lister read.
 //!
 //! ```no_run
 //! # async fn run(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
@@ -54,6 +56,7 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
 use parking_lot::Mutex;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -200,6 +203,11 @@ enum Notification<K> {
 /// live beside one, and each needs its own list-watch.
 const METADATA_ONLY: &str = "#metadata";
 
+/// The resource-key suffix of informers with a compact cache ([`CompactInformers`]): they
+/// cache the same objects as the typed ones, in another store.
+const COMPACT: &str = "#compact";
+const METADATA_COMPACT: &str = "#metadata#compact";
+
 /// An informer's resource key, `<plural>.<group><suffix>`.
 fn resource_key<T: Resource<DynamicType = ()>>(suffix: &str) -> String {
     format!("{}.{}{suffix}", T::plural(&()), T::group(&()))
@@ -285,6 +293,7 @@ where
         meta_transform: Option<MetaTransform>,
         default_resync: Option<Duration>,
         stop: watch::Receiver<bool>,
+        store: Store<K>,
     ) -> Self {
         let (synced_tx, _) = watch::channel(false);
         Informer {
@@ -301,7 +310,7 @@ where
                 dynamic_observed: Arc::new(Mutex::new(ServerFiltering::Unknown)),
                 dynamic_reported: Mutex::new(None),
                 config,
-                store: Store::new(),
+                store,
                 handlers: Mutex::new(vec![]),
                 synced_tx,
                 started: AtomicBool::new(false),
@@ -934,6 +943,7 @@ impl SharedInformerFactory {
         resource: String,
         namespace: Option<String>,
         api_for: impl Fn(Client) -> Api<K> + Send + Sync + 'static,
+        store: fn() -> Store<K>,
     ) -> Informer<K>
     where
         K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -969,6 +979,7 @@ impl SharedInformerFactory {
             self.inner.transform.clone(),
             self.inner.default_resync,
             self.inner.stop_tx.subscribe(),
+            store(),
         );
         informers.insert(key, (TypeId::of::<K>(), Arc::new(informer.clone())));
         // Informers asked for after start() start at once, so late callers cannot forget.
@@ -990,7 +1001,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        self.namespaced_informer::<K>("")
+        self.namespaced_informer::<K>("", Store::new)
     }
 
     /// The shared metadata-only informer of a namespaced kind: client-go's
@@ -1020,7 +1031,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        self.namespaced_informer::<PartialObjectMeta<K>>(METADATA_ONLY)
+        self.namespaced_informer::<PartialObjectMeta<K>>(METADATA_ONLY, Store::new)
     }
 
     /// The shared metadata-only informer of a cluster-scoped kind (see
@@ -1036,7 +1047,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        self.cluster_informer::<PartialObjectMeta<K>>(METADATA_ONLY)
+        self.cluster_informer::<PartialObjectMeta<K>>(METADATA_ONLY, Store::new)
     }
 
     /// The shared informer of a cluster-scoped kind.
@@ -1051,13 +1062,13 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        self.cluster_informer::<K>("")
+        self.cluster_informer::<K>("", Store::new)
     }
 
     /// The shared informer of `T` (a kind, or its `PartialObjectMeta`) in the factory's
     /// namespace, or all; `suffix` keeps apart informers of one kind's resource that cache
     /// different things.
-    fn namespaced_informer<T>(&self, suffix: &str) -> Informer<T>
+    fn namespaced_informer<T>(&self, suffix: &str, store: fn() -> Store<T>) -> Informer<T>
     where
         T: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
             + Clone
@@ -1075,11 +1086,12 @@ impl SharedInformerFactory {
                 Some(ns) => Api::namespaced(client, ns),
                 None => Api::all(client),
             },
+            store,
         )
     }
 
     /// The shared informer of a cluster-scoped `T` (see [`Self::namespaced_informer`]).
-    fn cluster_informer<T>(&self, suffix: &str) -> Informer<T>
+    fn cluster_informer<T>(&self, suffix: &str, store: fn() -> Store<T>) -> Informer<T>
     where
         T: Resource<Scope = ClusterResourceScope, DynamicType = ()>
             + Clone
@@ -1089,7 +1101,7 @@ impl SharedInformerFactory {
             + Sync
             + 'static,
     {
-        self.get_or_create(resource_key::<T>(suffix), None, Api::all)
+        self.get_or_create(resource_key::<T>(suffix), None, Api::all, store)
     }
 
     /// Generic access by `ApiResource` (client-go's `ForResource`); `namespaced` is the
@@ -1107,10 +1119,37 @@ impl SharedInformerFactory {
             None
         };
         let ar = resource.clone();
-        self.get_or_create(name, ns.clone(), move |client| match &ns {
-            Some(ns) => Api::namespaced_with(client, ns, &ar),
-            None => Api::all_with(client, &ar),
-        })
+        self.get_or_create(
+            name,
+            ns.clone(),
+            move |client| match &ns {
+                Some(ns) => Api::namespaced_with(client, ns, &ar),
+                None => Api::all_with(client, &ar),
+            },
+            Store::new,
+        )
+    }
+
+    /// Informers whose caches keep each object as its JSON and decode it on every read
+    /// ([`Store::compact`]): an opt-in for kinds cached in large numbers and read seldom,
+    /// where memory matters more than the cost of a lister call. Their listers and event
+    /// handlers see the same typed objects as [`informer_for`](Self::informer_for)'s; each
+    /// is a separate informer (its own watch) from the typed one of the same kind.
+    ///
+    /// ```no_run
+    /// # fn f(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_codegen_runtime::store::ObjectKey;
+    ///
+    /// let config_maps = factory.compact().informer_for::<ConfigMap>();
+    /// assert!(config_maps.store().is_compact());
+    /// // Decodes the object's JSON into a new `Arc<ConfigMap>`.
+    /// let cm = config_maps.lister().get(&ObjectKey::namespaced("default", "settings"));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn compact(&self) -> CompactInformers<'_> {
+        CompactInformers { factory: self }
     }
 
     /// Start every informer asked for so far (idempotent); later ones start on creation.
@@ -1228,6 +1267,86 @@ impl InformerScope for ClusterResourceScope {
             + 'static,
     {
         factory.cluster_metadata_informer_for::<K>()
+    }
+}
+
+/// The compact-cache informers of a factory ([`SharedInformerFactory::compact`]): the same
+/// four as the factory's own, each caching with [`Store::compact`].
+///
+/// The trade: a cached object takes about its JSON's size instead of its typed size
+/// (several times less for Kubernetes types; BENCHMARKS.md, "Informer cache"), and every
+/// lister `get` and `list` parses the JSON of the objects it returns (a label selector
+/// parses every object it looks at). Use it for kinds a controller caches in large
+/// numbers and reads by key now and then, not for its hot primary kind.
+#[derive(Clone, Copy)]
+pub struct CompactInformers<'a> {
+    factory: &'a SharedInformerFactory,
+}
+
+impl CompactInformers<'_> {
+    /// [`SharedInformerFactory::informer_for`], with a compact cache.
+    #[must_use]
+    pub fn informer_for<K>(&self) -> Informer<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Serialize
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.factory
+            .namespaced_informer::<K>(COMPACT, Store::compact)
+    }
+
+    /// [`SharedInformerFactory::metadata_informer_for`], with a compact cache.
+    #[must_use]
+    pub fn metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.factory
+            .namespaced_informer::<PartialObjectMeta<K>>(METADATA_COMPACT, Store::compact)
+    }
+
+    /// [`SharedInformerFactory::cluster_informer_for`], with a compact cache.
+    #[must_use]
+    pub fn cluster_informer_for<K>(&self) -> Informer<K>
+    where
+        K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Serialize
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.factory.cluster_informer::<K>(COMPACT, Store::compact)
+    }
+
+    /// [`SharedInformerFactory::cluster_metadata_informer_for`], with a compact cache.
+    #[must_use]
+    pub fn cluster_metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
+    where
+        K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.factory
+            .cluster_informer::<PartialObjectMeta<K>>(METADATA_COMPACT, Store::compact)
     }
 }
 

@@ -10,6 +10,9 @@
 //! each value to the objects that have it (a value with one object, such as an owner UID,
 //! holds it inline). For 10,000 objects that is about 80 bytes per object (a table bucket
 //! with the key, a B-tree slot), plus the indexes.
+//!
+//! [`Store::compact`] keeps the same structures over packed slots instead of the objects:
+//! each object's JSON with its key beside it (`store/compact.rs`), decoded on every read.
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
@@ -23,6 +26,10 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 use kube::Resource;
 use parking_lot::RwLock;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+mod compact;
 
 /// An index function: the index values of an object (client-go's `IndexFunc`).
 pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
@@ -313,56 +320,125 @@ impl Ord for dyn KeyParts + '_ {
     }
 }
 
-/// A cached object, ordered by its key.
-struct ByKey<K>(Arc<K>);
+/// What a store keeps per object: the object itself (the typed store) or a packed copy
+/// (`compact`). Stores order, hash and look up slots by the key they read from the slot,
+/// so neither needs to decode anything to find an object.
+pub(crate) trait Slot: Clone {
+    /// The key as (namespace or `""`, name).
+    fn parts(&self) -> (&str, &str);
+    /// The namespace as the object has it: `None` unset, `Some("")` set but empty.
+    fn namespace(&self) -> Option<&str>;
+}
 
-impl<K> Clone for ByKey<K> {
+impl<K: Resource> Slot for Arc<K> {
+    fn parts(&self) -> (&str, &str) {
+        parts_of(self.as_ref())
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        self.meta().namespace.as_deref()
+    }
+}
+
+/// What a store's slots are (with no bounds, so that [`Store`] needs none).
+pub(crate) trait Holds<K> {
+    type Slot;
+}
+
+/// How a store turns objects into slots and back.
+pub(crate) trait Encoding<K>: Holds<K, Slot: Slot> {
+    fn encode(&self, obj: &Arc<K>) -> Self::Slot;
+
+    fn decode(&self, slot: &Self::Slot) -> Arc<K>;
+
+    /// The object of `slot` if `keep` returns true for it.
+    fn decode_if(&self, slot: &Self::Slot, keep: &mut impl FnMut(&K) -> bool) -> Option<Arc<K>> {
+        let obj = self.decode(slot);
+        keep(&obj).then_some(obj)
+    }
+
+    /// `f` of the object of `slot`.
+    fn with_object<R>(&self, slot: &Self::Slot, f: impl FnOnce(&K) -> R) -> R {
+        f(&self.decode(slot))
+    }
+}
+
+/// The default store keeps the objects themselves: decoding is a reference count.
+struct Typed;
+
+impl<K> Holds<K> for Typed {
+    type Slot = Arc<K>;
+}
+
+impl<K: Resource> Encoding<K> for Typed {
+    fn encode(&self, obj: &Arc<K>) -> Arc<K> {
+        obj.clone()
+    }
+
+    fn decode(&self, slot: &Arc<K>) -> Arc<K> {
+        slot.clone()
+    }
+
+    // Filters read the cached object in place and copy only what they keep.
+    fn decode_if(&self, slot: &Arc<K>, keep: &mut impl FnMut(&K) -> bool) -> Option<Arc<K>> {
+        keep(slot).then(|| slot.clone())
+    }
+
+    fn with_object<R>(&self, slot: &Arc<K>, f: impl FnOnce(&K) -> R) -> R {
+        f(slot)
+    }
+}
+
+/// A cached object's slot, ordered by its key.
+struct ByKey<S>(S);
+
+impl<S: Clone> Clone for ByKey<S> {
     fn clone(&self) -> Self {
         ByKey(self.0.clone())
     }
 }
 
-impl<K: Resource> KeyParts for ByKey<K> {
+impl<S: Slot> KeyParts for ByKey<S> {
     fn parts(&self) -> (&str, &str) {
-        parts_of(self.0.as_ref())
+        self.0.parts()
     }
 }
 
-impl<'a, K: Resource + 'a> Borrow<dyn KeyParts + 'a> for ByKey<K> {
+impl<'a, S: Slot + 'a> Borrow<dyn KeyParts + 'a> for ByKey<S> {
     fn borrow(&self) -> &(dyn KeyParts + 'a) {
         self
     }
 }
 
-impl<K: Resource> PartialEq for ByKey<K> {
+impl<S: Slot> PartialEq for ByKey<S> {
     fn eq(&self, other: &Self) -> bool {
         self.parts() == other.parts()
     }
 }
 
-impl<K: Resource> Eq for ByKey<K> {}
+impl<S: Slot> Eq for ByKey<S> {}
 
-impl<K: Resource> PartialOrd for ByKey<K> {
+impl<S: Slot> PartialOrd for ByKey<S> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl<K: Resource> Ord for ByKey<K> {
+impl<S: Slot> Ord for ByKey<S> {
     fn cmp(&self, other: &Self) -> Ordering {
         cmp_parts(self.parts(), other.parts())
     }
 }
 
 /// The objects that have one index value, in key order.
-enum IndexSet<K> {
+enum IndexSet<S> {
     /// Most values of an index by owner or by UID have one object: no node for it.
-    One(ByKey<K>),
-    Many(BTreeSet<ByKey<K>>),
+    One(ByKey<S>),
+    Many(BTreeSet<ByKey<S>>),
 }
 
-impl<K: Resource> IndexSet<K> {
-    fn insert(&mut self, obj: ByKey<K>) {
+impl<S: Slot> IndexSet<S> {
+    fn insert(&mut self, obj: ByKey<S>) {
         match self {
             IndexSet::One(one) if *one == obj => *one = obj,
             IndexSet::One(one) => {
@@ -397,7 +473,7 @@ impl<K: Resource> IndexSet<K> {
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = &Arc<K>> {
+    fn iter(&self) -> impl Iterator<Item = &S> {
         let (one, many) = match self {
             IndexSet::One(one) => (Some(one), None),
             IndexSet::Many(set) => (None, Some(set)),
@@ -411,28 +487,40 @@ impl<K: Resource> IndexSet<K> {
 type Hasher = foldhash::fast::RandomState;
 
 /// One index: value -> the objects with that value.
-type Index<K> = HashMap<String, IndexSet<K>, Hasher>;
+type Index<S> = HashMap<String, IndexSet<S>, Hasher>;
 
-struct Inner<K> {
+struct Inner<K, E: Holds<K>> {
+    encoding: E,
     /// Every object with its key, found by the hash of its (namespace, name). The key is
     /// here so that `get` compares it without reading the object (two cache misses less
     /// than comparing the object's namespace and name strings).
-    objects: HashTable<(StoredKey, Arc<K>)>,
+    objects: HashTable<(StoredKey, E::Slot)>,
     hasher: Hasher,
     /// Every object again, in key order.
-    ordered: BTreeSet<ByKey<K>>,
+    ordered: BTreeSet<ByKey<E::Slot>>,
     /// Index functions other than the namespace index.
     indexers: HashMap<String, IndexFn<K>, Hasher>,
     /// index name -> index value -> objects; an entry for every indexer.
-    indices: HashMap<String, Index<K>, Hasher>,
+    indices: HashMap<String, Index<E::Slot>, Hasher>,
 }
 
-impl<K: Resource> Inner<K> {
+impl<K: Resource, E: Encoding<K>> Inner<K, E> {
+    fn new(encoding: E) -> Self {
+        Inner {
+            encoding,
+            objects: HashTable::new(),
+            hasher: Hasher::default(),
+            ordered: BTreeSet::new(),
+            indexers: HashMap::default(),
+            indices: HashMap::default(),
+        }
+    }
+
     fn hash(&self, (ns, name): (&str, &str)) -> u64 {
         self.hasher.hash_one((ns, name))
     }
 
-    fn get(&self, key: (&str, &str)) -> Option<&Arc<K>> {
+    fn get(&self, key: (&str, &str)) -> Option<&E::Slot> {
         self.objects
             .find(self.hash(key), |o| o.0.is(key))
             .map(|o| &o.1)
@@ -454,7 +542,7 @@ impl<K: Resource> Inner<K> {
         }
     }
 
-    fn index(&mut self, obj: &Arc<K>) {
+    fn index(&mut self, obj: &K, slot: &E::Slot) {
         for (name, f) in &self.indexers {
             // Every indexer has its index (`add_indexers` and `replace` build them).
             let Some(index) = self.indices.get_mut(name) else {
@@ -462,9 +550,9 @@ impl<K: Resource> Inner<K> {
             };
             for value in f(obj) {
                 match index.get_mut(&value) {
-                    Some(set) => set.insert(ByKey(obj.clone())),
+                    Some(set) => set.insert(ByKey(slot.clone())),
                     None => {
-                        index.insert(value, IndexSet::One(ByKey(obj.clone())));
+                        index.insert(value, IndexSet::One(ByKey(slot.clone())));
                     }
                 }
             }
@@ -472,8 +560,8 @@ impl<K: Resource> Inner<K> {
     }
 
     /// The objects in namespace `ns`, in key order.
-    fn in_namespace<'a>(&'a self, ns: &'a str) -> Box<dyn Iterator<Item = &'a Arc<K>> + 'a> {
-        let in_ns = move |o: &&ByKey<K>| o.0.meta().namespace.as_deref() == Some(ns);
+    fn in_namespace<'a>(&'a self, ns: &'a str) -> Box<dyn Iterator<Item = &'a E::Slot> + 'a> {
+        let in_ns = move |o: &&ByKey<E::Slot>| o.0.namespace() == Some(ns);
         if ns.is_empty() {
             // Objects whose namespace is set but empty: keyed like cluster-scoped ones.
             return Box::new(self.ordered.iter().filter(in_ns).map(|o| &o.0));
@@ -494,7 +582,7 @@ impl<K: Resource> Inner<K> {
         &'a self,
         index: &str,
         value: &'a str,
-    ) -> Box<dyn Iterator<Item = &'a Arc<K>> + 'a> {
+    ) -> Box<dyn Iterator<Item = &'a E::Slot> + 'a> {
         if index == NAMESPACE_INDEX {
             return self.in_namespace(value);
         }
@@ -503,9 +591,161 @@ impl<K: Resource> Inner<K> {
             None => Box::new(std::iter::empty()),
         }
     }
+
+    fn add_indexers(&mut self, new: Vec<(String, IndexFn<K>)>) -> Result<(), IndexExists> {
+        if let Some((name, _)) = new
+            .iter()
+            .find(|(n, _)| n == NAMESPACE_INDEX || self.indexers.contains_key(n))
+        {
+            return Err(IndexExists(name.clone()));
+        }
+        for (name, f) in new {
+            let encoding = &self.encoding;
+            let index = build_index(
+                self.ordered
+                    .iter()
+                    .map(|o| (&o.0, encoding.with_object(&o.0, |obj| f(obj)))),
+            );
+            self.indices.insert(name.clone(), index);
+            self.indexers.insert(name, f);
+        }
+        Ok(())
+    }
+
+    fn upsert(&mut self, obj: Arc<K>) -> Option<Arc<K>> {
+        let slot = self.encoding.encode(&obj);
+        let key = parts_of(obj.as_ref());
+        let hash = self.hash(key);
+        let old = match self.objects.find_mut(hash, |o| o.0.is(key)) {
+            Some(entry) => Some(std::mem::replace(&mut entry.1, slot.clone())),
+            None => {
+                let hasher = &self.hasher;
+                self.objects
+                    .insert_unique(hash, (StoredKey::new(key), slot.clone()), |o| {
+                        hasher.hash_one(o.1.parts())
+                    });
+                None
+            }
+        };
+        let old = old.map(|o| self.encoding.decode(&o));
+        if let Some(o) = &old {
+            self.unindex(o);
+        }
+        self.ordered.replace(ByKey(slot.clone()));
+        self.index(&obj, &slot);
+        old
+    }
+
+    fn remove(&mut self, key: (&str, &str)) -> Option<Arc<K>> {
+        let hash = self.hash(key);
+        let ((_, old), _) = self
+            .objects
+            .find_entry(hash, |o| o.0.is(key))
+            .ok()?
+            .remove();
+        self.ordered.remove(&Key(key.0, key.1) as &dyn KeyParts);
+        let old = self.encoding.decode(&old);
+        self.unindex(&old);
+        Some(old)
+    }
+
+    fn replace(&mut self, mut objects: Vec<Arc<K>>) -> BTreeMap<ObjectKey, Arc<K>> {
+        // In key order, the later of two objects with one key (as with upserts): the
+        // B-trees are built from sorted input (full nodes) and the indexes read the objects
+        // as given, so that a packed store encodes each object once and decodes none.
+        objects.sort_by(|a, b| cmp_parts(parts_of(a.as_ref()), parts_of(b.as_ref())));
+        let mut unique: Vec<Arc<K>> = Vec::with_capacity(objects.len());
+        for obj in objects {
+            match unique.last_mut() {
+                Some(last) if parts_of(last.as_ref()) == parts_of(obj.as_ref()) => *last = obj,
+                _ => unique.push(obj),
+            }
+        }
+        let slots: Vec<E::Slot> = unique.iter().map(|o| self.encoding.encode(o)).collect();
+        let hasher = &self.hasher;
+        let mut table: HashTable<(StoredKey, E::Slot)> = HashTable::with_capacity(slots.len());
+        for slot in &slots {
+            let key = slot.parts();
+            table.insert_unique(
+                hasher.hash_one(key),
+                (StoredKey::new(key), slot.clone()),
+                |o| hasher.hash_one(o.1.parts()),
+            );
+        }
+        self.objects = table;
+        self.indices = self
+            .indexers
+            .iter()
+            .map(|(name, f)| {
+                let values = unique.iter().zip(&slots).map(|(o, s)| (s, f(o.as_ref())));
+                (name.clone(), build_index(values))
+            })
+            .collect();
+        let ordered: BTreeSet<ByKey<E::Slot>> = slots.into_iter().map(ByKey).collect();
+        let old = std::mem::replace(&mut self.ordered, ordered);
+        old.into_iter()
+            .map(|o| {
+                let obj = self.encoding.decode(&o.0);
+                (key_of(obj.as_ref()), obj)
+            })
+            .collect()
+    }
+
+    /// The objects of `slots` that `keep` returns true for, decoded.
+    fn decode_kept<'a>(
+        &self,
+        slots: impl Iterator<Item = &'a E::Slot>,
+        keep: &mut impl FnMut(&K) -> bool,
+    ) -> Vec<Arc<K>>
+    where
+        E::Slot: 'a,
+    {
+        slots
+            .filter_map(|s| self.encoding.decode_if(s, keep))
+            .collect()
+    }
+
+    fn index_values(&self, index: &str) -> Vec<String> {
+        let mut values: Vec<String> = if index == NAMESPACE_INDEX {
+            // Namespaces are contiguous in key order; objects with an empty namespace (not
+            // cluster-scoped ones, which have none) are indexed under "".
+            let mut values: Vec<String> = vec![];
+            let mut empty = false;
+            for o in &self.ordered {
+                match o.0.namespace() {
+                    Some("") => empty = true,
+                    Some(ns) if values.last().is_none_or(|last| last != ns) => {
+                        values.push(ns.to_owned())
+                    }
+                    _ => {}
+                }
+            }
+            if empty {
+                values.push(String::new());
+            }
+            values
+        } else {
+            self.indices
+                .get(index)
+                .map(|i| i.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        values.sort();
+        values.dedup();
+        values
+    }
+}
+
+/// The key of a slot.
+fn slot_key<S: Slot>(slot: &S) -> ObjectKey {
+    let (ns, name) = slot.parts();
+    ObjectKey::namespaced(ns, name)
 }
 
 /// A thread-safe, indexed object cache. Cloning shares it.
+///
+/// [`Store::new`] keeps the objects themselves; [`Store::compact`] keeps each one packed
+/// and decodes it on every read (see there). Both answer every call alike.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -527,15 +767,35 @@ impl<K: Resource> Inner<K> {
 /// assert!(store.is_empty());
 /// ```
 pub struct Store<K> {
-    inner: Arc<RwLock<Inner<K>>>,
+    inner: Backing<K>,
+}
+
+/// The two encodings, each with its own monomorphized code: the typed store's reads are
+/// the same code as before packed stores existed, behind one branch.
+enum Backing<K> {
+    Typed(Arc<RwLock<Inner<K, Typed>>>),
+    Compact(Arc<RwLock<Inner<K, compact::Compact<K>>>>),
 }
 
 impl<K> Clone for Store<K> {
     fn clone(&self) -> Self {
         Store {
-            inner: self.inner.clone(),
+            inner: match &self.inner {
+                Backing::Typed(i) => Backing::Typed(i.clone()),
+                Backing::Compact(i) => Backing::Compact(i.clone()),
+            },
         }
     }
+}
+
+/// Runs `$body` with `$inner` bound to the store's lock, whichever its encoding.
+macro_rules! with_inner {
+    ($store:expr, $inner:ident => $body:expr) => {
+        match &$store.inner {
+            Backing::Typed($inner) => $body,
+            Backing::Compact($inner) => $body,
+        }
+    };
 }
 
 impl<K: Resource + 'static> Default for Store<K> {
@@ -549,22 +809,65 @@ impl<K: Resource + 'static> Default for Store<K> {
 #[error("index `{0}` already exists")]
 pub struct IndexExists(pub String);
 
+impl<K: Resource + Serialize + DeserializeOwned + 'static> Store<K> {
+    /// An empty store with the namespace index that keeps each object packed: its JSON,
+    /// with the key beside it. Every
+    /// read that returns objects (`get`, `list`, `by_index`, the lister's calls) decodes
+    /// the ones it returns, into new `Arc`s; a filter (a lister's label selector) decodes
+    /// every object it looks at; `upsert` and `remove` decode the object they return, and
+    /// `replace` the previous contents. In exchange a cached object takes a fraction of
+    /// its typed size (BENCHMARKS.md, "Informer cache"). Keys, the namespace index and
+    /// `index_keys` need no decoding.
+    ///
+    /// The objects must read back from their own JSON, as every Kubernetes type does; an
+    /// object that does not serialize is kept whole (with a warning).
+    ///
+    /// # Panics
+    /// A read panics if `K` does not deserialize from the JSON it serialized to (a bug in
+    /// `K`'s serde implementations, never the API server's data).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube_codegen_runtime::store::{ObjectKey, Store};
+    ///
+    /// let store: Store<ConfigMap> = Store::compact();
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.namespace = Some("default".into());
+    /// cm.metadata.name = Some("settings".into());
+    /// cm.data = Some([("mode".to_string(), "production".to_string())].into());
+    /// store.upsert(Arc::new(cm.clone()));
+    ///
+    /// let got = store.get(&ObjectKey::namespaced("default", "settings")).unwrap();
+    /// assert_eq!(*got, cm); // a decoded copy, equal to what was stored
+    /// assert!(store.is_compact());
+    /// ```
+    #[must_use]
+    pub fn compact() -> Self {
+        Store {
+            inner: Backing::Compact(Arc::new(RwLock::new(Inner::new(compact::Compact::new())))),
+        }
+    }
+}
+
 impl<K: Resource + 'static> Store<K> {
-    /// An empty store with the namespace index.
+    /// An empty store with the namespace index that keeps the objects themselves: reads
+    /// return the cached `Arc`s.
     #[must_use]
     pub fn new() -> Self {
         Store {
-            inner: Arc::new(RwLock::new(Inner {
-                objects: HashTable::new(),
-                hasher: Hasher::default(),
-                ordered: BTreeSet::new(),
-                indexers: HashMap::default(),
-                indices: HashMap::default(),
-            })),
+            inner: Backing::Typed(Arc::new(RwLock::new(Inner::new(Typed)))),
         }
     }
 
-    /// Add named index functions; existing objects are indexed at once.
+    /// Whether this store keeps its objects packed ([`Store::compact`]).
+    #[must_use]
+    pub fn is_compact(&self) -> bool {
+        matches!(self.inner, Backing::Compact(_))
+    }
+
+    /// Add named index functions; existing objects are indexed at once (a packed store
+    /// decodes each one for that).
     ///
     /// # Errors
     /// [`IndexExists`] if a name is taken (by an index added before, or [`NAMESPACE_INDEX`]);
@@ -573,138 +876,68 @@ impl<K: Resource + 'static> Store<K> {
         &self,
         indexers: impl IntoIterator<Item = (String, IndexFn<K>)>,
     ) -> Result<(), IndexExists> {
-        let mut inner = self.inner.write();
         let new: Vec<(String, IndexFn<K>)> = indexers.into_iter().collect();
-        if let Some((name, _)) = new
-            .iter()
-            .find(|(n, _)| n == NAMESPACE_INDEX || inner.indexers.contains_key(n))
-        {
-            return Err(IndexExists(name.clone()));
-        }
-        for (name, f) in new {
-            let index = build_index(inner.ordered.iter(), &f);
-            inner.indices.insert(name.clone(), index);
-            inner.indexers.insert(name, f);
-        }
-        Ok(())
+        with_inner!(self, inner => inner.write().add_indexers(new))
     }
 
     /// Insert or replace; returns the previous object.
     pub fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
-        let mut inner = self.inner.write();
-        let inner = &mut *inner;
-        let key = parts_of(obj.as_ref());
-        let hash = inner.hash(key);
-        let old = match inner.objects.find_mut(hash, |o| o.0.is(key)) {
-            Some(slot) => Some(std::mem::replace(&mut slot.1, obj.clone())),
-            None => {
-                let hasher = &inner.hasher;
-                inner
-                    .objects
-                    .insert_unique(hash, (StoredKey::new(key), obj.clone()), |o| {
-                        hasher.hash_one(parts_of(o.1.as_ref()))
-                    });
-                None
-            }
-        };
-        if let Some(o) = &old {
-            inner.unindex(o);
-        }
-        inner.ordered.replace(ByKey(obj.clone()));
-        inner.index(&obj);
-        old
+        with_inner!(self, inner => inner.write().upsert(obj))
     }
 
     /// Remove by key; returns the removed object.
     pub fn remove(&self, key: &ObjectKey) -> Option<Arc<K>> {
-        let key = key.parts();
-        let mut inner = self.inner.write();
-        let hash = inner.hash(key);
-        let ((_, old), _) = inner
-            .objects
-            .find_entry(hash, |o| o.0.is(key))
-            .ok()?
-            .remove();
-        inner.ordered.remove(&Key(key.0, key.1) as &dyn KeyParts);
-        inner.unindex(&old);
-        Some(old)
+        with_inner!(self, inner => inner.write().remove(key.parts()))
     }
 
     /// Replace everything (after a relist); returns the previous contents by key.
     pub fn replace(&self, objects: Vec<Arc<K>>) -> BTreeMap<ObjectKey, Arc<K>> {
-        let mut inner = self.inner.write();
-        let inner = &mut *inner;
-        let hasher = &inner.hasher;
-        let mut table: HashTable<(StoredKey, Arc<K>)> = HashTable::with_capacity(objects.len());
-        for obj in objects {
-            let key = parts_of(obj.as_ref());
-            let hash = hasher.hash_one(key);
-            // A key listed twice: the later object wins, as with upserts.
-            match table.find_mut(hash, |o| o.0.is(key)) {
-                Some(slot) => slot.1 = obj,
-                None => {
-                    let k = StoredKey::new(key);
-                    table
-                        .insert_unique(hash, (k, obj), |o| hasher.hash_one(parts_of(o.1.as_ref())));
-                }
-            }
-        }
-        // Built from sorted input, the B-trees' nodes are full.
-        let ordered: BTreeSet<ByKey<K>> = table.iter().map(|o| ByKey(o.1.clone())).collect();
-        inner.objects = table;
-        let old = std::mem::replace(&mut inner.ordered, ordered);
-        inner.indices = inner
-            .indexers
-            .iter()
-            .map(|(name, f)| (name.clone(), build_index(inner.ordered.iter(), f)))
-            .collect();
-        old.into_iter()
-            .map(|o| (key_of(o.0.as_ref()), o.0))
-            .collect()
+        with_inner!(self, inner => inner.write().replace(objects))
     }
 
     /// The object with key `key`.
     #[must_use]
     pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
-        self.inner.read().get(key.parts()).cloned()
+        self.get_in(key.parts().0, key.parts().1)
     }
 
     /// The object `name` in `namespace` (`""`: a cluster-scoped object); the same as
     /// [`get`](Self::get) of its key, without building the key.
     pub fn get_in(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
-        self.inner.read().get((namespace, name)).cloned()
+        with_inner!(self, inner => {
+            let inner = inner.read();
+            inner.get((namespace, name)).map(|s| inner.encoding.decode(s))
+        })
     }
 
     /// Every object, ordered by key.
     #[must_use]
     pub fn list(&self) -> Vec<Arc<K>> {
-        let inner = self.inner.read();
-        inner.ordered.iter().map(|o| o.0.clone()).collect()
+        with_inner!(self, inner => {
+            let inner = inner.read();
+            inner.ordered.iter().map(|o| inner.encoding.decode(&o.0)).collect()
+        })
     }
 
     /// The objects `keep` returns true for, ordered by key; `keep` runs under the store's
     /// read lock, and only the kept objects are cloned.
     pub fn list_filtered(&self, mut keep: impl FnMut(&K) -> bool) -> Vec<Arc<K>> {
-        let inner = self.inner.read();
-        inner
-            .ordered
-            .iter()
-            .filter(|o| keep(o.0.as_ref()))
-            .map(|o| o.0.clone())
-            .collect()
+        with_inner!(self, inner => {
+            let inner = inner.read();
+            inner.decode_kept(inner.ordered.iter().map(|o| &o.0), &mut keep)
+        })
     }
 
     /// Every key, in order.
     #[must_use]
     pub fn keys(&self) -> Vec<ObjectKey> {
-        let inner = self.inner.read();
-        inner.ordered.iter().map(|o| key_of(o.0.as_ref())).collect()
+        with_inner!(self, inner => inner.read().ordered.iter().map(|o| slot_key(&o.0)).collect())
     }
 
     /// How many objects are cached.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.inner.read().objects.len()
+        with_inner!(self, inner => inner.read().objects.len())
     }
 
     /// Whether no object is cached.
@@ -727,76 +960,44 @@ impl<K: Resource + 'static> Store<K> {
         value: &str,
         mut keep: impl FnMut(&K) -> bool,
     ) -> Vec<Arc<K>> {
-        let inner = self.inner.read();
-        inner
-            .by_index(index, value)
-            .filter(|o| keep(o.as_ref()))
-            .cloned()
-            .collect()
+        with_inner!(self, inner => {
+            let inner = inner.read();
+            inner.decode_kept(inner.by_index(index, value), &mut keep)
+        })
     }
 
     /// Keys whose index `index` has value `value` (client-go's `IndexKeys`), in order.
     #[must_use]
     pub fn index_keys(&self, index: &str, value: &str) -> Vec<ObjectKey> {
-        let inner = self.inner.read();
-        inner
-            .by_index(index, value)
-            .map(|o| key_of(o.as_ref()))
-            .collect()
+        with_inner!(self, inner => inner.read().by_index(index, value).map(slot_key).collect())
     }
 
     /// The values an index currently holds (client-go's `ListIndexFuncValues`), sorted.
     pub fn index_values(&self, index: &str) -> Vec<String> {
-        let inner = self.inner.read();
-        let mut values: Vec<String> = if index == NAMESPACE_INDEX {
-            // Namespaces are contiguous in key order; objects with an empty namespace (not
-            // cluster-scoped ones, which have none) are indexed under "".
-            let mut values: Vec<String> = vec![];
-            let mut empty = false;
-            for o in &inner.ordered {
-                match o.0.meta().namespace.as_deref() {
-                    Some("") => empty = true,
-                    Some(ns) if values.last().is_none_or(|last| last != ns) => {
-                        values.push(ns.to_owned())
-                    }
-                    _ => {}
-                }
-            }
-            if empty {
-                values.push(String::new());
-            }
-            values
-        } else {
-            inner
-                .indices
-                .get(index)
-                .map(|i| i.keys().cloned().collect())
-                .unwrap_or_default()
-        };
-        values.sort();
-        values.dedup();
-        values
+        with_inner!(self, inner => inner.read().index_values(index))
     }
 
     /// Whether the store has an index of this name ([`NAMESPACE_INDEX`] always).
     #[must_use]
     pub fn has_index(&self, index: &str) -> bool {
-        index == NAMESPACE_INDEX || self.inner.read().indexers.contains_key(index)
+        index == NAMESPACE_INDEX
+            || with_inner!(self, inner => inner.read().indexers.contains_key(index))
     }
 }
 
-/// One index over `objects` (given in key order, so every set is built from sorted input).
-fn build_index<'a, K: Resource + 'a>(
-    objects: impl Iterator<Item = &'a ByKey<K>>,
-    f: &IndexFn<K>,
-) -> Index<K> {
-    let mut grouped: HashMap<String, Vec<ByKey<K>>, Hasher> = HashMap::default();
-    for obj in objects {
-        for value in f(obj.0.as_ref()) {
+/// One index from each object's slot and index values, given in key order (so every set
+/// is built from sorted input).
+fn build_index<'a, S: Slot + 'a>(objects: impl Iterator<Item = (&'a S, Vec<String>)>) -> Index<S> {
+    let mut grouped: HashMap<String, Vec<ByKey<S>>, Hasher> = HashMap::default();
+    for (slot, values) in objects {
+        for value in values {
             let objects = grouped.entry(value).or_default();
             // An index function that returns a value twice indexes the object once.
-            if objects.last().is_none_or(|last| last != obj) {
-                objects.push(obj.clone());
+            if objects
+                .last()
+                .is_none_or(|last| last.parts() != slot.parts())
+            {
+                objects.push(ByKey(slot.clone()));
             }
         }
     }
@@ -858,9 +1059,17 @@ mod tests {
         Arc::new(c)
     }
 
+    /// Both encodings: every test of the store's semantics runs against each.
+    const STORES: [fn() -> Store<ConfigMap>; 2] = [Store::new, Store::compact];
+
     #[test]
     fn indexes_follow_updates_and_deletes() {
-        let store: Store<ConfigMap> = Store::new();
+        for new in STORES {
+            indexes_follow_updates_and_deletes_in(new());
+        }
+    }
+
+    fn indexes_follow_updates_and_deletes_in(store: Store<ConfigMap>) {
         store
             .add_indexers([("app".to_string(), label_index::<ConfigMap>("app"))])
             .unwrap();
@@ -887,7 +1096,12 @@ mod tests {
 
     #[test]
     fn keys_sort_as_strings_across_namespaces_and_scopes() {
-        let store: Store<ConfigMap> = Store::new();
+        for new in STORES {
+            keys_sort_as_strings_in(new());
+        }
+    }
+
+    fn keys_sort_as_strings_in(store: Store<ConfigMap>) {
         for (ns, name) in [
             ("a", "x"),
             ("a-b", "x"),
@@ -975,7 +1189,12 @@ mod tests {
 
     #[test]
     fn an_index_value_with_one_object_grows_and_shrinks() {
-        let store: Store<ConfigMap> = Store::new();
+        for new in STORES {
+            an_index_value_with_one_object_grows_and_shrinks_in(new());
+        }
+    }
+
+    fn an_index_value_with_one_object_grows_and_shrinks_in(store: Store<ConfigMap>) {
         store
             .add_indexers([("app".to_string(), label_index::<ConfigMap>("app"))])
             .unwrap();
@@ -988,10 +1207,10 @@ mod tests {
         store.remove(&k("a/x"));
         store.remove(&k("a/w"));
         assert_eq!(store.index_keys("app", "web"), ["b/y"]);
-        assert!(matches!(
-            store.inner.read().indices["app"]["web"],
+        assert!(with_inner!(store, inner => matches!(
+            inner.read().indices["app"]["web"],
             IndexSet::One(_)
-        ));
+        )));
         store.remove(&k("b/y"));
         assert!(store.index_values("app").is_empty());
         assert!(store.is_empty());
@@ -1066,28 +1285,34 @@ mod tests {
         let store_keys: Vec<String> = store.keys().iter().map(ObjectKey::to_string).collect();
         prop_assert_eq!(store_keys, keys);
         prop_assert_eq!(store.len(), model.len());
-        let listed = store.list();
-        prop_assert!(
-            listed
-                .iter()
-                .zip(model.values())
-                .all(|(a, b)| Arc::ptr_eq(a, b))
-        );
-        {
-            let inner = store.inner.read();
-            prop_assert_eq!(inner.objects.len(), inner.ordered.len());
-            for (key, obj) in inner.objects.iter() {
-                let expected = meta_namespace_key(obj.as_ref());
-                prop_assert_eq!(key.as_bytes(), expected.as_bytes());
+        // The typed store returns the cached objects themselves; the compact one, equal
+        // copies.
+        let same = |a: &Arc<ConfigMap>, b: &Arc<ConfigMap>| {
+            if store.is_compact() {
+                a == b
+            } else {
+                Arc::ptr_eq(a, b)
             }
-        }
+        };
+        let listed = store.list();
+        prop_assert_eq!(listed.len(), model.len());
+        prop_assert!(listed.iter().zip(model.values()).all(|(a, b)| same(a, b)));
+        with_inner!(store, inner => {
+            let inner = inner.read();
+            prop_assert_eq!(inner.objects.len(), inner.ordered.len());
+            for (key, slot) in inner.objects.iter() {
+                let expected = meta_namespace_key(inner.encoding.decode(slot).as_ref());
+                prop_assert_eq!(key.as_bytes(), expected.as_bytes());
+                prop_assert_eq!(slot_key(slot).to_string(), expected);
+            }
+        });
         for (ns, ns_str) in NAMESPACES.iter().enumerate() {
             for (name, name_str) in NAMES.iter().enumerate() {
                 let k = key(ns, name);
                 let got = store.get(&k.parse().unwrap());
                 prop_assert_eq!(got.is_some(), model.contains_key(&k));
                 if let Some(got) = got {
-                    prop_assert!(Arc::ptr_eq(&got, &model[&k]));
+                    prop_assert!(same(&got, &model[&k]));
                 }
                 prop_assert_eq!(
                     store.get_in(ns_str.unwrap_or_default(), name_str).is_some(),
@@ -1147,8 +1372,11 @@ mod tests {
 
         /// Every read agrees with a `BTreeMap` of key strings after any sequence of writes.
         #[test]
-        fn prop_store_matches_a_map_of_keys(ops in proptest::collection::vec(op(), 1..60)) {
-            let store: Store<ConfigMap> = Store::new();
+        fn prop_store_matches_a_map_of_keys(
+            ops in proptest::collection::vec(op(), 1..60),
+            compact in any::<bool>(),
+        ) {
+            let store: Store<ConfigMap> = if compact { Store::compact() } else { Store::new() };
             let mut model: BTreeMap<String, Arc<ConfigMap>> = BTreeMap::new();
             let mut app_index = false;
             for op in ops {
@@ -1157,12 +1385,12 @@ mod tests {
                         let obj = object((ns, name, app));
                         let old = store.upsert(obj.clone());
                         let model_old = model.insert(key(ns, name), obj);
-                        prop_assert_eq!(old.is_some(), model_old.is_some());
+                        prop_assert_eq!(old, model_old);
                     }
                     Op::Remove(ns, name) => {
                         let old = store.remove(&key(ns, name).parse().unwrap());
                         let model_old = model.remove(&key(ns, name));
-                        prop_assert_eq!(old.is_some(), model_old.is_some());
+                        prop_assert_eq!(old, model_old);
                     }
                     Op::Replace(objects) => {
                         let objects: Vec<(String, Arc<ConfigMap>)> = objects
@@ -1173,6 +1401,7 @@ mod tests {
                         let old_keys: Vec<String> = old.keys().map(ObjectKey::to_string).collect();
                         let model_keys: Vec<String> = model.keys().cloned().collect();
                         prop_assert_eq!(old_keys, model_keys);
+                        prop_assert!(old.values().eq(model.values()));
                         model = objects.into_iter().collect();
                     }
                     Op::AddAppIndex => {
@@ -1185,5 +1414,81 @@ mod tests {
                 check(&store, &model, app_index)?;
             }
         }
+    }
+
+    #[test]
+    fn a_compact_store_returns_equal_decoded_copies() {
+        let store: Store<ConfigMap> = Store::compact();
+        let mut full = (*cm("a", "x", "web")).clone();
+        full.data = Some([("mode".to_owned(), "production".to_owned())].into());
+        full.metadata.resource_version = Some("7".into());
+        let full = Arc::new(full);
+        assert!(store.upsert(full.clone()).is_none());
+        let got = store.get(&k("a/x")).unwrap();
+        assert_eq!(got, full);
+        assert!(!Arc::ptr_eq(&got, &full), "a decoded copy");
+        // The previous object an update returns is decoded too (the informer's `on_update`
+        // old object).
+        let newer = cm("a", "x", "db");
+        assert_eq!(store.upsert(newer.clone()), Some(full));
+        assert_eq!(store.remove(&k("a/x")), Some(newer));
+
+        // An empty namespace keys like none but lists under "", as in the typed store.
+        let mut empty_ns = (*cm("", "n", "web")).clone();
+        empty_ns.metadata.namespace = Some(String::new());
+        store.upsert(Arc::new(empty_ns));
+        let mut cluster = ConfigMap::default();
+        cluster.metadata.name = Some("c".into());
+        store.upsert(Arc::new(cluster));
+        assert_eq!(store.keys(), ["c", "n"]);
+        assert_eq!(store.index_keys(NAMESPACE_INDEX, ""), ["n"]);
+        assert_eq!(store.index_values(NAMESPACE_INDEX), [""]);
+    }
+
+    #[test]
+    fn a_compact_slot_keeps_a_kind_that_does_not_serialize_as_it_is() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+        /// A kind whose serialization fails (serde_json refuses non-string map keys).
+        #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+        struct Odd {
+            metadata: ObjectMeta,
+        }
+        impl Serialize for Odd {
+            fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(serde::ser::Error::custom("not today"))
+            }
+        }
+        impl Resource for Odd {
+            type DynamicType = ();
+            type Scope = kube::core::NamespaceResourceScope;
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                "Odd".into()
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                "example.com".into()
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                "v1".into()
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                "odds".into()
+            }
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        let store: Store<Odd> = Store::compact();
+        let mut odd = Odd {
+            metadata: ObjectMeta::default(),
+        };
+        odd.metadata.namespace = Some("ns".into());
+        odd.metadata.name = Some("o".into());
+        let odd = Arc::new(odd);
+        store.upsert(odd.clone());
+        assert!(Arc::ptr_eq(&store.get_in("ns", "o").unwrap(), &odd));
     }
 }

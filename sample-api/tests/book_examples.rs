@@ -205,3 +205,26 @@ mod sharding {
     }
     // ANCHOR_END: sharding
 }
+
+mod compact {
+    // ANCHOR: compact
+    use std::sync::Arc;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube_codegen_runtime::informer::SharedInformerFactory as RuntimeFactory;
+    use kube_codegen_runtime::informer::drop_managed_fields;
+    use sample_api::SharedInformerFactory;
+
+    /// Many ConfigMaps, read now and then: cache each as its JSON.
+    fn settings(client: kube::Client) -> Option<Arc<ConfigMap>> {
+        let factory = SharedInformerFactory::from_runtime(
+            RuntimeFactory::builder(client)
+                .with_transform(drop_managed_fields)
+                .build(),
+        );
+        let config_maps = factory.compact().informer_for::<ConfigMap>();
+        // Parses the cached JSON into a new `Arc<ConfigMap>`.
+        config_maps.lister().namespaced("default").get("settings")
+    }
+    // ANCHOR_END: compact
+}

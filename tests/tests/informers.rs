@@ -10,6 +10,7 @@ use kube_codegen_runtime::informer::{
     DeleteEvent, HandlerFuncs, SharedInformerFactory as RuntimeFactory, drop_managed_fields,
 };
 use kube_codegen_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector};
+use kube_codegen_runtime::lister::Lister;
 use kube_codegen_runtime::store::label_index;
 use kube_codegen_tests::*;
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
@@ -54,39 +55,23 @@ async fn generated_informer_sees_events_in_order_and_listers_answer_by_namespace
         .await
         .unwrap();
 
-    let factory = SharedInformerFactory::from_runtime(
-        RuntimeFactory::builder(client.clone())
-            .with_transform(drop_managed_fields)
-            .build(),
-    );
+    let runtime = RuntimeFactory::builder(client.clone())
+        .with_transform(drop_managed_fields)
+        .build();
+    let factory = SharedInformerFactory::from_runtime(runtime.clone());
     let informer = factory.samplecontroller().v1alpha1().foos();
-    informer
-        .informer()
-        .add_indexers([("team".to_string(), label_index::<Foo>("team"))])
-        .unwrap();
+    // The same kind again with the opt-in compact cache (each Foo kept as its JSON): its
+    // handlers, lister and index must answer as the typed informer's do.
+    let compact = runtime.compact().informer_for::<Foo>();
+    assert!(compact.store().is_compact() && !informer.informer().store().is_compact());
     let log = Arc::new(Mutex::new(Vec::<String>::new()));
-    let (a, u, d) = (log.clone(), log.clone(), log.clone());
-    informer.informer().add_event_handler(
-        HandlerFuncs::new()
-            .on_add(move |f: Arc<Foo>, _| {
-                a.lock()
-                    .unwrap()
-                    .push(format!("add {}", f.metadata.name.clone().unwrap()))
-            })
-            .on_update(move |_, f: Arc<Foo>| {
-                u.lock().unwrap().push(format!(
-                    "update {} {:?}",
-                    f.metadata.name.clone().unwrap(),
-                    f.spec.replicas
-                ))
-            })
-            .on_delete(move |e: DeleteEvent<Foo>| {
-                d.lock().unwrap().push(format!(
-                    "delete {}",
-                    e.object().metadata.name.clone().unwrap()
-                ))
-            }),
-    );
+    let compact_log = Arc::new(Mutex::new(Vec::<String>::new()));
+    for (informer, log) in [(informer.informer(), &log), (&compact, &compact_log)] {
+        informer
+            .add_indexers([("team".to_string(), label_index::<Foo>("team"))])
+            .unwrap();
+        informer.add_event_handler(log_events(log));
+    }
     factory.start();
     factory
         .wait_for_cache_sync(Duration::from_secs(30))
@@ -107,14 +92,21 @@ async fn generated_informer_sees_events_in_order_and_listers_answer_by_namespace
             .cloned()
             .collect::<Vec<_>>()
     };
-    eventually("x events", Duration::from_secs(20), || async {
-        Ok((mine(&log.lock().unwrap()).len() >= 3).then_some(()))
-    })
-    .await
-    .unwrap();
-    assert_eq!(
-        mine(&log.lock().unwrap()),
-        ["add x", "update x Some(3)", "delete x"]
+    for log in [&log, &compact_log] {
+        eventually("x events", Duration::from_secs(20), || async {
+            Ok((mine(&log.lock().unwrap()).len() >= 3).then_some(()))
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            mine(&log.lock().unwrap()),
+            ["add x", "update x Some(3)", "delete x"]
+        );
+    }
+    compact_lister_answers_as_typed(
+        &informer.informer().lister(),
+        &compact.lister(),
+        [&ns.name, &other.name],
     );
 
     // A late handler gets the backlog (kube-rs #1630).
@@ -175,6 +167,68 @@ async fn generated_informer_sees_events_in_order_and_listers_answer_by_namespace
         .unwrap();
     assert!(deployments.has_synced());
     factory.shutdown();
+}
+
+/// Logs a Foo informer's events as `add NAME`, `update NAME REPLICAS`, `delete NAME`.
+fn log_events(log: &Arc<Mutex<Vec<String>>>) -> HandlerFuncs<Foo> {
+    let (a, u, d) = (log.clone(), log.clone(), log.clone());
+    HandlerFuncs::new()
+        .on_add(move |f: Arc<Foo>, _| {
+            a.lock()
+                .unwrap()
+                .push(format!("add {}", f.metadata.name.clone().unwrap()))
+        })
+        .on_update(move |_, f: Arc<Foo>| {
+            u.lock().unwrap().push(format!(
+                "update {} {:?}",
+                f.metadata.name.clone().unwrap(),
+                f.spec.replicas
+            ))
+        })
+        .on_delete(move |e: DeleteEvent<Foo>| {
+            d.lock().unwrap().push(format!(
+                "delete {}",
+                e.object().metadata.name.clone().unwrap()
+            ))
+        })
+}
+
+/// A compact cache's lister returns objects equal to the typed cache's, for every read:
+/// both informers have seen the same events (the caller waited for them). Only the test's
+/// own namespaces: other tests may add Foos elsewhere meanwhile.
+fn compact_lister_answers_as_typed(
+    typed: &Lister<Foo>,
+    compact: &Lister<Foo>,
+    namespaces: [&str; 2],
+) {
+    let all = Selector::default();
+    let red = Selector::from_iter([("team", "red")]);
+    for ns in namespaces {
+        let (t, c) = (typed.namespaced(ns), compact.namespaced(ns));
+        assert_eq!(c.list(&all), t.list(&all));
+        assert_eq!(c.list(&all).len(), 1, "before, or elsewhere");
+        assert_eq!(c.list(&red), t.list(&red));
+        for name in ["before", "elsewhere", "x"] {
+            assert_eq!(c.get(name), t.get(name));
+        }
+    }
+    let ours = |foos: Vec<Arc<Foo>>| -> Vec<Arc<Foo>> {
+        foos.into_iter()
+            .filter(|f| namespaces.contains(&f.metadata.namespace.as_deref().unwrap_or("")))
+            .collect()
+    };
+    let red_foos = ours(compact.by_index("team", "red"));
+    assert_eq!(red_foos, ours(typed.by_index("team", "red")));
+    assert_eq!(red_foos.len(), 2);
+    let before = compact
+        .namespaced(namespaces[0])
+        .get("before")
+        .expect("cached");
+    assert_eq!(before.spec.deployment_name, "before-d");
+    assert!(
+        before.metadata.managed_fields.is_none(),
+        "the transform ran before packing"
+    );
 }
 
 #[tokio::test]
