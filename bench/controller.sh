@@ -13,6 +13,7 @@
 #             server-side apply of the Deployment and the Foo status (--write-mode apply)
 #   ours-update  the same with --write-mode update (create/update, as the Go controller)
 #   ours-5    --kube-api-qps 5 --kube-api-burst 10 per API group/version (client-go's defaults)
+#   ours-5-compact  ours-5 with --deployment-cache compact (the Deployments cached as JSON)
 #   ours-builder, ours-builder-5  ours and ours-5 with --foo-controller builder (the Foo
 #             sync on the runtime's controller builder instead of the ported client-go loop)
 #   go        k8s.io/sample-controller as shipped: client-go defaults QPS 5 / burst 10 per
@@ -156,6 +157,7 @@ run_one() { # config run#
     ours) args=("${ours[@]}") ;;
     ours-update) args=("${ours[@]}" --write-mode update) ;;
     ours-5) args=("${ours[@]}" --kube-api-qps 5 --kube-api-burst 10) ;;
+    ours-5-compact) args=("${ours[@]}" --kube-api-qps 5 --kube-api-burst 10 --deployment-cache compact) ;;
     ours-builder) args=("${ours[@]}" --foo-controller builder) ;;
     ours-builder-5) args=("${ours[@]}" --foo-controller builder --kube-api-qps 5 --kube-api-burst 10) ;;
     go) args=("$GOCTL" -kubeconfig "$KC_GO") user=system:serviceaccount:default:bench-go ;;
@@ -433,13 +435,13 @@ g = collections.defaultdict(list)
 for l in open(sys.argv[1]):
     if l.strip():
         r = json.loads(l); g[r["config"]].append(r)
-names = {"ours": "ours, QPS 20 / burst 30 per group/version (default: server-side apply)", "ours-update": "ours, the same with --write-mode update (create/update)", "ours-5": "ours, QPS 5 / burst 10 per group/version", "ours-builder": "ours on the controller builder, QPS 20 / burst 30", "ours-builder-5": "ours on the controller builder, QPS 5 / burst 10", "go": "Go sample-controller, QPS 5 / burst 10 per group/version (client-go default)"}
+names = {"ours": "ours, QPS 20 / burst 30 per group/version (default: server-side apply)", "ours-update": "ours, the same with --write-mode update (create/update)", "ours-5": "ours, QPS 5 / burst 10 per group/version", "ours-5-compact": "ours, QPS 5 / burst 10, Deployments in the compact cache (--deployment-cache compact)", "ours-builder": "ours on the controller builder, QPS 20 / burst 30", "ours-builder-5": "ours on the controller builder, QPS 5 / burst 10", "go": "Go sample-controller, QPS 5 / burst 10 per group/version (client-go default)"}
 med = lambda rs, k: statistics.median(r[k] for r in rs)
 anon = lambda rs: (f"{med(rs,'peak_anon_kib')/1024:.1f} / {med(rs,'peak_file_kib')/1024:.1f}"
                    if all("peak_anon_kib" in r for r in rs) else "-")
 print("| controller | Foos | converged (s, median) | CPU user+sys (s) | peak RSS (MiB) | peak anon / file RSS (MiB, sampled) | requests (audit log) | requests (own metric) | runs |")
 print("|---|---|---|---|---|---|---|---|---|")
-for c in ("ours", "ours-builder", "ours-update", "ours-5", "ours-builder-5", "go"):
+for c in ("ours", "ours-builder", "ours-update", "ours-5", "ours-5-compact", "ours-builder-5", "go"):
     rs = g.get(c)
     if not rs: continue
     m = [r["metric_requests"] for r in rs if r["metric_requests"] is not None]

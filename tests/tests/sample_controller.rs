@@ -182,6 +182,13 @@ async fn the_builder_based_foo_controller_converges_the_same() {
     converges(&["--foo-controller", "builder"]).await;
 }
 
+/// The Deployments cached as JSON and decoded on every lister read: the controller must
+/// see the same objects (replica changes, ownership) as with the typed cache.
+#[tokio::test]
+async fn the_foo_controller_converges_the_same_with_compact_deployments() {
+    converges(&["--deployment-cache", "compact"]).await;
+}
+
 async fn converges(extra: &[&str]) {
     let client = client().await;
     install_crds(&client).await;
