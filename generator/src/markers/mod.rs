@@ -274,7 +274,13 @@ fn lookup<'b>(body: &'b str, table: &Table) -> Option<(&'static MarkerSpec, &'b 
         .iter()
         .copied()
         .filter_map(|spec| {
-            let rest = body.strip_prefix(spec.name.as_str())?;
+            let name = spec.name.as_str();
+            // The byte after the name first: most names end elsewhere, and comparing the
+            // shared `kubebuilder:validation:` of each cost half the lookup.
+            if !matches!(body.as_bytes().get(name.len()), None | Some(b'=' | b':')) {
+                return None;
+            }
+            let rest = body.strip_prefix(name)?;
             (rest.is_empty() || rest.starts_with('=') || rest.starts_with(':'))
                 .then_some((spec, rest))
         })

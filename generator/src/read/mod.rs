@@ -238,7 +238,7 @@ pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
         // The `#` starts the attribute (a `///` comment's tokens all carry the comment's
         // span): `attr.span()` would print the whole attribute to tokens to join their spans.
         let start = Location::of_span(file, attr.pound_token.span);
-        for (i, line) in s.value().split('\n').enumerate() {
+        for (i, line) in str_value(s).split('\n').enumerate() {
             let lead = line.len() - line.trim_start().len();
             let column = if i == 0 {
                 start.column + 3 + lead
@@ -252,6 +252,26 @@ pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
         }
     }
     out
+}
+
+/// A string literal's value. A literal without escapes or carriage returns (every `///`
+/// comment without a `"` or `\\`, most `#[serde(rename = "…")]`) is the text between its
+/// quotes; syn's `LitStr::value` decodes it char by char, about 2,000 instructions a doc
+/// line, 3% of a CRD run.
+fn str_value(lit: &syn::LitStr) -> String {
+    let repr = lit.token().to_string();
+    match plain_str(&repr) {
+        Some(text) => text.to_owned(),
+        None => lit.value(),
+    }
+}
+
+/// The text between the quotes of a string literal's source text `repr`, when that is its
+/// value: a plain `"…"` (not raw, no suffix) without `\\` or a carriage return, which are
+/// all a string literal decodes.
+fn plain_str(repr: &str) -> Option<&str> {
+    let inner = repr.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains(['\\', '\r'])).then_some(inner)
 }
 
 /// Prose of a doc comment: marker lines removed, one leading space stripped, runs of
@@ -323,6 +343,47 @@ const NESTING_KEYWORDS: &[&str] = &[
     "return", "static", "yield",
 ];
 
+/// The text of `ident` when it is short enough to be one of [`NESTING_KEYWORDS`], written
+/// to a buffer on the stack rather than to a `String` per identifier.
+fn keyword_text(ident: &proc_macro2::Ident) -> Option<KeywordText> {
+    use std::fmt::Write;
+    let mut text = KeywordText::default();
+    write!(text, "{ident}").ok()?;
+    Some(text)
+}
+
+/// Up to 8 bytes of text (the longest nesting keyword has 6); writing more fails.
+#[derive(Default)]
+struct KeywordText {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl std::fmt::Write for KeywordText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        self.bytes
+            .get_mut(self.len..end)
+            .ok_or(std::fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl KeywordText {
+    /// The text, as a `str` when it is ASCII (every keyword is); checking that is cheaper
+    /// than validating UTF-8, and a non-ASCII identifier is no keyword anyway.
+    fn as_str(&self) -> &str {
+        let bytes = &self.bytes[..self.len];
+        if bytes.is_ascii() {
+            std::str::from_utf8(bytes).unwrap_or_default()
+        } else {
+            ""
+        }
+    }
+}
+
 /// The first place `tokens` nest deeper than [`MAX_SOURCE_NESTING`], as an error; `None`
 /// when they do not. They are walked with a stack of our own: lexing (`proc_macro2`'s)
 /// and this walk do not recurse.
@@ -382,8 +443,9 @@ fn too_deep(file: &Path, tokens: &proc_macro2::TokenStream) -> Option<Diagnostic
             },
             TokenTree::Ident(i) => {
                 // The text once, then a string match: comparing the identifier with each
-                // keyword in turn cost about 2% of a CRD run's instructions.
-                if !NESTING_KEYWORDS.contains(&i.to_string().as_str()) {
+                // keyword in turn cost about 2% of a CRD run's instructions. The text goes
+                // to a buffer on the stack, not to a `String` per identifier.
+                if !keyword_text(&i).is_some_and(|t| NESTING_KEYWORDS.contains(&t.as_str())) {
                     continue;
                 }
                 open.prefixes += 1;
@@ -986,47 +1048,196 @@ fn meta_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<String>> {
     Ok(out)
 }
 
+/// One `name` or `name = "text"` of a serde attribute, read by [`simple_serde_args`].
+struct SimpleArg {
+    name: proc_macro2::Ident,
+    /// The value's text, between its quotes.
+    value: Option<String>,
+}
+
+/// The arguments of `#[serde(…)]` when every one is `name` or `name = "plain string"`
+/// (see [`plain_str`]), the shape of nearly every field attribute; `None` for anything
+/// else, which syn's parser reads. Parsing each attribute's tokens again with syn cost
+/// about 10,000 instructions an attribute, 4% of a CRD run.
+fn simple_serde_args(attr: &syn::Attribute) -> Option<Vec<SimpleArg>> {
+    use proc_macro2::TokenTree;
+    let syn::Meta::List(list) = &attr.meta else {
+        return None;
+    };
+    if !matches!(list.delimiter, syn::MacroDelimiter::Paren(_)) {
+        return None;
+    }
+    let mut out = vec![];
+    let mut tokens = list.tokens.clone().into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        let TokenTree::Ident(name) = token else {
+            return None;
+        };
+        let mut value = None;
+        match tokens.next() {
+            None => {}
+            Some(TokenTree::Punct(p)) if p.as_char() == ',' => {}
+            Some(TokenTree::Punct(p)) if p.as_char() == '=' => {
+                let Some(TokenTree::Literal(lit)) = tokens.next() else {
+                    return None;
+                };
+                value = Some(plain_str(&lit.to_string())?.to_owned());
+                match tokens.next() {
+                    None => {}
+                    Some(TokenTree::Punct(p)) if p.as_char() == ',' => {}
+                    Some(_) => return None,
+                }
+            }
+            Some(_) => return None,
+        }
+        out.push(SimpleArg { name, value });
+    }
+    Some(out)
+}
+
+/// The last identifier of each path of `#[derive(a::B, C)]` when the arguments are plain
+/// paths (`a::b`, no leading `::`) separated by commas, as they nearly always are; `None`
+/// for anything else, which syn's parser reads. A parse per attribute cost about 9,000
+/// instructions.
+fn simple_paths(attr: &syn::Attribute) -> Option<Vec<proc_macro2::Ident>> {
+    use proc_macro2::{Spacing, TokenTree};
+    let syn::Meta::List(list) = &attr.meta else {
+        return None;
+    };
+    if !matches!(list.delimiter, syn::MacroDelimiter::Paren(_)) {
+        return None;
+    }
+    let mut out = vec![];
+    let mut tokens = list.tokens.clone().into_iter();
+    while let Some(token) = tokens.next() {
+        let TokenTree::Ident(mut last) = token else {
+            return None;
+        };
+        loop {
+            match tokens.next() {
+                None => break,
+                Some(TokenTree::Punct(p)) if p.as_char() == ',' => break,
+                Some(TokenTree::Punct(p))
+                    if p.as_char() == ':' && p.spacing() == Spacing::Joint =>
+                {
+                    match (tokens.next(), tokens.next()) {
+                        (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(i)))
+                            if p.as_char() == ':' =>
+                        {
+                            last = i;
+                        }
+                        _ => return None,
+                    }
+                }
+                Some(_) => return None,
+            }
+        }
+        out.push(last);
+    }
+    Some(out)
+}
+
 fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
     let mut out = SerdeField::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            let p = &meta.path;
-            if p.is_ident("rename") {
-                out.rename = meta_name(&meta)?;
-            } else if p.is_ident("flatten") {
-                out.flatten = true;
-            } else if p.is_ident("skip") || p.is_ident("skip_serializing") {
-                out.skip = true;
-            } else if p.is_ident("default") {
-                out.default = true;
-                if meta.input.peek(syn::Token![=]) {
-                    let s: syn::LitStr = meta.value()?.parse()?;
-                    out.default_fn = Some(s.value());
+        // What the parser below makes of the same arguments; a flag given a value, or a
+        // value where a flag belongs, goes to the parser (it stops there, as serde would).
+        if let Some(args) = simple_serde_args(attr) {
+            let fits = args.iter().all(|a| {
+                let flag = ["flatten", "skip", "skip_serializing", "untagged"]
+                    .iter()
+                    .any(|f| a.name == f);
+                if flag {
+                    a.value.is_none()
+                } else {
+                    a.name != "rename" || a.value.is_some()
                 }
-            } else if p.is_ident("skip_serializing_if") {
-                out.skip_serializing_if = true;
-                skip_meta_value(&meta)?;
-            } else if p.is_ident("untagged") {
-                out.untagged = true;
-            } else if let Some(attr) = ["with", "serialize_with", "deserialize_with"]
-                .into_iter()
-                .find(|a| p.is_ident(a))
-            {
-                out.with.get_or_insert(attr);
-                skip_meta_value(&meta)?;
-            } else {
-                skip_meta_value(&meta)?;
+            });
+            if fits {
+                for SimpleArg { name, value } in args {
+                    if name == "rename" {
+                        out.rename = value;
+                    } else if name == "flatten" {
+                        out.flatten = true;
+                    } else if name == "skip" || name == "skip_serializing" {
+                        out.skip = true;
+                    } else if name == "default" {
+                        out.default = true;
+                        if value.is_some() {
+                            out.default_fn = value;
+                        }
+                    } else if name == "skip_serializing_if" {
+                        out.skip_serializing_if = true;
+                    } else if name == "untagged" {
+                        out.untagged = true;
+                    } else if let Some(attr) = ["with", "serialize_with", "deserialize_with"]
+                        .into_iter()
+                        .find(|a| name == a)
+                    {
+                        out.with.get_or_insert(attr);
+                    }
+                }
+                continue;
             }
-            Ok(())
-        });
+        }
+        serde_field_parsed(attr, &mut out);
     }
     out
+}
+
+/// [`serde_field_attrs`] of one attribute, by syn's parser.
+fn serde_field_parsed(attr: &syn::Attribute, out: &mut SerdeField) {
+    let _ = attr.parse_nested_meta(|meta| {
+        let p = &meta.path;
+        if p.is_ident("rename") {
+            out.rename = meta_name(&meta)?;
+        } else if p.is_ident("flatten") {
+            out.flatten = true;
+        } else if p.is_ident("skip") || p.is_ident("skip_serializing") {
+            out.skip = true;
+        } else if p.is_ident("default") {
+            out.default = true;
+            if meta.input.peek(syn::Token![=]) {
+                let s: syn::LitStr = meta.value()?.parse()?;
+                out.default_fn = Some(s.value());
+            }
+        } else if p.is_ident("skip_serializing_if") {
+            out.skip_serializing_if = true;
+            skip_meta_value(&meta)?;
+        } else if p.is_ident("untagged") {
+            out.untagged = true;
+        } else if let Some(attr) = ["with", "serialize_with", "deserialize_with"]
+            .into_iter()
+            .find(|a| p.is_ident(a))
+        {
+            out.with.get_or_insert(attr);
+            skip_meta_value(&meta)?;
+        } else {
+            skip_meta_value(&meta)?;
+        }
+        Ok(())
+    });
 }
 
 /// serde's `into`/`from`/`try_from` container attributes, their type strings parsed.
 fn conversions(module: &Module, attrs: &[syn::Attribute]) -> Vec<Conversion> {
     let mut out = vec![];
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        // Arguments of the common shape without a conversion among them: nothing to read
+        // (the parser below would skip each of them).
+        if simple_serde_args(attr).is_some_and(|args| {
+            !args.iter().any(|a| {
+                [
+                    ConversionKind::Into,
+                    ConversionKind::From,
+                    ConversionKind::TryFrom,
+                ]
+                .iter()
+                .any(|k| a.name == k.attr())
+            })
+        }) {
+            continue;
+        }
         let _ = attr.parse_nested_meta(|meta| {
             let kind = [
                 ConversionKind::Into,
@@ -1159,32 +1370,74 @@ fn relocate(mut ty: Ty, loc: &Location) -> Ty {
 fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {
     let mut out = SerdeContainer::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            let p = &meta.path;
-            if p.is_ident("rename_all") {
-                out.rename_all = meta_name(&meta)?;
-            } else if p.is_ident("rename_all_fields") {
-                out.rename_all_fields = meta_name(&meta)?;
-            } else if p.is_ident("tag") {
-                out.tag = meta_name(&meta)?;
-            } else if p.is_ident("content") {
-                out.content = meta_name(&meta)?;
-            } else if p.is_ident("untagged") {
-                out.untagged = true;
-            } else if p.is_ident("transparent") {
-                out.transparent = true;
-            } else if p.is_ident("deny_unknown_fields") {
-                out.deny_unknown_fields = true;
-            } else if p.is_ident("default") {
-                out.default = true;
-                skip_meta_value(&meta)?;
-            } else {
-                skip_meta_value(&meta)?;
+        // As in [`serde_field_attrs`]: the common shape read from its tokens, anything the
+        // parser below would stop at left to it.
+        if let Some(args) = simple_serde_args(attr) {
+            const NAMED: [&str; 4] = ["rename_all", "rename_all_fields", "tag", "content"];
+            const FLAGS: [&str; 3] = ["untagged", "transparent", "deny_unknown_fields"];
+            let fits = args.iter().all(|a| {
+                let named = NAMED.iter().any(|n| a.name == n);
+                let flag = FLAGS.iter().any(|f| a.name == f);
+                if named {
+                    a.value.is_some()
+                } else {
+                    !flag || a.value.is_none()
+                }
+            });
+            if fits {
+                for SimpleArg { name, value } in args {
+                    if name == "rename_all" {
+                        out.rename_all = value;
+                    } else if name == "rename_all_fields" {
+                        out.rename_all_fields = value;
+                    } else if name == "tag" {
+                        out.tag = value;
+                    } else if name == "content" {
+                        out.content = value;
+                    } else if name == "untagged" {
+                        out.untagged = true;
+                    } else if name == "transparent" {
+                        out.transparent = true;
+                    } else if name == "deny_unknown_fields" {
+                        out.deny_unknown_fields = true;
+                    } else if name == "default" {
+                        out.default = true;
+                    }
+                }
+                continue;
             }
-            Ok(())
-        });
+        }
+        serde_container_parsed(attr, &mut out);
     }
     out
+}
+
+/// [`serde_container`] of one attribute, by syn's parser.
+fn serde_container_parsed(attr: &syn::Attribute, out: &mut SerdeContainer) {
+    let _ = attr.parse_nested_meta(|meta| {
+        let p = &meta.path;
+        if p.is_ident("rename_all") {
+            out.rename_all = meta_name(&meta)?;
+        } else if p.is_ident("rename_all_fields") {
+            out.rename_all_fields = meta_name(&meta)?;
+        } else if p.is_ident("tag") {
+            out.tag = meta_name(&meta)?;
+        } else if p.is_ident("content") {
+            out.content = meta_name(&meta)?;
+        } else if p.is_ident("untagged") {
+            out.untagged = true;
+        } else if p.is_ident("transparent") {
+            out.transparent = true;
+        } else if p.is_ident("deny_unknown_fields") {
+            out.deny_unknown_fields = true;
+        } else if p.is_ident("default") {
+            out.default = true;
+            skip_meta_value(&meta)?;
+        } else {
+            skip_meta_value(&meta)?;
+        }
+        Ok(())
+    });
 }
 
 /// A type as written, without the token spacing of `quote` (`HashMap<i32, String>`).
@@ -1280,14 +1533,23 @@ fn is_visible(vis: &syn::Visibility) -> bool {
 fn derives(attrs: &[syn::Attribute]) -> Vec<String> {
     let mut out = vec![];
     for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            if let Some(last) = meta.path.segments.last() {
-                out.push(last.ident.to_string());
-            }
-            Ok(())
-        });
+        if let Some(last) = simple_paths(attr) {
+            out.extend(last.iter().map(ToString::to_string));
+            continue;
+        }
+        derives_parsed(attr, &mut out);
     }
     out
+}
+
+/// [`derives`] of one attribute, by syn's parser.
+fn derives_parsed(attr: &syn::Attribute, out: &mut Vec<String>) {
+    let _ = attr.parse_nested_meta(|meta| {
+        if let Some(last) = meta.path.segments.last() {
+            out.push(last.ident.to_string());
+        }
+        Ok(())
+    });
 }
 
 /// Make a `use` path absolute: `self::x` and `super::x` become `crate::...`.
@@ -1367,6 +1629,98 @@ fn collect_use(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The token readers of the common attribute shapes give what syn's parser gives,
+    /// wherever they do not decline: plain and odd arguments, flags given values, values
+    /// that are not plain strings, paths, trailing and doubled commas.
+    #[test]
+    fn simple_attribute_readers_agree_with_the_parser() {
+        let serde_args = [
+            r#"rename = "a""#,
+            r#"rename = "a", skip_serializing_if = "Option::is_none""#,
+            r#"default, flatten,"#,
+            r#"default = "f", rename = "x y""#,
+            r#"default = "a::b""#,
+            r#"skip, skip_serializing, untagged"#,
+            r#"with = "m", serialize_with = "s""#,
+            r#"deserialize_with = "d", with = "m""#,
+            r#"rename = "a\"b""#,
+            r#"rename = r"a""#,
+            r#"rename = 5"#,
+            r#"rename"#,
+            r#"flatten = "x", rename = "b""#,
+            r#"skip = true"#,
+            r#"untagged = "u", rename = "b""#,
+            r#"rename(serialize = "s"), flatten"#,
+            r#"rename = "a",, flatten"#,
+            r#"a::b = "x", flatten"#,
+            r#"r#rename = "x""#,
+            r#"bound = "T: Clone", rename = "b""#,
+            r#"rename_all = "camelCase", tag = "t", content = "c""#,
+            r#"rename_all, transparent"#,
+            r#"transparent = "x", deny_unknown_fields"#,
+            r#"deny_unknown_fields, default, rename_all_fields = "kebab-case""#,
+            r#"into = "T", from = "U""#,
+            r#""#,
+        ];
+        for args in serde_args {
+            let attr: syn::Attribute =
+                syn::parse_str::<syn::DeriveInput>(&format!("#[serde({args})] struct S;"))
+                    .unwrap()
+                    .attrs
+                    .remove(0);
+            let mut field = SerdeField::default();
+            serde_field_parsed(&attr, &mut field);
+            assert_eq!(
+                serde_field_attrs(std::slice::from_ref(&attr)),
+                field,
+                "{args}"
+            );
+            let mut container = SerdeContainer::default();
+            serde_container_parsed(&attr, &mut container);
+            assert_eq!(
+                serde_container(std::slice::from_ref(&attr)),
+                container,
+                "{args}"
+            );
+        }
+        for args in [
+            "Clone, Debug",
+            "serde::Serialize, kube::CustomResource,",
+            "::serde::Serialize, Clone",
+            "a:::b",
+            "A = 1, B",
+            "A, , B",
+            "",
+        ] {
+            let attr: syn::Attribute =
+                syn::parse_str::<syn::DeriveInput>(&format!("#[derive({args})] struct S;"))
+                    .unwrap()
+                    .attrs
+                    .remove(0);
+            let mut parsed = vec![];
+            derives_parsed(&attr, &mut parsed);
+            assert_eq!(derives(std::slice::from_ref(&attr)), parsed, "{args}");
+        }
+    }
+
+    /// A string literal's value, read from its text where it has no escape, is syn's.
+    #[test]
+    fn plain_string_values_are_syns() {
+        for text in [
+            r#""a b""#,
+            r#""""#,
+            r#""a\"b""#,
+            r#""tab\there""#,
+            r#"r"raw""#,
+            r#""x"suffix"#,
+            "\"line\r\nbreak\"",
+            r#""ünïcode""#,
+        ] {
+            let lit: syn::LitStr = syn::parse_str(text).unwrap();
+            assert_eq!(str_value(&lit), lit.value(), "{text}");
+        }
+    }
 
     #[test]
     fn module_paths_follow_rust_rules() {

@@ -61,6 +61,8 @@ fn parse_markers(
 ) -> Vec<Marker> {
     lines
         .iter()
+        // Prose is no marker (`parse_line` says so too): its location is not copied.
+        .filter(|l| l.text.trim_start().starts_with('+'))
         .filter_map(|l| {
             diags
                 .collect(markers::parse_line(&l.text, level, l.loc.clone(), table))

@@ -227,7 +227,12 @@ impl<'a> SchemaBuilder<'a> {
                 schema.required = None;
             }
         }
-        drop_uncorrelatable_k8s_rules(&mut schema, true, "", &mut self.dropped_rules);
+        drop_uncorrelatable_k8s_rules(
+            &mut schema,
+            true,
+            &mut String::new(),
+            &mut self.dropped_rules,
+        );
         // The kind's own patch again, now that apiVersion, kind and metadata are in: it may
         // change those too (a merge patch applied twice is applied once).
         if let Some(decl) = self.api.types.get(&kind.type_key) {
