@@ -31,31 +31,41 @@ fn prepare(cx: &Context) -> RenderYaml {
     let header = cx.crd_header.unwrap_or_default().to_owned();
     RenderYaml {
         names: crds.iter().map(|c| c.file_name.clone()).collect(),
-        render: Box::new(move |i| with_header(&to_yaml(&crds[i].crd), &header)),
+        render: Box::new(move |i| with_header(to_yaml(&crds[i].crd), &header)),
     }
 }
 
 /// A CRD file with controller-gen's `crd:headerFile` text (YAML comments, checked) after
 /// the generated-file line, which stays first so a later run knows the file as its own.
-fn with_header(yaml: &str, header: &str) -> String {
+/// Without a header the file is handed on as it is, not copied.
+fn with_header(yaml: String, header: &str) -> String {
     match yaml.split_once('\n') {
         Some((first, rest)) if !header.is_empty() => format!("{first}\n{header}{rest}"),
-        _ => yaml.to_owned(),
+        _ => yaml,
     }
 }
 
-/// YAML for a CRD, with the generated-file header.
+/// YAML for a CRD, with the generated-file header. The header goes first into the buffer
+/// the body is written to, rather than joined to the body in a second string: a copy of
+/// every CRD file.
 pub fn to_yaml(crd: &CustomResourceDefinition) -> String {
     let mut value = serde_json::to_value(crd).expect("CRDs always serialize");
     integral_floats_to_ints(&mut value);
-    let body = match yaml::write(&value) {
-        Some(body) => {
-            debug_assert_eq!(body, serde_yaml_body(value), "the direct YAML writer");
-            body
-        }
-        None => serde_yaml_body(value),
-    };
-    format!("{}\n{body}", crate::YAML_HEADER)
+    let mut out = String::with_capacity(16 * 1024);
+    out.push_str(crate::YAML_HEADER);
+    out.push('\n');
+    let start = out.len();
+    if yaml::write(&value, &mut out).is_some() {
+        debug_assert_eq!(
+            out[start..],
+            serde_yaml_body(value),
+            "the direct YAML writer"
+        );
+    } else {
+        out.truncate(start);
+        out.push_str(&serde_yaml_body(value));
+    }
+    out
 }
 
 /// The document through `serde_yaml`, with YAML 1.1's non-strings quoted.

@@ -224,6 +224,8 @@ impl Ty {
 /// starts at the slashes, so the text begins three columns later.
 pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
     let mut out = Vec::new();
+    // Each comment's text, in one buffer for them all: each line is copied out of it.
+    let mut value = String::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         let syn::Meta::NameValue(nv) = &attr.meta else {
             continue;
@@ -237,32 +239,43 @@ pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
         };
         // The `#` starts the attribute (a `///` comment's tokens all carry the comment's
         // span): `attr.span()` would print the whole attribute to tokens to join their spans.
-        let start = Location::of_span(file, attr.pound_token.span);
-        for (i, line) in str_value(s).split('\n').enumerate() {
+        // Its line and column as `Location::of_span` counts them, without a `Location`
+        // (and its copy of the path) per comment.
+        let start = attr.pound_token.span.start();
+        let (start_line, start_column) = (start.line.max(1), start.column + 1);
+        str_value(s, &mut value);
+        for (i, line) in value.split('\n').enumerate() {
             let lead = line.len() - line.trim_start().len();
             let column = if i == 0 {
-                start.column + 3 + lead
+                start_column + 3 + lead
             } else {
                 lead + 1
             };
             out.push(DocLine {
                 text: line.to_owned(),
-                loc: Location::new(file, start.line + i, column),
+                loc: Location::new(file, start_line + i, column),
             });
         }
     }
     out
 }
 
-/// A string literal's value. A literal without escapes or carriage returns (every `///`
-/// comment without a `"` or `\\`, most `#[serde(rename = "…")]`) is the text between its
-/// quotes; syn's `LitStr::value` decodes it char by char, about 2,000 instructions a doc
-/// line, 3% of a CRD run.
-fn str_value(lit: &syn::LitStr) -> String {
-    let repr = lit.token().to_string();
-    match plain_str(&repr) {
-        Some(text) => text.to_owned(),
-        None => lit.value(),
+/// A string literal's value, into `buf` (its old text replaced). A literal without escapes
+/// or carriage returns (every `///` comment without a `"` or `\\`, most
+/// `#[serde(rename = "…")]`) is the text between its quotes; syn's `LitStr::value` decodes
+/// it char by char, about 2,000 instructions a doc line, 3% of a CRD run. The literal's
+/// source text is printed into `buf` and cut to the quotes' inside: no string of its own
+/// per literal.
+fn str_value(lit: &syn::LitStr, buf: &mut String) {
+    use std::fmt::Write as _;
+    buf.clear();
+    write!(buf, "{}", lit.token()).expect("a String takes any text");
+    match plain_str(buf).map(str::len) {
+        Some(len) => {
+            buf.truncate(1 + len);
+            buf.remove(0);
+        }
+        None => *buf = lit.value(),
     }
 }
 
@@ -1718,7 +1731,9 @@ mod tests {
             r#""ünïcode""#,
         ] {
             let lit: syn::LitStr = syn::parse_str(text).unwrap();
-            assert_eq!(str_value(&lit), lit.value(), "{text}");
+            let mut value = String::from("left over");
+            str_value(&lit, &mut value);
+            assert_eq!(value, lit.value(), "{text}");
         }
     }
 

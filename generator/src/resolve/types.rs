@@ -15,6 +15,35 @@ use super::{RawType, key, parse_markers};
 
 /// Apply a serde `rename_all` rule. Fields are written in snake_case, variants in PascalCase.
 pub fn rename(name: &str, rule: &str, is_variant: bool) -> Result<String, String> {
+    // The common case, an ASCII field name under `camelCase`, in one pass: the general
+    // path's words, capitals and joins cost about 1,000 instructions a field (0.6% of a
+    // 100-kind CRD run). The same result: each `_`-separated word's first character
+    // upper-cased, the underscores dropped, then the first character lower-cased.
+    if !is_variant && rule == "camelCase" && name.is_ascii() {
+        let mut out = String::with_capacity(name.len());
+        let mut word_start = true;
+        for b in name.bytes() {
+            if b == b'_' {
+                word_start = true;
+            } else {
+                out.push(char::from(if word_start {
+                    b.to_ascii_uppercase()
+                } else {
+                    b
+                }));
+                word_start = false;
+            }
+        }
+        if let Some(first) = out.get_mut(..1) {
+            first.make_ascii_lowercase();
+        }
+        return Ok(out);
+    }
+    rename_by_words(name, rule, is_variant)
+}
+
+/// [`rename`] by splitting `name` into words and joining them by `rule`.
+fn rename_by_words(name: &str, rule: &str, is_variant: bool) -> Result<String, String> {
     let words: Vec<String> = if is_variant {
         let mut words = vec![];
         let mut cur = String::new();
@@ -894,5 +923,31 @@ mod tests {
             "DEPLOYMENT_NAME"
         );
         assert!(rename("x", "Bogus", false).is_err());
+    }
+
+    /// The one-pass `camelCase` of ASCII field names is the word-by-word one.
+    #[test]
+    fn camel_case_fast_path_agrees() {
+        for name in [
+            "custom_property",
+            "a",
+            "",
+            "_",
+            "__",
+            "_leading",
+            "trailing_",
+            "double__under",
+            "URL_path",
+            "already_Camel",
+            "x1_2y",
+            "replicas",
+            "api_version_v2",
+        ] {
+            assert_eq!(
+                rename(name, "camelCase", false),
+                rename_by_words(name, "camelCase", false),
+                "{name:?}"
+            );
+        }
     }
 }

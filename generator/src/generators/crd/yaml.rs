@@ -15,17 +15,16 @@
 
 use serde_json::Value;
 
-/// The document, or `None` when it holds a value this writer leaves to `serde_yaml`.
-pub(super) fn write(v: &Value) -> Option<String> {
+/// The document, appended to `out`; `None` when it holds a value this writer leaves to
+/// `serde_yaml`, with part of it appended (the caller truncates).
+pub(super) fn write(v: &Value, out: &mut String) -> Option<()> {
     let Value::Object(m) = v else {
         return None;
     };
     if m.is_empty() {
         return None;
     }
-    let mut out = String::with_capacity(16 * 1024);
-    map(m, 0, false, &mut out)?;
-    Some(out)
+    map(m, 0, false, out)
 }
 
 fn indent(n: usize, out: &mut String) {
@@ -314,11 +313,17 @@ mod tests {
                 json!({ "k": { "n": s }, "l": [{ "m": s, "o": 1 }] }),
                 json!({ s: 1 }),
             ] {
-                if let Some(fast) = super::write(&v) {
+                if let Some(fast) = written(&v) {
                     assert_eq!(fast, super::super::serde_yaml_body(v.clone()), "{s:?}");
                 }
             }
         }
+    }
+
+    /// The document alone, as `super::write` appends it to an empty buffer.
+    fn written(v: &serde_json::Value) -> Option<String> {
+        let mut out = String::new();
+        super::write(v, &mut out).map(|()| out)
     }
 
     #[test]
@@ -328,7 +333,7 @@ mod tests {
             "b": [{ "c": "x\ny", "d": true, "e": null, "f": -3, "g": {}, "h": [] }],
             "i": "True",
         });
-        let fast = super::write(&v).expect("written directly");
+        let fast = written(&v).expect("written directly");
         assert_eq!(fast, super::super::serde_yaml_body(v));
     }
 }
