@@ -267,21 +267,21 @@ pub(crate) async fn run_labeler<K>(
                 mine: &BTreeSet<usize>,
                 sent: &mut BTreeSet<ObjectKey>,
                 in_flight: &mut BTreeSet<ObjectKey>| {
-            let k = key_of(o);
-            if sent.contains(&k) {
-                return;
-            }
-            if let Some(slot) = slot_to_label(&label, key, count, mine, &o.metadata) {
-                sent.insert(k.clone());
-                in_flight.insert(k);
-                let _ = tx.send((
-                    o.namespace().unwrap_or_default(),
-                    o.name_any(),
-                    o.metadata.uid.clone().unwrap_or_default(),
-                    slot,
-                ));
-            }
-        };
+        let k = key_of(o);
+        if sent.contains(&k) {
+            return;
+        }
+        if let Some(slot) = slot_to_label(&label, key, count, mine, &o.metadata) {
+            sent.insert(k.clone());
+            in_flight.insert(k);
+            let _ = tx.send((
+                o.namespace().unwrap_or_default(),
+                o.name_any(),
+                o.metadata.uid.clone().unwrap_or_default(),
+                slot,
+            ));
+        }
+    };
     tracing::debug!(label = %label.key(), "shard labeler: labelling the objects of this replica's slots");
     loop {
         tokio::select! {
