@@ -87,9 +87,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-blog "building sample-controller ($BENCH_CONTROLLER_PROFILE)"
-cargo build --profile "$BENCH_CONTROLLER_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
-OURS=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/sample-controller
+# BENCH_OURS_BIN=<path>: a prebuilt sample-controller instead (an A/B of two builds).
+if [[ -n ${BENCH_OURS_BIN:-} ]]; then
+  OURS=$BENCH_OURS_BIN
+else
+  blog "building sample-controller ($BENCH_CONTROLLER_PROFILE)"
+  cargo build --profile "$BENCH_CONTROLLER_PROFILE" -q -p sample-controller --manifest-path "$REPO_ROOT/Cargo.toml"
+  OURS=$CARGO_TARGET_DIR/$CONTROLLER_PROFILE_DIR/sample-controller
+fi
 GOCTL=$ANCHOR_BIN/sample-controller
 if [[ ! -x $GOCTL ]] && ((!SMOKE && !FAILOVER)) && [[ $CONFIGS == *go* ]]; then bash "$BENCH_DIR/install-anchors.sh" controller; fi
 [[ -x $GOCTL ]] || { CONFIGS=${CONFIGS//go/}; blog "Go sample-controller not installed: ours only"; }
