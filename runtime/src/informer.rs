@@ -197,6 +197,10 @@ enum Notification<K> {
     Add(Arc<K>, AddKind),
     Update(Arc<K>, Arc<K>),
     Delete(DeleteEvent<K>),
+    /// A resync of the object cached under this key, read from the store when delivered:
+    /// a compact store decodes it then, so a resync holds one decoded object at a time
+    /// rather than a decoded copy of the whole cache queued for the handler.
+    Resync(ObjectKey),
 }
 
 /// The key suffix of metadata-only informers: a whole-object informer of the same kind may
@@ -464,6 +468,7 @@ where
         let handler = Arc::new(handler);
         let h = handler.clone();
         let mut stop = self.inner.stop.clone();
+        let store = self.inner.store.clone();
         let delivery = tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -471,6 +476,10 @@ where
                         Some(Notification::Add(o, kind)) => h.on_add(o, kind),
                         Some(Notification::Update(old, new)) => h.on_update(old, new),
                         Some(Notification::Delete(d)) => h.on_delete(d),
+                        // Gone since the tick: its delete notification is on its way.
+                        Some(Notification::Resync(key)) => if let Some(o) = store.get(&key) {
+                            h.on_update(o.clone(), o);
+                        },
                         None => return,
                     },
                     _ = stop.changed() => return,
@@ -501,8 +510,8 @@ where
                             if !*inner.synced_tx.borrow() {
                                 continue;
                             }
-                            for obj in inner.store.list() {
-                                if tx.send(Notification::Update(obj.clone(), obj)).is_err() {
+                            for key in inner.store.keys() {
+                                if tx.send(Notification::Resync(key)).is_err() {
                                     return;
                                 }
                             }
