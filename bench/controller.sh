@@ -56,27 +56,57 @@
 # on a fresh instance; label without it). `go` is the Go sample-controller alone (one
 # replica, run_one above), for comparison. BENCH_CONTROLLER_APPEND=1 keeps earlier rows.
 # Output: bench/results/shards.md and shards-runs.jsonl
+#
+#   bench/controller.sh --precreated    N=10,000 Foos over 100 namespaces, created beforehand
+#
+# Pre-created (configurations ours-5, go): the controllers only sync and confirm. Per run,
+# before the controller starts: BENCH_NAMESPACES (100) fresh namespaces, N Foos spread over
+# them (replicas 1, no status), and each Foo's Deployment as the controller would make it
+# (its name, labels, selector, nginx template, controller ownerReference to the Foo's UID),
+# created paused: the kube-controller-manager then writes each one's status once and makes
+# no ReplicaSets or Pods, so no Deployment event reaches the controllers mid-run (an
+# unpaused one, with no kubelet, flips to ProgressDeadlineExceeded after 600 s). The run
+# waits until the kube-controller-manager has observed every Deployment, then starts the
+# controller: t0 is its start; converged when every Foo has its status written (both
+# controllers must write all N statuses, at 5 QPS at least N/5 s). This mode runs its own
+# control plane instance (/tmp/kube-codegen-bench-precreated, port offset 400) with the
+# kube-controller-manager's client limit raised (--kube-api-qps 1000), so that setting up
+# and deleting 2N objects does not take the kube-controller-manager's default 20 QPS.
+# Output: bench/results/controller-precreated.md and controller-precreated-runs.jsonl
+for a in "$@"; do
+  if [[ $a == --precreated ]]; then
+    export KUBE_CODEGEN_TESTENV_DIR=${BENCH_PRECREATED_TESTENV_DIR:-/tmp/kube-codegen-bench-precreated}
+    export KUBE_CODEGEN_TESTENV_PORT_OFFSET=${BENCH_PRECREATED_PORT_OFFSET:-400}
+    export BENCH_AUDIT_DIR=${BENCH_AUDIT_DIR:-/tmp/kube-codegen-bench-precreated-audit}
+    export BENCH_KCM_ARGS=${BENCH_KCM_ARGS:---kube-api-qps=1000 --kube-api-burst=2000}
+  fi
+done
 . "$(dirname "$0")/lib.sh"
-SMOKE=0 FAILOVER=0 SHARDS=0
+SMOKE=0 FAILOVER=0 SHARDS=0 PRECREATED=0
 for a in "$@"; do
   case $a in
     --smoke) SMOKE=1 RUNS=1 ;;
     --failover) FAILOVER=1 ;;
     --shards) SHARDS=1 ;;
+    --precreated) PRECREATED=1 ;;
     *) blog "unknown argument $a"; exit 2 ;;
   esac
 done
 N=${BENCH_FOOS:-1000}
 ((FAILOVER || SHARDS)) && N=${BENCH_FOOS:-3000}
+((PRECREATED)) && N=${BENCH_FOOS:-10000}
 ((SMOKE)) && N=10
 CONFIGS=${BENCH_CONTROLLER_CONFIGS:-ours ours-5 go}
 ((FAILOVER)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-warm cold}
 ((SHARDS)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-shards-1 shards-2 shards-4 go}
+((PRECREATED)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-ours-5 go}
 TIMEOUT=${BENCH_CONTROLLER_TIMEOUT:-1200}
+((PRECREATED)) && TIMEOUT=${BENCH_CONTROLLER_TIMEOUT:-$((N / 5 * 2 + 600))}
 mkdir -p "$RESULTS"
 OUT=$RESULTS/controller-runs.jsonl
 ((FAILOVER)) && OUT=$RESULTS/failover-runs.jsonl
 ((SHARDS)) && OUT=$RESULTS/shards-runs.jsonl
+((PRECREATED)) && OUT=$RESULTS/controller-precreated-runs.jsonl
 [[ -n ${BENCH_CONTROLLER_APPEND:-} ]] || rm -f "$OUT"
 W=$(mktemp -d /tmp/kcg-bench-controller.XXXXXX)
 CTRL_PID=
@@ -126,7 +156,7 @@ K
 KC_OURS=$(kubeconfig_for bench-ours)
 KC_GO=$(kubeconfig_for bench-go)
 
-write_foos "$W/foos" "$N"
+((PRECREATED)) || write_foos "$W/foos" "$N"
 
 audit_count() { # start-epoch end-epoch user-name -> count, and the user-agent table
   python3 - "$BENCH_AUDIT_DIR/audit.log" "$@" <<'EOF'
@@ -153,21 +183,29 @@ print(json.dumps(dict(uas.most_common(6))), file=sys.stderr)
 EOF
 }
 
+# config_args CONFIG PORT: the command line of CONFIG in ARGS, its audit user in AUDIT_USER
+# (metrics on PORT, health on PORT + 1).
+config_args() {
+  local cfg=$1 port=$2
+  local ours=("$OURS" --controllers foo --workers 2 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KC_OURS")
+  AUDIT_USER=system:serviceaccount:default:bench-ours
+  case $cfg in
+    ours) ARGS=("${ours[@]}") ;;
+    ours-update) ARGS=("${ours[@]}" --write-mode update) ;;
+    ours-5) ARGS=("${ours[@]}" --kube-api-qps 5 --kube-api-burst 10) ;;
+    ours-5-compact) ARGS=("${ours[@]}" --kube-api-qps 5 --kube-api-burst 10 --deployment-cache compact) ;;
+    ours-builder) ARGS=("${ours[@]}" --foo-controller builder) ;;
+    ours-builder-5) ARGS=("${ours[@]}" --foo-controller builder --kube-api-qps 5 --kube-api-burst 10) ;;
+    go) ARGS=("$GOCTL" -kubeconfig "$KC_GO") AUDIT_USER=system:serviceaccount:default:bench-go ;;
+    *) blog "unknown configuration $cfg"; exit 2 ;;
+  esac
+}
+
 run_one() { # config run#
   local cfg=$1 run=$2 ns="bench-ctl-$1-$2" port=$((18280 + RANDOM % 500)) args user
   kubectl create namespace "$ns" >/dev/null
-  local ours=("$OURS" --controllers foo --workers 2 --metrics-addr "127.0.0.1:$port" --health-addr "127.0.0.1:$((port + 1))" --kubeconfig "$KC_OURS")
-  user=system:serviceaccount:default:bench-ours
-  case $cfg in
-    ours) args=("${ours[@]}") ;;
-    ours-update) args=("${ours[@]}" --write-mode update) ;;
-    ours-5) args=("${ours[@]}" --kube-api-qps 5 --kube-api-burst 10) ;;
-    ours-5-compact) args=("${ours[@]}" --kube-api-qps 5 --kube-api-burst 10 --deployment-cache compact) ;;
-    ours-builder) args=("${ours[@]}" --foo-controller builder) ;;
-    ours-builder-5) args=("${ours[@]}" --foo-controller builder --kube-api-qps 5 --kube-api-burst 10) ;;
-    go) args=("$GOCTL" -kubeconfig "$KC_GO") user=system:serviceaccount:default:bench-go ;;
-    *) blog "unknown configuration $cfg"; exit 2 ;;
-  esac
+  config_args "$cfg" "$port"
+  args=("${ARGS[@]}") user=$AUDIT_USER
   local t_start t0 t1 t_stop p d s
   t_start=$(date +%s.%N)
   /usr/bin/time -v -o "$W/time-$cfg-$run" "${args[@]}" >"$W/log-$cfg-$run" 2>&1 &
@@ -221,6 +259,104 @@ run_one() { # config run#
     "$cfg" "$run" "$N" "$d" "$s" "$(echo "$t_created - $t0" | bc)" "$(echo "$t1 - $t0" | bc)" \
     "$(echo "$utime + $stime" | bc)" "$rss" "$anon_kib" "$file_kib" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
+}
+
+# precreate TAG: BENCH_NAMESPACES namespaces "TAG-NN" holding N Foos and their paused
+# Deployments, everything labelled bench-precreated=TAG; returns once the
+# kube-controller-manager has observed every Deployment (its one status write).
+precreate() {
+  local tag=$1 nss=${BENCH_NAMESPACES:-100} i observed=0
+  rm -rf "${W:?}/pre" && mkdir -p "$W/pre/foos" "$W/pre/deploy"
+  python3 - "$W/pre/foos" "$N" "$nss" "$tag" <<'PY'
+import sys
+out, n, nss, tag = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+for k in range(nss):
+    with open(f"{out}/{k:03d}.yaml", "w") as f:
+        f.write(f"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {tag}-{k:02d}\n"
+                f"  labels: {{bench-precreated: {tag}}}\n")
+        for i in range(k, n, nss):
+            f.write(f"---\napiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata:\n"
+                    f"  name: foo-{i:05d}\n  namespace: {tag}-{k:02d}\n  labels: {{bench-precreated: {tag}}}\n"
+                    f"spec:\n  deploymentName: foo-{i:05d}-deploy\n  replicas: 1\n")
+PY
+  ls "$W"/pre/foos/*.yaml | xargs -P 4 -n 1 kubectl create -f >/dev/null
+  # The Deployments as both controllers build them (k8s.io/sample-controller's
+  # newDeployment: labels app=nginx and controller=<foo> on the selector and template),
+  # owned by the Foos' UIDs.
+  kubectl get foos -A -l "bench-precreated=$tag" -o json >"$W/pre/foos.json"
+  python3 - "$W/pre/foos.json" "$W/pre/deploy" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+files = {}
+for foo in json.load(open(src))["items"]:
+    m = foo["metadata"]
+    labels = {"app": "nginx", "controller": m["name"]}
+    d = {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": foo["spec"]["deploymentName"], "namespace": m["namespace"],
+                      "labels": dict(labels, **{"bench-precreated": m["labels"]["bench-precreated"]}),
+                      "ownerReferences": [{"apiVersion": foo["apiVersion"], "kind": "Foo", "name": m["name"],
+                                           "uid": m["uid"], "controller": True, "blockOwnerDeletion": True}]},
+         "spec": {"replicas": foo["spec"]["replicas"], "paused": True, "selector": {"matchLabels": labels},
+                  "template": {"metadata": {"labels": labels},
+                               "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}]}}}}
+    files.setdefault(m["namespace"], []).append(d)
+for ns, ds in files.items():
+    with open(f"{out}/{ns}.json", "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": ds}, f)
+PY
+  ls "$W"/pre/deploy/*.json | xargs -P 4 -n 1 kubectl create -f >/dev/null
+  for i in $(seq 600); do
+    observed=$(kubectl get deployments -A -l "bench-precreated=$tag" -o jsonpath='{range .items[*]}{.status.observedGeneration}{"\n"}{end}' | grep -c . || true)
+    ((observed >= N)) && return 0
+    sleep 2
+  done
+  blog "precreate $tag: only $observed of $N Deployments observed"
+  exit 1
+}
+
+# precreated_one CONFIG RUN#: pre-create, start the controller, wait until every Foo has
+# its status; as run_one, but t0 is the controller's start.
+precreated_one() {
+  local cfg=$1 run=$2 tag="bench-pre-$1-$2" port t_pre t_start t1 t_stop s=0
+  port=$(free_port)
+  t_pre=$(date +%s.%N)
+  precreate "$tag"
+  blog "$cfg run $run: $N Foos and Deployments pre-created in $(echo "$(date +%s.%N) - $t_pre" | bc) s"
+  sleep 5
+  config_args "$cfg" "$port"
+  t_start=$(date +%s.%N)
+  /usr/bin/time -v -o "$W/time-$cfg-$run" "${ARGS[@]}" >"$W/log-$cfg-$run" 2>&1 &
+  CTRL_PID=$!
+  sleep 1
+  local cpid anon_kib=0 file_kib=0 a f
+  cpid=$(pgrep -P "$CTRL_PID" | head -1)
+  while :; do
+    kill -0 "$CTRL_PID" 2>/dev/null || { tail -20 "$W/log-$cfg-$run" >&2; blog "$cfg run $run: controller exited"; exit 1; }
+    a=$(awk '/^RssAnon/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
+    f=$(awk '/^RssFile/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
+    ((${a:-0} > anon_kib)) && anon_kib=$a
+    ((${f:-0} > file_kib)) && file_kib=$f
+    # A list of N Foos every 5 s, not 0.5 s: it is the API server's work, and N is large.
+    s=$(kubectl get foos -A -l "bench-precreated=$tag" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null | grep -c . || true)
+    ((s >= N)) && break
+    if (($(echo "$(date +%s.%N) - $t_start > $TIMEOUT" | bc))); then blog "$cfg run $run: timeout ($s statuses)"; break; fi
+    sleep 5
+  done
+  t1=$(date +%s.%N)
+  kill -TERM "$(pgrep -P "$CTRL_PID")"; wait "$CTRL_PID" || true
+  CTRL_PID=
+  t_stop=$(date +%s.%N)
+  sleep 2 # audit log flush
+  local audit_reqs ua_table utime stime rss
+  audit_reqs=$(audit_count "$t_start" "$t_stop" "$AUDIT_USER" 2>"$W/ua")
+  ua_table=$(cat "$W/ua")
+  utime=$(awk -F': ' '/User time/ {print $2}' "$W/time-$cfg-$run")
+  stime=$(awk -F': ' '/System time/ {print $2}' "$W/time-$cfg-$run")
+  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$W/time-$cfg-$run")
+  printf '{"config":"%s","run":%d,"foos":%d,"namespaces":%d,"statuses":%d,"converge_secs":%.2f,"cpu_secs":%.2f,"max_rss_kib":%d,"peak_anon_kib":%d,"peak_file_kib":%d,"audit_requests":%d,"user_agents":%s,"load":"%s"}\n' \
+    "$cfg" "$run" "$N" "${BENCH_NAMESPACES:-100}" "$s" "$(echo "$t1 - $t_start" | bc)" "$(echo "$utime + $stime" | bc)" \
+    "$rss" "$anon_kib" "$file_kib" "$audit_reqs" "$ua_table" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
+  kubectl delete namespace -l "bench-precreated=$tag" --wait=true --timeout=600s >/dev/null || blog "namespaces of $tag still terminating"
 }
 
 # wait_ready PORT PID LOG: until http://127.0.0.1:PORT/readyz answers 200 (or PID exits).
@@ -429,6 +565,29 @@ for cfg in ("warm", "cold"):
     print(f"| {cfg} | {rs[0]['foos']} | {g('won_s'):.1f} | {g('won_to_first_s'):.2f} | {g('won_to_all_s'):.2f} | {f('all_reconciled_s'):.2f}{'' if done else ' (not all)'} | {f('standby_rss_mib'):.1f} | {f('leader_peak_rss_mib'):.1f} | {len(rs)} |")
 EOF
   cat "$RESULTS/failover.md"
+  exit 0
+fi
+
+if ((PRECREATED)); then
+  each_run precreated precreated_one
+  python3 - "$OUT" "$RUNS" "$BENCH_CONTROLLER_PROFILE" >"$RESULTS/controller-precreated.md" <<'PY'
+import json, statistics, sys
+out, runs, profile = sys.argv[1:]
+rows = [json.loads(l) for l in open(out) if l.strip()]
+med = lambda rs, k: statistics.median(r[k] for r in rs)
+names = {"ours-5": "ours, QPS 5 / burst 10 per group/version", "ours-5-compact": "ours, QPS 5 / burst 10, Deployments in the compact cache", "go": "Go sample-controller, QPS 5 / burst 10 per group/version (client-go default)"}
+print(f"`bench/controller.sh --precreated` ({profile} build; medians of {runs} runs; the load at the end of each run is in the jsonl)\n")
+print("| controller | Foos (namespaces) | start to every status written (s) | CPU user+sys (s) | peak RSS (MiB) | peak anon / file RSS (MiB, sampled every 5 s) | requests (audit log) | runs |")
+print("|---|---|---|---|---|---|---|---|")
+for c in names:
+    rs = [r for r in rows if r["config"] == c]
+    if not rs:
+        continue
+    ok = all(r["statuses"] >= r["foos"] for r in rs)
+    print(f"| {names[c]} | {rs[0]['foos']} ({rs[0]['namespaces']}) | {med(rs,'converge_secs'):.1f}{'' if ok else ' (TIMEOUT)'} | {med(rs,'cpu_secs'):.2f} | "
+          f"{med(rs,'max_rss_kib')/1024:.1f} | {med(rs,'peak_anon_kib')/1024:.1f} / {med(rs,'peak_file_kib')/1024:.1f} | {med(rs,'audit_requests'):.0f} | {len(rs)} |")
+PY
+  cat "$RESULTS/controller-precreated.md"
   exit 0
 fi
 

@@ -66,6 +66,9 @@ P
   # running instance keeps the gates it was started with: use another instance directory).
   local gates=() g
   for g in ${BENCH_FEATURE_GATES:-}; do gates+=(--feature-gate "$g"); done
+  # BENCH_KCM_ARGS="--kube-api-qps=1000 ...": kube-controller-manager flags (likewise kept
+  # by a running instance).
+  for g in ${BENCH_KCM_ARGS:-}; do gates+=("--controller-manager-arg=$g"); done
   kc=$("$REPO_ROOT/hack/testenv.sh" up "${gates[@]}" | tail -n1)
   export KUBECONFIG=$kc
   eval "$("$REPO_ROOT/hack/testenv.sh" env)"
