@@ -285,7 +285,7 @@ impl<K: Resource> Clone for Informer<K> {
 
 impl<K> Informer<K>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Cacheable,
 {
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -840,7 +840,7 @@ trait ErasedInformer: Send + Sync {
 
 impl<K> ErasedInformer for Informer<K>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Cacheable,
 {
     fn run(&self) {
         Informer::run(self)
@@ -955,7 +955,7 @@ impl SharedInformerFactory {
         store: fn() -> Store<K>,
     ) -> Informer<K>
     where
-        K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K: Resource + Cacheable,
     {
         let config = self.config();
         let key = InformerKey {
@@ -1002,13 +1002,7 @@ impl SharedInformerFactory {
     #[must_use]
     pub fn informer_for<K>(&self) -> Informer<K>
     where
-        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()> + Cacheable,
     {
         self.namespaced_informer::<K>("", Store::new)
     }
@@ -1032,13 +1026,7 @@ impl SharedInformerFactory {
     #[must_use]
     pub fn metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
     where
-        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()> + Cacheable,
     {
         self.namespaced_informer::<PartialObjectMeta<K>>(METADATA_ONLY, Store::new)
     }
@@ -1048,13 +1036,7 @@ impl SharedInformerFactory {
     #[must_use]
     pub fn cluster_metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
     where
-        K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = ClusterResourceScope, DynamicType = ()> + Cacheable,
     {
         self.cluster_informer::<PartialObjectMeta<K>>(METADATA_ONLY, Store::new)
     }
@@ -1063,13 +1045,7 @@ impl SharedInformerFactory {
     #[must_use]
     pub fn cluster_informer_for<K>(&self) -> Informer<K>
     where
-        K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = ClusterResourceScope, DynamicType = ()> + Cacheable,
     {
         self.cluster_informer::<K>("", Store::new)
     }
@@ -1079,13 +1055,7 @@ impl SharedInformerFactory {
     /// different things.
     fn namespaced_informer<T>(&self, suffix: &str, store: fn() -> Store<T>) -> Informer<T>
     where
-        T: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        T: Resource<Scope = NamespaceResourceScope, DynamicType = ()> + Cacheable,
     {
         let ns = self.inner.namespace.clone();
         self.get_or_create(
@@ -1102,13 +1072,7 @@ impl SharedInformerFactory {
     /// The shared informer of a cluster-scoped `T` (see [`Self::namespaced_informer`]).
     fn cluster_informer<T>(&self, suffix: &str, store: fn() -> Store<T>) -> Informer<T>
     where
-        T: Resource<Scope = ClusterResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        T: Resource<Scope = ClusterResourceScope, DynamicType = ()> + Cacheable,
     {
         self.get_or_create(resource_key::<T>(suffix), None, Api::all, store)
     }
@@ -1223,6 +1187,13 @@ impl SharedInformerFactory {
     }
 }
 
+/// What an informer caches: a kind, or its [`PartialObjectMeta`], that decodes from the
+/// API server's JSON and is shared by the informer's tasks. A blanket impl makes every type
+/// with these bounds one; the trait names the bounds that the factory's constructors share.
+pub trait Cacheable: Clone + DeserializeOwned + Debug + Send + Sync + 'static {}
+
+impl<T: Clone + DeserializeOwned + Debug + Send + Sync + 'static> Cacheable for T {}
+
 /// The scope of a kind (`NamespaceResourceScope` or `ClusterResourceScope`): which of the
 /// factory's constructors makes its informers. It lets code generic over a kind ask for
 /// the right one, as the controller builder's
@@ -1234,13 +1205,7 @@ pub trait InformerScope: sealed::Sealed + Sized + 'static {
     /// [`SharedInformerFactory::cluster_metadata_informer_for`]).
     fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
     where
-        K: Resource<Scope = Self, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static;
+        K: Resource<Scope = Self, DynamicType = ()> + Cacheable;
 }
 
 mod sealed {
@@ -1252,13 +1217,7 @@ mod sealed {
 impl InformerScope for NamespaceResourceScope {
     fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
     where
-        K: Resource<Scope = Self, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = Self, DynamicType = ()> + Cacheable,
     {
         factory.metadata_informer_for::<K>()
     }
@@ -1267,13 +1226,7 @@ impl InformerScope for NamespaceResourceScope {
 impl InformerScope for ClusterResourceScope {
     fn metadata_informer<K>(factory: &SharedInformerFactory) -> Informer<PartialObjectMeta<K>>
     where
-        K: Resource<Scope = Self, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = Self, DynamicType = ()> + Cacheable,
     {
         factory.cluster_metadata_informer_for::<K>()
     }
@@ -1297,14 +1250,7 @@ impl CompactInformers<'_> {
     #[must_use]
     pub fn informer_for<K>(&self) -> Informer<K>
     where
-        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Serialize
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()> + Cacheable + Serialize,
     {
         self.factory
             .namespaced_informer::<K>(COMPACT, Store::compact)
@@ -1314,13 +1260,7 @@ impl CompactInformers<'_> {
     #[must_use]
     pub fn metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
     where
-        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = NamespaceResourceScope, DynamicType = ()> + Cacheable,
     {
         self.factory
             .namespaced_informer::<PartialObjectMeta<K>>(METADATA_COMPACT, Store::compact)
@@ -1330,14 +1270,7 @@ impl CompactInformers<'_> {
     #[must_use]
     pub fn cluster_informer_for<K>(&self) -> Informer<K>
     where
-        K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Serialize
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = ClusterResourceScope, DynamicType = ()> + Cacheable + Serialize,
     {
         self.factory.cluster_informer::<K>(COMPACT, Store::compact)
     }
@@ -1346,13 +1279,7 @@ impl CompactInformers<'_> {
     #[must_use]
     pub fn cluster_metadata_informer_for<K>(&self) -> Informer<PartialObjectMeta<K>>
     where
-        K: Resource<Scope = ClusterResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Resource<Scope = ClusterResourceScope, DynamicType = ()> + Cacheable,
     {
         self.factory
             .cluster_informer::<PartialObjectMeta<K>>(METADATA_COMPACT, Store::compact)
