@@ -73,14 +73,13 @@
 # kube-controller-manager's client limit raised (--kube-api-qps 1000), so that setting up
 # and deleting 2N objects does not take the kube-controller-manager's default 20 QPS.
 # Output: bench/results/controller-precreated.md and controller-precreated-runs.jsonl
-for a in "$@"; do
-  if [[ $a == --precreated ]]; then
+# Not with --smoke: smoke.sh's own instance serves every part (and is the one it stops).
+if [[ " $* " == *" --precreated "* && " $* " != *" --smoke "* ]]; then
     export KUBE_CODEGEN_TESTENV_DIR=${BENCH_PRECREATED_TESTENV_DIR:-/tmp/kube-codegen-bench-precreated}
     export KUBE_CODEGEN_TESTENV_PORT_OFFSET=${BENCH_PRECREATED_PORT_OFFSET:-400}
     export BENCH_AUDIT_DIR=${BENCH_AUDIT_DIR:-/tmp/kube-codegen-bench-precreated-audit}
     export BENCH_KCM_ARGS=${BENCH_KCM_ARGS:---kube-api-qps=1000 --kube-api-burst=2000}
-  fi
-done
+fi
 . "$(dirname "$0")/lib.sh"
 SMOKE=0 FAILOVER=0 SHARDS=0 PRECREATED=0
 for a in "$@"; do
@@ -95,7 +94,7 @@ done
 N=${BENCH_FOOS:-1000}
 ((FAILOVER || SHARDS)) && N=${BENCH_FOOS:-3000}
 ((PRECREATED)) && N=${BENCH_FOOS:-10000}
-((SMOKE)) && N=10
+((SMOKE)) && N=10 BENCH_NAMESPACES=2
 CONFIGS=${BENCH_CONTROLLER_CONFIGS:-ours ours-5 go}
 ((FAILOVER)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-warm cold}
 ((SHARDS)) && CONFIGS=${BENCH_CONTROLLER_CONFIGS:-shards-1 shards-2 shards-4 go}

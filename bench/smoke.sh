@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the benchmark harness, for CI: every part's code path runs once with a
 # tiny workload (1 run; 2x2 synthetic API; 10 kinds for the floor; 200 ConfigMaps and 20
-# Deployments; 10 Foos, a failover of 10 warm and cold, and 10 over 1, 2 and 4 shards; 20 CronJob creates through the webhooks; 5 CronJobs over one schedule
+# Deployments; 10 Foos, 10 pre-created over 2 namespaces, a failover of 10 warm and cold, and 10 over 1, 2 and 4 shards; 20 CronJob creates through the webhooks; 5 CronJobs over one schedule
 # tick; the install in debug, into the warm target dir, without Go). It asserts that the
 # harness works and produces its tables and rows, never timings. Go anchors are used only where
 # they are already installed (bench/install-anchors.sh); nothing is downloaded for them.
@@ -58,6 +58,7 @@ done
 part cache cache.md "${cache_rows[@]}"
 part controller controller.md
 part controller:failover failover.md "warm \| 10 \|" "cold \| 10 \|"
+part controller:precreated controller-precreated.md "ours, QPS 5 / burst 10 per group/version \| 10 \(2\)"
 part controller:shards shards.md "ours, sharded, [a-z]+ mode \| 1 \|" "ours, sharded, [a-z]+ mode \| 2 \|" "ours, sharded, [a-z]+ mode \| 4 \|"
 part admission admission.md
 part cronjob cronjob.md
