@@ -31,29 +31,39 @@ impl<'a> Shortened<'a> {
     /// `body` with the text of each `///` comment that starts a line (after spaces or
     /// tabs) removed, and that text; `None` when there is none to remove.
     pub fn new(body: &'a str) -> Option<(String, Self)> {
+        // Found by searching for `///` rather than line by line: `str::lines` and its
+        // newline search cost twice the search (memchr's) over a CRD run's input.
+        let bytes = body.as_bytes();
         let mut text = String::new();
         let mut lines = Vec::new();
-        // Up to where `body` has been copied into `text`.
-        let mut copied = 0;
-        let mut start = 0;
-        for (i, line) in body.split_inclusive('\n').enumerate() {
-            let end = start + line.len();
-            let content = line.strip_suffix('\n').unwrap_or(line);
-            let code = content.trim_start_matches([' ', '\t']);
-            if let Some(rest) = code.strip_prefix("///")
-                && !rest.is_empty()
-                && !rest.starts_with('/')
-                && !rest.contains('\r')
-            {
-                if text.capacity() == 0 {
-                    text.reserve(body.len());
-                }
-                let cut = start + content.len() - rest.len();
-                text.push_str(&body[copied..cut]);
-                copied = start + content.len();
-                lines.push((i + 1, rest));
+        // Up to where `body` has been copied into `text`; the end of the last line looked at.
+        let (mut copied, mut line_end) = (0, 0);
+        // Newlines counted up to `counted`: the line there is `line`.
+        let (mut counted, mut line) = (0, 1);
+        for at in memchr::memmem::find_iter(bytes, b"///") {
+            if at < line_end {
+                continue;
             }
-            start = end;
+            let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+            line_end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+            let rest = &body[at + 3..line_end];
+            if rest.is_empty()
+                || rest.starts_with('/')
+                || rest.contains('\r')
+                || !bytes[line_start..at]
+                    .iter()
+                    .all(|&b| b == b' ' || b == b'\t')
+            {
+                continue;
+            }
+            if text.capacity() == 0 {
+                text.reserve(body.len());
+            }
+            line += memchr::memchr_iter(b'\n', &bytes[counted..at]).count();
+            counted = at;
+            text.push_str(&body[copied..at + 3]);
+            copied = line_end;
+            lines.push((line, rest));
         }
         if lines.is_empty() {
             return None;
