@@ -2,6 +2,7 @@
 //! imports, doc comments and items. Nothing here knows about Kubernetes. Which files
 //! make the crate, and at which module paths, is [`tree`]'s.
 
+mod doc_comments;
 mod tree;
 
 pub use tree::{module_path_of, module_tree, normalize, rust_files};
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
+use doc_comments::Shortened;
 
 /// serde container attributes that change the wire shape.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -222,7 +224,7 @@ impl Ty {
 
 /// Doc comment lines of some attributes, each with its location. A `///` comment's span
 /// starts at the slashes, so the text begins three columns later.
-pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
+fn doc_lines(file: &Path, docs: Option<&Shortened>, attrs: &[syn::Attribute]) -> Vec<DocLine> {
     let mut out = Vec::new();
     // Each comment's text, in one buffer for them all: each line is copied out of it.
     let mut value = String::new();
@@ -243,7 +245,14 @@ pub fn doc_lines(file: &Path, attrs: &[syn::Attribute]) -> Vec<DocLine> {
         // (and its copy of the path) per comment.
         let start = attr.pound_token.span.start();
         let (start_line, start_column) = (start.line.max(1), start.column + 1);
-        str_value(s, &mut value);
+        match docs.and_then(|d| d.text(start.line)) {
+            Some(text) => {
+                debug_assert!(s.token().to_string() == "\"\"", "a shortened `///` comment");
+                value.clear();
+                value.push_str(text);
+            }
+            None => str_value(s, &mut value),
+        }
         for (i, line) in value.split('\n').enumerate() {
             let lead = line.len() - line.trim_start().len();
             let column = if i == 0 {
@@ -406,7 +415,11 @@ impl KeywordText {
 /// what they opened: a `,` (prefixes), and `;`, `=>` or a `{…}` block (both). A `<` or an
 /// operator that compares or combines counts as well: an over-count, never an under-count,
 /// of what syn recurses on.
-fn too_deep(file: &Path, tokens: &proc_macro2::TokenStream) -> Option<Diagnostic> {
+fn too_deep(
+    file: &Path,
+    tokens: &proc_macro2::TokenStream,
+    mut docs: Option<&mut Shortened>,
+) -> Option<Diagnostic> {
     use proc_macro2::{Delimiter, Spacing, TokenTree};
     struct Open {
         tokens: proc_macro2::token_stream::IntoIter,
@@ -452,6 +465,14 @@ fn too_deep(file: &Path, tokens: &proc_macro2::TokenStream) -> Option<Diagnostic
                     open.prefixes += usize::from(c == '-');
                 }
                 ('&' | '*' | '-' | '!' | '|' | '@', _) => open.prefixes += 1,
+                // This walk visits every token in source order: it checks the shortened
+                // `///` lines for `doc_comments` on the way.
+                ('#', _) => {
+                    if let Some(docs) = docs.as_deref_mut() {
+                        docs.seen(span);
+                    }
+                    continue;
+                }
                 _ => continue,
             },
             TokenTree::Ident(i) => {
@@ -517,13 +538,43 @@ pub fn parse_file(
         }
         _ => body,
     };
-    let parsed = body
-        .parse::<proc_macro2::TokenStream>()
-        .map_err(syn::Error::from)
-        .and_then(|tokens| match too_deep(file, &tokens) {
-            Some(d) => Ok(Err(d)),
-            None => syn::parse2::<syn::File>(tokens).map(Ok),
+    read_body(path, visible, file, body, true, diags)
+}
+
+/// [`parse_file`] after the file's text is read; `shorten` lexes `///` comments without
+/// their text (tests compare with the plain path).
+fn read_body(
+    path: Vec<String>,
+    visible: bool,
+    file: &Path,
+    body: &str,
+    shorten: bool,
+    diags: &mut Diagnostics,
+) -> Vec<Module> {
+    // The `///` comments lexed without their text (see `doc_comments`), when the copy
+    // checks out; anything else (no such comment, a failed check, an error) is read from
+    // the original text, which gives any error its message.
+    let shortened = Shortened::new(body)
+        .filter(|_| shorten)
+        .and_then(|(text, mut docs)| {
+            let tokens = text.parse::<proc_macro2::TokenStream>().ok()?;
+            if too_deep(file, &tokens, Some(&mut docs)).is_some() || !docs.all_seen() {
+                return None;
+            }
+            Some((syn::parse2::<syn::File>(tokens).ok()?, docs))
         });
+    let (parsed, docs) = match shortened {
+        Some((f, docs)) => (Ok(Ok(f)), Some(docs)),
+        None => (
+            body.parse::<proc_macro2::TokenStream>()
+                .map_err(syn::Error::from)
+                .and_then(|tokens| match too_deep(file, &tokens, None) {
+                    Some(d) => Ok(Err(d)),
+                    None => syn::parse2::<syn::File>(tokens).map(Ok),
+                }),
+            None,
+        ),
+    };
     let parsed = match parsed {
         Ok(Ok(f)) => f,
         Ok(Err(too_deep)) => {
@@ -544,6 +595,7 @@ pub fn parse_file(
     let mut out = Vec::new();
     collect_module(
         file,
+        docs.as_ref(),
         ModuleAt {
             path,
             visible,
@@ -565,6 +617,7 @@ struct ModuleAt {
 
 fn collect_module(
     file: &Path,
+    docs: Option<&Shortened>,
     at: ModuleAt,
     attrs: &[syn::Attribute],
     items: Vec<syn::Item>,
@@ -581,7 +634,7 @@ fn collect_module(
         .cloned()
         .collect();
     let mut module = Module {
-        inner_docs: doc_lines(file, &inner),
+        inner_docs: doc_lines(file, docs, &inner),
         other_docs: vec![],
         path: path.clone(),
         file: file.to_owned(),
@@ -688,7 +741,7 @@ fn collect_module(
     }
     module.other_docs = other_docs
         .iter()
-        .map(|attrs| doc_lines(file, attrs))
+        .map(|attrs| doc_lines(file, docs, attrs))
         // Only comments that may hold a marker are kept (most have none).
         .filter(|lines| lines.iter().any(|l| l.text.trim_start().starts_with('+')))
         .collect();
@@ -696,9 +749,10 @@ fn collect_module(
     module.structs = structs
         .iter()
         .map(|s| {
-            let fields = fields_of(&module, &s.fields);
+            let fields = fields_of(&module, docs, &s.fields);
             item_of(
                 &module,
+                docs,
                 &s.attrs,
                 &s.ident,
                 &s.generics,
@@ -710,9 +764,14 @@ fn collect_module(
     module.enums = enums
         .iter()
         .map(|e| {
-            let variants = e.variants.iter().map(|v| variant_of(&module, v)).collect();
+            let variants = e
+                .variants
+                .iter()
+                .map(|v| variant_of(&module, docs, v))
+                .collect();
             item_of(
                 &module,
+                docs,
                 &e.attrs,
                 &e.ident,
                 &e.generics,
@@ -727,6 +786,7 @@ fn collect_module(
             let target = ty_of(&module, &a.ty);
             item_of(
                 &module,
+                docs,
                 &a.attrs,
                 &a.ident,
                 &a.generics,
@@ -737,7 +797,7 @@ fn collect_module(
         .collect();
     out.push(module);
     for (at, attrs, items) in nested {
-        collect_module(file, at, &attrs, items, out);
+        collect_module(file, docs, at, &attrs, items, out);
     }
 }
 
@@ -757,6 +817,7 @@ fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
 
 fn item_of(
     module: &Module,
+    docs: Option<&Shortened>,
     attrs: &[syn::Attribute],
     ident: &syn::Ident,
     generics: &syn::Generics,
@@ -766,7 +827,7 @@ fn item_of(
     Item {
         ident: ident.to_string(),
         loc: Location::of_span(&module.file, ident.span()),
-        docs: doc_lines(&module.file, attrs),
+        docs: doc_lines(&module.file, docs, attrs),
         serde: serde_container(attrs),
         derives: derives(attrs),
         conversions: conversions(module, attrs),
@@ -777,7 +838,7 @@ fn item_of(
     }
 }
 
-fn fields_of(module: &Module, fields: &syn::Fields) -> Fields {
+fn fields_of(module: &Module, docs: Option<&Shortened>, fields: &syn::Fields) -> Fields {
     let each = |f: &syn::Field| {
         let ty = ty_of(module, &f.ty);
         let serde = serde_field_attrs(&f.attrs);
@@ -789,7 +850,7 @@ fn fields_of(module: &Module, fields: &syn::Fields) -> Fields {
                 .map(|i| Location::of_span(&module.file, i.span()))
                 .unwrap_or_else(|| ty.loc.clone()),
             ident,
-            docs: doc_lines(&module.file, &f.attrs),
+            docs: doc_lines(&module.file, docs, &f.attrs),
             serde,
             ty,
             visible: is_visible(&f.vis),
@@ -803,14 +864,14 @@ fn fields_of(module: &Module, fields: &syn::Fields) -> Fields {
     }
 }
 
-fn variant_of(module: &Module, v: &syn::Variant) -> Variant {
+fn variant_of(module: &Module, docs: Option<&Shortened>, v: &syn::Variant) -> Variant {
     Variant {
         ident: v.ident.to_string(),
         loc: Location::of_span(&module.file, v.ident.span()),
         serde: serde_field_attrs(&v.attrs),
         container: serde_container(&v.attrs),
-        docs: doc_lines(&module.file, &v.attrs),
-        fields: fields_of(module, &v.fields),
+        docs: doc_lines(&module.file, docs, &v.attrs),
+        fields: fields_of(module, docs, &v.fields),
         tool_attrs: tool_attrs(&module.file, &v.attrs),
     }
 }
@@ -1749,6 +1810,69 @@ mod tests {
             module_path_of(root, Path::new("src/a/b.rs")),
             vec!["a", "b"]
         );
+    }
+
+    /// Whether `body`'s shortened copy (its `///` comments' text removed) checks out, or
+    /// `None` when nothing is shortened.
+    fn shortened_checks(body: &str) -> Option<bool> {
+        let (text, mut docs) = super::Shortened::new(body)?;
+        let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() else {
+            return Some(false);
+        };
+        Some(too_deep(Path::new("lib.rs"), &tokens, Some(&mut docs)).is_none() && docs.all_seen())
+    }
+
+    /// Reading a file with its `///` comments lexed without their text gives the modules,
+    /// doc lines (text and location) and errors of reading it plainly, on every kind of
+    /// text that holds `///` where it is no doc comment (strings, raw strings, block
+    /// comments, `////`, after code, carriage returns), next to inner and block doc
+    /// comments, explicit `#[doc]`, escapes, non-ASCII text and macro bodies. Where a
+    /// shortened line is no comment's start, the check sends the file to the plain path.
+    #[test]
+    fn doc_comments_without_their_text_read_as_the_plain_text() {
+        let file = Path::new("src/lib.rs");
+        let cases: &[(&str, Option<bool>)] = &[
+            (
+                "//! crate doc\n/// A \"quoted\" \\ back\tslash é 日本\n///\n/// +kubebuilder:object:root=true\n#[doc = \" explicit\"]\n/** block */\n#[derive(Clone)]\npub struct A {\n    /// +kubebuilder:validation:Minimum=1\n    ///  the count\n    pub count: i32,\n    /// x /* not a block */ \"\n    pub b: String,\n}\n/// an enum\npub enum E {\n    /// one\n    One,\n    /// two {}\n    Two { x: u8 },\n}\n/// at the end",
+                Some(true),
+            ),
+            (
+                "/// a\npub struct A;\nconst S: &str = \"\n/// not a doc \"\n;\n/// b\npub struct B;\n",
+                Some(false),
+            ),
+            (
+                "/// a\npub struct A;\nfn f() -> &'static str { r#\"\n/// raw \" \"#;\n/// b\npub struct B;\n\"# }\n/// c\npub struct C;\n",
+                Some(false),
+            ),
+            (
+                "/* outer /* nested */\n/// inside */\n/// a\npub struct A;\n",
+                Some(false),
+            ),
+            (
+                "/// a\n//// four\nstruct A; /// after code\n/// crlf\r\n/// c\npub struct B;\nconst C: char = '\"';\n/// d\npub struct D;\n",
+                Some(true),
+            ),
+            (
+                "macro_rules! m { () => {\n    /// in a macro\n    struct X;\n} }\n/// a\npub struct A;\n",
+                Some(true),
+            ),
+            // Errors: a bare carriage return in a doc comment, a parse error after docs.
+            ("/// a\r b\n/// c\npub struct A;\n", Some(false)),
+            (
+                "/// a\npub struct A {\n    /// b\n    x: ,\n}\n",
+                Some(true),
+            ),
+            ("/// a\npub struct A\n", Some(true)),
+            ("pub struct A;\n", None),
+        ];
+        for &(body, checks) in cases {
+            assert_eq!(shortened_checks(body), checks, "{body:?}");
+            let (mut plain, mut short) = (Diagnostics::default(), Diagnostics::default());
+            let a = read_body(vec![], true, file, body, false, &mut plain);
+            let b = read_body(vec![], true, file, body, true, &mut short);
+            assert_eq!(format!("{a:#?}"), format!("{b:#?}"), "{body:?}");
+            assert_eq!(plain.render(), short.render(), "{body:?}");
+        }
     }
 
     /// A byte-order mark and a shebang line are set apart as `syn::parse_file` sets them,
