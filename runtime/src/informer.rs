@@ -64,7 +64,7 @@ use tokio::task::JoinHandle;
 use crate::sharding::{
     DynamicShards, Observed, ServerFiltering, ShardSelector, SlotQuery, and_labels, sharded_client,
 };
-use crate::store::{IndexExists, IndexFn, ObjectKey, Store, key_of};
+use crate::store::{Entry, IndexExists, IndexFn, ObjectKey, Store, key_of};
 
 /// An object that disappeared while the watch was down: its last known state
 /// (client-go's `DeletedFinalStateUnknown`).
@@ -194,7 +194,8 @@ impl<K: Send + Sync + 'static> EventHandler<K> for HandlerFuncs<K> {
 }
 
 enum Notification<K> {
-    Add(Arc<K>, AddKind),
+    /// An add; the entry is decoded when delivered (a list's adds share the cache's slots).
+    Add(Entry<K>, AddKind),
     Update(Arc<K>, Arc<K>),
     Delete(DeleteEvent<K>),
     /// A resync of the object cached under this key, read from the store when delivered:
@@ -473,7 +474,7 @@ where
             loop {
                 tokio::select! {
                     n = rx.recv() => match n {
-                        Some(Notification::Add(o, kind)) => h.on_add(o, kind),
+                        Some(Notification::Add(o, kind)) => h.on_add(o.get(), kind),
                         Some(Notification::Update(old, new)) => h.on_update(old, new),
                         Some(Notification::Delete(d)) => h.on_delete(d),
                         // Gone since the tick: its delete notification is on its way.
@@ -491,8 +492,8 @@ where
             // stream consistent: the watch loop notifies under the same lock.
             let mut handlers = self.inner.handlers.lock();
             if self.inner.started.load(Ordering::SeqCst) {
-                for obj in self.inner.store.list() {
-                    let _ = tx.send(Notification::Add(obj, AddKind::InitialList));
+                for entry in self.inner.store.entries() {
+                    let _ = tx.send(Notification::Add(entry, AddKind::InitialList));
                 }
             }
             handlers.push(tx.clone());
@@ -710,7 +711,8 @@ where
         let api = (inner.api_for)(client);
         let mut stream = watcher::watcher(api, config).default_backoff().boxed();
         let mut stop = inner.stop.clone();
-        let mut buffer: Vec<Arc<K>> = vec![];
+        // The list so far, encoded as it arrives: a compact store never holds it decoded.
+        let mut batch = inner.store.batch();
         let whole = matches!(scope, Scope::Whole(_));
         loop {
             let event = tokio::select! {
@@ -719,10 +721,10 @@ where
             };
             let Some(event) = event else { return };
             match event {
-                Ok(Event::Init) => buffer.clear(),
+                Ok(Event::Init) => batch = inner.store.batch(),
                 Ok(Event::InitApply(o)) => {
                     if Self::selected(&scope, &o) {
-                        buffer.push(self.prepare(o))
+                        batch.push(self.prepare(o))
                     }
                 }
                 Ok(Event::InitDone) => {
@@ -735,8 +737,8 @@ where
                         AddKind::InitialList
                     };
                     let handlers = inner.handlers.lock();
-                    let fresh = std::mem::take(&mut buffer);
-                    let mut old = match &scope {
+                    let fresh = std::mem::replace(&mut batch, inner.store.batch());
+                    let (mut old, fresh) = match &scope {
                         // One slot's relist: the other slots' objects stay.
                         Scope::Slot { .. } => {
                             let old: BTreeMap<ObjectKey, Arc<K>> = inner
@@ -747,28 +749,35 @@ where
                                 .collect();
                             // Fresh first, then the gone: a reader never misses an object
                             // that stays.
-                            for obj in &fresh {
-                                inner.store.upsert(obj.clone());
+                            let fresh: Vec<Entry<K>> = fresh
+                                .into_entries()
+                                .into_iter()
+                                .map(|e| Entry::Typed(e.get()))
+                                .collect();
+                            for entry in &fresh {
+                                inner.store.upsert(entry.get());
                             }
                             let fresh_keys: std::collections::BTreeSet<ObjectKey> =
-                                fresh.iter().map(|o| key_of(o.as_ref())).collect();
+                                fresh.iter().map(Entry::key).collect();
                             for key in old.keys().filter(|k| !fresh_keys.contains(k)) {
                                 inner.store.remove(key);
                             }
-                            old
+                            (old, fresh)
                         }
-                        Scope::Whole(_) => inner.store.replace(fresh.clone()),
+                        Scope::Whole(_) => inner.store.replace_batch(fresh),
                     };
-                    for obj in fresh {
-                        let key = key_of(obj.as_ref());
-                        match old.remove(&key) {
-                            Some(prev)
-                                if prev.meta().resource_version == obj.meta().resource_version => {}
-                            Some(prev) => Self::notify(&handlers, || {
-                                Notification::Update(prev.clone(), obj.clone())
-                            }),
+                    for entry in fresh {
+                        match old.remove(&entry.key()) {
+                            Some(prev) => {
+                                let obj = entry.get();
+                                if prev.meta().resource_version != obj.meta().resource_version {
+                                    Self::notify(&handlers, || {
+                                        Notification::Update(prev.clone(), obj.clone())
+                                    })
+                                }
+                            }
                             None => {
-                                Self::notify(&handlers, || Notification::Add(obj.clone(), kind))
+                                Self::notify(&handlers, || Notification::Add(entry.clone(), kind))
                             }
                         }
                     }
@@ -804,7 +813,7 @@ where
                             Notification::Update(prev.clone(), obj.clone())
                         }),
                         None => Self::notify(&handlers, || {
-                            Notification::Add(obj.clone(), AddKind::Watch)
+                            Notification::Add(Entry::Typed(obj.clone()), AddKind::Watch)
                         }),
                     }
                 }

@@ -361,6 +361,9 @@ pub(crate) trait Encoding<K>: Holds<K, Slot: Slot> {
     fn with_object<R>(&self, slot: &Self::Slot, f: impl FnOnce(&K) -> R) -> R {
         f(&self.decode(slot))
     }
+
+    /// A handle on `slot` that decodes it when read, apart from the store.
+    fn entry(&self, slot: &Self::Slot) -> Entry<K>;
 }
 
 /// The default store keeps the objects themselves: decoding is a reference count.
@@ -386,6 +389,85 @@ impl<K: Resource> Encoding<K> for Typed {
 
     fn with_object<R>(&self, slot: &Arc<K>, f: impl FnOnce(&K) -> R) -> R {
         f(slot)
+    }
+
+    fn entry(&self, slot: &Arc<K>) -> Entry<K> {
+        Entry::Typed(slot.clone())
+    }
+}
+
+/// One cached object as its store keeps it: the typed store's `Arc` itself, or a compact
+/// store's packed form, decoded by each [`get`](Entry::get). An informer's notifications of
+/// a list carry these rather than objects, so that a compact informer never holds its whole
+/// list decoded: each handler decodes one object at a time as it is delivered. Unlike a key,
+/// an entry still reads the object as listed after the store has dropped it.
+pub(crate) enum Entry<K> {
+    Typed(Arc<K>),
+    Packed(Arc<compact::Packed<K>>, compact::Compact<K>),
+}
+
+impl<K> Clone for Entry<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Entry::Typed(obj) => Entry::Typed(obj.clone()),
+            Entry::Packed(slot, encoding) => Entry::Packed(slot.clone(), *encoding),
+        }
+    }
+}
+
+impl<K: Resource> Entry<K> {
+    /// The object (a new decoded copy for a packed entry).
+    pub(crate) fn get(&self) -> Arc<K> {
+        match self {
+            Entry::Typed(obj) => obj.clone(),
+            Entry::Packed(slot, encoding) => encoding.decode(slot),
+        }
+    }
+
+    /// The object's key, read without decoding it.
+    pub(crate) fn key(&self) -> ObjectKey {
+        match self {
+            Entry::Typed(obj) => key_of(obj.as_ref()),
+            Entry::Packed(slot, _) => slot_key(slot),
+        }
+    }
+}
+
+/// Objects encoded for one store as they arrive, to replace its contents at once
+/// ([`Store::replace_batch`]): an informer's initial list, which a compact store would
+/// otherwise hold decoded in full until the list ends.
+pub(crate) enum Batch<K> {
+    Typed(Vec<Arc<K>>),
+    Packed(Vec<Arc<compact::Packed<K>>>, compact::Compact<K>),
+}
+
+impl<K: Resource> Batch<K> {
+    /// Encode `obj` into the batch; a packed batch keeps only the encoding.
+    pub(crate) fn push(&mut self, obj: Arc<K>) {
+        match self {
+            Batch::Typed(objects) => objects.push(obj),
+            Batch::Packed(slots, encoding) => slots.push(encoding.encode(&obj)),
+        }
+    }
+
+    /// How many objects were pushed.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Batch::Typed(objects) => objects.len(),
+            Batch::Packed(slots, _) => slots.len(),
+        }
+    }
+
+    /// The batch's objects as entries, in the order pushed.
+    pub(crate) fn into_entries(self) -> Vec<Entry<K>> {
+        match self {
+            Batch::Typed(objects) => objects.into_iter().map(Entry::Typed).collect(),
+            Batch::Packed(slots, encoding) => slots
+                .into_iter()
+                .map(|slot| Entry::Packed(slot, encoding))
+                .collect(),
+        }
     }
 }
 
@@ -649,22 +731,28 @@ impl<K: Resource, E: Encoding<K>> Inner<K, E> {
         Some(old)
     }
 
-    fn replace(&mut self, mut objects: Vec<Arc<K>>) -> BTreeMap<ObjectKey, Arc<K>> {
-        // In key order, the later of two objects with one key (as with upserts): the
-        // B-trees are built from sorted input (full nodes) and the indexes read the objects
-        // as given, so that a packed store encodes each object once and decodes none.
-        objects.sort_by(|a, b| cmp_parts(parts_of(a.as_ref()), parts_of(b.as_ref())));
-        let mut unique: Vec<Arc<K>> = Vec::with_capacity(objects.len());
-        for obj in objects {
+    /// Replace everything with `fresh`: each object's slot, with the object itself when the
+    /// caller has it (indexes then read it as given; a slot alone is decoded for them, only
+    /// if the store has indexers). Returns the previous contents by key and the new slots in
+    /// key order.
+    fn replace(
+        &mut self,
+        mut fresh: Vec<(E::Slot, Option<Arc<K>>)>,
+    ) -> (BTreeMap<ObjectKey, Arc<K>>, Vec<E::Slot>) {
+        // In key order, the later of two objects with one key (as with upserts; the sort is
+        // stable): the B-trees are built from sorted input (full nodes), and a packed store
+        // encodes each object once.
+        fresh.sort_by(|a, b| cmp_parts(a.0.parts(), b.0.parts()));
+        let mut unique: Vec<(E::Slot, Option<Arc<K>>)> = Vec::with_capacity(fresh.len());
+        for one in fresh {
             match unique.last_mut() {
-                Some(last) if parts_of(last.as_ref()) == parts_of(obj.as_ref()) => *last = obj,
-                _ => unique.push(obj),
+                Some(last) if last.0.parts() == one.0.parts() => *last = one,
+                _ => unique.push(one),
             }
         }
-        let slots: Vec<E::Slot> = unique.iter().map(|o| self.encoding.encode(o)).collect();
         let hasher = &self.hasher;
-        let mut table: HashTable<(StoredKey, E::Slot)> = HashTable::with_capacity(slots.len());
-        for slot in &slots {
+        let mut table: HashTable<(StoredKey, E::Slot)> = HashTable::with_capacity(unique.len());
+        for (slot, _) in &unique {
             let key = slot.parts();
             table.insert_unique(
                 hasher.hash_one(key),
@@ -673,22 +761,29 @@ impl<K: Resource, E: Encoding<K>> Inner<K, E> {
             );
         }
         self.objects = table;
+        let encoding = &self.encoding;
         self.indices = self
             .indexers
             .iter()
             .map(|(name, f)| {
-                let values = unique.iter().zip(&slots).map(|(o, s)| (s, f(o.as_ref())));
+                let values = unique.iter().map(|(s, o)| match o {
+                    Some(o) => (s, f(o.as_ref())),
+                    None => (s, encoding.with_object(s, |o| f(o))),
+                });
                 (name.clone(), build_index(values))
             })
             .collect();
-        let ordered: BTreeSet<ByKey<E::Slot>> = slots.into_iter().map(ByKey).collect();
+        let slots: Vec<E::Slot> = unique.into_iter().map(|(s, _)| s).collect();
+        let ordered: BTreeSet<ByKey<E::Slot>> = slots.iter().cloned().map(ByKey).collect();
         let old = std::mem::replace(&mut self.ordered, ordered);
-        old.into_iter()
+        let old = old
+            .into_iter()
             .map(|o| {
                 let obj = self.encoding.decode(&o.0);
                 (key_of(obj.as_ref()), obj)
             })
-            .collect()
+            .collect();
+        (old, slots)
     }
 
     /// The objects of `slots` that `keep` returns true for, decoded.
@@ -892,7 +987,57 @@ impl<K: Resource + 'static> Store<K> {
 
     /// Replace everything (after a relist); returns the previous contents by key.
     pub fn replace(&self, objects: Vec<Arc<K>>) -> BTreeMap<ObjectKey, Arc<K>> {
-        with_inner!(self, inner => inner.write().replace(objects))
+        with_inner!(self, inner => {
+            let mut inner = inner.write();
+            let fresh = objects
+                .into_iter()
+                .map(|o| (inner.encoding.encode(&o), Some(o)))
+                .collect();
+            inner.replace(fresh).0
+        })
+    }
+
+    /// An empty batch of this store's encoding, for [`replace_batch`](Self::replace_batch).
+    pub(crate) fn batch(&self) -> Batch<K> {
+        match &self.inner {
+            Backing::Typed(_) => Batch::Typed(vec![]),
+            Backing::Compact(inner) => Batch::Packed(vec![], inner.read().encoding),
+        }
+    }
+
+    /// [`replace`](Self::replace) with objects already encoded; also returns the new
+    /// contents as entries, in key order (one per key: the later of two pushed with one key).
+    pub(crate) fn replace_batch(
+        &self,
+        batch: Batch<K>,
+    ) -> (BTreeMap<ObjectKey, Arc<K>>, Vec<Entry<K>>) {
+        match (&self.inner, batch) {
+            (Backing::Typed(inner), Batch::Typed(objects)) => {
+                let mut inner = inner.write();
+                let fresh = objects.into_iter().map(|o| (o.clone(), Some(o))).collect();
+                let (old, slots) = inner.replace(fresh);
+                (old, slots.iter().map(|s| inner.encoding.entry(s)).collect())
+            }
+            (Backing::Compact(inner), Batch::Packed(slots, _)) => {
+                let mut inner = inner.write();
+                let (old, slots) = inner.replace(slots.into_iter().map(|s| (s, None)).collect());
+                (old, slots.iter().map(|s| inner.encoding.entry(s)).collect())
+            }
+            // A batch of another store's encoding (never made by the informer): by object.
+            (_, batch) => {
+                let objects = batch.into_entries().iter().map(Entry::get).collect();
+                let old = self.replace(objects);
+                (old, self.entries())
+            }
+        }
+    }
+
+    /// Every object as an entry, ordered by key: a snapshot that decodes nothing.
+    pub(crate) fn entries(&self) -> Vec<Entry<K>> {
+        with_inner!(self, inner => {
+            let inner = inner.read();
+            inner.ordered.iter().map(|o| inner.encoding.entry(&o.0)).collect()
+        })
     }
 
     /// The object with key `key`.
@@ -1248,6 +1393,8 @@ mod tests {
         Upsert(usize, usize, usize),
         Remove(usize, usize),
         Replace(Vec<(usize, usize, usize)>),
+        /// As an informer replaces: encoded as pushed, entries back.
+        ReplaceBatch(Vec<(usize, usize, usize)>),
         AddAppIndex,
     }
 
@@ -1272,6 +1419,7 @@ mod tests {
             6 => obj().prop_map(|(a, b, c)| Op::Upsert(a, b, c)),
             3 => (0..NAMESPACES.len(), 0..NAMES.len()).prop_map(|(a, b)| Op::Remove(a, b)),
             1 => proptest::collection::vec(obj(), 0..12).prop_map(Op::Replace),
+            1 => proptest::collection::vec(obj(), 0..12).prop_map(Op::ReplaceBatch),
             1 => Just(Op::AddAppIndex),
         ]
     }
@@ -1403,6 +1551,32 @@ mod tests {
                         prop_assert_eq!(old_keys, model_keys);
                         prop_assert!(old.values().eq(model.values()));
                         model = objects.into_iter().collect();
+                    }
+                    Op::ReplaceBatch(objects) => {
+                        let objects: Vec<(String, Arc<ConfigMap>)> = objects
+                            .into_iter()
+                            .map(|o| (key(o.0, o.1), object(o)))
+                            .collect();
+                        let mut batch = store.batch();
+                        for (_, o) in &objects {
+                            batch.push(o.clone());
+                        }
+                        prop_assert_eq!(batch.len(), objects.len());
+                        let (old, fresh) = store.replace_batch(batch);
+                        let old_keys: Vec<String> = old.keys().map(ObjectKey::to_string).collect();
+                        let model_keys: Vec<String> = model.keys().cloned().collect();
+                        prop_assert_eq!(old_keys, model_keys);
+                        prop_assert!(old.values().eq(model.values()));
+                        model = objects.into_iter().collect();
+                        // One entry per key, in key order, each the object last pushed.
+                        let fresh: Vec<(String, Arc<ConfigMap>)> =
+                            fresh.iter().map(|e| (e.key().to_string(), e.get())).collect();
+                        let expected: Vec<(String, Arc<ConfigMap>)> =
+                            model.iter().map(|(k, o)| (k.clone(), o.clone())).collect();
+                        prop_assert_eq!(fresh, expected);
+                        let entries: Vec<Arc<ConfigMap>> =
+                            store.entries().iter().map(Entry::get).collect();
+                        prop_assert!(entries.iter().eq(model.values()));
                     }
                     Op::AddAppIndex => {
                         let added = store

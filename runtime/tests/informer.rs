@@ -419,3 +419,133 @@ async fn sharded_informers_partition_the_objects_when_the_server_ignores_the_sel
         factory.shutdown();
     }
 }
+
+/// The initial list's adds carry the cached objects as listed (a compact cache's packed
+/// form, decoded at delivery): an object deleted between the list and the delivery of its
+/// add still reaches the handler as an add, then as a delete; never a delete alone.
+async fn list_adds_survive_a_delete_before_delivery(compact: bool) {
+    let server = FakeApiServer::new();
+    server.add(&cm("a", "first", "web")).unwrap();
+    server.add(&cm("a", "gone", "db")).unwrap();
+    let factory = SharedInformerFactory::new(server.client());
+    let informer = if compact {
+        factory.compact().informer_for::<ConfigMap>()
+    } else {
+        factory.informer_for::<ConfigMap>()
+    };
+    assert_eq!(informer.store().is_compact(), compact);
+    let log: Log = Default::default();
+    // The first add blocks the handler's delivery until the test releases it.
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Mutex::new(Some(gate));
+    let (a, d) = (log.clone(), log.clone());
+    informer.add_event_handler(
+        HandlerFuncs::new()
+            .on_add(move |o: Arc<ConfigMap>, _| {
+                if let Some(gate) = gate.lock().take() {
+                    gate.recv().unwrap();
+                }
+                let app = &o.metadata.labels.as_ref().unwrap()["app"];
+                a.lock().push(format!(
+                    "add {} app={app}",
+                    o.metadata.name.clone().unwrap()
+                ));
+            })
+            .on_delete(move |e: DeleteEvent<ConfigMap>| {
+                d.lock().push(format!(
+                    "delete {}",
+                    e.object().metadata.name.clone().unwrap()
+                ));
+            }),
+    );
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
+    api.delete("gone", &DeleteParams::default()).await.unwrap();
+    wait_until("the delete in the cache", || {
+        informer.store().keys() == ["a/first"]
+    })
+    .await;
+    release.send(()).unwrap();
+    wait_until("three events", || log.lock().len() == 3).await;
+    assert_eq!(
+        *log.lock(),
+        ["add first app=web", "add gone app=db", "delete gone"],
+        "compact: {compact}"
+    );
+    factory.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_adds_survive_a_delete_before_delivery_typed() {
+    list_adds_survive_a_delete_before_delivery(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_adds_survive_a_delete_before_delivery_compact() {
+    list_adds_survive_a_delete_before_delivery(true).await;
+}
+
+/// A compact informer's relist: the same notifications as a typed one's (an update for a
+/// changed object, a tombstone for one deleted unseen, an add for a new one). Every watch
+/// fails with 410 Expired, so the informer learns of changes only by relisting.
+#[tokio::test]
+async fn compact_relist_reports_updates_adds_and_tombstones() {
+    let server = FakeApiServer::new();
+    server.add(&cm("a", "keep", "web")).unwrap();
+    server.add(&cm("a", "changed", "web")).unwrap();
+    server.add(&cm("a", "lost", "web")).unwrap();
+    server.prepend_reactor(Verb::Watch, "configmaps", |_| {
+        Some(Ok(serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410, "reason": "Expired", "message": "too old resource version"}})))
+    });
+    let factory = SharedInformerFactory::new(server.client());
+    let informer = factory.compact().informer_for::<ConfigMap>();
+    let log: Log = Default::default();
+    informer.add_event_handler(recorder(&log));
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+    wait_until("the list's adds", || log.lock().len() == 3).await;
+
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
+    api.delete("lost", &DeleteParams::default()).await.unwrap();
+    let mut changed = api.get("changed").await.unwrap();
+    changed.metadata.labels = Some([("app".to_string(), "db".to_string())].into());
+    api.replace("changed", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &cm("a", "new", "web"))
+        .await
+        .unwrap();
+
+    wait_until("the relist's events", || log.lock().len() >= 6).await;
+    let log = log.lock().clone();
+    assert_eq!(
+        log[..3],
+        [
+            "add changed initial=true",
+            "add keep initial=true",
+            "add lost initial=true"
+        ]
+    );
+    let mut relist = log[3..].to_vec();
+    relist.sort();
+    assert_eq!(
+        relist,
+        [
+            "add new initial=false",
+            "tombstone lost",
+            "update changed same=false"
+        ],
+        "{log:?}"
+    );
+    assert_eq!(informer.store().keys(), ["a/changed", "a/keep", "a/new"]);
+    let changed = informer.store().get(&"a/changed".parse().unwrap()).unwrap();
+    assert_eq!(changed.metadata.labels.as_ref().unwrap()["app"], "db");
+    factory.shutdown();
+}

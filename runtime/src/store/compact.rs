@@ -55,12 +55,21 @@ impl<K> Slot for Arc<Packed<K>> {
 }
 
 /// The encoding: serde_json's, monomorphized for `K` where the store is made (the store
-/// itself does not require `K: Serialize`).
+/// itself does not require `K: Serialize`). A copy decodes apart from its store (entries
+/// and batches carry one).
 pub(crate) struct Compact<K> {
     to_json: fn(&K) -> serde_json::Result<Vec<u8>>,
     from_json: fn(&[u8]) -> serde_json::Result<K>,
     kind: PhantomData<fn() -> K>,
 }
+
+impl<K> Clone for Compact<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for Compact<K> {}
 
 impl<K: Resource + Serialize + DeserializeOwned> Compact<K> {
     pub(crate) fn new() -> Self {
@@ -112,5 +121,9 @@ impl<K: Resource> Encoding<K> for Compact<K> {
                 ),
             },
         }
+    }
+
+    fn entry(&self, slot: &Arc<Packed<K>>) -> super::Entry<K> {
+        super::Entry::Packed(slot.clone(), *self)
     }
 }
