@@ -200,6 +200,40 @@ config_args() {
   esac
 }
 
+# sample_mem PID: raises ANON_KIB and FILE_KIB to PID's resident anonymous and file-backed
+# memory now (reset both to 0 before a run). Peak private (anonymous) and file-backed
+# resident memory, sampled every poll: RSS alone mixes the heap with the executable's pages.
+sample_mem() {
+  local a f
+  a=$(awk '/^RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)
+  f=$(awk '/^RssFile/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)
+  ((${a:-0} > ANON_KIB)) && ANON_KIB=$a
+  ((${f:-0} > FILE_KIB)) && FILE_KIB=$f
+  return 0
+}
+
+# stop_controller: TERM to the controller, not to /usr/bin/time (CTRL_PID), which must live
+# to write its report; then wait for both.
+stop_controller() {
+  kill -TERM "$(pgrep -P "$CTRL_PID")"
+  wait "$CTRL_PID" || true
+  CTRL_PID=
+}
+
+# run_report TIME_FILE START STOP USER: after a run, CPU_SECS (user+sys) and MAX_RSS_KIB
+# from /usr/bin/time -v's report, AUDIT_REQS and UA_TABLE (requests by user agent) of USER
+# between START and STOP from the audit log.
+run_report() {
+  sleep 2 # audit log flush
+  AUDIT_REQS=$(audit_count "$2" "$3" "$4" 2>"$W/ua")
+  UA_TABLE=$(cat "$W/ua")
+  local utime stime
+  utime=$(awk -F': ' '/User time/ {print $2}' "$1")
+  stime=$(awk -F': ' '/System time/ {print $2}' "$1")
+  CPU_SECS=$(echo "$utime + $stime" | bc)
+  MAX_RSS_KIB=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$1")
+}
+
 run_one() { # config run#
   local cfg=$1 run=$2 ns="bench-ctl-$1-$2" port=$((18280 + RANDOM % 500)) args user
   kubectl create namespace "$ns" >/dev/null
@@ -214,49 +248,32 @@ run_one() { # config run#
   else
     for _ in $(seq 100); do curl -sf "127.0.0.1:$((port + 1))/readyz" >/dev/null && break; sleep 0.1; done
   fi
-  local cpid anon_kib=0 file_kib=0 a f
+  local cpid
   cpid=$(pgrep -P "$CTRL_PID" | head -1)
-  # Peak private (anonymous) and file-backed resident memory, sampled every poll: RSS
-  # alone mixes the heap with the executable's own pages.
-  sample_mem() {
-    a=$(awk '/^RssAnon/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
-    f=$(awk '/^RssFile/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
-    ((${a:-0} > anon_kib)) && anon_kib=$a
-    ((${f:-0} > file_kib)) && file_kib=$f
-    return 0
-  }
+  ANON_KIB=0 FILE_KIB=0
   t0=$(date +%s.%N)
   ls "$W"/foos/*.yaml | xargs -P 4 -n 1 kubectl create -n "$ns" -f >/dev/null
   t_created=$(date +%s.%N)
   while :; do
     kill -0 "$CTRL_PID" 2>/dev/null || { tail -20 "$W/log-$cfg-$run" >&2; blog "$cfg run $run: controller exited"; exit 1; }
-    sample_mem
+    sample_mem "$cpid"
     read -r d s < <(foo_progress "$ns")
     [[ $d -ge $N && $s -ge $N ]] && break
     if (($(echo "$(date +%s.%N) - $t0 > $TIMEOUT" | bc))); then blog "$cfg run $run: timeout ($d deployments, $s statuses)"; break; fi
     sleep 0.5
   done
   t1=$(date +%s.%N)
-  sample_mem
+  sample_mem "$cpid"
   local metric_reqs=null
   if [[ $cfg != go ]]; then
     metric_reqs=$(curl -sf "127.0.0.1:$port/metrics" | awk '/^rest_client_requests_total/ {s += $NF} END {print s+0}')
   fi
-  # Signal the controller, not /usr/bin/time (which must live to write its report).
-  kill -TERM "$(pgrep -P "$CTRL_PID")"; wait "$CTRL_PID" || true
-  CTRL_PID=
+  stop_controller
   t_stop=$(date +%s.%N)
-  sleep 2 # audit log flush
-  local audit_reqs ua_table
-  audit_reqs=$(audit_count "$t_start" "$t_stop" "$user" 2>"$W/ua")
-  ua_table=$(cat "$W/ua")
-  local utime stime rss
-  utime=$(awk -F': ' '/User time/ {print $2}' "$W/time-$cfg-$run")
-  stime=$(awk -F': ' '/System time/ {print $2}' "$W/time-$cfg-$run")
-  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$W/time-$cfg-$run")
+  run_report "$W/time-$cfg-$run" "$t_start" "$t_stop" "$user"
   printf '{"config":"%s","run":%d,"foos":%d,"deployments":%d,"statuses":%d,"create_secs":%.2f,"converge_secs":%.2f,"cpu_secs":%.2f,"max_rss_kib":%d,"peak_anon_kib":%d,"peak_file_kib":%d,"audit_requests":%d,"metric_requests":%s,"user_agents":%s}\n' \
     "$cfg" "$run" "$N" "$d" "$s" "$(echo "$t_created - $t0" | bc)" "$(echo "$t1 - $t0" | bc)" \
-    "$(echo "$utime + $stime" | bc)" "$rss" "$anon_kib" "$file_kib" "$audit_reqs" "$metric_reqs" "$ua_table" | tee -a "$OUT"
+    "$CPU_SECS" "$MAX_RSS_KIB" "$ANON_KIB" "$FILE_KIB" "$AUDIT_REQS" "$metric_reqs" "$UA_TABLE" | tee -a "$OUT"
   kubectl delete namespace "$ns" --wait=true --timeout=300s >/dev/null || blog "namespace $ns still terminating"
 }
 
@@ -327,14 +344,12 @@ precreated_one() {
   /usr/bin/time -v -o "$W/time-$cfg-$run" "${ARGS[@]}" >"$W/log-$cfg-$run" 2>&1 &
   CTRL_PID=$!
   sleep 1
-  local cpid anon_kib=0 file_kib=0 a f
+  local cpid
   cpid=$(pgrep -P "$CTRL_PID" | head -1)
+  ANON_KIB=0 FILE_KIB=0
   while :; do
     kill -0 "$CTRL_PID" 2>/dev/null || { tail -20 "$W/log-$cfg-$run" >&2; blog "$cfg run $run: controller exited"; exit 1; }
-    a=$(awk '/^RssAnon/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
-    f=$(awk '/^RssFile/ {print $2}' "/proc/$cpid/status" 2>/dev/null || echo 0)
-    ((${a:-0} > anon_kib)) && anon_kib=$a
-    ((${f:-0} > file_kib)) && file_kib=$f
+    sample_mem "$cpid"
     # A list of N Foos every 5 s, not 0.5 s: it is the API server's work, and N is large.
     s=$(kubectl get foos -A -l "bench-precreated=$tag" -o jsonpath='{range .items[*]}{.status.availableReplicas}{"\n"}{end}' 2>/dev/null | grep -c . || true)
     ((s >= N)) && break
@@ -342,19 +357,12 @@ precreated_one() {
     sleep 5
   done
   t1=$(date +%s.%N)
-  kill -TERM "$(pgrep -P "$CTRL_PID")"; wait "$CTRL_PID" || true
-  CTRL_PID=
+  stop_controller
   t_stop=$(date +%s.%N)
-  sleep 2 # audit log flush
-  local audit_reqs ua_table utime stime rss
-  audit_reqs=$(audit_count "$t_start" "$t_stop" "$AUDIT_USER" 2>"$W/ua")
-  ua_table=$(cat "$W/ua")
-  utime=$(awk -F': ' '/User time/ {print $2}' "$W/time-$cfg-$run")
-  stime=$(awk -F': ' '/System time/ {print $2}' "$W/time-$cfg-$run")
-  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$W/time-$cfg-$run")
+  run_report "$W/time-$cfg-$run" "$t_start" "$t_stop" "$AUDIT_USER"
   printf '{"config":"%s","run":%d,"foos":%d,"namespaces":%d,"statuses":%d,"converge_secs":%.2f,"cpu_secs":%.2f,"max_rss_kib":%d,"peak_anon_kib":%d,"peak_file_kib":%d,"audit_requests":%d,"user_agents":%s,"load":"%s"}\n' \
-    "$cfg" "$run" "$N" "${BENCH_NAMESPACES:-100}" "$s" "$(echo "$t1 - $t_start" | bc)" "$(echo "$utime + $stime" | bc)" \
-    "$rss" "$anon_kib" "$file_kib" "$audit_reqs" "$ua_table" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
+    "$cfg" "$run" "$N" "${BENCH_NAMESPACES:-100}" "$s" "$(echo "$t1 - $t_start" | bc)" "$CPU_SECS" \
+    "$MAX_RSS_KIB" "$ANON_KIB" "$FILE_KIB" "$AUDIT_REQS" "$UA_TABLE" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT"
   kubectl delete namespace -l "bench-precreated=$tag" --wait=true --timeout=600s >/dev/null || blog "namespaces of $tag still terminating"
 }
 
