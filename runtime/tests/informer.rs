@@ -64,6 +64,13 @@ async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
+/// From now on every ConfigMap watch answers 410 Expired, so informers relist.
+fn expire_watches(server: &FakeApiServer) {
+    server.prepend_reactor(Verb::Watch, "configmaps", |_| {
+        Some(Ok(serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410, "reason": "Expired", "message": "too old resource version"}})))
+    });
+}
+
 #[tokio::test]
 async fn handlers_see_events_in_order_and_late_handlers_get_the_backlog() {
     let server = FakeApiServer::new();
@@ -194,9 +201,7 @@ async fn relist_after_expired_watch_converges_and_reports_missed_deletes_as_tomb
         .unwrap();
 
     // Break the watch with a 410 and change the world meanwhile.
-    server.prepend_reactor(Verb::Watch, "configmaps", |_| {
-        Some(Ok(serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410, "reason": "Expired", "message": "too old resource version"}})))
-    });
+    expire_watches(&server);
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
     api.delete("lost", &DeleteParams::default()).await.unwrap();
     api.create(&PostParams::default(), &cm("a", "new", "web"))
@@ -498,9 +503,7 @@ async fn compact_relist_reports_updates_adds_and_tombstones() {
     server.add(&cm("a", "keep", "web")).unwrap();
     server.add(&cm("a", "changed", "web")).unwrap();
     server.add(&cm("a", "lost", "web")).unwrap();
-    server.prepend_reactor(Verb::Watch, "configmaps", |_| {
-        Some(Ok(serde_json::json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410, "reason": "Expired", "message": "too old resource version"}})))
-    });
+    expire_watches(&server);
     let factory = SharedInformerFactory::new(server.client());
     let informer = factory.compact().informer_for::<ConfigMap>();
     let log: Log = Default::default();
