@@ -1116,7 +1116,8 @@ impl SharedInformerFactory {
     /// ([`Store::compact`]): an opt-in for kinds cached in large numbers and read seldom,
     /// where memory matters more than the cost of a lister call. Their listers and event
     /// handlers see the same typed objects as [`informer_for`](Self::informer_for)'s; each
-    /// is a separate informer (its own watch) from the typed one of the same kind.
+    /// is a separate informer (its own watch) from the typed one of the same kind. A resync
+    /// decodes every cached object once per handler: give these a long resync period, or none.
     ///
     /// ```no_run
     /// # fn f(factory: kube_codegen_runtime::informer::SharedInformerFactory) {
