@@ -64,7 +64,7 @@ use tokio::task::JoinHandle;
 use crate::sharding::{
     DynamicShards, Observed, ServerFiltering, ShardSelector, SlotQuery, and_labels, sharded_client,
 };
-use crate::store::{Entry, IndexExists, IndexFn, ObjectKey, Store, key_of};
+use crate::store::{Batch, Entry, IndexExists, IndexFn, ObjectKey, Store, key_of};
 
 /// An object that disappeared while the watch was down: its last known state
 /// (client-go's `DeletedFinalStateUnknown`).
@@ -711,9 +711,18 @@ where
         let api = (inner.api_for)(client);
         let mut stream = watcher::watcher(api, config).default_backoff().boxed();
         let mut stop = inner.stop.clone();
-        // The list so far, encoded as it arrives: a compact store never holds it decoded.
-        let mut batch = inner.store.batch();
         let whole = matches!(scope, Scope::Whole(_));
+        // The list so far. A whole list is encoded as it arrives, so a compact store never
+        // holds it decoded; a slot's relist is upserted object by object, which encodes each
+        // once, so its objects stay typed until then.
+        let new_batch = || {
+            if whole {
+                inner.store.batch()
+            } else {
+                Batch::Typed(vec![])
+            }
+        };
+        let mut batch = new_batch();
         loop {
             let event = tokio::select! {
                 e = stream.next() => e,
@@ -721,7 +730,7 @@ where
             };
             let Some(event) = event else { return };
             match event {
-                Ok(Event::Init) => batch = inner.store.batch(),
+                Ok(Event::Init) => batch = new_batch(),
                 Ok(Event::InitApply(o)) => {
                     if Self::selected(&scope, &o) {
                         batch.push(self.prepare(o))
@@ -737,7 +746,7 @@ where
                         AddKind::InitialList
                     };
                     let handlers = inner.handlers.lock();
-                    let fresh = std::mem::replace(&mut batch, inner.store.batch());
+                    let fresh = std::mem::replace(&mut batch, new_batch());
                     let (mut old, fresh) = match &scope {
                         // One slot's relist: the other slots' objects stay.
                         Scope::Slot { .. } => {
@@ -749,11 +758,7 @@ where
                                 .collect();
                             // Fresh first, then the gone: a reader never misses an object
                             // that stays.
-                            let fresh: Vec<Entry<K>> = fresh
-                                .into_entries()
-                                .into_iter()
-                                .map(|e| Entry::Typed(e.get()))
-                                .collect();
+                            let fresh = fresh.into_entries();
                             for entry in &fresh {
                                 inner.store.upsert(entry.get());
                             }

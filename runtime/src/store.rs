@@ -1012,10 +1012,10 @@ impl<K: Resource + 'static> Store<K> {
         batch: Batch<K>,
     ) -> (BTreeMap<ObjectKey, Arc<K>>, Vec<Entry<K>>) {
         match (&self.inner, batch) {
+            // A typed slot is the object: indexes read it in place.
             (Backing::Typed(inner), Batch::Typed(objects)) => {
                 let mut inner = inner.write();
-                let fresh = objects.into_iter().map(|o| (o.clone(), Some(o))).collect();
-                let (old, slots) = inner.replace(fresh);
+                let (old, slots) = inner.replace(objects.into_iter().map(|o| (o, None)).collect());
                 (old, slots.iter().map(|s| inner.encoding.entry(s)).collect())
             }
             (Backing::Compact(inner), Batch::Packed(slots, _)) => {

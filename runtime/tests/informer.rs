@@ -8,7 +8,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::core::Selector;
 use kube_codegen_runtime::fake::{FakeApiServer, Verb};
 use kube_codegen_runtime::informer::{
-    AddKind, DeleteEvent, HandlerFuncs, NotSynced, SharedInformerFactory, SyncFailure,
+    AddKind, DeleteEvent, HandlerFuncs, Informer, NotSynced, SharedInformerFactory, SyncFailure,
     drop_managed_fields,
 };
 use kube_codegen_runtime::store::label_index;
@@ -64,6 +64,19 @@ async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
+/// Records `informer`'s events from its first, then starts `factory` and waits until its
+/// caches have synced.
+async fn record_and_sync(factory: &SharedInformerFactory, informer: &Informer<ConfigMap>) -> Log {
+    let log: Log = Default::default();
+    informer.add_event_handler(recorder(&log));
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(5))
+        .await
+        .unwrap();
+    log
+}
+
 /// From now on every ConfigMap watch answers 410 Expired, so informers relist.
 fn expire_watches(server: &FakeApiServer) {
     server.prepend_reactor(Verb::Watch, "configmaps", |_| {
@@ -77,13 +90,7 @@ async fn handlers_see_events_in_order_and_late_handlers_get_the_backlog() {
     server.add(&cm("a", "pre", "web")).unwrap();
     let factory = SharedInformerFactory::new(server.client());
     let informer = factory.informer_for::<ConfigMap>();
-    let log: Log = Default::default();
-    informer.add_event_handler(recorder(&log));
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(5))
-        .await
-        .unwrap();
+    let log = record_and_sync(&factory, &informer).await;
     assert!(informer.has_synced());
 
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
@@ -192,13 +199,7 @@ async fn relist_after_expired_watch_converges_and_reports_missed_deletes_as_tomb
     server.add(&cm("a", "lost", "web")).unwrap();
     let factory = SharedInformerFactory::new(server.client());
     let informer = factory.informer_for::<ConfigMap>();
-    let log: Log = Default::default();
-    informer.add_event_handler(recorder(&log));
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(5))
-        .await
-        .unwrap();
+    let log = record_and_sync(&factory, &informer).await;
 
     // Break the watch with a 410 and change the world meanwhile.
     expire_watches(&server);
@@ -506,13 +507,7 @@ async fn compact_relist_reports_updates_adds_and_tombstones() {
     expire_watches(&server);
     let factory = SharedInformerFactory::new(server.client());
     let informer = factory.compact().informer_for::<ConfigMap>();
-    let log: Log = Default::default();
-    informer.add_event_handler(recorder(&log));
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(5))
-        .await
-        .unwrap();
+    let log = record_and_sync(&factory, &informer).await;
     wait_until("the list's adds", || log.lock().len() == 3).await;
 
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "a");
