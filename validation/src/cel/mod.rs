@@ -18,7 +18,7 @@ pub(crate) mod duration;
 mod functions;
 mod library;
 mod limits;
-mod unary;
+pub mod syntax;
 mod value;
 
 pub use cost::COST_LIMIT_EXCEEDED;
@@ -154,8 +154,8 @@ impl std::error::Error for CompileError {}
 /// The functions `source` calls that this evaluator does not implement, sorted, each once
 /// (empty when it runs them all); `None` when `source` does not parse.
 pub fn unsupported_functions(source: &str) -> Option<Vec<String>> {
-    let program = cel::Program::compile(source).ok()?;
-    let refs = program.references();
+    let expr = syntax::parse(source, false).ok()?;
+    let refs = expr.references();
     let mut missing: Vec<String> = refs
         .functions()
         .into_iter()
@@ -169,16 +169,15 @@ pub fn unsupported_functions(source: &str) -> Option<Vec<String>> {
 
 /// Compiles `source`, refusing functions the evaluator lacks.
 pub fn compile(source: &str) -> Result<Program, CompileError> {
-    let program = cel::Program::compile(&unary::collapse_runs(source))
-        .map_err(|e| CompileError::Syntax(e.to_string()))?;
-    let refs = program.references();
+    let expr = syntax::parse(source, false).map_err(|e| CompileError::Syntax(e.to_string()))?;
+    let refs = expr.references();
     for f in refs.functions() {
         if !functions::is_supported(f) {
             return Err(CompileError::UnsupportedFunction(f.to_owned()));
         }
     }
     let uses_old_self = refs.has_variable("oldSelf");
-    let node = library::with_root(|root| cost::plan(program.expression(), root));
+    let node = library::with_root(|root| cost::plan(&expr, root));
     Ok(Program {
         node,
         source: source.to_owned(),

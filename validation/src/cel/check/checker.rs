@@ -674,10 +674,7 @@ mod tests {
     }
 
     fn out(src: &str) -> (Type, Vec<String>) {
-        let e = cel::parser::Parser::new()
-            .enable_optional_syntax(true)
-            .parse(src)
-            .unwrap();
+        let e = crate::cel::syntax::parse(src, true).unwrap();
         let c = check(&e, &env());
         (c.type_of(e.id), c.errors)
     }

@@ -65,19 +65,14 @@ pub struct SyntaxError {
     pub column: usize,
 }
 
-/// Parses `source` as an `x-kubernetes-validations` expression is first read (cel-rust's
-/// parser, without the optional syntax), for a syntax error located at its column.
+/// Parses `source` as the evaluator reads an `x-kubernetes-validations` expression
+/// ([`crate::cel::syntax`], without the optional syntax), for a syntax error located at its
+/// column.
 pub fn syntax_error(source: &str) -> Option<SyntaxError> {
-    let errors = cel::Program::compile(source).err()?;
-    Some(match errors.errors.first() {
-        Some(e) => SyntaxError {
-            message: e.msg.trim_start_matches("Syntax error: ").to_owned(),
-            column: e.pos.1.max(1) as usize,
-        },
-        None => SyntaxError {
-            message: errors.to_string(),
-            column: 1,
-        },
+    let e = crate::cel::syntax::parse(source, false).err()?;
+    Some(SyntaxError {
+        message: e.message,
+        column: e.column,
     })
 }
 
@@ -553,78 +548,20 @@ struct Compiled {
     unknown: bool,
 }
 
-/// Whether `src` has two unary `!` or `-` in a row (`!!x`, `- -x`) outside string
-/// literals; `a - -b` counts too (no verdict there either, which is only cautious).
-fn repeated_unary(src: &str) -> bool {
-    let mut quote: Option<&str> = None;
-    let mut last_op: Option<char> = None;
-    let mut rest = src;
-    while let Some(c) = rest.chars().next() {
-        if let Some(q) = quote {
-            if c == '\\' {
-                rest = &rest[1..];
-                if let Some(n) = rest.chars().next() {
-                    rest = &rest[n.len_utf8()..];
-                }
-            } else if rest.starts_with(q) {
-                rest = &rest[q.len()..];
-                quote = None;
-            } else {
-                rest = &rest[c.len_utf8()..];
-            }
-            continue;
-        }
-        if let Some(q) = ["\"\"\"", "'''", "\"", "'"]
-            .into_iter()
-            .find(|q| rest.starts_with(q))
-        {
-            quote = Some(q);
-            rest = &rest[q.len()..];
-            last_op = None;
-            continue;
-        }
-        match c {
-            '!' | '-' if last_op == Some(c) => return true,
-            '!' if !rest[1..].starts_with('=') => last_op = Some('!'),
-            '-' => last_op = Some('-'),
-            c if c.is_whitespace() => {}
-            _ => last_op = None,
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    false
-}
-
 /// Parses, checks and costs one expression.
 fn compile(src: &str, env: &checker::Env, decl: &Decl) -> Compiled {
-    let expr = match cel::parser::Parser::new()
-        .enable_optional_syntax(true)
-        .parse(src)
-    {
+    let expr = match crate::cel::syntax::parse(src, true) {
         Ok(expr) => expr,
         // A marker's expression was parsed where it was written; this is for schemas
         // from elsewhere (CRD files, schema patches).
         Err(e) => {
-            let msg = e.errors.first().map_or_else(
-                || e.to_string(),
-                |e| e.msg.trim_start_matches("Syntax error: ").to_owned(),
-            );
             return Compiled {
-                outcome: Outcome::Errors(vec![msg]),
+                outcome: Outcome::Errors(vec![e.message]),
                 uses_old_self: false,
                 unknown: false,
             };
         }
     };
-    if repeated_unary(src) {
-        // cel-rust's parser reads `!!x` as `!x` and `--x` as `-x` (cel-go drops an even
-        // run): the tree does not say what the server compiles, so no verdict on it.
-        return Compiled {
-            outcome: Outcome::Typed(Type::Unknown, None),
-            uses_old_self: false,
-            unknown: true,
-        };
-    }
     let checked = checker::check(&expr, env);
     let invalid = if checked.errors.is_empty() {
         validators::validate(&expr, &checked)

@@ -148,15 +148,24 @@ fn odd_schemas_do_not_panic() {
 }
 
 #[test]
-fn repeated_unary_operators_make_no_verdict() {
-    // cel-rust reads `!!self.n` as `!self.n`; the server reads `self.n`.
-    assert!(repeated_unary("!!self.n == oldSelf.n"));
-    assert!(repeated_unary("- -1 < 0"));
-    assert!(!repeated_unary("self.a != '!!' && !self.b"));
-    assert!(!repeated_unary("self.a - 1 > -2"));
-    let s = obj(
-        json!({"n": {"type": "integer"}}),
-        json!([{"rule": "!!self.n == oldSelf.n"}]),
+fn repeated_unary_operators_read_as_the_server_reads_them() {
+    // A run of `!` (or `-`) applies once when odd and not at all when even, as cel-go's
+    // parser reads it (cel-rust's applied it once for any run, so these had no verdict).
+    let rule = |r: &str| obj(json!({"n": {"type": "integer"}}), json!([{ "rule": r }]));
+    assert_eq!(
+        problems(rule("!!self.n == oldSelf.n")),
+        Vec::<String>::new()
     );
-    assert_eq!(problems(s), Vec::<String>::new());
+    assert_eq!(
+        problems(rule("- -self.n < oldSelf.n")),
+        Vec::<String>::new()
+    );
+    for odd in ["!self.n == oldSelf.n", "!!!self.n == oldSelf.n"] {
+        let p = problems(rule(odd));
+        assert!(
+            p.iter()
+                .any(|m| m.contains("found no matching overload for '!_'")),
+            "{odd}: {p:?}"
+        );
+    }
 }
