@@ -3,12 +3,12 @@
 //! (k8s.io/apiserver/pkg/cel/library/cost.go) and the program options the API server sets
 //! (`OptOptimize`, `PresenceTestHasCost(false)`).
 //!
-//! cel-rust has no cost hooks, so rules run on this walker over cel-rust's parsed AST: it
-//! evaluates the control flow itself (in cel-rust's order and with its semantics: `&&`,
-//! `||`, `?:`, comprehensions) and hands every value operation (a call, an operator, a
-//! field selection, an index, a literal) to cel-rust with the operands already evaluated,
-//! so the values are cel-rust's and the Kubernetes library's, as before. Around each step it
-//! charges what cel-go's cost observer charges for the same step:
+//! Rules run on this walker over the parsed AST ([`super::syntax`]), planned once: it
+//! evaluates the control flow itself (`&&`, `||`, `?:` with CEL's error absorption,
+//! comprehensions) and each value operation (a call, an operator, a field selection, an
+//! index, a literal) with the standard functions (`stdlib`) and the Kubernetes libraries
+//! (`library`). Around each step it charges what cel-go's cost observer charges for the
+//! same step:
 //!
 //! - an identifier or a field/index selection: 1 each (cel-go's attributes: `self.a.b`
 //!   is the attribute `self` (1) with two qualifiers (1 each)); an operand that is not an
@@ -25,61 +25,56 @@
 //! Evaluation stops as cel-go's does, with "operation cancelled: actual cost limit
 //! exceeded", as soon as the cost passes the limit.
 
-use cel::common::ast::{
-    CallExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, ListExpr, MapEntryExpr, MapExpr, SelectExpr,
-};
-use cel::context::VariableResolver;
-use cel::objects::{KeyRef, OptionalValue};
-use cel::{Context, ExecutionError, Value};
+use std::sync::Arc;
 
 use super::functions::{self, Cost};
-use super::library::{Cidr, Ip, NamedFormat, Quantity, Semver, Url};
+use super::library::{self, Cidr, Ip, NamedFormat, Quantity, Semver, Url};
 use super::limits::{
     LIST_CREATE_BASE_COST, MAP_CREATE_BASE_COST, REGEX_STRING_LENGTH_COST_FACTOR,
     SELECT_AND_IDENT_COST, STRING_TRAVERSAL_COST_FACTOR,
 };
+use super::stdlib;
+use super::syntax::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators};
+use super::value::{ExecutionError, Key, Map, Opaque, OptionalValue, Value, as_optional};
 
 /// cel-go's cancellation message, which the API server matches by prefix.
 pub const COST_LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
 
-/// A rule planned for metered evaluation: cel-rust's AST with cel-go's planning decisions
+/// A rule planned for metered evaluation: the AST with cel-go's planning decisions
 /// (constant folding, attributes, set membership) made once.
 #[derive(Debug)]
 pub(super) enum Node {
     /// A literal or a folded constant: no cost.
     Const(Value),
     /// A variable (`self`, `oldSelf`, a comprehension variable).
-    Ident(IdedExpr),
-    /// `a.f` or `has(a.f)`; `expr` selects from the bound operand.
+    Ident(String),
+    /// `a.f` or `has(a.f)`.
     Select {
         operand: Box<Node>,
         field: String,
         test: bool,
-        expr: IdedExpr,
     },
-    /// `a[i]`, `a[?i]`, `a.?f`; `expr` indexes the bound operands.
+    /// `a[i]`, `a[?i]`, `a.?f` (`func` says which).
     Index {
         operand: Box<Node>,
         index: Box<Node>,
-        expr: IdedExpr,
+        func: &'static str,
     },
     And(Box<Node>, Box<Node>),
     Or(Box<Node>, Box<Node>),
     Cond(Box<Node>, Box<Node>, Box<Node>),
     NotStrictlyFalse(Box<Node>),
-    /// `x in [constant primitives]`: `expr` is `@in` of the bound operands.
+    /// `x in [constant primitives]`.
     InSet {
         arg: Box<Node>,
         list: Value,
-        expr: IdedExpr,
     },
     List {
         elems: Vec<Node>,
-        expr: IdedExpr,
+        optional: Vec<usize>,
     },
     Map {
-        entries: Vec<(Node, Node)>,
-        expr: IdedExpr,
+        entries: Vec<(Node, Node, bool)>,
     },
     Fold(Box<Fold>),
     /// A function or operator call; `name` is the qualified name for `sets.contains(...)`,
@@ -89,9 +84,8 @@ pub(super) enum Node {
         cost: Cost,
         target: Option<Box<Node>>,
         args: Vec<Node>,
-        expr: IdedExpr,
     },
-    /// What cel-rust cannot evaluate (a message literal): an error, never its panic.
+    /// What the evaluator does not run (a message literal): an error, never a panic.
     Unsupported(String),
 }
 
@@ -104,19 +98,6 @@ pub(super) struct Fold {
     cond: Node,
     step: Node,
     result: Node,
-}
-
-/// The names the operands of a delegated step are bound to: not CEL identifiers, so no rule
-/// can see or shadow them.
-fn arg_name(i: usize) -> String {
-    format!("\u{1}{i}")
-}
-
-fn ident(id: u64, i: usize) -> IdedExpr {
-    IdedExpr {
-        id,
-        expr: Expr::Ident(arg_name(i)),
-    }
 }
 
 fn is_const(n: &Node) -> bool {
@@ -148,97 +129,77 @@ fn is_set_primitive(v: &Value) -> bool {
     )
 }
 
-/// Plans `e` (cel-go's planner with `OptOptimize`); `root` has the functions, for folding.
-pub(super) fn plan(e: &IdedExpr, root: &Context) -> Node {
-    let fold_const =
-        |e: &IdedExpr| -> Option<Node> { Value::resolve(e, root).ok().map(Node::Const) };
+fn literal(l: &LiteralValue) -> Value {
+    match l {
+        LiteralValue::Boolean(b) => Value::Bool(*b),
+        LiteralValue::Bytes(b) => Value::Bytes(b.clone()),
+        LiteralValue::Double(d) => Value::Float(*d),
+        LiteralValue::Int(i) => Value::Int(*i),
+        LiteralValue::Null => Value::Null,
+        LiteralValue::String(s) => Value::String(s.clone()),
+        LiteralValue::UInt(u) => Value::UInt(*u),
+    }
+}
+
+/// A node all of whose parts are constants, evaluated now (cel-go's `OptOptimize`), or as
+/// it is when its evaluation fails (the error is the rule's, at run time).
+fn folded(node: Node) -> Node {
+    let mut meter = Meter::new(u64::MAX);
+    match meter.eval(&node, &Scope::default(), false) {
+        Ok(v) => Node::Const(v),
+        Err(_) => node,
+    }
+}
+
+/// Plans `e` (cel-go's planner with `OptOptimize`).
+pub(super) fn plan(e: &IdedExpr) -> Node {
     match &e.expr {
-        Expr::Literal(_) => fold_const(e).unwrap_or_else(|| Node::Unsupported("literal".into())),
-        Expr::Ident(_) => Node::Ident(e.clone()),
+        Expr::Literal(l) => Node::Const(literal(l)),
+        Expr::Ident(name) => Node::Ident(name.clone()),
         Expr::Select(s) => Node::Select {
-            operand: Box::new(plan(&s.operand, root)),
+            operand: Box::new(plan(&s.operand)),
             field: s.field.clone(),
             test: s.test,
-            expr: IdedExpr {
-                id: e.id,
-                expr: Expr::Select(SelectExpr {
-                    operand: Box::new(ident(s.operand.id, 0)),
-                    field: s.field.clone(),
-                    test: s.test,
-                }),
-            },
         },
-        Expr::Call(c) => plan_call(e, c, root),
+        Expr::Call(c) => plan_call(c),
         Expr::List(l) => {
-            let elems: Vec<Node> = l.elements.iter().map(|x| plan(x, root)).collect();
-            if elems.iter().all(is_const)
-                && let Some(n) = fold_const(e)
-            {
-                return n;
-            }
-            let expr = IdedExpr {
-                id: e.id,
-                expr: Expr::List(ListExpr::new_with_optionals(
-                    (0..elems.len()).map(|i| ident(e.id, i)).collect(),
-                    l.optional_indices.clone(),
-                )),
+            let elems: Vec<Node> = l.elements.iter().map(plan).collect();
+            let all_const = elems.iter().all(is_const);
+            let node = Node::List {
+                elems,
+                optional: l.optional_indices.clone(),
             };
-            Node::List { elems, expr }
+            if all_const { folded(node) } else { node }
         }
         Expr::Map(m) => {
             let mut entries = Vec::with_capacity(m.entries.len());
-            let mut synthetic = Vec::with_capacity(m.entries.len());
-            for (i, entry) in m.entries.iter().enumerate() {
+            for entry in &m.entries {
                 let EntryExpr::MapEntry(me) = &entry.expr else {
                     return Node::Unsupported("message literals".into());
                 };
-                entries.push((plan(&me.key, root), plan(&me.value, root)));
-                synthetic.push(IdedEntryExpr {
-                    id: entry.id,
-                    expr: EntryExpr::MapEntry(MapEntryExpr {
-                        key: ident(me.key.id, 2 * i),
-                        value: ident(me.value.id, 2 * i + 1),
-                        optional: me.optional,
-                    }),
-                });
+                entries.push((plan(&me.key), plan(&me.value), me.optional));
             }
-            if entries.iter().all(|(k, v)| is_const(k) && is_const(v))
-                && let Some(n) = fold_const(e)
-            {
-                return n;
-            }
-            let expr = IdedExpr {
-                id: e.id,
-                expr: Expr::Map(MapExpr { entries: synthetic }),
-            };
-            Node::Map { entries, expr }
+            let all_const = entries.iter().all(|(k, v, _)| is_const(k) && is_const(v));
+            let node = Node::Map { entries };
+            if all_const { folded(node) } else { node }
         }
         Expr::Comprehension(c) => Node::Fold(Box::new(Fold {
-            range: plan(&c.iter_range, root),
+            range: plan(&c.iter_range),
             iter_var: c.iter_var.clone(),
             accu_var: c.accu_var.clone(),
-            init: plan(&c.accu_init, root),
-            cond: plan(&c.loop_cond, root),
-            step: plan(&c.loop_step, root),
-            result: plan(&c.result, root),
+            init: plan(&c.accu_init),
+            cond: plan(&c.loop_cond),
+            step: plan(&c.loop_step),
+            result: plan(&c.result),
         })),
         Expr::Struct(_) => Node::Unsupported("message literals".into()),
         Expr::Unspecified => Node::Unsupported("an unspecified expression".into()),
     }
 }
 
-fn plan_call(e: &IdedExpr, c: &CallExpr, root: &Context) -> Node {
-    use cel::common::ast::operators;
+fn plan_call(c: &CallExpr) -> Node {
     let args = &c.args;
-    let p = |x: &IdedExpr| Box::new(plan(x, root));
-    let call_of = |n: usize, target: Option<IdedExpr>| IdedExpr {
-        id: e.id,
-        expr: Expr::Call(CallExpr {
-            func_name: c.func_name.clone(),
-            target: target.map(Box::new),
-            args: (0..n).map(|i| ident(e.id, i)).collect(),
-        }),
-    };
+    let p = |x: &IdedExpr| Box::new(plan(x));
     if c.target.is_none() {
         match (c.func_name.as_str(), args.len()) {
             (operators::CONDITIONAL, 3) => {
@@ -247,89 +208,69 @@ fn plan_call(e: &IdedExpr, c: &CallExpr, root: &Context) -> Node {
             (operators::LOGICAL_AND, 2) => return Node::And(p(&args[0]), p(&args[1])),
             (operators::LOGICAL_OR, 2) => return Node::Or(p(&args[0]), p(&args[1])),
             (operators::NOT_STRICTLY_FALSE, 1) => return Node::NotStrictlyFalse(p(&args[0])),
-            (operators::INDEX | operators::OPT_INDEX | operators::OPT_SELECT, 2) => {
+            (f @ (operators::INDEX | operators::OPT_INDEX | operators::OPT_SELECT), 2) => {
+                let func = match f {
+                    operators::INDEX => operators::INDEX,
+                    operators::OPT_INDEX => operators::OPT_INDEX,
+                    _ => operators::OPT_SELECT,
+                };
                 return Node::Index {
                     operand: p(&args[0]),
                     index: p(&args[1]),
-                    expr: call_of(2, None),
+                    func,
                 };
             }
             (operators::IN, 2) => {
-                let rhs = plan(&args[1], root);
+                let rhs = plan(&args[1]);
                 if let Node::Const(Value::List(l)) = &rhs
                     && l.iter().all(is_set_primitive)
                 {
                     return Node::InSet {
                         arg: p(&args[0]),
                         list: Value::List(l.clone()),
-                        expr: call_of(2, None),
                     };
                 }
                 return Node::Call {
                     name: c.func_name.clone(),
                     cost: functions::cost(&c.func_name),
                     target: None,
-                    args: vec![plan(&args[0], root), rhs],
-                    expr: call_of(2, None),
+                    args: vec![plan(&args[0]), rhs],
                 };
             }
             _ => {}
         }
     }
-    // `sets.contains(a, b)` parses as a call of `contains` on `sets`: cel-rust (and cel-go)
-    // resolve it as the qualified function when one is registered.
+    // `sets.contains(a, b)` parses as a call of `contains` on `sets`: cel-go resolves it as
+    // the qualified function when one is declared.
     if let Some(t) = &c.target
         && let Expr::Ident(prefix) = &t.expr
     {
         let qualified = format!("{prefix}.{}", c.func_name);
         if functions::function(&qualified).is_some_and(|f| f.runs) {
-            let planned: Vec<Node> = args.iter().map(|x| plan(x, root)).collect();
-            let mut expr = call_of(planned.len(), Some((**t).clone()));
-            if let Expr::Call(call) = &mut expr.expr {
-                call.target = Some(t.clone());
-            }
             return Node::Call {
                 cost: functions::cost(&qualified),
                 name: qualified,
                 target: None,
-                args: planned,
-                expr,
+                args: args.iter().map(plan).collect(),
             };
         }
     }
-    let planned: Vec<Node> = args.iter().map(|x| plan(x, root)).collect();
+    let planned: Vec<Node> = args.iter().map(plan).collect();
+    let node = Node::Call {
+        name: c.func_name.clone(),
+        cost: functions::cost(&c.func_name),
+        target: c.target.as_ref().map(|t| p(t)),
+        args: planned,
+    };
     if c.target.is_none()
         && is_type_conversion(&c.func_name)
-        && planned.len() == 1
-        && is_const(&planned[0])
-        && let Ok(v) = Value::resolve(e, root)
+        && let Node::Call { args, .. } = &node
+        && args.len() == 1
+        && is_const(&args[0])
     {
-        return Node::Const(v);
+        return folded(node);
     }
-    match &c.target {
-        Some(t) => {
-            // The receiver is bound first, the arguments after it.
-            let mut expr = call_of(planned.len() + 1, None);
-            if let Expr::Call(call) = &mut expr.expr {
-                let receiver = call.args.remove(0);
-                call.target = Some(Box::new(receiver));
-            }
-            Node::Call {
-                name: c.func_name.clone(),
-                cost: functions::cost(&c.func_name),
-                target: Some(p(t)),
-                args: planned,
-                expr,
-            }
-        }
-        None => Node::Call {
-            name: c.func_name.clone(),
-            cost: functions::cost(&c.func_name),
-            target: None,
-            args: planned,
-            expr: call_of(args.len(), None),
-        },
-    }
+    node
 }
 
 impl Node {
@@ -342,10 +283,25 @@ impl Node {
     }
 }
 
+/// Calls `name`: the Kubernetes library's function of that name, else the standard one.
+pub(super) fn call(
+    name: &str,
+    this: Option<Value>,
+    args: Vec<Value>,
+) -> Result<Value, ExecutionError> {
+    if let Some(r) = library::call(name, this.clone(), args.clone()) {
+        return r;
+    }
+    match stdlib::call(name, this.as_ref(), &args)? {
+        Some(v) => Ok(v),
+        None => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
 /// Why a metered evaluation stopped.
 #[derive(Debug)]
 pub(super) enum Fail {
-    /// cel-rust's (or the library's) error.
+    /// The evaluation's error (a missing key, no overload...).
     Error(ExecutionError),
     /// The cost passed the limit.
     Cancelled,
@@ -359,13 +315,25 @@ impl From<ExecutionError> for Fail {
 
 type Eval = Result<Value, Fail>;
 
-/// The operands of a delegated step, as variables.
-struct Bound<'v>(&'v [Value]);
+/// The variables in scope: a rule's (`self`, `oldSelf`), and a comprehension's over its
+/// enclosing scope.
+#[derive(Default)]
+pub(super) struct Scope<'p> {
+    parent: Option<&'p Scope<'p>>,
+    vars: Vec<(String, Value)>,
+}
 
-impl VariableResolver for Bound<'_> {
-    fn resolve(&self, name: &str) -> Option<Value> {
-        let i: usize = name.strip_prefix('\u{1}')?.parse().ok()?;
-        self.0.get(i).cloned()
+impl Scope<'_> {
+    /// Binds `name` (shadowing an outer binding).
+    pub fn bind(&mut self, name: &str, v: Value) {
+        self.vars.push((name.to_owned(), v));
+    }
+
+    fn get(&self, name: &str) -> Option<&Value> {
+        match self.vars.iter().rev().find(|(n, _)| n == name) {
+            Some((_, v)) => Some(v),
+            None => self.parent?.get(name),
+        }
     }
 }
 
@@ -396,20 +364,15 @@ impl Meter {
         }
     }
 
-    /// cel-rust evaluates `expr` (a step whose operands are bound variables) on `vals`.
-    fn delegate(expr: &IdedExpr, ctx: &Context, vals: &[Value]) -> Result<Value, ExecutionError> {
-        let bound = Bound(vals);
-        let mut scope = ctx.new_inner_scope();
-        scope.set_variable_resolver(&bound);
-        Value::resolve(expr, &scope)
-    }
-
     /// Evaluates `node`; `watched` is false where cel-go does not observe an attribute's head.
-    pub fn eval(&mut self, node: &Node, ctx: &Context, watched: bool) -> Eval {
+    pub fn eval(&mut self, node: &Node, scope: &Scope<'_>, watched: bool) -> Eval {
         match node {
             Node::Const(v) => Ok(v.clone()),
-            Node::Ident(e) => {
-                let v = Value::resolve(e, ctx)?;
+            Node::Ident(name) => {
+                let v = scope
+                    .get(name)
+                    .cloned()
+                    .ok_or_else(|| ExecutionError::UndeclaredReference(name.clone()))?;
                 if watched {
                     self.charge(SELECT_AND_IDENT_COST)?;
                 }
@@ -419,109 +382,131 @@ impl Meter {
                 operand,
                 field,
                 test,
-                expr,
             } => {
-                let op = self.operand(operand, ctx, watched && !test)?;
-                // The common case, a field of an object (a map), read here: cel-rust's
-                // selection returns the map's value as it is; anything else (a missing
-                // key's error, a non-map) is cel-rust's.
-                let found = match &op {
-                    Value::Map(m) => m.get(&KeyRef::String(field)),
-                    _ => None,
-                };
-                let v = match (found, test) {
-                    (Some(_), true) => Value::Bool(true),
-                    (Some(v), false) => v.clone(),
-                    (None, _) => Self::delegate(expr, ctx, std::slice::from_ref(&op))?,
-                };
+                let op = self.operand(operand, scope, watched && !test)?;
+                let v = stdlib::select(&op, field, *test)?;
                 self.charge(SELECT_AND_IDENT_COST)?;
                 Ok(v)
             }
             Node::Index {
                 operand,
                 index,
-                expr,
+                func,
             } => {
-                let op = self.operand(operand, ctx, watched)?;
-                let i = self.eval(index, ctx, false)?;
-                let v = Self::delegate(expr, ctx, &[op, i])?;
+                let op = self.operand(operand, scope, watched)?;
+                let i = self.eval(index, scope, false)?;
+                let v = call(func, None, vec![op, i])?;
                 self.charge(SELECT_AND_IDENT_COST)?;
                 Ok(v)
             }
             Node::And(a, b) => {
-                let left = self.eval_bool(a, ctx)?;
+                let left = self.eval_bool(a, scope)?;
                 if matches!(left, Ok(false)) {
                     return Ok(Value::Bool(false));
                 }
-                let right = self.eval(b, ctx, true)?;
+                let right = self.eval_bool(b, scope)?;
+                // cel-go's `evalAnd`: a false side wins, then the left error.
                 match (left, right) {
-                    (Ok(true), Value::Bool(r)) => Ok(Value::Bool(r)),
-                    (Err(_), Value::Bool(false)) => Ok(Value::Bool(false)),
-                    (left, _) => Err(left.err().unwrap_or(ExecutionError::NoSuchOverload).into()),
+                    (Ok(false), _) | (_, Ok(false)) => Ok(Value::Bool(false)),
+                    (Ok(true), Ok(true)) => Ok(Value::Bool(true)),
+                    (Err(e), _) | (_, Err(e)) => Err(e.into()),
                 }
             }
             Node::Or(a, b) => {
-                let left = self.eval_bool(a, ctx)?;
+                let left = self.eval_bool(a, scope)?;
                 if matches!(left, Ok(true)) {
                     return Ok(Value::Bool(true));
                 }
-                let right = self.eval(b, ctx, true)?;
+                let right = self.eval_bool(b, scope)?;
+                // cel-go's `evalOr`: a true side wins, then the left error.
                 match (left, right) {
-                    (Ok(false), Value::Bool(r)) => Ok(Value::Bool(r)),
-                    (Err(_), Value::Bool(true)) => Ok(Value::Bool(true)),
-                    (left, _) => Err(left.err().unwrap_or(ExecutionError::NoSuchOverload).into()),
+                    (Ok(true), _) | (_, Ok(true)) => Ok(Value::Bool(true)),
+                    (Ok(false), Ok(false)) => Ok(Value::Bool(false)),
+                    (Err(e), _) | (_, Err(e)) => Err(e.into()),
                 }
             }
             Node::Cond(c, t, f) => {
-                let c = as_bool(self.eval(c, ctx, true)?)?;
+                let c = as_bool(self.eval(c, scope, true)?)?;
                 // A branch is resolved, not observed: its head costs nothing.
-                self.eval(if c { t } else { f }, ctx, false)
+                self.eval(if c { t } else { f }, scope, false)
             }
             Node::NotStrictlyFalse(a) => {
-                let b = self.eval_bool(a, ctx)?.unwrap_or(true);
+                let b = self.eval_bool(a, scope)?.unwrap_or(true);
                 self.charge(1)?;
                 Ok(Value::Bool(b))
             }
-            Node::InSet { arg, list, expr } => {
-                let a = self.eval(arg, ctx, true)?;
-                Ok(Self::delegate(expr, ctx, &[a, list.clone()])?)
+            Node::InSet { arg, list } => {
+                let a = self.eval(arg, scope, true)?;
+                Ok(call(operators::IN, None, vec![a, list.clone()])?)
             }
-            Node::List { elems, expr } => {
-                let vals = elems
-                    .iter()
-                    .map(|e| self.eval(e, ctx, true))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let v = Self::delegate(expr, ctx, &vals)?;
-                self.charge(LIST_CREATE_BASE_COST)?;
-                Ok(v)
-            }
-            Node::Map { entries, expr } => {
-                let mut vals = Vec::with_capacity(entries.len() * 2);
-                for (k, v) in entries {
-                    vals.push(self.eval(k, ctx, true)?);
-                    vals.push(self.eval(v, ctx, true)?);
+            Node::List { elems, optional } => {
+                let mut vals = Vec::with_capacity(elems.len());
+                for (i, e) in elems.iter().enumerate() {
+                    let v = self.eval(e, scope, true)?;
+                    if optional.contains(&i) {
+                        // `[?x]`: the optional's value, or nothing.
+                        match as_optional(&v) {
+                            Some(o) => vals.extend(o.value().cloned()),
+                            None => return Err(ExecutionError::NoSuchOverload.into()),
+                        }
+                    } else {
+                        vals.push(v);
+                    }
                 }
-                let v = Self::delegate(expr, ctx, &vals)?;
-                self.charge(MAP_CREATE_BASE_COST)?;
-                Ok(v)
+                self.charge(LIST_CREATE_BASE_COST)?;
+                Ok(Value::List(Arc::new(vals)))
             }
-            Node::Fold(f) => self.fold(f, ctx),
+            Node::Map { entries } => {
+                let mut map = std::collections::HashMap::with_capacity(entries.len());
+                for (k, v, optional) in entries {
+                    let key = self.eval(k, scope, true)?;
+                    let value = self.eval(v, scope, true)?;
+                    let key = Key::of(&key).ok_or_else(|| {
+                        ExecutionError::msg(format!("unsupported key type: {}", key.type_name()))
+                    })?;
+                    let value = if *optional {
+                        match as_optional(&value) {
+                            Some(o) => match o.value() {
+                                Some(v) => v.clone(),
+                                None => continue,
+                            },
+                            None => return Err(ExecutionError::NoSuchOverload.into()),
+                        }
+                    } else {
+                        value
+                    };
+                    if map.insert(key.clone(), value).is_some() {
+                        return Err(ExecutionError::msg(format!(
+                            "Failed with repeated key: {}",
+                            match &key {
+                                Key::String(s) => s.to_string(),
+                                other => format!("{:?}", Value::from(other)),
+                            }
+                        ))
+                        .into());
+                    }
+                }
+                self.charge(MAP_CREATE_BASE_COST)?;
+                Ok(Value::Map(Map { map: Arc::new(map) }))
+            }
+            Node::Fold(f) => self.fold(f, scope),
             Node::Call {
                 name,
                 cost,
                 target,
                 args,
-                expr,
             } => {
+                let this = match target {
+                    Some(t) => Some(self.eval(t, scope, true)?),
+                    None => None,
+                };
                 let mut vals = Vec::with_capacity(args.len() + 1);
-                if let Some(t) = target {
-                    vals.push(self.eval(t, ctx, true)?);
-                }
                 for a in args {
-                    vals.push(self.eval(a, ctx, true)?);
+                    vals.push(self.eval(a, scope, true)?);
                 }
-                let result = Self::delegate(expr, ctx, &vals)?;
-                self.charge(call_cost(*cost, name, &vals, &result))?;
+                let result = call(name, this.clone(), vals.clone())?;
+                let charged: Vec<Value> = this.into_iter().chain(vals).collect();
+                self.charge(call_cost(*cost, name, &charged, &result))?;
                 Ok(result)
             }
             Node::Unsupported(what) => Err(Fail::Error(ExecutionError::function_error(
@@ -533,11 +518,11 @@ impl Meter {
 
     /// The operand of a selection or an index: an attribute is extended (its head observed
     /// as the whole is), anything else becomes a relative attribute, observed once more.
-    fn operand(&mut self, operand: &Node, ctx: &Context, watched: bool) -> Eval {
+    fn operand(&mut self, operand: &Node, scope: &Scope<'_>, watched: bool) -> Eval {
         if operand.is_attr() {
-            self.eval(operand, ctx, watched)
+            self.eval(operand, scope, watched)
         } else {
-            let v = self.eval(operand, ctx, true)?;
+            let v = self.eval(operand, scope, true)?;
             if watched {
                 self.charge(SELECT_AND_IDENT_COST)?;
             }
@@ -549,42 +534,50 @@ impl Meter {
     fn eval_bool(
         &mut self,
         node: &Node,
-        ctx: &Context,
+        scope: &Scope<'_>,
     ) -> Result<Result<bool, ExecutionError>, Fail> {
-        match self.eval(node, ctx, true) {
+        match self.eval(node, scope, true) {
             Ok(v) => Ok(as_bool(v)),
             Err(Fail::Error(e)) => Ok(Err(e)),
             Err(Fail::Cancelled) => Err(Fail::Cancelled),
         }
     }
 
-    /// A comprehension, in cel-rust's order (the accumulator's initial value first, the
-    /// condition before each element).
-    fn fold(&mut self, f: &Fold, ctx: &Context) -> Eval {
-        let init = self.eval(&f.init, ctx, true)?;
-        let range = self.eval(&f.range, ctx, true)?;
+    /// A comprehension, as cel-go's `evalFold`: the accumulator's initial value first, then
+    /// for each element the iteration variable bound, the condition (the loop stops
+    /// unless it is `true`), and the step.
+    fn fold(&mut self, f: &Fold, scope: &Scope<'_>) -> Eval {
+        let init = self.eval(&f.init, scope, true)?;
+        let range = self.eval(&f.range, scope, true)?;
         let items: Vec<Value> = match &range {
             Value::List(l) => l.iter().cloned().collect(),
             Value::Map(m) => m.map.keys().map(Value::from).collect(),
             _ => return Err(ExecutionError::NoSuchOverload.into()),
         };
-        let mut scope = ctx.new_inner_scope();
-        scope.add_variable_from_value(f.accu_var.as_str(), init);
+        let mut inner = Scope {
+            parent: Some(scope),
+            vars: vec![
+                (f.accu_var.clone(), init),
+                (f.iter_var.clone(), Value::Null),
+            ],
+        };
         for item in items {
-            if !as_bool(self.eval(&f.cond, &scope, true)?)? {
+            inner.vars[1].1 = item;
+            if !matches!(self.eval(&f.cond, &inner, true)?, Value::Bool(true)) {
                 break;
             }
-            scope.add_variable_from_value(f.iter_var.as_str(), item);
-            let accu = self.eval(&f.step, &scope, true)?;
-            scope.add_variable_from_value(f.accu_var.as_str(), accu);
+            let accu = self.eval(&f.step, &inner, true)?;
+            inner.vars[0].1 = accu;
         }
-        self.eval(&f.result, &scope, true)
+        // The result sees the accumulator, not the iteration variable.
+        inner.vars.truncate(1);
+        self.eval(&f.result, &inner, true)
     }
 }
 
 // ---- CallCost --------------------------------------------------------------------------
 
-fn opaque<T: cel::objects::Opaque + 'static>(v: &Value) -> Option<&T> {
+fn opaque<T: Opaque + 'static>(v: &Value) -> Option<&T> {
     match v {
         Value::Opaque(o) => o.downcast_ref::<T>(),
         _ => None,

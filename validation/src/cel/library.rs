@@ -6,29 +6,42 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use cel::objects::{Opaque, OptionalValue};
-use cel::{Context, ExecutionError, FunctionContext, Value};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::value::{ExecutionError, Opaque, OptionalValue, Value};
 
 use super::value::type_name;
 
 type Result<T> = std::result::Result<T, ExecutionError>;
 
-thread_local! {
-    /// The functions, registered once per thread: a rule's evaluation only adds `self`
-    /// and `oldSelf` in an inner scope.
-    static ROOT: Context<'static> = root();
+/// A library function: the call's context (its name), the receiver, the arguments.
+type Handler = fn(&FunctionContext, Option<Value>, Vec<Value>) -> Result<Value>;
+
+/// What a library function knows of its call: its name, for its errors.
+pub(super) struct FunctionContext {
+    name: &'static str,
 }
 
-pub(super) fn with_root<R>(f: impl FnOnce(&Context<'static>) -> R) -> R {
-    ROOT.with(f)
+impl FunctionContext {
+    fn error(&self, message: impl ToString) -> ExecutionError {
+        ExecutionError::function_error(self.name, message)
+    }
 }
 
-fn root() -> Context<'static> {
-    let mut ctx = Context::default();
+/// Calls the library function `name` (qualified for namespaced ones: `sets.contains`), or
+/// `None` when the library has no function of that name.
+pub(super) fn call(name: &str, this: Option<Value>, args: Vec<Value>) -> Option<Result<Value>> {
+    static TABLE: OnceLock<HashMap<&'static str, Handler>> = OnceLock::new();
+    let (name, f) = TABLE.get_or_init(table).get_key_value(name)?;
+    Some(f(&FunctionContext { name }, this, args))
+}
+
+fn table() -> HashMap<&'static str, Handler> {
+    let mut table: HashMap<&'static str, Handler> = HashMap::new();
     macro_rules! reg {
         ($($name:literal => $f:expr),* $(,)?) => {
-            $(ctx.add_function($name, |ftx: &FunctionContext| -> Result<Value> {
-                let (this, args) = call(ftx)?;
+            $(table.insert($name, |ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>| -> Result<Value> {
                 $f(ftx, this, args)
             });)*
         };
@@ -173,17 +186,7 @@ fn root() -> Context<'static> {
         "minor" => |ftx: &FunctionContext, this, _| Ok(Value::Int(recv::<Semver>(ftx, this)?.0.minor as i64)),
         "patch" => |ftx: &FunctionContext, this, _| Ok(Value::Int(recv::<Semver>(ftx, this)?.0.patch as i64)),
     }
-    ctx
-}
-
-/// The receiver and the evaluated arguments of a call.
-fn call(ftx: &FunctionContext) -> Result<(Option<Value>, Vec<Value>)> {
-    let args = ftx
-        .args
-        .iter()
-        .map(|e| ftx.ptx.resolve(e))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((ftx.this.clone(), args))
+    table
 }
 
 fn one(args: Vec<Value>) -> Result<Value> {
@@ -282,7 +285,8 @@ fn string(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Resul
     if let Some(s) = opaque_ref::<Semver>(&v) {
         return Ok(str_value(&s.0.to_string()));
     }
-    cel::functions::string(ftx, cel::extractors::This(v))
+    let _ = ftx;
+    super::stdlib::to_string(&v)
 }
 
 fn cmp_values(a: &Value, b: &Value) -> Result<Ordering> {

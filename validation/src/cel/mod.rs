@@ -1,7 +1,7 @@
-//! The CEL evaluator for CRD validation rules (`x-kubernetes-validations`), on the
-//! [`cel`] interpreter (cel-rust) with the Kubernetes CEL libraries that CRD rules may call
-//! added in `library`: lists, sets, strings, regex, URLs, quantities, IPs and CIDRs,
-//! named formats and semantic versions.
+//! The CEL evaluator for CRD validation rules (`x-kubernetes-validations`): our own parser
+//! ([`syntax`], cel-go's grammar), values ([`Value`]), standard functions (`stdlib`) and the
+//! Kubernetes CEL libraries that CRD rules may call (`library`): lists, sets, strings,
+//! regex, URLs, quantities, IPs and CIDRs, named formats and semantic versions.
 //!
 //! The API server compiles a rule against the schema (CEL's type checker) and runs it with a
 //! cost budget; rules run here on a walker (`cost`) that charges the same runtime cost and
@@ -18,6 +18,7 @@ pub(crate) mod duration;
 mod functions;
 mod library;
 mod limits;
+mod stdlib;
 pub mod syntax;
 mod value;
 
@@ -28,7 +29,10 @@ pub use limits::{
 };
 
 pub(crate) use value::time_value;
-pub use value::{json_to_cel, object as value_object_from, type_name};
+pub use value::{
+    ExecutionError, Key, Map, Opaque, OpaqueEq, OptionalValue, Value, equals, json_to_cel,
+    object as value_object_from, type_name,
+};
 
 /// A CEL map from owned string keys.
 pub fn value_object(entries: Vec<(String, Value)>) -> Value {
@@ -36,9 +40,6 @@ pub fn value_object(entries: Vec<(String, Value)>) -> Value {
 }
 
 use std::fmt;
-
-pub use cel::Value;
-use cel::objects::OptionalValue;
 
 /// Kubernetes CEL features this evaluator does not run, as (what, why). A rule that uses
 /// one is refused by [`compile`] (and so at generation time).
@@ -177,7 +178,7 @@ pub fn compile(source: &str) -> Result<Program, CompileError> {
         }
     }
     let uses_old_self = refs.has_variable("oldSelf");
-    let node = library::with_root(|root| cost::plan(&expr, root));
+    let node = cost::plan(&expr);
     Ok(Program {
         node,
         source: source.to_owned(),
@@ -221,32 +222,26 @@ impl Program {
         optional_old_self: bool,
         limit: u64,
     ) -> Evaluation {
-        library::with_root(|root| {
-            let mut ctx = root.new_inner_scope();
-            ctx.add_variable_from_value("self", this.clone());
-            if optional_old_self {
-                let opt = match old {
-                    Some(v) => OptionalValue::of(v.clone()),
-                    None => OptionalValue::none(),
-                };
-                ctx.add_variable_from_value("oldSelf", Value::Opaque(std::sync::Arc::new(opt)));
-            } else if let Some(old) = old {
-                ctx.add_variable_from_value("oldSelf", old.clone());
-            }
-            let mut meter = cost::Meter::new(limit);
-            let result = meter.eval(&self.node, &ctx, true).map_err(|e| match e {
-                cost::Fail::Cancelled => EvalError(COST_LIMIT_EXCEEDED.to_owned()),
-                // cel-go's wording, which the API server's messages carry.
-                cost::Fail::Error(cel::ExecutionError::NoSuchKey(k)) => {
-                    EvalError(format!("no such key: {k}"))
-                }
-                cost::Fail::Error(e) => EvalError(e.to_string()),
-            });
-            Evaluation {
-                result,
-                cost: meter.cost,
-            }
-        })
+        let mut scope = cost::Scope::default();
+        scope.bind("self", this.clone());
+        if optional_old_self {
+            let opt = match old {
+                Some(v) => OptionalValue::of(v.clone()),
+                None => OptionalValue::none(),
+            };
+            scope.bind("oldSelf", Value::Opaque(std::sync::Arc::new(opt)));
+        } else if let Some(old) = old {
+            scope.bind("oldSelf", old.clone());
+        }
+        let mut meter = cost::Meter::new(limit);
+        let result = meter.eval(&self.node, &scope, true).map_err(|e| match e {
+            cost::Fail::Cancelled => EvalError(COST_LIMIT_EXCEEDED.to_owned()),
+            cost::Fail::Error(e) => EvalError(e.to_string()),
+        });
+        Evaluation {
+            result,
+            cost: meter.cost,
+        }
     }
 }
 

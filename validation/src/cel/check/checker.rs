@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
+use crate::cel::syntax::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::super::functions::{Overload, functions};
 use super::types::Type;
@@ -320,11 +320,11 @@ impl Checker<'_> {
         }
     }
 
-    fn check_call(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr) {
+    fn check_call(&mut self, e: &IdedExpr, call: &crate::cel::syntax::ast::CallExpr) {
         let name = call.func_name.as_str();
         if name == "_?._" {
             let field = match call.args.get(1).map(|a| &a.expr) {
-                Some(Expr::Literal(LiteralValue::String(s))) => s.inner().to_string(),
+                Some(Expr::Literal(LiteralValue::String(s))) => s.to_string(),
                 _ => {
                     self.set(e, Type::Unknown);
                     return;

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
+use crate::cel::syntax::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::checker::Checked;
 use super::types::{Decl, Type};
@@ -332,7 +332,7 @@ impl<'a> Coster<'a> {
             }
             Expr::Comprehension(comp) => {
                 let is_bind = matches!(&comp.iter_range.expr, Expr::List(l) if l.elements.is_empty())
-                    && matches!(&comp.loop_cond.expr, Expr::Literal(LiteralValue::Boolean(b)) if !**b)
+                    && matches!(&comp.loop_cond.expr, Expr::Literal(LiteralValue::Boolean(b)) if !*b)
                     && comp.accu_var != ACCUMULATOR;
                 if is_bind {
                     let mut sum = self.cost(&comp.iter_range);
@@ -427,7 +427,7 @@ impl<'a> Coster<'a> {
         }
     }
 
-    fn cost_call(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr) -> Est {
+    fn cost_call(&mut self, e: &IdedExpr, call: &crate::cel::syntax::ast::CallExpr) -> Est {
         let Some(resolved) = self.checked.calls.get(&e.id) else {
             // An unresolved call costs nothing in cel-go; here it only happens for what
             // the checker does not model, and then no verdict is made.
@@ -750,7 +750,7 @@ impl<'a> Coster<'a> {
                 if let Some(Expr::Literal(LiteralValue::Int(i))) =
                     args.get(1).and_then(|a| a.expr).map(|x| &x.expr)
                 {
-                    max = **i as u64;
+                    max = *i as u64;
                 }
                 Some((sz.factor(2.0 * f), Some(Est { min: 0, max })))
             }
@@ -859,8 +859,8 @@ enum IterVar {
 /// Sizes of literals (`computeExprSize`).
 fn expr_size(e: &IdedExpr) -> Option<Est> {
     let v = match &e.expr {
-        Expr::Literal(LiteralValue::String(s)) => s.inner().chars().count() as u64,
-        Expr::Literal(LiteralValue::Bytes(b)) => b.inner().len() as u64,
+        Expr::Literal(LiteralValue::String(s)) => s.chars().count() as u64,
+        Expr::Literal(LiteralValue::Bytes(b)) => b.len() as u64,
         Expr::Literal(_) => 1,
         Expr::List(l) => l.elements.len() as u64,
         Expr::Map(m) => m.entries.len() as u64,

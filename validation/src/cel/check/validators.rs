@@ -3,7 +3,7 @@
 //! `format` calls), and literal arguments of `matches`, `duration` and `timestamp` are valid
 //! regexes, durations and timestamps.
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
+use crate::cel::syntax::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::checker::Checked;
 use super::types::{OPTIONAL, Type};
@@ -69,7 +69,7 @@ fn walk(e: &IdedExpr, checked: &Checked, exempt: bool, out: &mut Vec<String>) {
                 .get(&e.id)
                 .map_or(call.func_name.as_str(), |c| c.function.as_str());
             let literal = match call.args.first().map(|a| &a.expr) {
-                Some(Expr::Literal(LiteralValue::String(s))) => Some(s.inner()),
+                Some(Expr::Literal(LiteralValue::String(s))) => Some(s.as_str()),
                 _ => None,
             };
             let invalid = match (function, literal) {

@@ -3,7 +3,7 @@
 //! `\xHH`, `\ooo` (first digit 0-3), `\uHHHH` and `\UHHHHHHHH`. In a string `\x` and octal
 //! escapes are code points; in bytes they are bytes, and `\u` escapes are refused.
 
-use cel::common::ast::LiteralValue;
+use super::ast::LiteralValue;
 
 /// Decodes a `STRING` or `BYTES` token's text (prefixes included).
 pub(super) fn decode(text: &str, bytes: bool) -> Result<LiteralValue, String> {

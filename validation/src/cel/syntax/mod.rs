@@ -22,7 +22,9 @@ mod parser;
 #[cfg(test)]
 mod tests;
 
-use cel::common::ast::IdedExpr;
+pub mod ast;
+
+use ast::IdedExpr;
 
 /// cel-go's default `maxRecursionDepth`.
 pub(crate) const MAX_DEPTH: usize = 250;

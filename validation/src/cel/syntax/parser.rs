@@ -2,7 +2,7 @@
 //! the ids, macro expansions and `&&`/`||` trees cel-rust's ANTLR-based parser builds, and
 //! cel-go's answers where the two differ (see the module docs).
 
-use cel::common::ast::{
+use super::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, ListExpr, LiteralValue,
     MapEntryExpr, MapExpr, SelectExpr, StructExpr, StructFieldExpr, operators,
 };
@@ -476,8 +476,8 @@ impl<'a> Parser<'a> {
             Kind::True | Kind::False | Kind::Null => {
                 self.bump();
                 let lit = match t.kind {
-                    Kind::True => LiteralValue::Boolean(true.into()),
-                    Kind::False => LiteralValue::Boolean(false.into()),
+                    Kind::True => LiteralValue::Boolean(true),
+                    Kind::False => LiteralValue::Boolean(false),
                     _ => LiteralValue::Null,
                 };
                 Ok(P {
@@ -707,7 +707,7 @@ impl<'a> Parser<'a> {
                 };
                 let v = i64::from_str_radix(&signed, radix)
                     .map_err(|_| self.error_at(t, "invalid int literal".to_owned()))?;
-                LiteralValue::Int(v.into())
+                LiteralValue::Int(v)
             }
             Kind::Uint => {
                 let text = &text[..text.len() - 1];
@@ -717,7 +717,7 @@ impl<'a> Parser<'a> {
                 };
                 let v = u64::from_str_radix(digits, radix)
                     .map_err(|_| self.error_at(t, "invalid uint literal".to_owned()))?;
-                LiteralValue::UInt(v.into())
+                LiteralValue::UInt(v)
             }
             _ => {
                 let v: f64 = text
@@ -725,7 +725,7 @@ impl<'a> Parser<'a> {
                     .ok()
                     .filter(|v: &f64| v.is_finite())
                     .ok_or_else(|| self.error_at(t, "invalid double literal".to_owned()))?;
-                LiteralValue::Double((if negative { -v } else { v }).into())
+                LiteralValue::Double(if negative { -v } else { v })
             }
         };
         Ok(P {
@@ -774,9 +774,8 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(at, "argument must be a simple name".to_owned()));
         };
         let accu = |p: &mut Self| p.node(Expr::Ident(result.clone()));
-        let lit_bool =
-            |p: &mut Self, b: bool| p.node(Expr::Literal(LiteralValue::Boolean(b.into())));
-        let lit_int = |p: &mut Self, i: i64| p.node(Expr::Literal(LiteralValue::Int(i.into())));
+        let lit_bool = |p: &mut Self, b: bool| p.node(Expr::Literal(LiteralValue::Boolean(b)));
+        let lit_int = |p: &mut Self, i: i64| p.node(Expr::Literal(LiteralValue::Int(i)));
         let mk = |p: &mut Self, func: &str, args: Vec<IdedExpr>| {
             let id = p.id();
             call(id, func, None, args)

@@ -1,15 +1,80 @@
 //! The parser against cel-rust's (the oracle while cel-rust is a dependency) and against
 //! cel-go's answers where the two differ.
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
-
+use super::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 use super::{MAX_DEPTH, parse};
 
-fn theirs(src: &str, optional: bool) -> Result<IdedExpr, String> {
+use cel::common::ast as c;
+
+fn theirs(src: &str, optional: bool) -> Result<c::IdedExpr, String> {
     cel::parser::Parser::new()
         .enable_optional_syntax(optional)
         .parse(src)
         .map_err(|e| e.to_string())
+}
+
+/// Our tree in cel-rust's types, to compare with its parser's.
+fn to_cel(e: &IdedExpr) -> c::IdedExpr {
+    let entry = |en: &super::ast::IdedEntryExpr| c::IdedEntryExpr {
+        id: en.id,
+        expr: match &en.expr {
+            EntryExpr::MapEntry(m) => c::EntryExpr::MapEntry(c::MapEntryExpr {
+                key: to_cel(&m.key),
+                value: to_cel(&m.value),
+                optional: m.optional,
+            }),
+            EntryExpr::StructField(f) => c::EntryExpr::StructField(c::StructFieldExpr {
+                field: f.field.clone(),
+                value: to_cel(&f.value),
+                optional: f.optional,
+            }),
+        },
+    };
+    let expr = match &e.expr {
+        Expr::Unspecified => c::Expr::Unspecified,
+        Expr::Call(call) => c::Expr::Call(c::CallExpr {
+            func_name: call.func_name.clone(),
+            target: call.target.as_ref().map(|t| Box::new(to_cel(t))),
+            args: call.args.iter().map(to_cel).collect(),
+        }),
+        Expr::Comprehension(k) => c::Expr::Comprehension(Box::new(c::ComprehensionExpr {
+            iter_range: to_cel(&k.iter_range),
+            iter_var: k.iter_var.clone(),
+            iter_var2: k.iter_var2.clone(),
+            accu_var: k.accu_var.clone(),
+            accu_init: to_cel(&k.accu_init),
+            loop_cond: to_cel(&k.loop_cond),
+            loop_step: to_cel(&k.loop_step),
+            result: to_cel(&k.result),
+        })),
+        Expr::Ident(n) => c::Expr::Ident(n.clone()),
+        Expr::List(l) => c::Expr::List(c::ListExpr::new_with_optionals(
+            l.elements.iter().map(to_cel).collect(),
+            l.optional_indices.clone(),
+        )),
+        Expr::Literal(l) => c::Expr::Literal(match l {
+            LiteralValue::Boolean(b) => c::LiteralValue::Boolean((*b).into()),
+            LiteralValue::Bytes(b) => c::LiteralValue::Bytes(b.to_vec().into()),
+            LiteralValue::Double(d) => c::LiteralValue::Double((*d).into()),
+            LiteralValue::Int(i) => c::LiteralValue::Int((*i).into()),
+            LiteralValue::Null => c::LiteralValue::Null,
+            LiteralValue::String(s) => c::LiteralValue::String(s.to_string().into()),
+            LiteralValue::UInt(u) => c::LiteralValue::UInt((*u).into()),
+        }),
+        Expr::Map(m) => c::Expr::Map(c::MapExpr {
+            entries: m.entries.iter().map(entry).collect(),
+        }),
+        Expr::Select(s) => c::Expr::Select(c::SelectExpr {
+            operand: Box::new(to_cel(&s.operand)),
+            field: s.field.clone(),
+            test: s.test,
+        }),
+        Expr::Struct(st) => c::Expr::Struct(c::StructExpr {
+            type_name: st.type_name.clone(),
+            entries: st.entries.iter().map(entry).collect(),
+        }),
+    };
+    c::IdedExpr { id: e.id, expr }
 }
 
 /// Where cel-rust departs from cel-go (module docs): not compared with cel-rust.
@@ -27,7 +92,7 @@ fn diverges(src: &str) -> bool {
 }
 
 fn compare(src: &str, optional: bool) -> Result<(), String> {
-    let ours = parse(src, optional);
+    let ours = parse(src, optional).map(|e| to_cel(&e));
     let theirs = theirs(src, optional);
     match (ours, theirs) {
         (Ok(a), Ok(b)) if a == b => Ok(()),
