@@ -289,8 +289,8 @@ pub(super) fn call(
     this: Option<Value>,
     args: Vec<Value>,
 ) -> Result<Value, ExecutionError> {
-    if let Some(r) = library::call(name, this.clone(), args.clone()) {
-        return r;
+    if let Some(f) = library::function(name) {
+        return f.call(this, args);
     }
     match stdlib::call(name, this.as_ref(), &args)? {
         Some(v) => Ok(v),

@@ -79,7 +79,7 @@ use Cost::*;
 
 /// Every function, macro and operator a rule may call, once.
 pub(crate) const FUNCTIONS: &[Function] = &[
-    // CEL's standard functions and macros (cel-rust).
+    // CEL's standard functions and macros (`stdlib`, and the parser's macros).
     runs("size", CelGo),
     runs("contains", CelGo),
     runs("startsWith", CelGo),
@@ -244,9 +244,9 @@ pub(crate) fn cost(name: &str) -> Cost {
     function(name).map_or(Cost::CelGo, |f| f.cost)
 }
 
-/// Whether the evaluator runs `name`. cel-rust reports a qualified call
-/// (`sets.equivalent(...)`) by its last segment, so a name is also accepted when it ends a
-/// qualified one.
+/// Whether the evaluator runs `name`. The parser reads a qualified call
+/// (`sets.equivalent(...)`) as a call of its last segment on the namespace, so a name is also
+/// accepted when it ends a qualified one.
 pub(crate) fn is_supported(name: &str) -> bool {
     static NAMES: OnceLock<HashSet<&'static str>> = OnceLock::new();
     NAMES

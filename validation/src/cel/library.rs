@@ -1,5 +1,5 @@
 //! The Kubernetes CEL libraries CRD rules may call (declared in `functions`), on top of
-//! cel-rust's standard functions: one handler per function name, dispatching on the
+//! the standard functions (`stdlib`): one handler per function name, dispatching on the
 //! receiver's and the arguments' types as the overloads of cel-go and
 //! k8s.io/apiserver/pkg/cel/library do.
 
@@ -29,12 +29,28 @@ impl FunctionContext {
     }
 }
 
-/// Calls the library function `name` (qualified for namespaced ones: `sets.contains`), or
-/// `None` when the library has no function of that name.
-pub(super) fn call(name: &str, this: Option<Value>, args: Vec<Value>) -> Option<Result<Value>> {
+/// The library function `name` (qualified for namespaced ones: `sets.contains`), if the
+/// library has one of that name.
+pub(super) fn function(name: &str) -> Option<Function> {
     static TABLE: OnceLock<HashMap<&'static str, Handler>> = OnceLock::new();
-    let (name, f) = TABLE.get_or_init(table).get_key_value(name)?;
-    Some(f(&FunctionContext { name }, this, args))
+    let (name, handler) = TABLE.get_or_init(table).get_key_value(name)?;
+    Some(Function {
+        name,
+        handler: *handler,
+    })
+}
+
+/// A library function, ready to call.
+pub(super) struct Function {
+    name: &'static str,
+    handler: Handler,
+}
+
+impl Function {
+    /// Calls it with the receiver (if any) and the arguments.
+    pub(super) fn call(&self, this: Option<Value>, args: Vec<Value>) -> Result<Value> {
+        (self.handler)(&FunctionContext { name: self.name }, this, args)
+    }
 }
 
 fn table() -> HashMap<&'static str, Handler> {
@@ -264,7 +280,7 @@ fn recv<T: Opaque + Clone>(ftx: &FunctionContext, this: Option<Value>) -> Result
     }
 }
 
-/// `string(x)`: cel-rust's, plus the library types' string forms.
+/// `string(x)`: the standard conversions, plus the library types' string forms.
 fn string(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Result<Value> {
     let v = match this {
         Some(v) => v,

@@ -155,7 +155,7 @@ impl std::error::Error for CompileError {}
 /// The functions `source` calls that this evaluator does not implement, sorted, each once
 /// (empty when it runs them all); `None` when `source` does not parse.
 pub fn unsupported_functions(source: &str) -> Option<Vec<String>> {
-    let expr = syntax::parse(source, false).ok()?;
+    let expr = syntax::parse(source, true).ok()?;
     let refs = expr.references();
     let mut missing: Vec<String> = refs
         .functions()
@@ -170,7 +170,7 @@ pub fn unsupported_functions(source: &str) -> Option<Vec<String>> {
 
 /// Compiles `source`, refusing functions the evaluator lacks.
 pub fn compile(source: &str) -> Result<Program, CompileError> {
-    let expr = syntax::parse(source, false).map_err(|e| CompileError::Syntax(e.to_string()))?;
+    let expr = syntax::parse(source, true).map_err(|e| CompileError::Syntax(e.to_string()))?;
     let refs = expr.references();
     for f in refs.functions() {
         if !functions::is_supported(f) {

@@ -514,3 +514,84 @@ fn durations_are_go_s_to_the_nanosecond() {
     );
     assert!(eval("duration('1x') == duration('1s')", serde_json::json!({})).is_err());
 }
+
+/// The standard library's values and errors as cel-go gives them (cel-go's
+/// `interpreter` and `common/types` tests; the e2e differentials check them against the
+/// API server).
+#[test]
+fn standard_library_as_cel_go() {
+    let o = serde_json::json!({"i": 3, "s": "héllo", "l": [1, 2], "m": {"k": "v"}});
+    for e in [
+        // Heterogeneous numeric equality and ordering.
+        "1 == 1u && 1 == 1.0 && 1u == 1.0 && 2 > 1u && -1 < 0u && 1.5 > 1 && [1] == [1.0]",
+        "!(1 == 'a') && 1 != 'a' && null == null && {'a': 1} == {'a': 1.0}",
+        "{1: 'x'}[1u] == 'x' && {1: 'x'}[1.0] == 'x' && 1u in {1: 'x'} && 2.0 in [1, 2]",
+        // Arithmetic.
+        "7 / 2 == 3 && -7 / 2 == -3 && 7 % 3 == 1 && -7 % 3 == -1 && 7u / 2u == 3u",
+        "1.0 / 0.0 > 1e308 && 0.1 + 0.2 != 0.3 && 2.5 * 2.0 == 5.0",
+        "'a' + 'b' == 'ab' && b'a' + b'b' == b'ab' && [1] + [2] == [1, 2]",
+        // Conversions.
+        "int(3.9) == 3 && int(-3.9) == -3 && int('42') == 42 && uint(7) == 7u",
+        "double('1.5') == 1.5 && double(2) == 2.0 && string(1.5) == '1.5'",
+        "string(1000000.0) == '1e+06' && string(123456.0) == '123456' && string(0.0001) == '0.0001'",
+        "string(0.00001) == '1e-05' && string(-2.0) == '-2' && string(true) == 'true'",
+        "string(b'abc') == 'abc' && bytes('abc') == b'abc' && string(7u) == '7'",
+        "string(duration('1h30m')) == '5400s' && string(duration('1.5s')) == '1.5s'",
+        "string(timestamp('2020-01-02T03:04:05.120Z')) == '2020-01-02T03:04:05.12Z'",
+        "int(timestamp('1970-01-01T00:01:00Z')) == 60",
+        // Strings count code points.
+        "size(self.s) == 5 && self.s.size() == 5 && self.s.startsWith('hé')",
+        "self.s.contains('ll') && self.s.endsWith('lo') && self.s.matches('^h.llo$')",
+        // Timestamps and durations.
+        "timestamp('2020-01-01T00:00:00Z') + duration('1h') == timestamp('2020-01-01T01:00:00Z')",
+        "timestamp('2020-01-01T01:00:00Z') - timestamp('2020-01-01T00:00:00Z') == duration('1h')",
+        "timestamp('2020-01-01T00:00:00+01:00') < timestamp('2020-01-01T00:00:00Z')",
+        // Optionals.
+        "self.?i.orValue(0) == 3 && self.?x.orValue(0) == 0 && !self.?x.hasValue()",
+        "self.m.?k.value() == 'v' && self.l[?5].orValue(9) == 9 && self.l[?0].value() == 1",
+        "optional.of(1).or(optional.of(2)).value() == 1 && optional.none().or(optional.of(2)).value() == 2",
+        "[?optional.none(), ?optional.of(1)] == [1] && {?'a': optional.none(), 'b': 2} == {'b': 2}",
+        "optional.ofNonZeroValue('').hasValue() == false && optional.ofNonZeroValue(1).hasValue()",
+        // Error absorption in && and ||.
+        "(self.x == 1 || true) && !(self.x == 1 && false) && (false && self.x == 1) == false",
+        // Macros.
+        "self.l.exists_one(x, x > 1) && self.l.filter(x, x > 1) == [2] && self.l.map(x, x > 1, x * 10) == [20]",
+        "self.m.all(k, k == 'k') && {'a': 1, 'b': 2}.exists(k, k == 'b')",
+        "[[1, 2], [3]].all(l, l.all(x, x > 0)) && [1, 2].map(x, [1, 2].map(y, x * y)) == [[1, 2], [2, 4]]",
+    ] {
+        let p = compile(e).unwrap_or_else(|err| panic!("{e}: {err}"));
+        assert_eq!(
+            p.evaluate(&json_to_cel(&o), None, false),
+            Ok(Value::Bool(true)),
+            "{e}"
+        );
+    }
+    for (e, want) in [
+        ("9223372036854775807 + 1 == 0", "integer overflow"),
+        ("-9223372036854775808 - 1 == 0", "integer overflow"),
+        ("0u - 1u == 0u", "unsigned integer overflow"),
+        ("1 / 0 == 0", "division by zero"),
+        ("1 % 0 == 0", "modulus by zero"),
+        ("int(1e19) == 0", "integer overflow"),
+        ("uint(-1) == 0u", "unsigned integer overflow"),
+        ("self.l[2] == 0", "index out of bounds: 2"),
+        ("self.m.x == 0", "no such key: x"),
+        ("self.m['x'] == 0", "no such key: x"),
+        ("1 + 1u == 2", "no such overload"),
+        ("self.x == 1 && true", "no such key: x"),
+        ("self.?x.value() == 1", "optional.none() dereference"),
+        (
+            "timestamp('nope') == timestamp('nope')",
+            "type conversion error",
+        ),
+        ("{'a': 1, 'a': 2}.size() == 1", "repeated key"),
+        ("y == 1", "undeclared reference to 'y'"),
+    ] {
+        let p = compile(e).unwrap_or_else(|err| panic!("{e}: {err}"));
+        let got = p.evaluate(&json_to_cel(&o), None, false);
+        match got {
+            Err(err) => assert!(err.0.contains(want), "{e}: {err} (want {want})"),
+            Ok(v) => panic!("{e}: {v:?}, want the error {want}"),
+        }
+    }
+}

@@ -65,11 +65,11 @@ pub struct SyntaxError {
     pub column: usize,
 }
 
-/// Parses `source` as the evaluator reads an `x-kubernetes-validations` expression
-/// ([`crate::cel::syntax`], without the optional syntax), for a syntax error located at its
-/// column.
+/// Parses `source` as the API server reads an `x-kubernetes-validations` expression
+/// ([`crate::cel::syntax`], with the optional syntax of the Kubernetes environments), for a
+/// syntax error located at its column.
 pub fn syntax_error(source: &str) -> Option<SyntaxError> {
-    let e = crate::cel::syntax::parse(source, false).err()?;
+    let e = crate::cel::syntax::parse(source, true).err()?;
     Some(SyntaxError {
         message: e.message,
         column: e.column,

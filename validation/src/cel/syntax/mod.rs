@@ -51,7 +51,8 @@ impl std::fmt::Display for SyntaxError {
 impl std::error::Error for SyntaxError {}
 
 /// Parses `source`; `optional` enables the optional syntax (`a.?b`, `a[?i]`, `[?x]`,
-/// `{?k: v}`), as the Kubernetes environments do.
+/// `{?k: v}`), as the Kubernetes environments do (the checker, the evaluator and the
+/// generator all parse with it; without it is cel-rust's default, for the tests).
 ///
 /// # Errors
 ///
