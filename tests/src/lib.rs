@@ -289,6 +289,43 @@ where
     }
 }
 
+/// Whether a request of the test's own client failed for a reason that says nothing about
+/// the code under test: the API server overloaded or briefly unavailable (429, 500, 503,
+/// 504: e2e suites run several control planes and controllers on two cores) or the
+/// connection dropped or timed out.
+pub fn is_transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => matches!(s.code, 429 | 500 | 503 | 504),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// Runs the test client's own request `f`, again after a transient failure
+/// ([`is_transient`]), up to 5 attempts with a growing pause; any other error, or the fifth
+/// transient one, is returned.
+///
+/// # Errors
+///
+/// The request's error.
+pub async fn retry_transient<T, F, Fut>(mut f: F) -> std::result::Result<T, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, kube::Error>>,
+{
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        match f().await {
+            Err(e) if attempt < 5 && is_transient(&e) => {
+                eprintln!("transient error (attempt {attempt}), retrying: {e}");
+                tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Conditions of a CRD, as (type, status) pairs.
 pub fn crd_conditions(crd: &CustomResourceDefinition) -> Vec<(String, String)> {
     crd.status

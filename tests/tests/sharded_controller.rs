@@ -31,7 +31,9 @@ use kube_codegen_runtime::sharding::{
     DEFAULT_SLOTS, SlotLabel, SlotTable, TABLE_ANNOTATION, hash_field, slot_of,
 };
 use kube_codegen_tests::faults::Proxy;
-use kube_codegen_tests::{apply_crd, eventually, faults, free_port, parse_crd, repo_root};
+use kube_codegen_tests::{
+    apply_crd, eventually, faults, free_port, parse_crd, repo_root, retry_transient,
+};
 use sample_api::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
 
 const NS: &str = "sharded";
@@ -502,7 +504,11 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
                 .for_each_concurrent(16, |i| {
                     let (foos, patch) = (foos.clone(), &patch);
                     async move {
-                        foos.patch(&format!("foo-{i:04}"), &PatchParams::default(), patch)
+                        // The test's own writes: a transient server error (the suite
+                        // runs beside other control planes) is retried, not a failure of
+                        // the replicas under test.
+                        let name = format!("foo-{i:04}");
+                        retry_transient(|| foos.patch(&name, &PatchParams::default(), patch))
                             .await
                             .unwrap_or_else(|e| panic!("patch foo {i}: {e}"));
                     }
