@@ -507,8 +507,8 @@ async fn three_replicas_hand_over_without_overlap(gate: bool) {
                         // The test's own writes: a transient server error (the suite
                         // runs beside other control planes) is retried, not a failure of
                         // the replicas under test.
-                        let name = format!("foo-{i:04}");
-                        retry_transient(|| foos.patch(&name, &PatchParams::default(), patch))
+                        let (name, params) = (format!("foo-{i:04}"), PatchParams::default());
+                        retry_transient(|| foos.patch(&name, &params, patch))
                             .await
                             .unwrap_or_else(|e| panic!("patch foo {i}: {e}"));
                     }
