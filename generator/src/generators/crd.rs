@@ -121,28 +121,49 @@ fn placeholder(i: usize) -> String {
 /// serde_yaml (YAML 1.2) leaves unquoted: the 1.1 booleans, numbers with `_` separators and
 /// base-60 numbers.
 fn yaml11_reads_as_non_string(s: &str) -> bool {
-    const BOOLS: &[&str] = &[
-        "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
-        "OFF",
-    ];
+    // Byte-class tests first: they only skip strings neither pattern can match (NUMBER's
+    // characters; TIMESTAMP's leading `dddd-`), and most strings with a `-` or `:` are
+    // neither, so the regexes run on few.
+    let number_chars = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_hexdigit() || b"xob_.:+-eE".contains(&b))
+    };
+    let date_start = |s: &str| {
+        let b = s.as_bytes();
+        b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+    };
+    YAML11_BOOLS.contains(&s)
+        || (s.contains(['_', ':']) && number_chars(s) && yaml11_number().is_match(s))
+        || (s.contains('-') && date_start(s) && yaml11_timestamp().is_match(s))
+}
+
+const YAML11_BOOLS: &[&str] = &[
+    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+    "OFF",
+];
+
+/// YAML 1.1's integers and floats with `_` separators or base 60.
+fn yaml11_number() -> &'static regex::Regex {
     static NUMBER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"^[-+]?(0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?|\.[0-9_]+([eE][-+]?[0-9]+)?|[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?)$",
         )
         .expect("static regex")
     });
-    // YAML 1.1's timestamp (yaml.org/type/timestamp.html): a date, or a date and time, which
-    // PyYAML and other 1.1 readers turn into a datetime (Gateway API's
-    // `lastTransitionTime: 1970-01-01T00:00:00Z` default).
+    &NUMBER
+}
+
+/// YAML 1.1's timestamp (yaml.org/type/timestamp.html): a date, or a date and time, which
+/// PyYAML and other 1.1 readers turn into a datetime (Gateway API's
+/// `lastTransitionTime: 1970-01-01T00:00:00Z` default).
+fn yaml11_timestamp() -> &'static regex::Regex {
     static TIMESTAMP: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?([ \t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?)$",
         )
         .expect("static regex")
     });
-    BOOLS.contains(&s)
-        || (s.contains(['_', ':']) && NUMBER.is_match(s))
-        || (s.contains('-') && TIMESTAMP.is_match(s))
+    &TIMESTAMP
 }
 
 /// `minimum: 1` rather than `minimum: 1.0`: JSONSchemaProps keeps bounds as f64, but
@@ -452,6 +473,38 @@ pub(super) const MARKERS: &[MarkerSpec] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The byte-class tests in front of the regexes skip only what they cannot match.
+        #[test]
+        fn yaml11_prefilters_change_no_answer(s in "[-+0-9a-fA-FxoTtZ_.: ]{0,24}") {
+            let unfiltered = YAML11_BOOLS.contains(&s.as_str())
+                || (s.contains(['_', ':']) && yaml11_number().is_match(&s))
+                || (s.contains('-') && yaml11_timestamp().is_match(&s));
+            proptest::prop_assert_eq!(yaml11_reads_as_non_string(&s), unfiltered);
+        }
+    }
+
+    #[test]
+    fn yaml11_prefilters_keep_every_match() {
+        for s in [
+            "1_000",
+            "12:30",
+            "-1:20:30.5",
+            "0x_1F",
+            "0b1_0",
+            "+.5_0",
+            "2001-12-14",
+            "2001-12-14t21:59:43.10-05:00",
+            "2001-12-14 21:59:43.10 -5",
+            "2002-12-14T21:59:43Z",
+        ] {
+            assert!(yaml11_reads_as_non_string(s), "{s}");
+        }
+        for s in ["12-30", "a:b", "1_000x", "2001-12-1", "v1-2"] {
+            assert!(!yaml11_reads_as_non_string(s), "{s}");
+        }
+    }
 
     #[test]
     fn yaml_1_1_booleans_and_numbers_are_quoted() {

@@ -27,19 +27,30 @@ use crate::schema::{ConversionWebhook, SchemaBuilder, SchemaOptions, lookup_path
 
 /// Kubernetes version priority: GA > beta > alpha, then higher numbers first, then by name.
 fn version_priority(v: &str) -> (u8, u32, u32, String) {
-    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"^v(\d+)(?:(alpha|beta)(\d+))?$").expect("static regex")
-    });
-    match RE.captures(v) {
-        Some(c) => {
-            let major: u32 = c[1].parse().unwrap_or(0);
-            let (level, minor) = match c.get(2).map(|m| m.as_str()) {
-                None => (3, 0),
-                Some("beta") => (2, c[3].parse().unwrap_or(0)),
-                _ => (1, c[3].parse().unwrap_or(0)),
-            };
-            (level, major, minor, String::new())
+    // `v<major>` or `v<major>(alpha|beta)<minor>` (client-go's version priority), by hand:
+    // it runs for every pair of versions sorted.
+    let digits = |s: &str| -> Option<u32> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().unwrap_or(0))
+    };
+    let parsed = v.strip_prefix('v').and_then(|rest| {
+        let end = rest
+            .bytes()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major = digits(&rest[..end])?;
+        let tail = &rest[end..];
+        if tail.is_empty() {
+            return Some((3, major, 0));
         }
+        let (level, minor) = if let Some(m) = tail.strip_prefix("beta") {
+            (2, m)
+        } else {
+            (1, tail.strip_prefix("alpha")?)
+        };
+        Some((level, major, digits(minor)?))
+    });
+    match parsed {
+        Some((level, major, minor)) => (level, major, minor, String::new()),
         None => (0, 0, 0, v.to_owned()),
     }
 }
@@ -812,5 +823,26 @@ mod tests {
         let mut v = vec!["v1alpha1", "v2", "v1beta1", "v1", "v1beta2"];
         v.sort_by_key(|s| std::cmp::Reverse(version_priority(s)));
         assert_eq!(v, vec!["v2", "v1", "v1beta2", "v1beta1", "v1alpha1"]);
+    }
+
+    proptest::proptest! {
+        /// The hand-written parse agrees with the pattern it replaces.
+        #[test]
+        fn version_priority_as_its_pattern(s in "v?[0-9]{0,3}(alpha|beta|gamma)?[0-9a]{0,3}") {
+            let re = regex::Regex::new(r"^v([0-9]+)(?:(alpha|beta)([0-9]+))?$").unwrap();
+            let want = match re.captures(&s) {
+                Some(c) => {
+                    let major: u32 = c[1].parse().unwrap_or(0);
+                    let (level, minor) = match c.get(2).map(|m| m.as_str()) {
+                        None => (3, 0),
+                        Some("beta") => (2, c[3].parse().unwrap_or(0)),
+                        _ => (1, c[3].parse().unwrap_or(0)),
+                    };
+                    (level, major, minor, String::new())
+                }
+                None => (0, 0, 0, s.clone()),
+            };
+            proptest::prop_assert_eq!(version_priority(&s), want);
+        }
     }
 }

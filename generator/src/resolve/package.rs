@@ -6,19 +6,32 @@ use crate::markers::{Marker, Name};
 use crate::model::*;
 use crate::read::Module;
 
+/// Whether `s` is a DNS-1123 subdomain: dot-separated labels of `[a-z0-9]([-a-z0-9]*[a-z0-9])?`,
+/// each at most 63 bytes, 253 in all. By hand rather than by regex: it runs for every kind's
+/// names, and a regex without the regex crate's `perf` engines (the generator's build) costs
+/// far more per call.
 pub(crate) fn is_dns_subdomain(s: &str) -> bool {
-    static LABEL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
-    });
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| l.len() <= 63 && LABEL.is_match(l))
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| is_label(l, false))
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?` (`[a-z]` first when `letter_first`), at most 63 bytes.
+fn is_label(l: &str, letter_first: bool) -> bool {
+    let b = l.as_bytes();
+    let inner = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-';
+    match (b.first(), b.last()) {
+        (Some(f), Some(e)) => {
+            b.len() <= 63
+                && (f.is_ascii_lowercase() || (!letter_first && f.is_ascii_digit()))
+                && (e.is_ascii_lowercase() || e.is_ascii_digit())
+                && b.iter().all(inner)
+        }
+        _ => false,
+    }
 }
 
 /// Whether `v` is a version the API server takes: a DNS-1035 label (`v1`, `v2beta1`).
 pub(crate) fn is_version(v: &str) -> bool {
-    static VERSION: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").expect("static regex")
-    });
-    VERSION.is_match(v) && v.len() <= 63
+    is_label(v, true)
 }
 
 pub(super) fn package_of(
@@ -110,4 +123,37 @@ pub(super) fn package_of(
         validation,
         kinds: vec![],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The hand-written checks agree with the patterns they replace.
+        #[test]
+        fn names_as_their_patterns(s in "[-a-z0-9.A_]{0,70}") {
+            let label = regex::Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").unwrap();
+            let version = regex::Regex::new(r"^[a-z]([-a-z0-9]*[a-z0-9])?$").unwrap();
+            let subdomain = !s.is_empty()
+                && s.len() <= 253
+                && s.split('.').all(|l| l.len() <= 63 && label.is_match(l));
+            proptest::prop_assert_eq!(is_dns_subdomain(&s), subdomain);
+            proptest::prop_assert_eq!(is_version(&s), version.is_match(&s) && s.len() <= 63);
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert!(
+            is_dns_subdomain("example.com") && is_dns_subdomain("a") && is_dns_subdomain("0-a.b1")
+        );
+        assert!(!is_dns_subdomain("") && !is_dns_subdomain("a..b") && !is_dns_subdomain("-a"));
+        assert!(
+            !is_dns_subdomain("a-") && !is_dns_subdomain("A") && !is_dns_subdomain(&"a".repeat(64))
+        );
+        assert!(
+            is_version("v1") && is_version("v2beta1") && !is_version("1v") && !is_version("v1.")
+        );
+    }
 }
