@@ -71,13 +71,6 @@ fn table() -> HashMap<&'static str, Handler> {
         "sum" => sum,
         "indexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, false),
         "lastIndexOf" => |ftx: &FunctionContext, this, args| index_of(ftx, this, args, true),
-        // Go's `time.ParseDuration`, to the nanosecond (cel-rust's parses through a float).
-        "duration" => |ftx: &FunctionContext, _, args: Vec<Value>| {
-            let s = as_str(&one(args)?)?;
-            super::duration::parse_go(&s)
-                .map(|n| Value::Duration(chrono::Duration::nanoseconds(n)))
-                .map_err(|_| ftx.error(format!("time: invalid duration {s:?}")))
-        },
         "getFullYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::FullYear),
         "getMonth" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Month),
         "getDayOfYear" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::DayOfYear),
@@ -1241,8 +1234,8 @@ enum TimePart {
 }
 
 /// `t.getHours()` and the other getters as cel-go has them: a timestamp's parts in UTC
-/// (cel-rust's own read them in the offset the timestamp was written with, so
-/// `timestamp('2020-01-01T23:00:00-05:00').getHours()` would be 23, not cel-go's 4), or in
+/// (not in the offset the timestamp was written with:
+/// `timestamp('2020-01-01T23:00:00-05:00').getHours()` is 4), or in
 /// the zone of the argument (`getHours('Europe/Paris')`, `getHours('-07:00')`, see
 /// [`zoned`]); a duration's whole hours, minutes, seconds or milliseconds (no zone
 /// argument: cel-go has no such overload).

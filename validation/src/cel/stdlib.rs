@@ -124,6 +124,7 @@ pub(super) fn call(name: &str, this: Option<&Value>, args: &[Value]) -> Result<O
             }
             _ => return Err(overload()),
         },
+        // Go's `time.ParseDuration`, to the nanosecond.
         ("duration", None, [a]) => match a {
             Value::Duration(_) => a.clone(),
             Value::String(s) => super::duration::parse_go(s)
