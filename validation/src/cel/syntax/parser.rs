@@ -31,27 +31,6 @@ type R<T> = Result<T, SyntaxError>;
 /// The tokens an expression can start with, as ANTLR lists them.
 const EXPR_START: &str = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
 
-/// cel-go's reserved identifiers: not a variable or a function name.
-pub(super) const RESERVED: &[&str] = &[
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
 impl<'a> Parser<'a> {
     pub(super) fn new(src: &'a str, toks: Vec<Token>, optional: bool) -> Self {
         Parser {
@@ -504,7 +483,9 @@ impl<'a> Parser<'a> {
         }
         self.bump();
         let text = self.text(name);
-        if RESERVED.contains(&text) {
+        // cel-go's reserved identifiers (`true`, `false`, `null` and `in` are tokens of
+        // their own, so never reach here).
+        if crate::cel::RESERVED.contains(&text) {
             return Err(self.error_at(name, format!("reserved identifier: {text}")));
         }
         let text = if leading {

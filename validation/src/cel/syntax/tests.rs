@@ -88,7 +88,9 @@ fn diverges(src: &str) -> bool {
         || s.contains("-0x")
         || src
             .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-            .any(|w| super::parser::RESERVED.contains(&w))
+            .any(|w| {
+                crate::cel::RESERVED.contains(&w) && !matches!(w, "true" | "false" | "null" | "in")
+            })
 }
 
 fn compare(src: &str, optional: bool) -> Result<(), String> {
