@@ -283,16 +283,13 @@ fn contains_value(container: &Value, x: &Value) -> Result<bool> {
 
 /// A list index (an int, a uint, or an integral double), or `None`.
 fn list_index(i: &Value) -> Result<i64> {
-    match i {
-        Value::Int(i) => Ok(*i),
-        Value::UInt(u) => i64::try_from(*u).map_err(|_| ExecutionError::msg("index out of range")),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-        Value::Float(_) => Err(ExecutionError::msg(format!(
+    match *i {
+        Value::Int(i) => Ok(i),
+        Value::UInt(u) => i64::try_from(u).map_err(|_| ExecutionError::msg("index out of range")),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(f as i64),
+        Value::Float(f) => Err(ExecutionError::msg(format!(
             "unsupported index value {}",
-            fmt_double(match i {
-                Value::Float(f) => *f,
-                _ => 0.0,
-            })
+            fmt_double(f)
         ))),
         _ => Err(overload()),
     }
@@ -313,15 +310,12 @@ pub(super) fn index(a: &Value, i: &Value) -> Result<Value> {
                 .ok_or_else(|| ExecutionError::msg(format!("index out of bounds: {n}")))
         }
         Value::Map(m) => m.get(i).cloned().ok_or_else(|| {
-            ExecutionError::NoSuchKey(Arc::new(match i {
-                Value::String(s) => s.to_string(),
-                other => to_string(other)
-                    .map(|v| match v {
-                        Value::String(s) => s.to_string(),
-                        _ => String::new(),
-                    })
-                    .unwrap_or_default(),
-            }))
+            // The key as cel-go prints it: a string as is, a number or bool in its form.
+            let key = match to_string(i) {
+                Ok(Value::String(s)) => s.to_string(),
+                _ => i.type_name().to_owned(),
+            };
+            ExecutionError::NoSuchKey(Arc::new(key))
         }),
         _ => Err(overload()),
     }

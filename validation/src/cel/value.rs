@@ -54,18 +54,20 @@ impl Map {
         match key {
             Value::String(s) => self.map.get(&Key::String(s.clone())),
             Value::Bool(b) => self.map.get(&Key::Bool(*b)),
-            Value::Int(i) => self.get_number(*i as f64, Some(*i), u64::try_from(*i).ok()),
-            Value::UInt(u) => self.get_number(*u as f64, i64::try_from(*u).ok(), Some(*u)),
+            Value::Int(i) => self.get_number(Some(*i), u64::try_from(*i).ok()),
+            Value::UInt(u) => self.get_number(i64::try_from(*u).ok(), Some(*u)),
             Value::Float(f) if f.fract() == 0.0 => {
                 let i = (*f >= i64::MIN as f64 && *f < i64::MAX as f64).then_some(*f as i64);
                 let u = (*f >= 0.0 && *f < u64::MAX as f64).then_some(*f as u64);
-                self.get_number(*f, i, u)
+                self.get_number(i, u)
             }
             _ => None,
         }
     }
 
-    fn get_number(&self, _f: f64, i: Option<i64>, u: Option<u64>) -> Option<&Value> {
+    /// The entry of an int or uint key equal to the number (`i` and `u`: its value as each,
+    /// where it is one).
+    fn get_number(&self, i: Option<i64>, u: Option<u64>) -> Option<&Value> {
         i.and_then(|i| self.map.get(&Key::Int(i)))
             .or_else(|| u.and_then(|u| self.map.get(&Key::Uint(u))))
     }
