@@ -595,3 +595,269 @@ fn standard_library_as_cel_go() {
         }
     }
 }
+
+/// No rule panics or runs away, whatever it says: random token soups over the standard
+/// and Kubernetes functions, compiled and evaluated against an object within a small cost
+/// limit (an admission webhook evaluates rules from CRDs it did not write).
+#[test]
+fn evaluation_never_panics_on_token_soup() {
+    let pieces = [
+        "self",
+        "self.a",
+        "self.l",
+        "self.m",
+        "self.s",
+        "self.t",
+        "self.d",
+        "oldSelf",
+        "x",
+        ".",
+        "?",
+        ":",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "!",
+        "-",
+        "+",
+        "*",
+        "/",
+        "%",
+        "<",
+        "<=",
+        "==",
+        "!=",
+        "in",
+        "&&",
+        "||",
+        "0",
+        "1",
+        "-1",
+        "9223372036854775807",
+        "1u",
+        "1.5",
+        "0.0",
+        "'s'",
+        "''",
+        "b'x'",
+        "null",
+        "true",
+        "size",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "duration",
+        "timestamp",
+        "'1h'",
+        "'2020-01-01T00:00:00Z'",
+        "all",
+        "exists",
+        "exists_one",
+        "map",
+        "filter",
+        "has",
+        "matches",
+        "'[a-'",
+        "'^a*$'",
+        "contains",
+        "startsWith",
+        "split",
+        "join",
+        "substring",
+        "charAt",
+        "indexOf",
+        "min",
+        "max",
+        "sum",
+        "isSorted",
+        "quantity",
+        "'1Gi'",
+        "ip",
+        "cidr",
+        "'10.0.0.0/8'",
+        "url",
+        "semver",
+        "'1.2.3'",
+        "format",
+        "optional",
+        "of",
+        "none",
+        "orValue",
+        "value",
+        "sets",
+        "getHours",
+        "'+01:00'",
+        "format.named",
+        "'dns1123Label'",
+        "validate",
+    ];
+    let this = json_to_cel(&serde_json::json!({
+        "a": 1, "l": [1, 2, 3], "m": {"k": "v"}, "s": "héllo", "t": "2020-01-01T00:00:00Z", "d": "1h"
+    }));
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut compiled = 0;
+    for _ in 0..100_000 {
+        let n = 1 + (next() % 10) as usize;
+        let src: String = (0..n)
+            .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Ok(p) = compile(&src) {
+            compiled += 1;
+            let e = p.evaluate_with_cost(&this, Some(&this), false, 10_000);
+            assert!(e.cost <= 10_000 + 1_000_000, "{src}: cost {}", e.cost);
+        }
+    }
+    assert!(
+        compiled > 5_000,
+        "too few soups compiled ({compiled}) to say much"
+    );
+}
+
+/// As above, with well-formed expressions: random trees of operators, calls, macros,
+/// selections, indexes and literals, which compile far more often than token soups.
+#[test]
+fn evaluation_never_panics_on_random_trees() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    fn tree(next: &mut dyn FnMut() -> u64, depth: u32) -> String {
+        const ATOMS: &[&str] = &[
+            "self",
+            "self.a",
+            "self.l",
+            "self.m",
+            "self.s",
+            "self.m.k",
+            "x",
+            "0",
+            "1",
+            "-1",
+            "2u",
+            "1.5",
+            "-0.0",
+            "'a'",
+            "'1h'",
+            "'2020-01-01T00:00:00Z'",
+            "'10.0.0.1'",
+            "'1Gi'",
+            "'^[a-z]+$'",
+            "b'x'",
+            "null",
+            "true",
+            "false",
+            "[]",
+            "{}",
+            "[1, 2]",
+            "{'k': 'v'}",
+            "9223372036854775807",
+            "optional.none()",
+        ];
+        const BINARY: &[&str] = &[
+            "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "in",
+        ];
+        const CALLS: &[&str] = &[
+            "size",
+            "int",
+            "uint",
+            "double",
+            "string",
+            "bytes",
+            "duration",
+            "timestamp",
+            "dyn",
+            "optional.of",
+            "quantity",
+            "ip",
+            "cidr",
+            "url",
+            "semver",
+            "isQuantity",
+        ];
+        const METHODS: &[&str] = &[
+            "size()",
+            "startsWith('a')",
+            "contains('l')",
+            "matches('^h')",
+            "lowerAscii()",
+            "split('l')",
+            "join('-')",
+            "charAt(1)",
+            "indexOf(1)",
+            "min()",
+            "max()",
+            "sum()",
+            "isSorted()",
+            "getHours()",
+            "orValue(0)",
+            "hasValue()",
+            "value()",
+            "isInteger()",
+            "asInteger()",
+            "family()",
+            "prefixLength()",
+            "getHost()",
+            "major()",
+            "substring(1)",
+            "reverse()",
+            "trim()",
+            "format([1])",
+        ];
+        let pick = |next: &mut dyn FnMut() -> u64, xs: &[&str]| {
+            xs[(next() % xs.len() as u64) as usize].to_owned()
+        };
+        if depth == 0 {
+            return pick(next, ATOMS);
+        }
+        let sub = |next: &mut dyn FnMut() -> u64| tree(next, depth - 1);
+        let macros = ["all", "exists", "exists_one", "map", "filter"];
+        match next() % 9 {
+            0 => format!("({} {} {})", sub(next), pick(next, BINARY), sub(next)),
+            1 => format!("{}({})", pick(next, CALLS), sub(next)),
+            2 => format!("({}).{}", sub(next), pick(next, METHODS)),
+            3 => format!("({}).{}(x, {})", sub(next), pick(next, &macros), sub(next)),
+            4 => format!("({})[{}]", sub(next), sub(next)),
+            5 => format!("({}) ? ({}) : ({})", sub(next), sub(next), sub(next)),
+            6 => format!("!({})", sub(next)),
+            7 => format!("({}).?k", sub(next)),
+            _ => pick(next, ATOMS),
+        }
+    }
+    let this =
+        json_to_cel(&serde_json::json!({"a": 1, "l": [3, 1, 2], "m": {"k": "v"}, "s": "héllo"}));
+    let (mut compiled, mut values) = (0, 0);
+    for _ in 0..20_000 {
+        let depth = 1 + (next() % 4) as u32;
+        let src = tree(&mut next, depth);
+        if let Ok(p) = compile(&src) {
+            compiled += 1;
+            let e = p.evaluate_with_cost(&this, None, false, 100_000);
+            values += usize::from(e.result.is_ok());
+        }
+    }
+    assert!(
+        compiled > 15_000,
+        "only {compiled} of 20,000 trees compiled"
+    );
+    // Most trees are type errors at run time; enough of them must evaluate to a value.
+    assert!(
+        values > 2_000,
+        "only {values} of {compiled} trees had a value"
+    );
+}
