@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::value::{ExecutionError, Opaque, OptionalValue, Value};
+use super::value::{ExecutionError, Opaque, Value, opaque, optional};
 
 use super::value::type_name;
 
@@ -212,7 +212,7 @@ fn no_overload(ftx: &FunctionContext, v: &Value) -> ExecutionError {
 }
 
 fn str_value(s: &str) -> Value {
-    Value::String(Arc::new(s.to_owned()))
+    Value::from(s)
 }
 
 fn as_str(v: &Value) -> Result<Arc<String>> {
@@ -244,17 +244,6 @@ fn recv_str(ftx: &FunctionContext, this: Option<Value>) -> Result<Arc<String>> {
         Some(v) => Err(no_overload(ftx, &v)),
         None => Err(ExecutionError::missing_argument_or_target()),
     }
-}
-
-fn opaque<T: Opaque>(t: T) -> Value {
-    Value::Opaque(Arc::new(t))
-}
-
-fn optional(v: Option<Value>) -> Value {
-    opaque(match v {
-        Some(v) => OptionalValue::of(v),
-        None => OptionalValue::none(),
-    })
 }
 
 fn opaque_ref<T: Opaque>(v: &Value) -> Option<&T> {

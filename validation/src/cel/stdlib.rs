@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, FixedOffset, TimeZone, Timelike};
 
-use super::value::{ExecutionError, Value, as_optional, compare, equals, numeric_cmp, optional};
+use super::value::{ExecutionError, Value, as_optional, compare, equals, optional};
 
 type Result<T> = std::result::Result<T, ExecutionError>;
 
@@ -24,10 +24,6 @@ fn int_overflow() -> ExecutionError {
 
 fn uint_overflow() -> ExecutionError {
     ExecutionError::msg("unsigned integer overflow")
-}
-
-fn str_value(s: impl Into<String>) -> Value {
-    Value::String(Arc::new(s.into()))
 }
 
 /// Calls a standard function or operator: `Ok(None)` when `name` is none of them.
@@ -52,12 +48,10 @@ pub(super) fn call(name: &str, this: Option<&Value>, args: &[Value]) -> Result<O
         (op::EQUALS, None, [a, b]) => Value::Bool(equals(a, b)),
         (op::NOT_EQUALS, None, [a, b]) => Value::Bool(!equals(a, b)),
         (op::LESS | op::LESS_EQUALS | op::GREATER | op::GREATER_EQUALS, None, [a, b]) => {
-            let o = compare(a, b);
-            let same_kind = std::mem::discriminant(a) == std::mem::discriminant(b)
-                || numeric_cmp(a, b).is_some()
-                || (is_number(a) && is_number(b));
-            let Some(o) = o else {
+            let Some(o) = compare(a, b) else {
                 // NaN against a number is false, not an error.
+                let same_kind = std::mem::discriminant(a) == std::mem::discriminant(b)
+                    || (is_number(a) && is_number(b));
                 if same_kind {
                     return Ok(Some(Value::Bool(false)));
                 }
@@ -180,7 +174,7 @@ fn add(a: &Value, b: &Value) -> Result<Value> {
             let mut s = String::with_capacity(x.len() + y.len());
             s.push_str(x);
             s.push_str(y);
-            str_value(s)
+            Value::from(s)
         }
         (Value::Bytes(x), Value::Bytes(y)) => {
             Value::Bytes(Arc::new(x.iter().chain(y.iter()).copied().collect()))
@@ -458,15 +452,15 @@ fn parse_go_float(s: &str) -> Option<f64> {
 pub(super) fn to_string(a: &Value) -> Result<Value> {
     Ok(match a {
         Value::String(_) => a.clone(),
-        Value::Int(i) => str_value(i.to_string()),
-        Value::UInt(u) => str_value(u.to_string()),
-        Value::Float(f) => str_value(fmt_double(*f)),
-        Value::Bool(b) => str_value(b.to_string()),
-        Value::Bytes(b) => str_value(String::from_utf8(b.to_vec()).map_err(|_| {
+        Value::Int(i) => Value::from(i.to_string()),
+        Value::UInt(u) => Value::from(u.to_string()),
+        Value::Float(f) => Value::from(fmt_double(*f)),
+        Value::Bool(b) => Value::from(b.to_string()),
+        Value::Bytes(b) => Value::from(String::from_utf8(b.to_vec()).map_err(|_| {
             ExecutionError::msg("invalid UTF-8 in bytes, cannot convert to string")
         })?),
-        Value::Timestamp(t) => str_value(fmt_timestamp(t)),
-        Value::Duration(d) => str_value(fmt_duration(d)),
+        Value::Timestamp(t) => Value::from(fmt_timestamp(t)),
+        Value::Duration(d) => Value::from(fmt_duration(d)),
         _ => return Err(overload()),
     })
 }

@@ -234,7 +234,7 @@ pub fn equals(a: &Value, b: &Value) -> bool {
 }
 
 /// Numbers compared by value across int, uint and double (`None` for NaN or non-numbers).
-pub(crate) fn numeric_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+fn numeric_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
     match (a, b) {
         (Int(x), Int(y)) => Some(x.cmp(y)),
