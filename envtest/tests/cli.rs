@@ -305,8 +305,12 @@ async fn mistakes_are_reported_before_anything_starts() {
     assert!(err.contains("no control plane was started"), "{err}");
 
     // A port that something else holds is named, and nothing is left running.
-    let ports = free_ports();
-    let holder = TcpListener::bind(("127.0.0.1", ports[2])).expect("hold the apiserver port");
+    // The held port is bound here first and then named: taking a free port and binding it
+    // after raced with the other tests of this file starting control planes (seen once in
+    // CI: AddrInUse on the bind).
+    let holder = TcpListener::bind("127.0.0.1:0").expect("hold a port for the apiserver");
+    let mut ports = free_ports();
+    ports[2] = holder.local_addr().expect("held port").port();
     let mut args = vec!["up".to_owned(), "--detach".to_owned()];
     args.extend(port_args(ports));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
