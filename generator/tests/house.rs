@@ -6,7 +6,9 @@
 //!   `markers::Name` writes each once: code names markers by variant, so a typo does not
 //!   compile;
 //! - generated identifiers are made by one function (`kube_codegen_templates::ident`),
-//!   which turns any name into one.
+//!   which turns any name into one;
+//! - the release profile a registry user installs with (this crate's manifest) is the one
+//!   the workspace builds and measures (the root manifest).
 //!
 //! All read the source as text (comments and test modules left out), as a reviewer would.
 
@@ -579,4 +581,29 @@ fn the_checks_catch_what_they_are_for() {
         .or_default()
         .insert("a".into(), vec![]);
     assert_eq!(strongly_connected(&nodes, &edges), [["a", "b", "c"]]);
+}
+
+/// `cargo install kube-codegen` builds with the published manifest's `[profile]`, while
+/// everything in this workspace (`cargo install --path generator`, the benchmarks) builds with
+/// the root's: a profile tuned in one and forgotten in the other would make the install
+/// BENCHMARKS.md measures differ from the one users get.
+#[test]
+fn the_published_release_profile_is_the_workspace_one() {
+    let profile = |manifest: &Path| -> toml::Value {
+        let text = std::fs::read_to_string(manifest).unwrap();
+        let doc: toml::Table = toml::from_str(&text).unwrap();
+        doc.get("profile")
+            .and_then(|p| p.get("release"))
+            .cloned()
+            .unwrap_or_else(|| panic!("{} has no [profile.release]", manifest.display()))
+    };
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ours = profile(&crate_dir.join("Cargo.toml"));
+    let workspace = profile(&crate_dir.join("../Cargo.toml"));
+    assert_eq!(
+        ours, workspace,
+        "generator/Cargo.toml's [profile.release] (what a registry user's install builds) \
+         differs from the workspace root's (what `cargo install --path generator` and the \
+         benchmarks build): copy one to the other"
+    );
 }
