@@ -140,7 +140,7 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     }
     let mut resolver = Resolver {
         raw: &raw,
-        modules,
+        modules: paths::Modules::new(modules),
         types: BTreeMap::new(),
         pending: vec![],
         aliases: vec![],
@@ -157,7 +157,7 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     // them, as the files of a Go package do (`v1/mod.rs` holds doc.go's markers,
     // `v1/types.rs` the kinds).
     let mut packages: BTreeMap<&[String], Package> = BTreeMap::new();
-    let mut skipped: Vec<&[String]> = vec![];
+    let mut skipped: std::collections::BTreeSet<&[String]> = Default::default();
     for m in modules {
         let pkg_markers = parse_markers(&m.inner_docs, Level::Package, table, diags);
         collect_tool_markers(&mut api, &pkg_markers, diags);
@@ -174,7 +174,7 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
             // controller-gen's `+kubebuilder:skip`: not an API version, no CRDs from it;
             // its types still belong to it, so they are not reported as outside.
             if pkg_markers.iter().any(|mk| mk.name == Name::Skip) {
-                skipped.push(&m.path);
+                skipped.insert(&m.path);
                 continue;
             }
             if let Some(prev) = packages.get(m.path.as_slice()) {
@@ -194,15 +194,17 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
     let mut with_kinds = std::collections::BTreeSet::new();
     for (type_key, r) in &raw {
         let ident = &r.item.ident;
-        let owner = packages
-            .keys()
-            .chain(&skipped)
-            .filter(|p| r.module.path.starts_with(p))
-            .max_by_key(|p| p.len())
-            .copied();
-        if owner.is_some_and(|o| skipped.contains(&o)) {
+        // The nearest group/version around the type's module: its path's prefixes, longest
+        // first, looked up (a scan of every package per type grew with kinds x groups).
+        let path = r.module.path.as_slice();
+        let nearest = (0..=path.len())
+            .rev()
+            .map(|n| &path[..n])
+            .find(|p| skipped.contains(p) || packages.contains_key(p));
+        if nearest.is_some_and(|p| skipped.contains(p)) {
             continue;
         }
+        let owner = nearest;
         let type_markers = if owner.is_some() {
             let markers = parse_markers(&r.item.docs, Level::Type, table, diags);
             collect_tool_markers(&mut api, &markers, diags);

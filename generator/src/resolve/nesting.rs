@@ -5,7 +5,7 @@
 //! through it. This walk itself keeps its own stack: a chain of ten thousand structs is a
 //! long loop here, not a deep recursion.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::diagnostics::{Diagnostic, Diagnostics, Location};
 use crate::model::*;
@@ -95,14 +95,17 @@ fn steps(decl: &TypeDecl) -> Vec<Step<'_>> {
 /// Every kind whose types nest deeper than [`MAX_TYPE_NESTING`]: an error at the field
 /// where the deepest path passes the limit, once per field. Returns whether all are within.
 pub(super) fn check(api: &Api, diags: &mut Diagnostics) -> bool {
-    let mut below: BTreeMap<&str, Vec<Step<'_>>> = BTreeMap::new();
+    // Hashed, not ordered: nothing here is iterated, and type keys share long module-path
+    // prefixes that every comparison of an ordered lookup reads again (this check's lookups
+    // grew faster than the API: 14x the instructions for 10x the kinds).
+    let mut below: HashMap<&str, Vec<Step<'_>>> = HashMap::with_capacity(api.types.len());
     for (key, decl) in &api.types {
         below.insert(key.as_str(), steps(decl));
     }
     // The levels below each type, its deepest path; a type that contains itself (the
     // schema builder reports it) counts what lies below it outside the cycle.
-    let mut depth: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut on_path: BTreeSet<&str> = BTreeSet::new();
+    let mut depth: HashMap<&str, usize> = HashMap::with_capacity(api.types.len());
+    let mut on_path: HashSet<&str> = HashSet::new();
     let mut reported: BTreeSet<Location> = BTreeSet::new();
     let mut fine = true;
     for p in api.packages.values() {

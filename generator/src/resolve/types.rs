@@ -10,7 +10,7 @@ use crate::markers::{Level, Marker, Name};
 use crate::model::*;
 use crate::read::{self as src, Module, doc_text};
 
-use super::paths::{anchored, public_path};
+use super::paths::{Modules, anchored, public_path};
 use super::{RawType, key, parse_markers};
 
 /// Apply a serde `rename_all` rule. Fields are written in snake_case, variants in PascalCase.
@@ -85,7 +85,7 @@ fn rename_by_words(name: &str, rule: &str, is_variant: bool) -> Result<String, S
 
 pub(super) struct Resolver<'a> {
     pub(super) raw: &'a BTreeMap<String, RawType<'a>>,
-    pub(super) modules: &'a [Module],
+    pub(super) modules: Modules<'a>,
     pub(super) types: BTreeMap<String, TypeDecl>,
     pub(super) pending: Vec<String>,
     /// Aliases being resolved, to stop on one that stands for itself.
@@ -233,7 +233,7 @@ impl Resolver<'_> {
             return abs;
         }
         let (name, parent) = abs[1..].split_last().expect("checked above");
-        let Some(m) = self.modules.iter().find(|m| m.path == parent) else {
+        let Some(m) = self.modules.at(parent) else {
             return abs;
         };
         if let Some(target) = m.uses.get(name) {
@@ -845,7 +845,7 @@ impl Resolver<'_> {
             shape,
             derives: item.derives.clone(),
             visible: item.visible,
-            rust_path: public_path(self.modules, module, item),
+            rust_path: public_path(&self.modules, module, item),
             loc,
         })
     }
