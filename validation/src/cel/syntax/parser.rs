@@ -82,6 +82,20 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Reads the `?` that makes a selection, index, list element, map entry or message
+    /// field optional, if one is next; `syntax` names the construct in the error cel-go gives
+    /// when the optional syntax is off.
+    fn optional_marker(&mut self, syntax: &str) -> Result<bool, SyntaxError> {
+        if self.peek().kind != Kind::Question {
+            return Ok(false);
+        }
+        let q = self.bump();
+        if !self.optional {
+            return Err(self.error_at(q, format!("unsupported syntax {syntax}")));
+        }
+        Ok(true)
+    }
+
     fn text(&self, t: Token) -> &'a str {
         &self.src[t.start..t.end]
     }
@@ -338,13 +352,7 @@ impl<'a> Parser<'a> {
     /// `member` so that the recursion's frames stay small (debug builds, 2 MiB threads).
     fn select(&mut self, m: P, t: Token) -> R<P> {
         self.bump();
-        let opt = self.peek().kind == Kind::Question;
-        if opt {
-            let q = self.bump();
-            if !self.optional {
-                return Err(self.error_at(q, "unsupported syntax '.?'".to_owned()));
-            }
-        }
+        let opt = self.optional_marker("'.?'")?;
         let name = self.peek();
         let field = match name.kind {
             Kind::Ident => self.text(name).to_owned(),
@@ -385,13 +393,7 @@ impl<'a> Parser<'a> {
     fn index(&mut self, m: P, t: Token) -> R<P> {
         self.bump();
         let op = self.id();
-        let opt = self.peek().kind == Kind::Question;
-        if opt {
-            let q = self.bump();
-            if !self.optional {
-                return Err(self.error_at(q, "unsupported syntax '[?'".to_owned()));
-            }
-        }
+        let opt = self.optional_marker("'[?'")?;
         let index = self.expr()?;
         self.expect(Kind::RBracket, "']'")?;
         let depth = 1 + m.depth.max(index.depth);
@@ -517,11 +519,7 @@ impl<'a> Parser<'a> {
         let mut optionals = vec![];
         let mut depth = 0;
         while self.peek().kind != Kind::RBracket {
-            if self.peek().kind == Kind::Question {
-                let q = self.bump();
-                if !self.optional {
-                    return Err(self.error_at(q, "unsupported syntax '?'".to_owned()));
-                }
+            if self.optional_marker("'?'")? {
                 optionals.push(elements.len());
             }
             let e = self.expr()?;
@@ -550,13 +548,7 @@ impl<'a> Parser<'a> {
         let mut depth = 0;
         while self.peek().kind != Kind::RBrace {
             let entry = self.id();
-            let optional = self.peek().kind == Kind::Question;
-            if optional {
-                let q = self.bump();
-                if !self.optional {
-                    return Err(self.error_at(q, "unsupported syntax '?'".to_owned()));
-                }
-            }
+            let optional = self.optional_marker("'?'")?;
             let key = self.expr()?;
             self.expect(Kind::Colon, "':'")?;
             let value = self.expr()?;
@@ -629,13 +621,7 @@ impl<'a> Parser<'a> {
         let mut entries = vec![];
         let mut depth = 0;
         while self.peek().kind != Kind::RBrace {
-            let optional = self.peek().kind == Kind::Question;
-            if optional {
-                let q = self.bump();
-                if !self.optional {
-                    return Err(self.error_at(q, "unsupported syntax '?'".to_owned()));
-                }
-            }
+            let optional = self.optional_marker("'?'")?;
             let f = self.peek();
             let field = match f.kind {
                 Kind::Ident => self.text(f).to_owned(),
