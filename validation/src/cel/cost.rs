@@ -35,7 +35,7 @@ use super::limits::{
 };
 use super::stdlib;
 use super::syntax::ast::{CallExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators};
-use super::value::{ExecutionError, Key, Map, Opaque, OptionalValue, Value, as_optional};
+use super::value::{ExecutionError, Key, Map, OptionalValue, Value, as_optional, downcast};
 
 /// cel-go's cancellation message, which the API server matches by prefix.
 pub const COST_LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
@@ -577,13 +577,6 @@ impl Meter {
 
 // ---- CallCost --------------------------------------------------------------------------
 
-fn opaque<T: Opaque + 'static>(v: &Value) -> Option<&T> {
-    match v {
-        Value::Opaque(o) => o.downcast_ref::<T>(),
-        _ => None,
-    }
-}
-
 /// `traits.Sizer`'s size, or 1: strings count code points, IPs and CIDRs their bytes
 /// (Kubernetes' `IP.Size` and `CIDR.Size`, the latter of the prefix).
 fn sizer(v: &Value) -> Option<u64> {
@@ -593,9 +586,9 @@ fn sizer(v: &Value) -> Option<u64> {
         Value::List(l) => l.len() as u64,
         Value::Map(m) => m.map.len() as u64,
         v => {
-            if let Some(ip) = opaque::<Ip>(v) {
+            if let Some(ip) = downcast::<Ip>(v) {
                 ip.byte_len()
-            } else if let Some(c) = opaque::<Cidr>(v) {
+            } else if let Some(c) = downcast::<Cidr>(v) {
                 c.prefix_bytes()
             } else {
                 return None;
@@ -614,7 +607,7 @@ fn go_size(v: &Value) -> u64 {
     if let Some(n) = sizer(v) {
         return n;
     }
-    match opaque::<OptionalValue>(v).and_then(OptionalValue::value) {
+    match downcast::<OptionalValue>(v).and_then(OptionalValue::value) {
         Some(inner) => go_size(inner),
         None => 1,
     }
@@ -690,7 +683,7 @@ pub(super) fn call_cost(cost: Cost, name: &str, args: &[Value], result: &Value) 
             _ => None,
         },
         Cost::Ip => match a0 {
-            Some(c) if opaque::<Cidr>(c).is_some() => Some(1),
+            Some(c) if downcast::<Cidr>(c).is_some() => Some(1),
             _ => k8s_arg0(false),
         },
         Cost::Constant => Some(1),
@@ -708,7 +701,7 @@ pub(super) fn call_cost(cost: Cost, name: &str, args: &[Value], result: &Value) 
             }
             _ => None,
         },
-        Cost::Validate => match (a0.and_then(opaque::<NamedFormat>), a1) {
+        Cost::Validate => match (a0.and_then(downcast::<NamedFormat>), a1) {
             (Some(f), Some(s)) => {
                 let str_cost = ceil((1.0 + k8s_size(s) as f64) * STRING_TRAVERSAL_COST_FACTOR);
                 let regex_cost = ceil(f.max_regex_size() as f64 * REGEX_STRING_LENGTH_COST_FACTOR);
@@ -718,12 +711,12 @@ pub(super) fn call_cost(cost: Cost, name: &str, args: &[Value], result: &Value) 
         },
         Cost::Equals => match a0 {
             Some(v)
-                if opaque::<Quantity>(v).is_some()
-                    || opaque::<Ip>(v).is_some()
-                    || opaque::<Cidr>(v).is_some()
-                    || opaque::<NamedFormat>(v).is_some()
-                    || opaque::<Url>(v).is_some()
-                    || opaque::<Semver>(v).is_some() =>
+                if downcast::<Quantity>(v).is_some()
+                    || downcast::<Ip>(v).is_some()
+                    || downcast::<Cidr>(v).is_some()
+                    || downcast::<NamedFormat>(v).is_some()
+                    || downcast::<Url>(v).is_some()
+                    || downcast::<Semver>(v).is_some() =>
             {
                 Some(1)
             }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::value::{ExecutionError, Opaque, Value, opaque, optional};
+use super::value::{ExecutionError, Opaque, Value, downcast, opaque, optional};
 
 use super::value::type_name;
 
@@ -144,7 +144,7 @@ fn table() -> HashMap<&'static str, Handler> {
             let c = recv::<Cidr>(ftx, this)?;
             let ip = match one(args)? {
                 Value::String(s) => parse_ip(&s).ok_or_else(|| ftx.error(format!("IP Address {s:?} parse error during conversion from string")))?,
-                v => opaque_ref::<Ip>(&v).ok_or_else(|| no_overload(ftx, &v))?.0,
+                v => downcast::<Ip>(&v).ok_or_else(|| no_overload(ftx, &v))?.0,
             };
             Ok(Value::Bool(c.contains(ip)))
         },
@@ -152,7 +152,7 @@ fn table() -> HashMap<&'static str, Handler> {
             let c = recv::<Cidr>(ftx, this)?;
             let other = match one(args)? {
                 Value::String(s) => Cidr::parse(&s).ok_or_else(|| ftx.error(format!("network address parse error during conversion from string: {s}")))?,
-                v => opaque_ref::<Cidr>(&v).ok_or_else(|| no_overload(ftx, &v))?.clone(),
+                v => downcast::<Cidr>(&v).ok_or_else(|| no_overload(ftx, &v))?.clone(),
             };
             Ok(Value::Bool(other.prefix >= c.prefix && c.contains(other.addr)))
         },
@@ -246,16 +246,9 @@ fn recv_str(ftx: &FunctionContext, this: Option<Value>) -> Result<Arc<String>> {
     }
 }
 
-fn opaque_ref<T: Opaque>(v: &Value) -> Option<&T> {
-    match v {
-        Value::Opaque(o) => o.downcast_ref::<T>(),
-        _ => None,
-    }
-}
-
 fn recv<T: Opaque + Clone>(ftx: &FunctionContext, this: Option<Value>) -> Result<T> {
     match this {
-        Some(v) => opaque_ref::<T>(&v)
+        Some(v) => downcast::<T>(&v)
             .cloned()
             .ok_or_else(|| no_overload(ftx, &v)),
         None => Err(ExecutionError::missing_argument_or_target()),
@@ -268,19 +261,19 @@ fn string(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Resul
         Some(v) => v,
         None => one(args)?,
     };
-    if let Some(ip) = opaque_ref::<Ip>(&v) {
+    if let Some(ip) = downcast::<Ip>(&v) {
         return Ok(str_value(&ip.0.to_string()));
     }
-    if let Some(c) = opaque_ref::<Cidr>(&v) {
+    if let Some(c) = downcast::<Cidr>(&v) {
         return Ok(str_value(&format!("{}/{}", c.addr, c.prefix)));
     }
-    if let Some(u) = opaque_ref::<Url>(&v) {
+    if let Some(u) = downcast::<Url>(&v) {
         return Ok(str_value(&u.raw));
     }
-    if let Some(q) = opaque_ref::<Quantity>(&v) {
+    if let Some(q) = downcast::<Quantity>(&v) {
         return Ok(str_value(&q.raw));
     }
-    if let Some(s) = opaque_ref::<Semver>(&v) {
+    if let Some(s) = downcast::<Semver>(&v) {
         return Ok(str_value(&s.0.to_string()));
     }
     let _ = ftx;
@@ -637,11 +630,10 @@ fn compare(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Resu
     let other = one(args)?;
     match this {
         Some(v) => {
-            if let (Some(a), Some(b)) = (opaque_ref::<Quantity>(&v), opaque_ref::<Quantity>(&other))
-            {
+            if let (Some(a), Some(b)) = (downcast::<Quantity>(&v), downcast::<Quantity>(&other)) {
                 return Ok(a.cmp(b));
             }
-            if let (Some(a), Some(b)) = (opaque_ref::<Semver>(&v), opaque_ref::<Semver>(&other)) {
+            if let (Some(a), Some(b)) = (downcast::<Semver>(&v), downcast::<Semver>(&other)) {
                 return Ok(a.0.cmp_precedence(&b.0));
             }
             Err(no_overload(ftx, &v))
@@ -659,7 +651,7 @@ fn quantity_arith(
     let q = recv::<Quantity>(ftx, this)?;
     let other = match one(args)? {
         Value::Int(i) => Quantity::from_int(i),
-        v => opaque_ref::<Quantity>(&v)
+        v => downcast::<Quantity>(&v)
             .cloned()
             .ok_or_else(|| no_overload(ftx, &v))?,
     };

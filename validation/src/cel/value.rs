@@ -188,8 +188,13 @@ impl Opaque for OptionalValue {
 
 /// The optional a value holds, if it is one.
 pub(crate) fn as_optional(v: &Value) -> Option<&OptionalValue> {
+    downcast(v)
+}
+
+/// A library value as its concrete type: `None` for any other value.
+pub(crate) fn downcast<T: Opaque>(v: &Value) -> Option<&T> {
     match v {
-        Value::Opaque(o) => o.downcast_ref::<OptionalValue>(),
+        Value::Opaque(o) => o.downcast_ref::<T>(),
         _ => None,
     }
 }
