@@ -49,10 +49,10 @@ pub(super) fn call(name: &str, this: Option<&Value>, args: &[Value]) -> Result<O
         (op::NOT_EQUALS, None, [a, b]) => Value::Bool(!equals(a, b)),
         (op::LESS | op::LESS_EQUALS | op::GREATER | op::GREATER_EQUALS, None, [a, b]) => {
             let Some(o) = compare(a, b) else {
-                // NaN against a number is false, not an error.
-                let same_kind = std::mem::discriminant(a) == std::mem::discriminant(b)
-                    || (is_number(a) && is_number(b));
-                if same_kind {
+                // NaN against a number is false, not an error. Anything else without an
+                // order (lists, maps, null, a type without `<`) has no overload, as in
+                // cel-go: `[1] < [2]` is an error, not false.
+                if is_number(a) && is_number(b) {
                     return Ok(Some(Value::Bool(false)));
                 }
                 return Err(overload());

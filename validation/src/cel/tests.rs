@@ -529,6 +529,8 @@ fn standard_library_as_cel_go() {
         // Arithmetic.
         "7 / 2 == 3 && -7 / 2 == -3 && 7 % 3 == 1 && -7 % 3 == -1 && 7u / 2u == 3u",
         "1.0 / 0.0 > 1e308 && 0.1 + 0.2 != 0.3 && 2.5 * 2.0 == 5.0",
+        // NaN has no order: every comparison with it is false, not an error.
+        "!(0.0 / 0.0 < 1.0) && !(0.0 / 0.0 >= 1.0) && !(1 > 0.0 / 0.0) && !(0.0 / 0.0 <= 0.0 / 0.0)",
         "'a' + 'b' == 'ab' && b'a' + b'b' == b'ab' && [1] + [2] == [1, 2]",
         // Conversions.
         "int(3.9) == 3 && int(-3.9) == -3 && int('42') == 42 && uint(7) == 7u",
@@ -578,6 +580,10 @@ fn standard_library_as_cel_go() {
         ("self.m.x == 0", "no such key: x"),
         ("self.m['x'] == 0", "no such key: x"),
         ("1 + 1u == 2", "no such overload"),
+        ("[1] < [2]", "no such overload"),
+        ("self.l <= self.l", "no such overload"),
+        ("self.m > self.m", "no such overload"),
+        ("null >= null", "no such overload"),
         ("self.x == 1 && true", "no such key: x"),
         ("self.?x.value() == 1", "optional.none() dereference"),
         (
