@@ -82,15 +82,15 @@ fn table() -> HashMap<&'static str, Handler> {
         "getSeconds" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Seconds),
         "getMilliseconds" => |ftx: &FunctionContext, this, args| time_part(ftx, this, args, TimePart::Milliseconds),
         "charAt" => char_at,
-        "lowerAscii" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv_str(ftx, this)?.to_ascii_lowercase())),
-        "upperAscii" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv_str(ftx, this)?.to_ascii_uppercase())),
+        "lowerAscii" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv_str(ftx, this)?.to_ascii_lowercase())),
+        "upperAscii" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv_str(ftx, this)?.to_ascii_uppercase())),
         "replace" => replace,
         "split" => split,
         "substring" => substring,
-        "trim" => |ftx: &FunctionContext, this, _| Ok(str_value(recv_str(ftx, this)?.trim())),
+        "trim" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv_str(ftx, this)?.trim())),
         "join" => join,
-        "strings.quote" => |_: &FunctionContext, _, args: Vec<Value>| Ok(str_value(&quote(&as_str(&one(args)?)?))),
-        "reverse" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv_str(ftx, this)?.chars().rev().collect::<String>())),
+        "strings.quote" => |_: &FunctionContext, _, args: Vec<Value>| Ok(Value::from(quote(&as_str(&one(args)?)?))),
+        "reverse" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv_str(ftx, this)?.chars().rev().collect::<String>())),
         "format" => format_string,
         "find" => |ftx: &FunctionContext, this, args| find(ftx, this, args, false),
         "findAll" => |ftx: &FunctionContext, this, args| find(ftx, this, args, true),
@@ -102,11 +102,11 @@ fn table() -> HashMap<&'static str, Handler> {
             Url::parse(&s).map(opaque).ok_or_else(|| ftx.error(format!("URL parse error during conversion from string: {s}")))
         },
         "isURL" => |_: &FunctionContext, _, args: Vec<Value>| Ok(Value::Bool(Url::parse(&as_str(&one(args)?)?).is_some())),
-        "getScheme" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv::<Url>(ftx, this)?.scheme)),
-        "getHost" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv::<Url>(ftx, this)?.host)),
-        "getHostname" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv::<Url>(ftx, this)?.hostname())),
-        "getPort" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv::<Url>(ftx, this)?.port())),
-        "getEscapedPath" => |ftx: &FunctionContext, this, _| Ok(str_value(&recv::<Url>(ftx, this)?.path)),
+        "getScheme" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv::<Url>(ftx, this)?.scheme)),
+        "getHost" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv::<Url>(ftx, this)?.host)),
+        "getHostname" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv::<Url>(ftx, this)?.hostname())),
+        "getPort" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv::<Url>(ftx, this)?.port())),
+        "getEscapedPath" => |ftx: &FunctionContext, this, _| Ok(Value::from(recv::<Url>(ftx, this)?.path)),
         "getQuery" => |ftx: &FunctionContext, this, _| Ok(recv::<Url>(ftx, this)?.query_map()),
         "quantity" => |ftx: &FunctionContext, _, args: Vec<Value>| {
             let s = as_str(&one(args)?)?;
@@ -179,7 +179,7 @@ fn table() -> HashMap<&'static str, Handler> {
         "validate" => |ftx: &FunctionContext, this, args: Vec<Value>| {
             let f = recv::<NamedFormat>(ftx, this)?;
             let errs = f.validate(&as_str(&one(args)?)?);
-            Ok(optional((!errs.is_empty()).then(|| Value::List(Arc::new(errs.iter().map(|e| str_value(e)).collect())))))
+            Ok(optional((!errs.is_empty()).then(|| Value::List(Arc::new(errs.iter().map(|e| Value::from(e.as_str())).collect())))))
         },
         "semver" => |ftx: &FunctionContext, _, args: Vec<Value>| {
             let s = as_str(args.first().ok_or_else(|| ftx.error("missing argument"))?)?;
@@ -209,10 +209,6 @@ fn one(args: Vec<Value>) -> Result<Value> {
 
 fn no_overload(ftx: &FunctionContext, v: &Value) -> ExecutionError {
     ftx.error(format!("no such overload for {}", type_name(v)))
-}
-
-fn str_value(s: &str) -> Value {
-    Value::from(s)
 }
 
 fn as_str(v: &Value) -> Result<Arc<String>> {
@@ -262,19 +258,19 @@ fn string(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Resul
         None => one(args)?,
     };
     if let Some(ip) = downcast::<Ip>(&v) {
-        return Ok(str_value(&ip.0.to_string()));
+        return Ok(Value::from(ip.0.to_string()));
     }
     if let Some(c) = downcast::<Cidr>(&v) {
-        return Ok(str_value(&format!("{}/{}", c.addr, c.prefix)));
+        return Ok(Value::from(format!("{}/{}", c.addr, c.prefix)));
     }
     if let Some(u) = downcast::<Url>(&v) {
-        return Ok(str_value(&u.raw));
+        return Ok(Value::from(u.raw.as_str()));
     }
     if let Some(q) = downcast::<Quantity>(&v) {
-        return Ok(str_value(&q.raw));
+        return Ok(Value::from(q.raw.as_str()));
     }
     if let Some(s) = downcast::<Semver>(&v) {
-        return Ok(str_value(&s.0.to_string()));
+        return Ok(Value::from(s.0.to_string()));
     }
     let _ = ftx;
     super::stdlib::to_string(&v)
@@ -407,8 +403,8 @@ fn char_at(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Resu
     if i < 0 || i as usize > chars.len() {
         return Err(ftx.error(format!("index out of range: {i}")));
     }
-    Ok(str_value(
-        &chars
+    Ok(Value::from(
+        chars
             .get(i as usize)
             .map(|c| c.to_string())
             .unwrap_or_default(),
@@ -422,7 +418,7 @@ fn replace(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Resu
         _ => return Err(ExecutionError::invalid_argument_count(2, args.len())),
     };
     let n = args.get(2).map(as_int).transpose()?.unwrap_or(-1);
-    Ok(str_value(&if n < 0 {
+    Ok(Value::from(if n < 0 {
         s.replace(from.as_str(), &to)
     } else {
         s.replacen(from.as_str(), &to, n as usize)
@@ -452,7 +448,7 @@ fn split(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Result
             .collect(),
     };
     Ok(Value::List(Arc::new(
-        parts.iter().map(|p| str_value(p)).collect(),
+        parts.iter().map(|p| Value::from(p.as_str())).collect(),
     )))
 }
 
@@ -476,8 +472,8 @@ fn substring(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Re
             "invalid substring range. start: {start}, end: {end}"
         )));
     }
-    Ok(str_value(
-        &chars[start as usize..end as usize]
+    Ok(Value::from(
+        chars[start as usize..end as usize]
             .iter()
             .collect::<String>(),
     ))
@@ -490,8 +486,8 @@ fn join(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -> Result<
         None => String::new(),
     };
     let parts = l.iter().map(as_str).collect::<Result<Vec<_>>>()?;
-    Ok(str_value(
-        &parts
+    Ok(Value::from(
+        parts
             .iter()
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
@@ -584,7 +580,7 @@ fn format_string(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>) -
             }
         }
     }
-    Ok(str_value(&out))
+    Ok(Value::from(out))
 }
 
 fn find(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>, all: bool) -> Result<Value> {
@@ -592,7 +588,7 @@ fn find(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>, all: bool)
     let pattern = as_str(args.first().ok_or_else(|| ftx.error("missing argument"))?)?;
     let re = crate::re2::regex(&pattern).map_err(|e| ftx.error(e))?;
     if !all {
-        return Ok(str_value(re.find(&s).map(|m| m.as_str()).unwrap_or("")));
+        return Ok(Value::from(re.find(&s).map(|m| m.as_str()).unwrap_or("")));
     }
     let limit = args.get(1).map(as_int).transpose()?.unwrap_or(-1);
     let found: Vec<Value> = re
@@ -602,7 +598,7 @@ fn find(ftx: &FunctionContext, this: Option<Value>, args: Vec<Value>, all: bool)
         } else {
             limit as usize
         })
-        .map(|m| str_value(m.as_str()))
+        .map(|m| Value::from(m.as_str()))
         .collect();
     Ok(Value::List(Arc::new(found)))
 }
@@ -895,7 +891,7 @@ impl Url {
         let mut map: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
         for pair in self.query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            map.entry(k.to_owned()).or_default().push(str_value(v));
+            map.entry(k.to_owned()).or_default().push(Value::from(v));
         }
         let entries: Vec<(String, Value)> = map
             .into_iter()
