@@ -197,14 +197,13 @@ pub fn build(modules: &[Module], options: &Options, diags: &mut Diagnostics) -> 
         // The nearest group/version around the type's module: its path's prefixes, longest
         // first, looked up (a scan of every package per type grew with kinds x groups).
         let path = r.module.path.as_slice();
-        let nearest = (0..=path.len())
+        let owner = (0..=path.len())
             .rev()
             .map(|n| &path[..n])
             .find(|p| skipped.contains(p) || packages.contains_key(p));
-        if nearest.is_some_and(|p| skipped.contains(p)) {
+        if owner.is_some_and(|p| skipped.contains(p)) {
             continue;
         }
-        let owner = nearest;
         let type_markers = if owner.is_some() {
             let markers = parse_markers(&r.item.docs, Level::Type, table, diags);
             collect_tool_markers(&mut api, &markers, diags);
