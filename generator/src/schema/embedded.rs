@@ -73,8 +73,8 @@ fn fill_recursion_holes(s: &mut JSONSchemaProps) {
     };
     let enclosing = s.clone();
     for p in s.properties.iter_mut().flat_map(|p| p.values_mut()) {
-        if *p == JSONSchemaProps::default() {
-            *p = open_object();
+        if **p == JSONSchemaProps::default() {
+            **p = open_object();
             continue;
         }
         if let Some(JSONSchemaPropsOrArray::Schema(item)) = &mut p.items

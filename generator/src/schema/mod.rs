@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::apiext::{
-    JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ValidationRule,
+    JSON, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, SchemaMap, ValidationRule,
 };
 use serde_json::Value;
 
@@ -88,8 +88,8 @@ fn take_inlined_keywords(object: &mut JSONSchemaProps, inlined: JSONSchemaProps)
 /// The properties of an object being built: its own fields', and those its inlined
 /// (flattened) structs bring, merged at the end.
 struct Props<'a> {
-    own: &'a mut BTreeMap<String, JSONSchemaProps>,
-    inlined: &'a mut BTreeMap<String, JSONSchemaProps>,
+    own: &'a mut SchemaMap,
+    inlined: &'a mut SchemaMap,
 }
 
 /// The property of an object's own field over one of the same name from an inlined struct,
@@ -180,21 +180,21 @@ impl<'a> SchemaBuilder<'a> {
 
     /// `apiVersion` and `kind`, as a kind has them and any struct inlining Go's
     /// `metav1.TypeMeta` (prometheus-operator's `EmbeddedPersistentVolumeClaim`).
-    fn type_meta_properties(&self) -> [(String, JSONSchemaProps); 2] {
+    fn type_meta_properties(&self) -> [(String, Box<JSONSchemaProps>); 2] {
         [
             (
                 "apiVersion".into(),
-                JSONSchemaProps {
+                Box::new(JSONSchemaProps {
                     description: self.describe("APIVersion defines the versioned schema of this representation of an object.\nServers should convert recognized schemas to the latest internal value, and\nmay reject unrecognized values.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"),
                     ..typed("string")
-                },
+                }),
             ),
             (
                 "kind".into(),
-                JSONSchemaProps {
+                Box::new(JSONSchemaProps {
                     description: self.describe("Kind is a string value representing the REST resource this object represents.\nServers may infer this from the endpoint the client submits requests to.\nCannot be updated.\nIn CamelCase.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"),
                     ..typed("string")
-                },
+                }),
             ),
         ]
     }
@@ -205,7 +205,7 @@ impl<'a> SchemaBuilder<'a> {
         let props = schema.properties.get_or_insert_with(BTreeMap::new);
         props.extend(type_meta);
         // The apiserver owns metadata's schema; a CRD may only say it is an object.
-        props.insert("metadata".into(), typed("object"));
+        props.insert("metadata".into(), Box::new(typed("object")));
         // Required only when marked so (Go's `json:"metadata"` without omitempty, which
         // controller-gen requires, as Contour's and cluster-api's kinds have it): Rust's
         // `metadata: ObjectMeta` without a default is how every kind is written.
@@ -389,7 +389,7 @@ impl<'a> SchemaBuilder<'a> {
         // HTTPConfig's): one property, their schemas merged as controller-gen merges them.
         for (k, v) in inlined {
             let merged = match properties.remove(&k) {
-                Some(own) => merge_shadowed(v, own),
+                Some(own) => Box::new(merge_shadowed(*v, *own)),
                 None => v,
             };
             properties.insert(k, merged);
@@ -509,7 +509,11 @@ impl<'a> SchemaBuilder<'a> {
         if self.is_required(f)? {
             required.push(f.json_name.clone());
         }
-        if props.own.insert(f.json_name.clone(), prop).is_some() {
+        if props
+            .own
+            .insert(f.json_name.clone(), Box::new(prop))
+            .is_some()
+        {
             return Err(Diagnostic::new(
                 f.loc.clone(),
                 format!("two fields serialize as `{}`", f.json_name),
@@ -725,7 +729,7 @@ impl<'a> SchemaBuilder<'a> {
                             continue;
                         }
                     };
-                    props.insert(v.json_name.clone(), schema);
+                    props.insert(v.json_name.clone(), Box::new(schema));
                     one_of.push(JSONSchemaProps {
                         required: Some(vec![v.json_name.clone()]),
                         ..Default::default()
@@ -775,7 +779,7 @@ impl<'a> SchemaBuilder<'a> {
         tag: &str,
         variants: &[Variant],
     ) -> Result<JSONSchemaProps, Diagnostic> {
-        let mut props: BTreeMap<String, JSONSchemaProps> = BTreeMap::new();
+        let mut props = SchemaMap::new();
         for v in variants {
             let fields = match &v.shape {
                 VariantShape::Unit => continue,
@@ -811,7 +815,7 @@ impl<'a> SchemaBuilder<'a> {
         }
         props.insert(
             tag.to_owned(),
-            JSONSchemaProps {
+            Box::new(JSONSchemaProps {
                 enum_: Some(
                     variants
                         .iter()
@@ -819,7 +823,7 @@ impl<'a> SchemaBuilder<'a> {
                         .collect(),
                 ),
                 ..typed("string")
-            },
+            }),
         );
         Ok(JSONSchemaProps {
             properties: Some(props),
@@ -1012,9 +1016,9 @@ fn check_set_items(schema: &JSONSchemaProps, f: &Field) -> Result<(), Diagnostic
 
 /// Add `p` as property `k`, failing if a different schema already has that name.
 fn merge_property(
-    props: &mut BTreeMap<String, JSONSchemaProps>,
+    props: &mut SchemaMap,
     k: String,
-    p: JSONSchemaProps,
+    p: Box<JSONSchemaProps>,
     loc: &Location,
 ) -> Result<(), Diagnostic> {
     match props.get(&k) {
@@ -1051,12 +1055,15 @@ pub fn lookup_path<'s>(
         if node.x_kubernetes_preserve_unknown_fields == Some(true) && node.properties.is_none() {
             return Ok(None);
         }
-        let next = node.properties.as_ref().and_then(|p| p.get(*seg)).or(
-            match &node.additional_properties {
+        let next = node
+            .properties
+            .as_ref()
+            .and_then(|p| p.get(*seg))
+            .map(|s| &**s)
+            .or(match &node.additional_properties {
                 Some(JSONSchemaPropsOrBool::Schema(s)) => Some(&**s),
                 _ => None,
-            },
-        );
+            });
         match next {
             Some(n) => node = n,
             None => {
