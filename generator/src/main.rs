@@ -301,7 +301,8 @@ impl Options {
 fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Generate(opts) => {
-            let config = opts.config()?;
+            // The process exits after this one run: its model is left to the OS.
+            let config = opts.config()?.exits_after(true);
             match opts.output.as_deref() {
                 Some("-") => {
                     // stdout carries the CRDs only, so only their generator runs: the Rust
@@ -383,7 +384,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check(opts) => {
-            let config = opts.config()?;
+            let config = opts.config()?.exits_after(true);
             let generated = config.generate()?;
             eprint!("{}", generated.render_warnings());
             let report = config.check_generated(&generated)?;
