@@ -3,6 +3,7 @@
 //! make the crate, and at which module paths, is [`tree`]'s.
 
 mod doc_comments;
+mod fast;
 mod tree;
 
 pub use tree::{module_path_of, module_tree, normalize, rust_files};
@@ -87,6 +88,29 @@ pub struct Module {
     /// `true`), by name (`f`, `Type::f` for an associated one), with the JSON value they
     /// return: what `#[serde(default = "f")]` puts in kube-derive's schema.
     pub literal_fns: BTreeMap<String, serde_json::Value>,
+}
+
+impl Module {
+    /// A module at `path` in `file` with nothing in it yet.
+    fn empty(path: Vec<String>, file: &Path, visible: bool) -> Self {
+        Module {
+            inner_docs: vec![],
+            other_docs: vec![],
+            path,
+            file: file.to_owned(),
+            visible,
+            file_children: vec![],
+            reexports: Default::default(),
+            reexported_globs: vec![],
+            uses: BTreeMap::new(),
+            globs: vec![],
+            structs: vec![],
+            enums: vec![],
+            aliases: vec![],
+            children: vec![],
+            literal_fns: BTreeMap::new(),
+        }
+    }
 }
 
 /// A struct or enum, read out of its syntax tree: what resolution needs, locations
@@ -253,20 +277,27 @@ fn doc_lines(file: &Path, docs: Option<&Shortened>, attrs: &[syn::Attribute]) ->
             }
             None => str_value(s, &mut value),
         }
-        for (i, line) in value.split('\n').enumerate() {
-            let lead = line.len() - line.trim_start().len();
-            let column = if i == 0 {
-                start_column + 3 + lead
-            } else {
-                lead + 1
-            };
-            out.push(DocLine {
-                text: line.to_owned(),
-                loc: Location::new(file, start_line + i, column),
-            });
-        }
+        push_doc_lines(&mut out, file, (start_line, start_column), &value);
     }
     out
+}
+
+/// The lines of one doc comment (or `#[doc = "…"]`) whose `///` (or `#`) is at `start`
+/// (1-based line and column): a `///` comment's text begins three columns after it.
+fn push_doc_lines(out: &mut Vec<DocLine>, file: &Path, start: (usize, usize), value: &str) {
+    let (start_line, start_column) = start;
+    for (i, line) in value.split('\n').enumerate() {
+        let lead = line.len() - line.trim_start().len();
+        let column = if i == 0 {
+            start_column + 3 + lead
+        } else {
+            lead + 1
+        };
+        out.push(DocLine {
+            text: line.to_owned(),
+            loc: Location::new(file, start_line + i, column),
+        });
+    }
 }
 
 /// A string literal's value, into `buf` (its old text replaced). A literal without escapes
@@ -528,17 +559,25 @@ pub fn parse_file(
             return vec![];
         }
     };
-    // What `syn::parse_file` does, with the tokens checked before they are parsed: a
-    // byte-order mark and a shebang line (`#!/usr/bin/env …`, not `#![attr]`) are no Rust;
-    // the shebang's newline stays, so lines keep their numbers.
-    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let body = match body.strip_prefix("#!") {
+    let body = rust_body(&text);
+    // Files of type declarations only are read without syn; anything else goes to it.
+    if let Some(modules) = fast::read(path.clone(), visible, file, body) {
+        return modules;
+    }
+    read_body(path, visible, file, body, true, diags)
+}
+
+/// A file's text without what `syn::parse_file` sets apart before it parses: a byte-order
+/// mark and a shebang line (`#!/usr/bin/env …`, not `#![attr]`) are no Rust. The
+/// shebang's newline stays, so lines keep their numbers.
+fn rust_body(text: &str) -> &str {
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match body.strip_prefix("#!") {
         Some(rest) if !rest.trim_start().starts_with('[') => {
             &body[body.find('\n').unwrap_or(body.len())..]
         }
         _ => body,
-    };
-    read_body(path, visible, file, body, true, diags)
+    }
 }
 
 /// [`parse_file`] after the file's text is read; `shorten` lexes `///` comments without
@@ -633,23 +672,8 @@ fn collect_module(
         .filter(|a| matches!(a.style, syn::AttrStyle::Inner(_)))
         .cloned()
         .collect();
-    let mut module = Module {
-        inner_docs: doc_lines(file, docs, &inner),
-        other_docs: vec![],
-        path: path.clone(),
-        file: file.to_owned(),
-        visible,
-        file_children: vec![],
-        reexports: Default::default(),
-        reexported_globs: vec![],
-        uses: BTreeMap::new(),
-        globs: vec![],
-        structs: vec![],
-        enums: vec![],
-        aliases: vec![],
-        children: vec![],
-        literal_fns: BTreeMap::new(),
-    };
+    let mut module = Module::empty(path.clone(), file, visible);
+    module.inner_docs = doc_lines(file, docs, &inner);
     let mut nested = Vec::new();
     let mut other_docs: Vec<Vec<syn::Attribute>> = Vec::new();
     let mut structs = Vec::new();
@@ -1122,9 +1146,11 @@ fn meta_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<String>> {
     Ok(out)
 }
 
-/// One `name` or `name = "text"` of a serde attribute, read by [`simple_serde_args`].
-struct SimpleArg {
-    name: proc_macro2::Ident,
+/// One `name` or `name = "text"` of a serde attribute, read by [`simple_serde_args`] (or
+/// the [`fast`] reader, whose names are `String`s).
+#[derive(Clone)]
+struct SimpleArg<N> {
+    name: N,
     /// The value's text, between its quotes.
     value: Option<String>,
 }
@@ -1133,7 +1159,7 @@ struct SimpleArg {
 /// (see [`plain_str`]), the shape of nearly every field attribute; `None` for anything
 /// else, which syn's parser reads. Parsing each attribute's tokens again with syn cost
 /// about 10,000 instructions an attribute, 4% of a CRD run.
-fn simple_serde_args(attr: &syn::Attribute) -> Option<Vec<SimpleArg>> {
+fn simple_serde_args(attr: &syn::Attribute) -> Option<Vec<SimpleArg<proc_macro2::Ident>>> {
     use proc_macro2::TokenTree;
     let syn::Meta::List(list) = &attr.meta else {
         return None;
@@ -1214,49 +1240,59 @@ fn simple_paths(attr: &syn::Attribute) -> Option<Vec<proc_macro2::Ident>> {
 fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
     let mut out = SerdeField::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        // What the parser below makes of the same arguments; a flag given a value, or a
-        // value where a flag belongs, goes to the parser (it stops there, as serde would).
-        if let Some(args) = simple_serde_args(attr) {
-            let fits = args.iter().all(|a| {
-                let flag = ["flatten", "skip", "skip_serializing", "untagged"]
-                    .iter()
-                    .any(|f| a.name == f);
-                if flag {
-                    a.value.is_none()
-                } else {
-                    a.name != "rename" || a.value.is_some()
-                }
-            });
-            if fits {
-                for SimpleArg { name, value } in args {
-                    if name == "rename" {
-                        out.rename = value;
-                    } else if name == "flatten" {
-                        out.flatten = true;
-                    } else if name == "skip" || name == "skip_serializing" {
-                        out.skip = true;
-                    } else if name == "default" {
-                        out.default = true;
-                        if value.is_some() {
-                            out.default_fn = value;
-                        }
-                    } else if name == "skip_serializing_if" {
-                        out.skip_serializing_if = true;
-                    } else if name == "untagged" {
-                        out.untagged = true;
-                    } else if let Some(attr) = ["with", "serialize_with", "deserialize_with"]
-                        .into_iter()
-                        .find(|a| name == a)
-                    {
-                        out.with.get_or_insert(attr);
-                    }
-                }
-                continue;
-            }
+        if simple_serde_args(attr).is_some_and(|args| serde_field_simple(args, &mut out)) {
+            continue;
         }
         serde_field_parsed(attr, &mut out);
     }
     out
+}
+
+/// [`serde_field_attrs`] of one attribute's arguments in the simple shape; `false` (and
+/// `out` untouched) when they do not fit it: what the parser makes of the same arguments
+/// differs there (a flag given a value, or a value where a flag belongs: it stops, as
+/// serde would).
+fn serde_field_simple<N: for<'s> PartialEq<&'s str>>(
+    args: Vec<SimpleArg<N>>,
+    out: &mut SerdeField,
+) -> bool {
+    let fits = args.iter().all(|a| {
+        let flag = ["flatten", "skip", "skip_serializing", "untagged"]
+            .iter()
+            .any(|f| a.name == *f);
+        if flag {
+            a.value.is_none()
+        } else {
+            a.name != "rename" || a.value.is_some()
+        }
+    });
+    if !fits {
+        return false;
+    }
+    for SimpleArg { name, value } in args {
+        if name == "rename" {
+            out.rename = value;
+        } else if name == "flatten" {
+            out.flatten = true;
+        } else if name == "skip" || name == "skip_serializing" {
+            out.skip = true;
+        } else if name == "default" {
+            out.default = true;
+            if value.is_some() {
+                out.default_fn = value;
+            }
+        } else if name == "skip_serializing_if" {
+            out.skip_serializing_if = true;
+        } else if name == "untagged" {
+            out.untagged = true;
+        } else if let Some(attr) = ["with", "serialize_with", "deserialize_with"]
+            .into_iter()
+            .find(|a| name == *a)
+        {
+            out.with.get_or_insert(attr);
+        }
+    }
+    true
 }
 
 /// [`serde_field_attrs`] of one attribute, by syn's parser.
@@ -1299,17 +1335,7 @@ fn conversions(module: &Module, attrs: &[syn::Attribute]) -> Vec<Conversion> {
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         // Arguments of the common shape without a conversion among them: nothing to read
         // (the parser below would skip each of them).
-        if simple_serde_args(attr).is_some_and(|args| {
-            !args.iter().any(|a| {
-                [
-                    ConversionKind::Into,
-                    ConversionKind::From,
-                    ConversionKind::TryFrom,
-                ]
-                .iter()
-                .any(|k| a.name == k.attr())
-            })
-        }) {
+        if simple_serde_args(attr).is_some_and(|args| !names_a_conversion(&args)) {
             continue;
         }
         let _ = attr.parse_nested_meta(|meta| {
@@ -1336,6 +1362,19 @@ fn conversions(module: &Module, attrs: &[syn::Attribute]) -> Vec<Conversion> {
         });
     }
     out
+}
+
+/// One of the arguments is serde's `into`, `from` or `try_from`.
+fn names_a_conversion<N: for<'s> PartialEq<&'s str>>(args: &[SimpleArg<N>]) -> bool {
+    args.iter().any(|a| {
+        [
+            ConversionKind::Into,
+            ConversionKind::From,
+            ConversionKind::TryFrom,
+        ]
+        .iter()
+        .any(|k| a.name == k.attr())
+    })
 }
 
 /// The JSON value a function without arguments returns when its body is one literal
@@ -1446,44 +1485,54 @@ fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         // As in [`serde_field_attrs`]: the common shape read from its tokens, anything the
         // parser below would stop at left to it.
-        if let Some(args) = simple_serde_args(attr) {
-            const NAMED: [&str; 4] = ["rename_all", "rename_all_fields", "tag", "content"];
-            const FLAGS: [&str; 3] = ["untagged", "transparent", "deny_unknown_fields"];
-            let fits = args.iter().all(|a| {
-                let named = NAMED.iter().any(|n| a.name == n);
-                let flag = FLAGS.iter().any(|f| a.name == f);
-                if named {
-                    a.value.is_some()
-                } else {
-                    !flag || a.value.is_none()
-                }
-            });
-            if fits {
-                for SimpleArg { name, value } in args {
-                    if name == "rename_all" {
-                        out.rename_all = value;
-                    } else if name == "rename_all_fields" {
-                        out.rename_all_fields = value;
-                    } else if name == "tag" {
-                        out.tag = value;
-                    } else if name == "content" {
-                        out.content = value;
-                    } else if name == "untagged" {
-                        out.untagged = true;
-                    } else if name == "transparent" {
-                        out.transparent = true;
-                    } else if name == "deny_unknown_fields" {
-                        out.deny_unknown_fields = true;
-                    } else if name == "default" {
-                        out.default = true;
-                    }
-                }
-                continue;
-            }
+        if simple_serde_args(attr).is_some_and(|args| serde_container_simple(args, &mut out)) {
+            continue;
         }
         serde_container_parsed(attr, &mut out);
     }
     out
+}
+
+/// [`serde_container`] of one attribute's arguments in the simple shape; `false` (and
+/// `out` untouched) when they do not fit it, as [`serde_field_simple`].
+fn serde_container_simple<N: for<'s> PartialEq<&'s str>>(
+    args: Vec<SimpleArg<N>>,
+    out: &mut SerdeContainer,
+) -> bool {
+    const NAMED: [&str; 4] = ["rename_all", "rename_all_fields", "tag", "content"];
+    const FLAGS: [&str; 3] = ["untagged", "transparent", "deny_unknown_fields"];
+    let fits = args.iter().all(|a| {
+        let named = NAMED.iter().any(|n| a.name == *n);
+        let flag = FLAGS.iter().any(|f| a.name == *f);
+        if named {
+            a.value.is_some()
+        } else {
+            !flag || a.value.is_none()
+        }
+    });
+    if !fits {
+        return false;
+    }
+    for SimpleArg { name, value } in args {
+        if name == "rename_all" {
+            out.rename_all = value;
+        } else if name == "rename_all_fields" {
+            out.rename_all_fields = value;
+        } else if name == "tag" {
+            out.tag = value;
+        } else if name == "content" {
+            out.content = value;
+        } else if name == "untagged" {
+            out.untagged = true;
+        } else if name == "transparent" {
+            out.transparent = true;
+        } else if name == "deny_unknown_fields" {
+            out.deny_unknown_fields = true;
+        } else if name == "default" {
+            out.default = true;
+        }
+    }
+    true
 }
 
 /// [`serde_container`] of one attribute, by syn's parser.
@@ -1656,10 +1705,7 @@ fn collect_use(
     module: &mut Module,
 ) {
     let import = |module: &mut Module, name: String, full: &[String]| {
-        if export {
-            module.reexports.insert(name.clone());
-        }
-        module.uses.insert(name, absolutize(module_path, full));
+        use_import(module_path, module, export, name, full)
     };
     match tree {
         syn::UseTree::Path(p) => {
@@ -1685,19 +1731,36 @@ fn collect_use(
             }
             import(module, r.rename.to_string(), &full);
         }
-        syn::UseTree::Glob(_) => {
-            let target = absolutize(module_path, &prefix);
-            if export {
-                module.reexported_globs.push(target.clone());
-            }
-            module.globs.push(target);
-        }
+        syn::UseTree::Glob(_) => use_glob(module_path, module, export, &prefix),
         syn::UseTree::Group(g) => {
             for t in &g.items {
                 collect_use(module_path, t, prefix.clone(), export, module);
             }
         }
     }
+}
+
+/// `use full as name;` in the module at `module_path`; `export` for `pub use`.
+fn use_import(
+    module_path: &[String],
+    module: &mut Module,
+    export: bool,
+    name: String,
+    full: &[String],
+) {
+    if export {
+        module.reexports.insert(name.clone());
+    }
+    module.uses.insert(name, absolutize(module_path, full));
+}
+
+/// `use prefix::*;` in the module at `module_path`; `export` for `pub use`.
+fn use_glob(module_path: &[String], module: &mut Module, export: bool, prefix: &[String]) {
+    let target = absolutize(module_path, prefix);
+    if export {
+        module.reexported_globs.push(target.clone());
+    }
+    module.globs.push(target);
 }
 
 #[cfg(test)]
