@@ -665,13 +665,89 @@ impl<'a> Reader<'a> {
                         nested.push(inner);
                     }
                 }
-                // Functions, impl blocks, traits, constants, macros...: syn's.
+                "const" => {
+                    // Constants (a Go port's enum values) are read past; their doc
+                    // comments may hold markers, as `mod`'s.
+                    self.name()?;
+                    self.expect(b':')?;
+                    self.const_type()?;
+                    self.expect(b'=')?;
+                    self.const_value()?;
+                    self.expect(b';')?;
+                    if attrs
+                        .docs
+                        .iter()
+                        .any(|l| l.text.trim_start().starts_with('+'))
+                    {
+                        module.other_docs.push(attrs.docs);
+                    }
+                }
+                // Functions, impl blocks, traits, statics, macros...: syn's.
                 _ => return None,
             }
         }
         out.push(module);
         out.extend(nested.into_iter().flatten());
         Some(())
+    }
+
+    /// A constant's type: a plain path, or `&str` / `&'static str` and the like.
+    fn const_type(&mut self) -> Option<()> {
+        if self.eat(b'&')? {
+            self.trivia(Docs::Refused)?;
+            let rest = self.rest();
+            if rest.starts_with("'static")
+                && !rest[7..]
+                    .bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'\'')
+            {
+                self.advance(7);
+            }
+        }
+        self.ty(0).map(|_| ())
+    }
+
+    /// A constant's value: a string without escapes, a decimal integer (`-` allowed, no
+    /// suffix), `true`, `false`, or a path (`Self::A`, `OTHER`).
+    fn const_value(&mut self) -> Option<()> {
+        match self.peek_token()? {
+            b'"' => self.string().map(|_| ()),
+            b'-' | b'0'..=b'9' => {
+                if self.peek() == Some(b'-') {
+                    self.advance(1);
+                    self.trivia(Docs::Refused)?;
+                }
+                let digits = self.rest().bytes().take_while(u8::is_ascii_digit).count();
+                // A suffix, a float, `0x..`, `1_000`: syn's.
+                let next = self.rest().as_bytes().get(digits).copied();
+                if digits == 0
+                    || next.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+                {
+                    return None;
+                }
+                self.advance(digits);
+                Some(())
+            }
+            _ => {
+                let first = self.word()?;
+                if matches!(first, "true" | "false") {
+                    return Some(());
+                }
+                let mut word = first;
+                loop {
+                    let ok = !KEYWORDS.contains(&word)
+                        || matches!(word, "crate" | "self" | "super" | "Self");
+                    if !ok || word == "_" {
+                        return None;
+                    }
+                    if !self.eat_path_sep()? {
+                        return Some(());
+                    }
+                    word = self.word()?;
+                }
+            }
+        }
     }
 
     /// The next token's first byte, after trivia, not taken.
@@ -1029,6 +1105,9 @@ mod tests {
             "sample-api/src/apis/samplecontroller/v1alpha1.rs",
             "sample-api/src/apis/insujang/v1beta1.rs",
             "sample-api/src/apis/mod.rs",
+            // A kubebuilder project's API, ported: typed constants beside the types.
+            "examples/cronjob/src/apis/batch/v1/cronjob_types.rs",
+            "examples/cronjob/src/apis/batch/v2/cronjob_types.rs",
         ] {
             assert!(
                 read_here.iter().any(|p| p == Path::new(api)),
@@ -1048,6 +1127,7 @@ mod tests {
         "mod a;\n#[path = \"x/y.rs\"]\n#[path = \"other.rs\"]\npub mod b;\n#[cfg(test)]\nmod c;\n/// +kubebuilder:object:generate=true\npub mod d {\n    //! inner\n    pub struct D(pub i32, String);\n    mod e { pub enum E { A, B(i32,), C { x: u8, }, } }\n}\npub struct Z;\n",
         "/// a\n#[non_exhaustive]\n#[doc_cfg = \"x\"]\n#[rustfmt::skip]\n#[cfg_attr(feature = \"x\", derive(Hash), serde(rename = \"]\"))]\npub enum E {\n    /// one\n    #[serde(rename = \"One\")]\n    One,\n    #[serde(rename_all = \"camelCase\")]\n    Two { a_b: u8 },\n}\npub type Alias = Vec<E>;\nstruct Unit;\n",
         "pub struct M { pub m: BTreeMap<String, BTreeMap<String, i32>>, pub k: HashMap<Key, V,>, }\n",
+        "/// +kubebuilder:validation:Enum=Allow\npub const ALLOW: &str = \"Allow\";\nconst B: &'static str = \"b\";\npub(crate) const N: i32 = -3;\nconst T: bool = true;\nconst P: Policy = Policy::Allow;\n/// no marker\nconst U: u8 = 0;\n",
     ];
 
     /// The files of [`the_grammar_and_its_edges`] with bytes taken out, put in and copied
@@ -1190,6 +1270,11 @@ mod tests {
             "mod a {\n",
             "pub struct A {\n",
             "use ::std::fmt;\n",
+            "const A: f64 = 1.5;\n",
+            "const A: u8 = 1u8;\n",
+            "const A: &str = concat!(\"a\", \"b\");\n",
+            "const A: [u8; 1] = [1];\n",
+            "static A: u8 = 1;\n",
         ];
         for body in to_syn {
             assert!(
