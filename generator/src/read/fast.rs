@@ -586,9 +586,9 @@ impl<'a> Reader<'a> {
                 "struct" => {
                     let (name, loc) = self.name()?;
                     let fields = match self.peek_token()? {
-                        b'{' => self.named_fields()?,
+                        b'{' => self.fields(true)?,
                         b'(' => {
-                            let fields = self.tuple_fields()?;
+                            let fields = self.fields(false)?;
                             self.expect(b';')?;
                             fields
                         }
@@ -756,46 +756,40 @@ impl<'a> Reader<'a> {
         self.peek()
     }
 
-    /// `{ a: A, ... }`, from the `{` through the `}`.
-    fn named_fields(&mut self) -> Option<Fields> {
-        self.expect(b'{')?;
+    /// `{ a: A, ... }` (`named`) or `(A, ...)`, from the opening bracket through the
+    /// closing one.
+    fn fields(&mut self, named: bool) -> Option<Fields> {
+        let (open, close) = if named { (b'{', b'}') } else { (b'(', b')') };
+        self.expect(open)?;
         let mut fields = vec![];
         loop {
             let attrs = self.outer_attrs()?;
-            if self.peek() == Some(b'}') {
+            if self.peek() == Some(close) {
                 self.advance(1);
-                return (!attrs.any).then_some(Fields::Named(fields));
+                // Attributes before the closing bracket are syn's to refuse.
+                (!attrs.any).then_some(())?;
+                break;
             }
             let visible = self.visibility()?;
-            let (ident, loc) = self.name()?;
-            self.expect(b':')?;
+            let name = if named {
+                let name = self.name()?;
+                self.expect(b':')?;
+                Some(name)
+            } else {
+                None
+            };
             let (ty, _) = self.ty(0)?;
-            fields.push(field(attrs, Some((ident, loc)), visible, ty)?);
+            fields.push(field(attrs, name, visible, ty)?);
             if !self.eat(b',')? {
-                self.expect(b'}')?;
-                return Some(Fields::Named(fields));
+                self.expect(close)?;
+                break;
             }
         }
-    }
-
-    /// `(A, ...)`, from the `(` through the `)`.
-    fn tuple_fields(&mut self) -> Option<Fields> {
-        self.expect(b'(')?;
-        let mut fields = vec![];
-        loop {
-            let attrs = self.outer_attrs()?;
-            if self.peek() == Some(b')') {
-                self.advance(1);
-                return (!attrs.any).then_some(Fields::Unnamed(fields));
-            }
-            let visible = self.visibility()?;
-            let (ty, _) = self.ty(0)?;
-            fields.push(field(attrs, None, visible, ty)?);
-            if !self.eat(b',')? {
-                self.expect(b')')?;
-                return Some(Fields::Unnamed(fields));
-            }
-        }
+        Some(if named {
+            Fields::Named(fields)
+        } else {
+            Fields::Unnamed(fields)
+        })
     }
 
     /// An enum's `{ A, B(T), C { x: X } }`.
@@ -810,8 +804,8 @@ impl<'a> Reader<'a> {
             }
             let (ident, loc) = self.name()?;
             let fields = match self.peek_token()? {
-                b'{' => self.named_fields()?,
-                b'(' => self.tuple_fields()?,
+                b'{' => self.fields(true)?,
+                b'(' => self.fields(false)?,
                 // A discriminant (`= 1`) is syn's.
                 b'=' => return None,
                 _ => Fields::Unit,
