@@ -20,7 +20,7 @@ use std::path::Path;
 
 use super::{
     Body, DocLine, Field, Fields, Item, ModDecl, Module, SerdeContainer, SerdeField, SimpleArg, Ty,
-    TyKind, Variant, names_a_conversion, push_doc_lines, serde_container_simple,
+    TyKind, Variant, may_hold_markers, names_a_conversion, push_doc_lines, serde_container_simple,
     serde_field_simple, use_glob, use_import,
 };
 use crate::diagnostics::Location;
@@ -104,10 +104,10 @@ enum Docs<'d> {
 
 /// The attributes of an item, field or variant, as far as the module needs them.
 #[derive(Default)]
-struct Attrs {
+struct Attrs<'a> {
     docs: Vec<DocLine>,
     /// The arguments of each `#[serde(...)]`.
-    serde: Vec<Vec<SimpleArg<String>>>,
+    serde: Vec<Vec<SimpleArg<&'a str>>>,
     derives: Vec<String>,
     /// `#[path = "..."]`.
     path: Option<String>,
@@ -117,11 +117,11 @@ struct Attrs {
     any: bool,
 }
 
-impl Attrs {
+impl Attrs<'_> {
     fn serde_field(&self) -> Option<SerdeField> {
         let mut out = SerdeField::default();
         for args in &self.serde {
-            serde_field_simple(args.clone(), &mut out).then_some(())?;
+            serde_field_simple(args, &mut out).then_some(())?;
         }
         Some(out)
     }
@@ -133,7 +133,7 @@ impl Attrs {
             if names_a_conversion(args) {
                 return None;
             }
-            serde_container_simple(args.clone(), &mut out).then_some(())?;
+            serde_container_simple(args, &mut out).then_some(())?;
         }
         Some(out)
     }
@@ -343,7 +343,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Outer attributes and doc comments.
-    fn outer_attrs(&mut self) -> Option<Attrs> {
+    fn outer_attrs(&mut self) -> Option<Attrs<'a>> {
         let mut attrs = Attrs::default();
         loop {
             self.trivia(Docs::Outer(&mut attrs.docs))?;
@@ -360,7 +360,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The inside of `#[...]` after the `[`, through the `]`.
-    fn attribute(&mut self, attrs: &mut Attrs) -> Option<()> {
+    fn attribute(&mut self, attrs: &mut Attrs<'a>) -> Option<()> {
         // Raw or keyword segments (`#[r#x]`, `#[do::x]`): syn's, which refuses some.
         let plain = |w: &str| !w.starts_with("r#") && !KEYWORDS.contains(&w);
         let first = self.word()?;
@@ -497,7 +497,7 @@ impl<'a> Reader<'a> {
 
     /// `#[serde(...)]`'s arguments after the `(`, through the `)`, when each is `name` or
     /// `name = "plain string"` (the shape of `super::simple_serde_args`).
-    fn serde_args(&mut self) -> Option<Vec<SimpleArg<String>>> {
+    fn serde_args(&mut self) -> Option<Vec<SimpleArg<&'a str>>> {
         let mut out = vec![];
         loop {
             if self.eat(b')')? {
@@ -512,10 +512,7 @@ impl<'a> Reader<'a> {
             } else {
                 None
             };
-            out.push(SimpleArg {
-                name: name.to_owned(),
-                value,
-            });
+            out.push(SimpleArg { name, value });
             if !self.eat(b',')? {
                 return self.expect(b')').map(|()| out);
             }
@@ -530,13 +527,8 @@ impl<'a> Reader<'a> {
                 return Some(());
             }
             let mut last = self.word()?;
-            loop {
-                self.trivia(Docs::Refused)?;
-                // `simple_paths` takes `::` as two joined colons only.
-                if !self.rest().starts_with("::") {
-                    break;
-                }
-                self.advance(2);
+            // `simple_paths` takes `::` as two joined colons only, as this does.
+            while self.eat_path_sep()? {
                 last = self.word()?;
             }
             out.push(last.to_owned());
@@ -629,21 +621,20 @@ impl<'a> Reader<'a> {
                     let name = name.to_owned();
                     // A `mod` item's doc comments may hold package markers (see
                     // `Module::other_docs`).
-                    if attrs
-                        .docs
-                        .iter()
-                        .any(|l| l.text.trim_start().starts_with('+'))
-                    {
-                        module.other_docs.push(attrs.docs.clone());
+                    let Attrs {
+                        docs, path, cfg, ..
+                    } = attrs;
+                    if may_hold_markers(&docs) {
+                        module.other_docs.push(docs);
                     }
                     module.children.push(name.clone());
                     if self.eat(b';')? {
                         module.file_children.push(ModDecl {
                             name,
-                            path_attr: attrs.path,
+                            path_attr: path,
                             visible,
                             inline_parents: at.inline_parents.clone(),
-                            cfg: attrs.cfg,
+                            cfg,
                             loc,
                         });
                     } else {
@@ -675,11 +666,7 @@ impl<'a> Reader<'a> {
                     self.expect(b'=')?;
                     self.const_value()?;
                     self.expect(b';')?;
-                    if attrs
-                        .docs
-                        .iter()
-                        .any(|l| l.text.trim_start().starts_with('+'))
-                    {
+                    if may_hold_markers(&attrs.docs) {
                         module.other_docs.push(attrs.docs);
                     }
                 }
@@ -737,11 +724,7 @@ impl<'a> Reader<'a> {
                 }
                 let mut word = first;
                 loop {
-                    let ok = !KEYWORDS.contains(&word)
-                        || matches!(word, "crate" | "self" | "super" | "Self");
-                    if !ok || word == "_" {
-                        return None;
-                    }
+                    path_segment(word).then_some(())?;
                     if !self.eat_path_sep()? {
                         return Some(());
                     }
@@ -843,11 +826,7 @@ impl<'a> Reader<'a> {
         let mut segments = vec![];
         loop {
             let word = self.word()?;
-            let ok =
-                !KEYWORDS.contains(&word) || matches!(word, "crate" | "self" | "super" | "Self");
-            if !ok || word == "_" {
-                return None;
-            }
+            path_segment(word).then_some(())?;
             text.push_str(word);
             segments.push(word.strip_prefix("r#").unwrap_or(word).to_owned());
             if !self.eat_path_sep()? {
@@ -1001,6 +980,13 @@ fn field(attrs: Attrs, name: Option<(&str, Location)>, visible: bool, ty: Ty) ->
         visible,
         tool_attrs: vec![],
     })
+}
+
+/// A word that may stand as a segment of a type's or a value's path: an identifier, or
+/// `crate`, `self`, `super` or `Self` (not another keyword, not `_`).
+fn path_segment(word: &str) -> bool {
+    word != "_"
+        && (!KEYWORDS.contains(&word) || matches!(word, "crate" | "self" | "super" | "Self"))
 }
 
 fn ident_start(b: u8) -> bool {

@@ -300,6 +300,12 @@ fn push_doc_lines(out: &mut Vec<DocLine>, file: &Path, start: (usize, usize), va
     }
 }
 
+/// Some line of a doc comment starts (after spaces) with `+`: it may hold a marker. The
+/// doc comments of items other than types are kept only then (`Module::other_docs`).
+fn may_hold_markers(lines: &[DocLine]) -> bool {
+    lines.iter().any(|l| l.text.trim_start().starts_with('+'))
+}
+
 /// A string literal's value, into `buf` (its old text replaced). A literal without escapes
 /// or carriage returns (every `///` comment without a `"` or `\\`, most
 /// `#[serde(rename = "…")]`) is the text between its quotes; syn's `LitStr::value` decodes
@@ -767,7 +773,7 @@ fn collect_module(
         .iter()
         .map(|attrs| doc_lines(file, docs, attrs))
         // Only comments that may hold a marker are kept (most have none).
-        .filter(|lines| lines.iter().any(|l| l.text.trim_start().starts_with('+')))
+        .filter(|lines| may_hold_markers(lines))
         .collect();
     // Items are read into plain data once the module is complete (locations need its file).
     module.structs = structs
@@ -1147,8 +1153,7 @@ fn meta_name(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<String>> {
 }
 
 /// One `name` or `name = "text"` of a serde attribute, read by [`simple_serde_args`] (or
-/// the [`fast`] reader, whose names are `String`s).
-#[derive(Clone)]
+/// the [`fast`] reader, whose names are `&str`s).
 struct SimpleArg<N> {
     name: N,
     /// The value's text, between its quotes.
@@ -1240,7 +1245,7 @@ fn simple_paths(attr: &syn::Attribute) -> Option<Vec<proc_macro2::Ident>> {
 fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
     let mut out = SerdeField::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        if simple_serde_args(attr).is_some_and(|args| serde_field_simple(args, &mut out)) {
+        if simple_serde_args(attr).is_some_and(|args| serde_field_simple(&args, &mut out)) {
             continue;
         }
         serde_field_parsed(attr, &mut out);
@@ -1253,7 +1258,7 @@ fn serde_field_attrs(attrs: &[syn::Attribute]) -> SerdeField {
 /// differs there (a flag given a value, or a value where a flag belongs: it stops, as
 /// serde would).
 fn serde_field_simple<N: for<'s> PartialEq<&'s str>>(
-    args: Vec<SimpleArg<N>>,
+    args: &[SimpleArg<N>],
     out: &mut SerdeField,
 ) -> bool {
     let fits = args.iter().all(|a| {
@@ -1270,24 +1275,24 @@ fn serde_field_simple<N: for<'s> PartialEq<&'s str>>(
         return false;
     }
     for SimpleArg { name, value } in args {
-        if name == "rename" {
-            out.rename = value;
-        } else if name == "flatten" {
+        if *name == "rename" {
+            out.rename.clone_from(value);
+        } else if *name == "flatten" {
             out.flatten = true;
-        } else if name == "skip" || name == "skip_serializing" {
+        } else if *name == "skip" || *name == "skip_serializing" {
             out.skip = true;
-        } else if name == "default" {
+        } else if *name == "default" {
             out.default = true;
             if value.is_some() {
-                out.default_fn = value;
+                out.default_fn.clone_from(value);
             }
-        } else if name == "skip_serializing_if" {
+        } else if *name == "skip_serializing_if" {
             out.skip_serializing_if = true;
-        } else if name == "untagged" {
+        } else if *name == "untagged" {
             out.untagged = true;
         } else if let Some(attr) = ["with", "serialize_with", "deserialize_with"]
             .into_iter()
-            .find(|a| name == *a)
+            .find(|a| *name == *a)
         {
             out.with.get_or_insert(attr);
         }
@@ -1485,7 +1490,7 @@ fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         // As in [`serde_field_attrs`]: the common shape read from its tokens, anything the
         // parser below would stop at left to it.
-        if simple_serde_args(attr).is_some_and(|args| serde_container_simple(args, &mut out)) {
+        if simple_serde_args(attr).is_some_and(|args| serde_container_simple(&args, &mut out)) {
             continue;
         }
         serde_container_parsed(attr, &mut out);
@@ -1496,7 +1501,7 @@ fn serde_container(attrs: &[syn::Attribute]) -> SerdeContainer {
 /// [`serde_container`] of one attribute's arguments in the simple shape; `false` (and
 /// `out` untouched) when they do not fit it, as [`serde_field_simple`].
 fn serde_container_simple<N: for<'s> PartialEq<&'s str>>(
-    args: Vec<SimpleArg<N>>,
+    args: &[SimpleArg<N>],
     out: &mut SerdeContainer,
 ) -> bool {
     const NAMED: [&str; 4] = ["rename_all", "rename_all_fields", "tag", "content"];
@@ -1514,21 +1519,21 @@ fn serde_container_simple<N: for<'s> PartialEq<&'s str>>(
         return false;
     }
     for SimpleArg { name, value } in args {
-        if name == "rename_all" {
-            out.rename_all = value;
-        } else if name == "rename_all_fields" {
-            out.rename_all_fields = value;
-        } else if name == "tag" {
-            out.tag = value;
-        } else if name == "content" {
-            out.content = value;
-        } else if name == "untagged" {
+        if *name == "rename_all" {
+            out.rename_all.clone_from(value);
+        } else if *name == "rename_all_fields" {
+            out.rename_all_fields.clone_from(value);
+        } else if *name == "tag" {
+            out.tag.clone_from(value);
+        } else if *name == "content" {
+            out.content.clone_from(value);
+        } else if *name == "untagged" {
             out.untagged = true;
-        } else if name == "transparent" {
+        } else if *name == "transparent" {
             out.transparent = true;
-        } else if name == "deny_unknown_fields" {
+        } else if *name == "deny_unknown_fields" {
             out.deny_unknown_fields = true;
-        } else if name == "default" {
+        } else if *name == "default" {
             out.default = true;
         }
     }
