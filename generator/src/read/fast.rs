@@ -62,6 +62,7 @@ pub(super) fn read(
         line: 1,
         line_start: 0,
         file,
+        type_text: String::new(),
     };
     let mut out = vec![];
     r.module(
@@ -147,6 +148,8 @@ struct Reader<'a> {
     /// Where that line starts.
     line_start: usize,
     file: &'a Path,
+    /// The text of the type being read (see [`Reader::ty`]), one buffer for all of them.
+    type_text: String,
 }
 
 impl<'a> Reader<'a> {
@@ -606,7 +609,7 @@ impl<'a> Reader<'a> {
                 "type" => {
                     let (name, loc) = self.name()?;
                     self.expect(b'=')?;
-                    let (target, _) = self.ty(0)?;
+                    let target = self.type_of()?;
                     self.expect(b';')?;
                     module
                         .aliases
@@ -693,7 +696,7 @@ impl<'a> Reader<'a> {
                 self.advance(7);
             }
         }
-        self.ty(0).map(|_| ())
+        self.type_of().map(|_| ())
     }
 
     /// A constant's value: a string without escapes, a decimal integer (`-` allowed, no
@@ -762,7 +765,7 @@ impl<'a> Reader<'a> {
             } else {
                 None
             };
-            let (ty, _) = self.ty(0)?;
+            let ty = self.type_of()?;
             fields.push(field(attrs, name, visible, ty)?);
             if !self.eat(b',')? {
                 self.expect(close)?;
@@ -810,15 +813,26 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A field's, alias's or constant's type (see [`Reader::ty`]).
+    fn type_of(&mut self) -> Option<Ty> {
+        let mut text = std::mem::take(&mut self.type_text);
+        text.clear();
+        let ty = self.ty(0, &mut text);
+        self.type_text = text;
+        ty
+    }
+
     /// A type that is a plain path (`::a::B<C, D>`, arguments on the last segment only,
-    /// each a plain path again), and its text as `super::plain_path_text` writes it.
-    fn ty(&mut self, depth: usize) -> Option<(Ty, String)> {
+    /// each a plain path again). Its text as `super::plain_path_text` writes it goes on
+    /// the end of `text`, where its arguments' are: kept as a string only where
+    /// `super::ty_of` keeps it, so most types allocate none.
+    fn ty(&mut self, depth: usize, text: &mut String) -> Option<Ty> {
         if depth > MAX_DEPTH {
             return None;
         }
         self.trivia(Docs::Refused)?;
         let loc = self.here();
-        let mut text = String::new();
+        let start = text.len();
         let leading_colon = self.eat_path_sep()?;
         if leading_colon {
             text.push_str("::");
@@ -835,17 +849,20 @@ impl<'a> Reader<'a> {
             text.push_str("::");
         }
         let mut args: Vec<Ty> = vec![];
-        let mut arg_texts: Vec<String> = vec![];
+        // Where the first argument's text is.
+        let mut key = start..start;
         if self.eat(b'<')? {
             text.push('<');
             loop {
-                let (arg, arg_text) = self.ty(depth + 1)?;
-                if !arg_texts.is_empty() {
+                if !args.is_empty() {
                     text.push_str(", ");
                 }
-                text.push_str(&arg_text);
+                let arg_start = text.len();
+                let arg = self.ty(depth + 1, text)?;
+                if args.is_empty() {
+                    key = arg_start..text.len();
+                }
                 args.push(arg);
-                arg_texts.push(arg_text);
                 if self.eat(b',')? {
                     // A trailing comma.
                     if self.eat(b'>')? {
@@ -866,25 +883,22 @@ impl<'a> Reader<'a> {
         // messages about maps.
         let mut own_text = None;
         if args.len() == 2 {
-            if text.len() > MAX_PLAIN_TYPE_TEXT || arg_texts[0].len() > MAX_PLAIN_TYPE_TEXT {
+            let own = &text[start..];
+            if own.len() > MAX_PLAIN_TYPE_TEXT || key.len() > MAX_PLAIN_TYPE_TEXT {
                 return None;
             }
-            own_text = Some(text.clone());
-            let key_text = arg_texts.swap_remove(0);
-            args[0].text.get_or_insert(key_text);
+            own_text = Some(own.to_owned());
+            args[0].text.get_or_insert_with(|| text[key].to_owned());
         }
-        Some((
-            Ty {
-                loc,
-                text: own_text,
-                kind: TyKind::Path {
-                    leading_colon,
-                    segments,
-                    args,
-                },
+        Some(Ty {
+            loc,
+            text: own_text,
+            kind: TyKind::Path {
+                leading_colon,
+                segments,
+                args,
             },
-            text,
-        ))
+        })
     }
 
     /// A `use` tree (as `super::collect_use` walks syn's).
