@@ -16,23 +16,25 @@ const APPLY_PLACEHOLDER: &str = "PlaceholderKindApplyConfiguration";
 /// containing it (`PlaceholderKindClient`) get the kind's name.
 struct Instantiate<'a> {
     kind_name: &'a str,
-    type_path: syn::Path,
+    /// The kind's full path, parsed where it replaces the placeholder (syn's syntax tree
+    /// is built without `Clone`, which the install would compile for this alone).
+    type_path: &'a str,
     /// Where the kind's apply configuration is, from the clientset's group/version module.
-    apply_path: syn::Path,
+    apply_path: &'a str,
 }
 
 impl VisitMut for Instantiate<'_> {
     fn visit_path_mut(&mut self, p: &mut syn::Path) {
         if p.leading_colon.is_none() && p.segments.len() == 1 && p.segments[0].ident == PLACEHOLDER
         {
-            *p = self.type_path.clone();
+            *p = path(self.type_path);
             return;
         }
         if p.leading_colon.is_none()
             && p.segments.len() == 1
             && p.segments[0].ident == APPLY_PLACEHOLDER
         {
-            *p = self.apply_path.clone();
+            *p = path(self.apply_path);
             return;
         }
         syn::visit_mut::visit_path_mut(self, p);
@@ -84,8 +86,8 @@ pub fn typed_client(kind: &Kind) -> TokenStream {
     }
     let mut v = Instantiate {
         kind_name: &kind.name,
-        type_path: path(&kind.type_path),
-        apply_path: path(&kind.apply_configuration),
+        type_path: &kind.type_path,
+        apply_path: &kind.apply_configuration,
     };
     v.visit_file_mut(&mut file);
     let custom = custom_methods(kind);
@@ -112,9 +114,8 @@ fn custom_methods(kind: &Kind) -> Vec<TokenStream> {
 fn custom_method(kind: &Kind, m: &Method) -> TokenStream {
     let name = ident(&snake_case(&m.name));
     let sub = &m.subresource;
-    let own = path(&kind.type_path);
-    let result = m.result.as_deref().map(path).unwrap_or_else(|| own.clone());
-    let input = m.input.as_deref().map(path).unwrap_or(own);
+    let result = path(m.result.as_deref().unwrap_or(&kind.type_path));
+    let input = path(m.input.as_deref().unwrap_or(&kind.type_path));
     let doc = format!(
         " `{}` on the `{sub}` subresource (`+genclient:method={}`).",
         m.verb.as_str(),

@@ -248,11 +248,15 @@ impl Ty {
 
 /// Doc comment lines of some attributes, each with its location. A `///` comment's span
 /// starts at the slashes, so the text begins three columns later.
-fn doc_lines(file: &Path, docs: Option<&Shortened>, attrs: &[syn::Attribute]) -> Vec<DocLine> {
+fn doc_lines<'a>(
+    file: &Path,
+    docs: Option<&Shortened>,
+    attrs: impl IntoIterator<Item = &'a syn::Attribute>,
+) -> Vec<DocLine> {
     let mut out = Vec::new();
     // Each comment's text, in one buffer for them all: each line is copied out of it.
     let mut value = String::new();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+    for attr in attrs.into_iter().filter(|a| a.path().is_ident("doc")) {
         let syn::Meta::NameValue(nv) = &attr.meta else {
             continue;
         };
@@ -673,15 +677,16 @@ fn collect_module(
         visible,
         inline_parents,
     } = at;
-    let inner: Vec<syn::Attribute> = attrs
+    let inner = attrs
         .iter()
-        .filter(|a| matches!(a.style, syn::AttrStyle::Inner(_)))
-        .cloned()
-        .collect();
+        .filter(|a| matches!(a.style, syn::AttrStyle::Inner(_)));
     let mut module = Module::empty(path.clone(), file, visible);
-    module.inner_docs = doc_lines(file, docs, &inner);
+    module.inner_docs = doc_lines(file, docs, inner);
     let mut nested = Vec::new();
-    let mut other_docs: Vec<Vec<syn::Attribute>> = Vec::new();
+    // The doc comments of items that are not types, read as each item goes by (syn's tree
+    // is built without `Clone`: the install compiles less).
+    let mut other_docs: Vec<Vec<DocLine>> = Vec::new();
+    let lines = |attrs: &[syn::Attribute]| doc_lines(file, docs, attrs);
     let mut structs = Vec::new();
     let mut enums = Vec::new();
     let mut aliases = Vec::new();
@@ -691,19 +696,21 @@ fn collect_module(
             syn::Item::Enum(e) => enums.push(e),
             syn::Item::Type(t) => aliases.push(t),
             syn::Item::Fn(f) => {
-                other_docs.push(f.attrs.clone());
+                other_docs.push(lines(&f.attrs));
                 if let Some(v) = literal_fn(&f.sig, &f.block) {
                     module.literal_fns.insert(f.sig.ident.to_string(), v);
                 }
             }
             syn::Item::Impl(i) => {
-                other_docs.push(i.attrs.clone());
-                other_docs.extend(i.items.iter().filter_map(|item| match item {
-                    syn::ImplItem::Fn(f) => Some(f.attrs.clone()),
-                    syn::ImplItem::Const(c) => Some(c.attrs.clone()),
-                    syn::ImplItem::Type(t) => Some(t.attrs.clone()),
-                    _ => None,
-                }));
+                other_docs.push(lines(&i.attrs));
+                for item in &i.items {
+                    match item {
+                        syn::ImplItem::Fn(f) => other_docs.push(lines(&f.attrs)),
+                        syn::ImplItem::Const(c) => other_docs.push(lines(&c.attrs)),
+                        syn::ImplItem::Type(t) => other_docs.push(lines(&t.attrs)),
+                        _ => {}
+                    }
+                }
                 if i.trait_.is_none()
                     && let syn::Type::Path(tp) = &*i.self_ty
                     && let Some(last) = tp.path.segments.last()
@@ -723,17 +730,17 @@ fn collect_module(
                 let export = is_visible(&u.vis);
                 collect_use(&path, &u.tree, vec![], export, &mut module)
             }
-            syn::Item::Trait(t) => other_docs.push(t.attrs.clone()),
-            syn::Item::Static(st) => other_docs.push(st.attrs.clone()),
-            syn::Item::Const(c) => other_docs.push(c.attrs.clone()),
+            syn::Item::Trait(t) => other_docs.push(lines(&t.attrs)),
+            syn::Item::Static(st) => other_docs.push(lines(&st.attrs)),
+            syn::Item::Const(c) => other_docs.push(lines(&c.attrs)),
             syn::Item::Mod(m) => {
-                other_docs.push(
+                other_docs.push(doc_lines(
+                    file,
+                    docs,
                     m.attrs
                         .iter()
-                        .filter(|a| matches!(a.style, syn::AttrStyle::Outer))
-                        .cloned()
-                        .collect(),
-                );
+                        .filter(|a| matches!(a.style, syn::AttrStyle::Outer)),
+                ));
                 // As written (`r#type` stays raw): generated code spells module paths with it.
                 let name = m.ident.to_string();
                 module.children.push(name.clone());
@@ -770,8 +777,7 @@ fn collect_module(
         }
     }
     module.other_docs = other_docs
-        .iter()
-        .map(|attrs| doc_lines(file, docs, attrs))
+        .into_iter()
         // Only comments that may hold a marker are kept (most have none).
         .filter(|lines| may_hold_markers(lines))
         .collect();
@@ -1807,7 +1813,7 @@ mod tests {
         ];
         for args in serde_args {
             let attr: syn::Attribute =
-                syn::parse_str::<syn::DeriveInput>(&format!("#[serde({args})] struct S;"))
+                syn::parse_str::<syn::ItemStruct>(&format!("#[serde({args})] struct S;"))
                     .unwrap()
                     .attrs
                     .remove(0);
@@ -1836,7 +1842,7 @@ mod tests {
             "",
         ] {
             let attr: syn::Attribute =
-                syn::parse_str::<syn::DeriveInput>(&format!("#[derive({args})] struct S;"))
+                syn::parse_str::<syn::ItemStruct>(&format!("#[derive({args})] struct S;"))
                     .unwrap()
                     .attrs
                     .remove(0);
