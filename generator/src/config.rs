@@ -209,6 +209,13 @@ impl Config {
     /// unknown key or a bad value, names a Kubernetes version this build does not support,
     /// or one that differs from the crate's k8s-openapi feature.
     pub fn from_crate(dir: impl Into<PathBuf>) -> Result<Self, Error> {
+        Self::from_crate_dir(dir.into())
+    }
+
+    /// [`Config::from_crate`]'s body, not generic: compiled once, in this crate, rather
+    /// than in every crate that calls it (each build script, and the CLI's binary, would
+    /// otherwise compile the TOML reading of the metadata again).
+    fn from_crate_dir(dir: PathBuf) -> Result<Self, Error> {
         let mut config = Config::new().crate_dir(dir);
         let manifest = config.crate_dir.join("Cargo.toml");
         let text = std::fs::read_to_string(&manifest).map_err(|e| Error::Config {
