@@ -25,17 +25,19 @@ struct Instantiate<'a> {
 
 impl VisitMut for Instantiate<'_> {
     fn visit_path_mut(&mut self, p: &mut syn::Path) {
-        if p.leading_colon.is_none() && p.segments.len() == 1 && p.segments[0].ident == PLACEHOLDER
-        {
-            *p = path(self.type_path);
-            return;
-        }
-        if p.leading_colon.is_none()
-            && p.segments.len() == 1
-            && p.segments[0].ident == APPLY_PLACEHOLDER
-        {
-            *p = path(self.apply_path);
-            return;
+        if p.leading_colon.is_none() && p.segments.len() == 1 {
+            let name = &p.segments[0].ident;
+            let with = if name == PLACEHOLDER {
+                Some(self.type_path)
+            } else if name == APPLY_PLACEHOLDER {
+                Some(self.apply_path)
+            } else {
+                None
+            };
+            if let Some(text) = with {
+                *p = path(text);
+                return;
+            }
         }
         syn::visit_mut::visit_path_mut(self, p);
     }
